@@ -1,0 +1,105 @@
+// The effective configuration of one baton daemon: defaults, then the YAML
+// file, then BATON_* environment variables, then command-line flags (each
+// later source wins). Validated once, at start-up; the rest of the program
+// trusts it.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baton/time.hpp"
+
+namespace baton {
+
+struct redis_config {
+  /// `redis://[:password@]host[:port][/db]` or `unix:///path/to/redis.sock[?db=N]`.
+  std::string url = "redis://127.0.0.1:6379";
+  /// Secret. Never logged, never taken from argv: from BATON_REDIS_PASSWORD,
+  /// redis.password_file, or the URL's user-info (discouraged).
+  std::string password;
+  /// File whose first line is the password ("" = none).
+  std::string password_file;
+  /// Time allowed for TCP/Unix connect plus AUTH and SELECT.
+  milliseconds connect_timeout{1000};
+  /// Time allowed for one command's reply; past it the connection is dropped
+  /// and re-established. 0 = min(1s, lease.renew_interval / 2).
+  milliseconds command_timeout{0};
+};
+
+struct lease_config {
+  /// How long a lease lives in Redis without renewal.
+  milliseconds ttl{10000};
+  /// How often the leader renews. 0 = ttl / 3.
+  milliseconds renew_interval{0};
+  /// How long after the last successful renewal the leader keeps trying
+  /// before it stops its app. 0 = ttl * 2 / 3.
+  milliseconds renew_deadline{0};
+  /// How often a standby retries when it has nothing better to go on.
+  /// 0 = min(1s, renew_interval).
+  milliseconds retry_interval{0};
+  /// Fraction of the ttl assumed lost to clock-rate drift between hosts.
+  double drift_factor = 0.01;
+};
+
+struct hooks_config {
+  /// argv run when this node becomes leader (empty = none). No shell.
+  std::vector<std::string> on_start;
+  /// argv run when this node stops leading (empty = none). No shell.
+  std::vector<std::string> on_stop;
+  /// Longest a hook may run before it is killed (SIGTERM, then SIGKILL).
+  milliseconds timeout{30000};
+};
+
+enum class child_exit_policy { compete, exit };
+
+struct child_config {
+  /// argv of the supervised command (`baton run -- CMD ARGS...`); empty = none.
+  std::vector<std::string> command;
+  /// Time between SIGTERM and SIGKILL when the stop is voluntary (shutdown,
+  /// resign). Capped by the lease's validity in every case.
+  milliseconds stop_timeout{10000};
+  /// What to do when the command exits by itself: release and compete again,
+  /// or release and exit with the command's status.
+  child_exit_policy on_exit = child_exit_policy::compete;
+};
+
+struct socket_config {
+  /// Path of the Unix socket for apps ("" = no socket).
+  std::string path;
+  /// File mode of the socket.
+  unsigned mode = 0660;
+};
+
+struct log_config {
+  /// trace, debug, info, warn, error, critical, off.
+  std::string level = "info";
+};
+
+struct config {
+  /// Name of the election; candidates with the same name compete. Required.
+  std::string election;
+  /// This candidate's id. "" = hostname plus a short random suffix.
+  std::string node_id;
+  redis_config redis;
+  lease_config lease;
+  hooks_config hooks;
+  child_config child;
+  socket_config socket;
+  log_config log;
+};
+
+/// A configuration problem, reported as one line and exit code 2.
+class config_error : public std::runtime_error {
+ public:
+  /// `option` is the dotted name (lease.ttl), `value` what was given,
+  /// `allowed` what would have been accepted.
+  config_error(const std::string& option, const std::string& value, const std::string& allowed);
+  const std::string& option() const noexcept { return option_; }
+
+ private:
+  std::string option_;
+};
+
+}  // namespace baton

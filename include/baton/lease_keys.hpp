@@ -1,0 +1,26 @@
+// Names of the Redis keys of one election. Every key carries the `{election}`
+// hash tag so that a Redis Cluster keeps all of an election's keys in one slot,
+// which the Lua scripts need (they touch several keys atomically).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace baton {
+
+/// The lease itself: a string `<node_id>:<nonce>` with a PX expiry.
+inline std::string lease_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:lease";
+}
+
+/// The fencing counter: incremented by every successful acquire.
+inline std::string token_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:token";
+}
+
+/// Pub/sub channel on which a release is announced to standbys.
+inline std::string events_channel(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:events";
+}
+
+}  // namespace baton

@@ -1,0 +1,14 @@
+// Time types shared by every component. All timing in baton runs on the
+// monotonic clock, so wall-clock jumps (NTP, suspend) cannot shorten or stretch
+// a lease. Pure code receives time points; only adapters read the clock.
+#pragma once
+
+#include <chrono>
+
+namespace baton {
+
+using mono_clock = std::chrono::steady_clock;
+using time_point = mono_clock::time_point;
+using milliseconds = std::chrono::milliseconds;
+
+}  // namespace baton

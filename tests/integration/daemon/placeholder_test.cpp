@@ -1,0 +1,3 @@
+#include <gtest/gtest.h>
+// Placeholder until the suite lands.
+TEST(placeholder_daemon_integration, builds) { SUCCEED(); }
