@@ -1,0 +1,266 @@
+// The election as a pure state machine: step(event, now) returns the next
+// state and the actions to carry out. It performs no I/O, reads no clock and
+// draws no system randomness (jitter comes from a seeded generator in its own
+// state), so every path is unit-tested by feeding events with a fake clock.
+//
+// States: idle (standby, waiting to try), acquiring (acquire in flight),
+// working (leader, app running or starting), renewing (leader, renewal in
+// flight), pausing (the app is being stopped), releasing (release in flight),
+// stopped (terminal, after shutdown).
+//
+// Safety rules it enforces:
+// - Validity is counted from when the successful command was sent:
+//   valid_until = sent + ttl - drift.
+// - Renewal failures are retried until renew_deadline after the last success;
+//   then the app is told to stop, and killed at valid_until at the latest.
+// - The lease is released only after the app has stopped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "baton/time.hpp"
+
+namespace baton {
+
+enum class state { idle, acquiring, working, renewing, pausing, releasing, stopped };
+
+/// Why a transition happened; also what the app is told (BATON_REASON).
+enum class reason {
+  started,            ///< the daemon started
+  retry,              ///< a standby's timer came due
+  acquired,           ///< this node took the lease
+  busy,               ///< another node holds the lease
+  redis_error,        ///< a command failed (connection, timeout, error reply)
+  renewing,           ///< a renewal came due
+  renewed,            ///< a renewal succeeded
+  renew_failed,       ///< a renewal failed; retrying before the deadline
+  lost,               ///< the lease is no longer ours
+  redis_unreachable,  ///< no successful renewal within renew_deadline
+  shutdown,           ///< SIGTERM or SIGINT
+  child_exited,       ///< the supervised command exited by itself
+  start_failed,       ///< on_start failed or the command could not start
+  app_stopped,        ///< the app finished stopping
+  released,           ///< our release completed
+  peer_released,      ///< another node announced it released the lease
+  late_reply,         ///< the acquire reply came after the lease would be due for renewal
+};
+
+/// Lease timing, validated by the config loader:
+/// renew_interval < renew_deadline < ttl - drift.
+struct lease_timing {
+  milliseconds ttl{10000};
+  milliseconds renew_interval{3333};
+  milliseconds renew_deadline{6666};
+  milliseconds retry_interval{1000};
+  /// SIGTERM-to-SIGKILL time of a voluntary stop; capped by the lease validity.
+  milliseconds stop_timeout{10000};
+  double drift_factor = 0.01;
+  /// Exit (with the child's status) instead of competing again when the
+  /// supervised command exits by itself.
+  bool exit_when_app_exits = false;
+
+  /// ttl * drift_factor + 2 ms: what clock-rate drift may cost.
+  milliseconds drift() const;
+  /// ttl - drift: how long after sending a successful command the lease is ours.
+  milliseconds validity() const;
+};
+
+enum class timer_id { wake, deadline, kill };
+
+namespace events {
+struct start {};
+struct timer {
+  timer_id id;
+};
+struct acquired {
+  time_point sent;  ///< when the acquire command was sent
+  std::uint64_t token = 0;
+};
+struct busy {
+  time_point sent;
+  std::string holder;
+  milliseconds holder_ttl{-1};  ///< negative when unknown
+  std::uint64_t token = 0;
+  bool watching_releases = false;  ///< a release announcement would wake us
+};
+struct acquire_failed {
+  std::string error;
+};
+struct renewed {
+  time_point sent;
+};
+struct lost {};
+struct renew_failed {
+  std::string error;
+};
+struct release_done {
+  std::string error;  ///< "" when the release succeeded
+};
+struct app_started {};
+struct app_start_failed {
+  std::string detail;
+};
+struct app_exited {
+  int exit_code = 0;  ///< shell-style: code, or 128 + signal
+  std::string detail;
+};
+struct app_stopped {};
+struct shutdown {
+  std::string signal;
+};
+struct peer_released {};
+}  // namespace events
+
+using event =
+    std::variant<events::start, events::timer, events::acquired, events::busy,
+                 events::acquire_failed, events::renewed, events::lost, events::renew_failed,
+                 events::release_done, events::app_started, events::app_start_failed,
+                 events::app_exited, events::app_stopped, events::shutdown,
+                 events::peer_released>;
+
+namespace actions {
+struct acquire {};
+struct renew {};
+struct release {};
+struct start_app {
+  reason why;
+  std::uint64_t token;
+  time_point valid_until;
+};
+struct stop_app {
+  reason why;
+  time_point kill_at;  ///< SIGKILL at this moment if still running
+};
+struct kill_app {};
+struct arm_timer {
+  timer_id id;
+  time_point at;
+};
+struct cancel_timer {
+  timer_id id;
+};
+/// The leader's lease was extended; apps may hold this deadline themselves.
+struct lease_extended {
+  time_point valid_until;
+};
+struct exit_process {
+  int code;
+};
+}  // namespace actions
+
+using action = std::variant<actions::acquire, actions::renew, actions::release,
+                            actions::start_app, actions::stop_app, actions::kill_app,
+                            actions::arm_timer, actions::cancel_timer, actions::lease_extended,
+                            actions::exit_process>;
+
+struct transition {
+  state from;
+  state to;
+  reason why;
+  std::string detail;  ///< error text or holder, for the log line
+};
+
+struct step_result {
+  std::vector<action> actions;
+  std::optional<transition> change;
+};
+
+class election_machine {
+ public:
+  /// `seed` drives the jitter; a fixed seed makes a run reproducible.
+  election_machine(lease_timing timing, std::uint64_t seed);
+
+  /// Feed one event observed at `now`; returns what to do.
+  step_result step(const event& e, time_point now);
+
+  state current() const { return state_; }
+  time_point since() const { return since_; }
+  const lease_timing& timing() const { return timing_; }
+
+  /// True while this node believes the lease key is its own.
+  bool holds_lease() const { return holding_; }
+  /// End of our lease's validity (meaningful while holds_lease()).
+  time_point valid_until() const { return valid_until_; }
+  /// When the last successful acquire or renew was sent.
+  time_point last_renewal() const { return last_ok_; }
+  /// Our fencing token while leading; the observed holder's otherwise.
+  std::uint64_t token() const { return holding_ ? token_ : holder_token_; }
+  /// Node id of the holder seen by the last failed acquire ("" = unknown/none).
+  const std::string& observed_holder() const { return holder_; }
+
+ private:
+  enum class app_phase { down, starting, running, stopping };
+
+  struct step_context;
+  void on(const events::start&, step_context&);
+  void on(const events::timer&, step_context&);
+  void on(const events::acquired&, step_context&);
+  void on(const events::busy&, step_context&);
+  void on(const events::acquire_failed&, step_context&);
+  void on(const events::renewed&, step_context&);
+  void on(const events::lost&, step_context&);
+  void on(const events::renew_failed&, step_context&);
+  void on(const events::release_done&, step_context&);
+  void on(const events::app_started&, step_context&);
+  void on(const events::app_start_failed&, step_context&);
+  void on(const events::app_exited&, step_context&);
+  void on(const events::app_stopped&, step_context&);
+  void on(const events::shutdown&, step_context&);
+  void on(const events::peer_released&, step_context&);
+
+  void go(step_context& ctx, state next, reason why, std::string detail = {});
+  void begin_stop(step_context& ctx, reason why, bool voluntary);
+  void arm_kill(step_context& ctx, time_point at);
+  void record_success(step_context& ctx, time_point sent);
+  void wait_then_retry(step_context& ctx, milliseconds delay);
+  void finish_term(step_context& ctx, const std::string& detail = {});
+  milliseconds jittered(milliseconds base, double spread);
+  milliseconds error_backoff() const;
+  milliseconds failure_backoff() const;
+  milliseconds renew_retry_delay() const;
+
+  lease_timing timing_;
+  std::uint64_t rng_;
+
+  state state_ = state::idle;
+  time_point since_{};
+
+  // The lease as this node believes it.
+  bool holding_ = false;
+  time_point valid_until_{};
+  time_point last_ok_{};
+  std::uint64_t token_ = 0;
+  bool renew_in_flight_ = false;
+
+  // The app and how it is being stopped.
+  app_phase app_ = app_phase::down;
+  time_point app_started_at_{};
+  reason stop_reason_ = reason::shutdown;
+  bool voluntary_stop_ = false;
+  time_point stop_started_{};
+  time_point kill_at_{};
+  bool killed_ = false;
+
+  // Shutdown and exit.
+  bool shutdown_requested_ = false;
+  std::optional<int> exit_code_;
+
+  // Back-off: Redis errors while acquiring, and apps that fail or exit.
+  unsigned acquire_errors_ = 0;
+  unsigned app_failures_ = 0;
+  time_point backoff_until_{};
+
+  // The leader as seen by a standby.
+  std::string holder_;
+  std::uint64_t holder_token_ = 0;
+};
+
+const char* to_string(state s);
+const char* to_string(reason r);
+const char* to_string(timer_id t);
+
+}  // namespace baton

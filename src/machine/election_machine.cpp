@@ -1,0 +1,437 @@
+// The one place that maps (state, event) to (next state, actions). Each
+// event has its handler below; inside it, a switch over the state. Events that
+// make no sense in a state (a late reply, a timer that was re-armed) are
+// ignored there, which keeps stale completions from moving the machine.
+#include "baton/election_machine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace baton {
+
+namespace {
+
+// Largest stagger added after a holder's expiry, so standbys that wake for
+// the same expiry do not all hit Redis in the same millisecond.
+constexpr milliseconds expiry_stagger{10};
+// Ceiling of the back-off after the app failed to start or exited.
+constexpr milliseconds max_failure_backoff{30000};
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+milliseconds doubled(milliseconds base, unsigned times, milliseconds cap) {
+  auto value = base;
+  for (unsigned i = 0; i < times && value < cap; ++i) value *= 2;
+  return std::min(value, cap);
+}
+
+}  // namespace
+
+milliseconds lease_timing::drift() const {
+  auto scaled = static_cast<double>(ttl.count()) * drift_factor;
+  return milliseconds(static_cast<milliseconds::rep>(std::ceil(scaled))) + milliseconds(2);
+}
+
+milliseconds lease_timing::validity() const { return ttl - drift(); }
+
+struct election_machine::step_context {
+  time_point now;
+  step_result result;
+
+  void emit(action a) { result.actions.push_back(std::move(a)); }
+};
+
+election_machine::election_machine(lease_timing timing, std::uint64_t seed)
+    : timing_(timing), rng_(seed) {}
+
+step_result election_machine::step(const event& e, time_point now) {
+  step_context ctx{now, {}};
+  if (state_ != state::stopped) {
+    std::visit([&](const auto& ev) { on(ev, ctx); }, e);
+  }
+  return std::move(ctx.result);
+}
+
+void election_machine::go(step_context& ctx, state next, reason why, std::string detail) {
+  ctx.result.change = transition{state_, next, why, std::move(detail)};
+  state_ = next;
+  since_ = ctx.now;
+}
+
+// --- start and timers ------------------------------------------------------
+
+void election_machine::on(const events::start&, step_context& ctx) {
+  if (state_ != state::idle) return;
+  ctx.emit(actions::acquire{});
+  go(ctx, state::acquiring, reason::started);
+}
+
+void election_machine::on(const events::timer& ev, step_context& ctx) {
+  switch (ev.id) {
+    case timer_id::wake:
+      if (state_ == state::idle) {
+        ctx.emit(actions::acquire{});
+        go(ctx, state::acquiring, reason::retry);
+      } else if (state_ == state::working) {
+        renew_in_flight_ = true;
+        ctx.emit(actions::renew{});
+        go(ctx, state::renewing, reason::renewing);
+      } else if (state_ == state::pausing && voluntary_stop_ && holding_ && !renew_in_flight_) {
+        // A voluntary stop keeps the lease alive until the app is down.
+        renew_in_flight_ = true;
+        ctx.emit(actions::renew{});
+      }
+      return;
+    case timer_id::deadline:
+      if (state_ == state::working || state_ == state::renewing) {
+        begin_stop(ctx, reason::redis_unreachable, false);
+      }
+      return;
+    case timer_id::kill:
+      if (state_ == state::pausing && !killed_) {
+        killed_ = true;
+        ctx.emit(actions::kill_app{});
+      }
+      return;
+  }
+}
+
+// --- acquire ----------------------------------------------------------------
+
+void election_machine::on(const events::acquired& ev, step_context& ctx) {
+  if (state_ != state::acquiring) return;
+  acquire_errors_ = 0;
+  holding_ = true;
+  token_ = ev.token;
+  holder_.clear();
+  last_ok_ = ev.sent;
+  valid_until_ = ev.sent + timing_.validity();
+  if (shutdown_requested_) {
+    // Never start an app we are about to stop; give the lease straight back.
+    ctx.emit(actions::release{});
+    go(ctx, state::releasing, reason::shutdown);
+    return;
+  }
+  if (ctx.now >= ev.sent + timing_.renew_deadline) {
+    // The reply took so long that the lease is already due to be given up.
+    ctx.emit(actions::release{});
+    go(ctx, state::releasing, reason::late_reply);
+    return;
+  }
+  record_success(ctx, ev.sent);
+  app_ = app_phase::starting;
+  ctx.emit(actions::start_app{reason::acquired, token_, valid_until_});
+  go(ctx, state::working, reason::acquired);
+}
+
+void election_machine::on(const events::busy& ev, step_context& ctx) {
+  if (state_ != state::acquiring) return;
+  acquire_errors_ = 0;
+  holder_ = ev.holder;
+  holder_token_ = ev.token;
+  if (shutdown_requested_) {
+    finish_term(ctx);
+    return;
+  }
+  // The holder's key cannot be free before its PTTL runs out, and a
+  // renewal only moves that later: the next attempt goes just after it. A
+  // release announcement wakes us sooner; without one, a graceful release
+  // would only be seen by polling, so fall back to retry_interval.
+  auto delay = jittered(timing_.retry_interval, 0.2);
+  if (ev.holder_ttl >= milliseconds(0)) {
+    auto stagger = milliseconds(
+        static_cast<milliseconds::rep>(splitmix64(rng_) % (expiry_stagger.count() + 1)));
+    auto after_expiry = ev.holder_ttl + milliseconds(1) + stagger;
+    delay = ev.watching_releases ? after_expiry : std::min(delay, after_expiry);
+  }
+  if (backoff_until_ > ctx.now) {
+    delay = std::max(delay, std::chrono::ceil<milliseconds>(backoff_until_ - ctx.now));
+  }
+  wait_then_retry(ctx, delay);
+  go(ctx, state::idle, reason::busy, ev.holder);
+}
+
+void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
+  if (state_ != state::acquiring) return;
+  if (shutdown_requested_) {
+    finish_term(ctx);
+    return;
+  }
+  auto delay = error_backoff();
+  ++acquire_errors_;
+  wait_then_retry(ctx, delay);
+  go(ctx, state::idle, reason::redis_error, ev.error);
+}
+
+void election_machine::on(const events::peer_released&, step_context& ctx) {
+  if (state_ != state::idle || ctx.now < backoff_until_) return;
+  ctx.emit(actions::cancel_timer{timer_id::wake});
+  ctx.emit(actions::acquire{});
+  go(ctx, state::acquiring, reason::peer_released);
+}
+
+// --- renew ------------------------------------------------------------------
+
+void election_machine::record_success(step_context& ctx, time_point sent) {
+  last_ok_ = sent;
+  valid_until_ = sent + timing_.validity();
+  ctx.emit(actions::arm_timer{timer_id::wake, sent + timing_.renew_interval});
+  ctx.emit(actions::arm_timer{timer_id::deadline, sent + timing_.renew_deadline});
+  ctx.emit(actions::lease_extended{valid_until_});
+}
+
+void election_machine::on(const events::renewed& ev, step_context& ctx) {
+  if (!renew_in_flight_) return;
+  renew_in_flight_ = false;
+  if (state_ == state::renewing) {
+    record_success(ctx, ev.sent);
+    go(ctx, state::working, reason::renewed);
+  } else if (state_ == state::pausing && voluntary_stop_ && holding_) {
+    last_ok_ = ev.sent;
+    valid_until_ = ev.sent + timing_.validity();
+    ctx.emit(actions::lease_extended{valid_until_});
+    ctx.emit(actions::arm_timer{timer_id::wake, ev.sent + timing_.renew_interval});
+    arm_kill(ctx, std::min(stop_started_ + timing_.stop_timeout, valid_until_));
+  }
+}
+
+void election_machine::on(const events::lost&, step_context& ctx) {
+  if (!renew_in_flight_) return;
+  renew_in_flight_ = false;
+  if (state_ == state::renewing) {
+    holding_ = false;
+    begin_stop(ctx, reason::lost, false);
+  } else if (state_ == state::pausing && holding_) {
+    // Another node may already lead: stop waiting for a graceful finish
+    // beyond our validity.
+    holding_ = false;
+    voluntary_stop_ = false;
+    ctx.emit(actions::cancel_timer{timer_id::wake});
+    arm_kill(ctx, std::min(kill_at_, valid_until_));
+  }
+}
+
+void election_machine::on(const events::renew_failed& ev, step_context& ctx) {
+  if (!renew_in_flight_) return;
+  renew_in_flight_ = false;
+  auto deadline = last_ok_ + timing_.renew_deadline;
+  if (state_ == state::renewing) {
+    if (ctx.now >= deadline) {
+      begin_stop(ctx, reason::redis_unreachable, false);
+      return;
+    }
+    ctx.emit(actions::arm_timer{timer_id::wake, std::min(ctx.now + renew_retry_delay(), deadline)});
+    go(ctx, state::working, reason::renew_failed, ev.error);
+  } else if (state_ == state::pausing && voluntary_stop_ && holding_) {
+    ctx.emit(actions::arm_timer{timer_id::wake, ctx.now + renew_retry_delay()});
+  }
+}
+
+// --- the app ----------------------------------------------------------------
+
+void election_machine::on(const events::app_started&, step_context& ctx) {
+  if ((state_ == state::working || state_ == state::renewing) && app_ == app_phase::starting) {
+    app_ = app_phase::running;
+    app_started_at_ = ctx.now;
+  }
+}
+
+void election_machine::on(const events::app_start_failed& ev, step_context& ctx) {
+  if (state_ != state::working && state_ != state::renewing) return;
+  ++app_failures_;
+  begin_stop(ctx, reason::start_failed, true);
+  ctx.result.change->detail = ev.detail;
+}
+
+void election_machine::on(const events::app_exited& ev, step_context& ctx) {
+  if (state_ != state::working && state_ != state::renewing) return;
+  // An app that ran for at least a ttl is not failing fast: back off from the
+  // start again.
+  bool ran_long = app_ == app_phase::running && ctx.now - app_started_at_ >= timing_.ttl;
+  app_failures_ = ran_long ? 1 : app_failures_ + 1;
+  if (timing_.exit_when_app_exits) exit_code_ = ev.exit_code;
+  begin_stop(ctx, reason::child_exited, true);
+  ctx.result.change->detail = ev.detail;
+}
+
+void election_machine::begin_stop(step_context& ctx, reason why, bool voluntary) {
+  app_ = app_phase::stopping;
+  stop_reason_ = why;
+  voluntary_stop_ = voluntary && holding_;
+  stop_started_ = ctx.now;
+  killed_ = false;
+  ctx.emit(actions::cancel_timer{timer_id::deadline});
+  if (!voluntary_stop_) ctx.emit(actions::cancel_timer{timer_id::wake});
+  // Involuntary: the lease may lapse at valid_until, so the app must be gone by
+  // then. Voluntary: the lease is still renewed, so stop_timeout applies, yet
+  // never past what the lease currently covers.
+  auto kill_at = voluntary_stop_ ? std::min(ctx.now + timing_.stop_timeout, valid_until_)
+                                 : valid_until_;
+  ctx.emit(actions::stop_app{why, kill_at});
+  arm_kill(ctx, kill_at);
+  go(ctx, state::pausing, why);
+}
+
+void election_machine::arm_kill(step_context& ctx, time_point at) {
+  kill_at_ = at;
+  if (killed_) return;
+  if (at <= ctx.now) {
+    killed_ = true;
+    ctx.emit(actions::cancel_timer{timer_id::kill});
+    ctx.emit(actions::kill_app{});
+  } else {
+    ctx.emit(actions::arm_timer{timer_id::kill, at});
+  }
+}
+
+void election_machine::on(const events::app_stopped&, step_context& ctx) {
+  if (state_ != state::pausing) return;
+  app_ = app_phase::down;
+  ctx.emit(actions::cancel_timer{timer_id::kill});
+  ctx.emit(actions::cancel_timer{timer_id::wake});
+  ctx.emit(actions::cancel_timer{timer_id::deadline});
+  if (holding_) {
+    // Only now may the next leader start: give the lease back.
+    ctx.emit(actions::release{});
+    go(ctx, state::releasing, reason::app_stopped);
+    return;
+  }
+  finish_term(ctx);
+}
+
+void election_machine::on(const events::release_done& ev, step_context& ctx) {
+  if (state_ != state::releasing) return;
+  // A failed release is not retried: the key expires by itself, and this
+  // node's app is already stopped, so waiting costs takeover time only.
+  holding_ = false;
+  finish_term(ctx, ev.error);
+}
+
+void election_machine::finish_term(step_context& ctx, const std::string& detail) {
+  if (shutdown_requested_ || exit_code_) {
+    int code = exit_code_.value_or(0);
+    ctx.emit(actions::cancel_timer{timer_id::wake});
+    ctx.emit(actions::exit_process{code});
+    go(ctx, state::stopped, shutdown_requested_ ? reason::shutdown : reason::child_exited, detail);
+    return;
+  }
+  bool app_failed = stop_reason_ == reason::start_failed || stop_reason_ == reason::child_exited;
+  auto delay = jittered(timing_.retry_interval, 0.2);
+  if (app_failed && app_failures_ > 0) {
+    delay = failure_backoff();
+    backoff_until_ = ctx.now + delay;
+  }
+  stop_reason_ = reason::shutdown;
+  wait_then_retry(ctx, delay);
+  go(ctx, state::idle, state_ == state::releasing ? reason::released : reason::app_stopped,
+     detail);
+}
+
+// --- shutdown ---------------------------------------------------------------
+
+void election_machine::on(const events::shutdown& ev, step_context& ctx) {
+  bool repeated = shutdown_requested_;
+  shutdown_requested_ = true;
+  switch (state_) {
+    case state::idle:
+      ctx.emit(actions::cancel_timer{timer_id::wake});
+      ctx.emit(actions::exit_process{exit_code_.value_or(0)});
+      go(ctx, state::stopped, reason::shutdown, ev.signal);
+      return;
+    case state::working:
+    case state::renewing:
+      begin_stop(ctx, reason::shutdown, true);
+      ctx.result.change->detail = ev.signal;
+      return;
+    case state::pausing:
+      // A second signal means "now": skip the graceful wait.
+      if (repeated && !killed_) arm_kill(ctx, ctx.now);
+      return;
+    case state::acquiring:
+    case state::releasing:
+    case state::stopped:
+      return;  // the pending reply finishes the term, then we exit
+  }
+}
+
+// --- timing helpers ---------------------------------------------------------
+
+void election_machine::wait_then_retry(step_context& ctx, milliseconds delay) {
+  ctx.emit(actions::arm_timer{timer_id::wake, ctx.now + delay});
+}
+
+milliseconds election_machine::jittered(milliseconds base, double spread) {
+  // Uniform in [base * (1 - spread), base * (1 + spread)].
+  auto unit = static_cast<double>(splitmix64(rng_) >> 11) * 0x1.0p-53;
+  auto factor = 1.0 + spread * (2.0 * unit - 1.0);
+  return milliseconds(
+      static_cast<milliseconds::rep>(std::llround(static_cast<double>(base.count()) * factor)));
+}
+
+milliseconds election_machine::error_backoff() const {
+  return doubled(timing_.retry_interval, acquire_errors_, std::max(timing_.retry_interval, timing_.ttl));
+}
+
+milliseconds election_machine::failure_backoff() const {
+  return doubled(timing_.retry_interval, app_failures_ - 1,
+                 std::max(timing_.retry_interval, max_failure_backoff));
+}
+
+milliseconds election_machine::renew_retry_delay() const {
+  return std::max(timing_.renew_interval / 4, milliseconds(1));
+}
+
+// --- names ------------------------------------------------------------------
+
+const char* to_string(state s) {
+  switch (s) {
+    case state::idle: return "idle";
+    case state::acquiring: return "acquiring";
+    case state::working: return "working";
+    case state::renewing: return "renewing";
+    case state::pausing: return "pausing";
+    case state::releasing: return "releasing";
+    case state::stopped: return "stopped";
+  }
+  return "unknown";
+}
+
+const char* to_string(reason r) {
+  switch (r) {
+    case reason::started: return "started";
+    case reason::retry: return "retry";
+    case reason::acquired: return "acquired";
+    case reason::busy: return "busy";
+    case reason::redis_error: return "redis-error";
+    case reason::renewing: return "renewing";
+    case reason::renewed: return "renewed";
+    case reason::renew_failed: return "renew-failed";
+    case reason::lost: return "lost";
+    case reason::redis_unreachable: return "redis-unreachable";
+    case reason::shutdown: return "shutdown";
+    case reason::child_exited: return "child-exited";
+    case reason::start_failed: return "start-failed";
+    case reason::app_stopped: return "app-stopped";
+    case reason::released: return "released";
+    case reason::peer_released: return "peer-released";
+    case reason::late_reply: return "late-reply";
+  }
+  return "unknown";
+}
+
+const char* to_string(timer_id t) {
+  switch (t) {
+    case timer_id::wake: return "wake";
+    case timer_id::deadline: return "deadline";
+    case timer_id::kill: return "kill";
+  }
+  return "unknown";
+}
+
+}  // namespace baton
