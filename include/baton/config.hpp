@@ -95,10 +95,17 @@ class config_error : public std::runtime_error {
  public:
   /// `option` is the dotted name (lease.ttl), `value` what was given,
   /// `allowed` what would have been accepted.
+  /// what() is `<option>: <value> is not allowed: <allowed>` on one line; an
+  /// empty value shows as "", and control characters are escaped.
   config_error(const std::string& option, const std::string& value, const std::string& allowed);
+  /// For problems that are not one bad value (an unknown option, a missing
+  /// required one, an unreadable file): what() is `message` (made one line).
+  static config_error with_message(const std::string& option, const std::string& message);
   const std::string& option() const noexcept { return option_; }
 
  private:
+  struct whole_message {};
+  config_error(const std::string& option, const std::string& message, whole_message);
   std::string option_;
 };
 

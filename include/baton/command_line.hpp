@@ -1,0 +1,38 @@
+// The command line: `baton run [options] [-- CMD ARGS...]`, `baton
+// check-config [options]`, `baton version` / `baton --version`. Turns argv
+// plus the environment plus the config file into one validated config, or
+// into a message and an exit code. Never throws.
+#pragma once
+
+#include <string>
+
+#include "baton/config.hpp"
+#include "baton/environment.hpp"
+
+namespace baton {
+
+/// What main() should do.
+struct invocation {
+  enum class verb { run, check_config, version, exit_now };
+  verb what = verb::exit_now;
+  /// Effective, validated config (run, check_config).
+  config cfg;
+  /// exit_now: the code to exit with (0 for --help, 2 for usage or config
+  /// errors).
+  int exit_code = 0;
+  /// exit_now: text to print: help for stdout when exit_code == 0, else the
+  /// error (`baton: ...`, one line, or usage help) for stderr. version: the
+  /// version line ("baton 0.1.0").
+  std::string message;
+};
+
+/// Parses argv (argv[0] is the program name) over BATON_* from `env`, over
+/// the config file named by --config or BATON_CONFIG. Never throws.
+invocation parse_invocation(int argc, const char* const* argv, const environment& env);
+
+/// The effective config as YAML that loads again; the password is never
+/// printed: a comment says `password: "***"` when one is set, and the URL is
+/// redacted.
+std::string describe_config(const config& cfg);
+
+}  // namespace baton

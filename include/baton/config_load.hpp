@@ -1,0 +1,91 @@
+// Building a `config` from its sources: defaults, then a YAML file, then
+// BATON_* environment variables, then single options (command-line flags);
+// each later source wins. `finish` fills in the derived defaults, resolves the
+// password, and validates. parse_invocation (command_line.hpp) is the usual
+// entry point; this header is for it, for tests, and for tools.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "baton/config.hpp"
+#include "baton/environment.hpp"
+
+namespace baton {
+
+/// Where each option's value came from, by dotted name: "--ttl",
+/// "BATON_LEASE_TTL", the file path, or "default: ..." for derived ones.
+/// Used to make error messages point at the right place.
+using option_origins = std::map<std::string, std::string>;
+
+/// Accumulates sources over the defaults in `config`. Every method throws
+/// config_error, naming the option, on bad input.
+class config_loader {
+ public:
+  /// `env` is consulted by load_environment() and finish() (the password).
+  explicit config_loader(environment env);
+
+  /// Reads the YAML file at `path` (see config/baton.yaml for the keys).
+  /// An empty file is fine. Errors name the option; an unreadable or
+  /// malformed file is a config_error for option "config".
+  void load_file(const std::string& path);
+
+  /// As load_file, from text; `source` names it in messages.
+  void load_yaml(const std::string& text, const std::string& source);
+
+  /// Applies the BATON_* variables that map to options (BATON_LEASE_TTL for
+  /// lease.ttl, ...). Unknown BATON_* variables are ignored: hooks inherit
+  /// BATON_EVENT and friends. BATON_CONFIG and BATON_REDIS_PASSWORD are not
+  /// handled here (see parse_invocation and finish()).
+  void load_environment();
+
+  /// Sets one option by its dotted name from text as a person typed it:
+  /// durations with units, argv lists as a JSON array of strings or else
+  /// split on whitespace, socket.mode in octal. `source` is for messages.
+  void set(const std::string& option, const std::string& text, const std::string& source);
+
+  /// Sets child.command (the words after `--`).
+  void set_child_command(std::vector<std::string> argv, const std::string& source);
+
+  /// Fills derived defaults (see fill_derived_defaults), the password
+  /// (BATON_REDIS_PASSWORD if set and non-empty, else the first line of
+  /// redis.password_file, else the URL's user-info) into redis.password,
+  /// validates, and returns the result.
+  config finish();
+
+  /// The config as accumulated so far (no derived values yet).
+  const config& current() const noexcept { return cfg_; }
+
+ private:
+  environment env_;
+  config cfg_;
+  option_origins origins_;
+};
+
+/// Replaces each 0 that means "derived" with its value: renew_interval =
+/// ttl/3; renew_deadline = ttl*2/3; retry_interval = min(1s,
+/// renew_interval); command_timeout = min(1s, renew_interval/2); an empty
+/// node_id = default_node_id(). Records "default: ..." in `origins` if given.
+void fill_derived_defaults(config& cfg, option_origins* origins = nullptr);
+
+/// Checks every rule (see config/baton.yaml); throws config_error naming the
+/// first bad option. Expects derived defaults to be filled in. `origins`
+/// only improves the messages.
+void validate_config(const config& cfg, const option_origins& origins = {});
+
+/// The margin assumed lost to clock-rate differences between hosts:
+/// ttl * drift_factor (rounded up to whole ms) + 2ms.
+milliseconds lease_drift(const lease_config& lease);
+
+/// hostname (characters outside [A-Za-z0-9._@-] replaced by '-') + "-" +
+/// 6 random hex digits; at most 128 characters.
+std::string default_node_id();
+
+/// Parses an argv list as typed in an environment variable or a flag: a
+/// JSON array of strings (`["/bin/x","a b"]`), or else words separated by
+/// whitespace; "" or blanks give an empty list. Throws config_error naming
+/// `option` on a malformed JSON array.
+std::vector<std::string> parse_argv_text(const std::string& option, const std::string& text);
+
+}  // namespace baton

@@ -1,0 +1,76 @@
+// Defaults that depend on other options (the lease timings scale with the
+// ttl) or on the host (node_id), filled in after all sources are applied so
+// that a ttl set on the command line also moves the derived timings.
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <random>
+
+#include "baton/config_load.hpp"
+
+namespace baton {
+namespace {
+
+constexpr std::size_t max_node_id = 128;
+constexpr std::size_t suffix_length = 7;  // "-" and 6 hex digits
+
+bool node_id_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '@' || c == '-';
+}
+
+std::string hostname() {
+  char buffer[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buffer, sizeof buffer - 1) != 0) return {};
+  return buffer;
+}
+
+}  // namespace
+
+std::string default_node_id() {
+  std::string host = hostname();
+  for (char& c : host) {
+    if (!node_id_char(c)) c = '-';
+  }
+  if (host.empty()) host = "baton";
+  if (host.size() > max_node_id - suffix_length) host.resize(max_node_id - suffix_length);
+
+  // The suffix tells apart two batons on one host (or in containers sharing
+  // a hostname); it need not be secret, only unlikely to repeat.
+  std::random_device device;
+  std::uniform_int_distribution<unsigned> digit(0, 15);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string id = host + "-";
+  for (std::size_t i = 1; i < suffix_length; ++i) id += hex[digit(device)];
+  return id;
+}
+
+void fill_derived_defaults(config& cfg, option_origins* origins) {
+  const auto note = [origins](const char* option, const char* how) {
+    if (origins != nullptr) (*origins)[option] = how;
+  };
+  lease_config& lease = cfg.lease;
+  if (lease.renew_interval.count() == 0) {
+    lease.renew_interval = lease.ttl / 3;
+    note("lease.renew_interval", "default: lease.ttl / 3");
+  }
+  if (lease.renew_deadline.count() == 0) {
+    lease.renew_deadline = lease.ttl * 2 / 3;
+    note("lease.renew_deadline", "default: lease.ttl * 2 / 3");
+  }
+  if (lease.retry_interval.count() == 0) {
+    lease.retry_interval = std::min(milliseconds{1000}, lease.renew_interval);
+    note("lease.retry_interval", "default: min(1s, lease.renew_interval)");
+  }
+  if (cfg.redis.command_timeout.count() == 0) {
+    cfg.redis.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
+    note("redis.command_timeout", "default: min(1s, lease.renew_interval / 2)");
+  }
+  if (cfg.node_id.empty()) {
+    cfg.node_id = default_node_id();
+    note("node_id", "default: hostname and a random suffix");
+  }
+}
+
+}  // namespace baton
