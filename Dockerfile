@@ -1,0 +1,54 @@
+# syntax=docker/dockerfile:1
+#
+# baton in a container: build on Debian 12 with the -dev packages, run on a
+# slim Debian 12 with only the shared libraries the binary links against
+# (checked with ldd: hiredis 0.14, yaml-cpp 0.7, spdlog 1.10 with fmt 9,
+# libstdc++; Boost, CLI11 and nlohmann-json are header-only).
+#
+#   docker build -t baton .
+#   docker run --rm -v baton-sock:/run/baton baton \
+#       --election my-job --redis-url redis://redis:6379/0
+#
+# Arguments after the image name go to `baton run`. The socket for the app
+# container is /run/baton/baton.sock, in a volume the app container mounts too
+# (see docker/compose.yaml). The process runs as uid/gid 10001 (baton): give the
+# app container that uid or gid so that it may connect (socket mode 0660).
+# Secrets: pass BATON_REDIS_PASSWORD through the environment or a password file
+# (--redis-password-file), never as an argument.
+
+ARG BASE_IMAGE=debian:bookworm-slim
+
+FROM debian:bookworm AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      g++ cmake make pkg-config \
+      libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev \
+      nlohmann-json3-dev prometheus-cpp-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Only what the build needs: local build directories in the context must not
+# leak into the image's build tree.
+COPY CMakeLists.txt ./
+COPY include ./include
+COPY src ./src
+RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release -DBATON_BUILD_TESTS=OFF \
+ && cmake --build build -j"$(nproc)" \
+ && strip build/baton \
+ && ./build/baton version
+
+FROM ${BASE_IMAGE}
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libstdc++6 libgcc-s1 \
+ && rm -rf /var/lib/apt/lists/*
+RUN groupadd --system --gid 10001 baton \
+ && useradd --system --uid 10001 --gid baton --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin baton \
+ && install -d -o baton -g baton -m 0770 /run/baton
+COPY --from=build /src/build/baton /usr/bin/baton
+ENV BATON_SOCKET_PATH=/run/baton/baton.sock
+# A named volume mounted here starts with this directory's owner and mode.
+VOLUME ["/run/baton"]
+USER baton:baton
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["baton", "run"]

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Configure and build baton and its tests into build/ (at the repository top),
+# optimised with debug info. Extra arguments go to the CMake configure step,
+# e.g. scripts/build.sh -DBATON_BUILD_TESTS=OFF.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir="$root/build"
+jobs=${BATON_BUILD_JOBS:-2}
+
+cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+cmake --build "$build_dir" -j "$jobs"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Install the Debian 12 (bookworm) packages needed to build and test baton.
+#
+# Nothing is done when every package is already installed; otherwise the
+# package lists are refreshed and only the missing packages are installed.
+# (procps: `ps`, used by scripts/demo.sh; redis-server brings redis-cli.)
+# Uses sudo when not run as root. The system's configured apt sources are used
+# as they are.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
+  nlohmann-json3-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev
+  redis-server procps
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+if ((EUID == 0)); then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps: missing packages (${missing[*]}), and not root and no sudo" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing[@]}"
