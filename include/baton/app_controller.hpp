@@ -52,15 +52,28 @@ class app_controller {
     /// stop() or kill() finished: the child and every hook process are reaped,
     /// and on_stop has run.
     std::function<void()> stopped;
+    /// Optional, for metrics: a hook ("on_start" or "on_stop") ended after
+    /// `duration` (spawn to reaping; 0 if it could not be executed); `ok` is
+    /// false when it could not be executed, exited non-zero, was killed, or
+    /// timed out. Reported before the started/start_failed/stopped it leads to.
+    std::function<void(const std::string& hook, milliseconds duration, bool ok)> hook_finished;
   };
+  // Every callback is posted to the io_context: never invoked from inside
+  // start/stop/kill, never after the controller is destroyed. Once stop() is
+  // called, the current term reports only `stopped` (no late started,
+  // start_failed or child_exited).
 
+  /// Nothing runs until start(). Registers for SIGCHLD on `io` (asio signal_set).
   app_controller(boost::asio::io_context& io, hooks_config hooks, child_config child,
                  listener events);
+  /// SIGKILLs the process groups of whatever still runs and reaps it
+  /// (blocking briefly); on_stop is not run and no callback follows.
   ~app_controller();
   app_controller(const app_controller&) = delete;
   app_controller& operator=(const app_controller&) = delete;
 
   /// Run on_start, then spawn the child. Completes with started or start_failed.
+  /// Ignored (with a warning) while active(): stop() must complete first.
   void start(const app_context& context);
   /// Stop what start() began: terminate a running on_start hook or the child
   /// (SIGTERM to its process group), wait for it, then run on_stop with
@@ -73,7 +86,10 @@ class app_controller {
   /// True from start() until stopped is reported.
   bool active() const;
   /// PIDs of processes currently running (child, hook), for status output.
+  /// child_pid(): the supervised child while it runs (not yet reaped), else 0.
   pid_t child_pid() const;
+  /// The running hook's pid (on_start or on_stop), else 0.
+  pid_t hook_pid() const;
 
  private:
   struct impl;

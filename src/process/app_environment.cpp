@@ -1,0 +1,49 @@
+// Builds the hook/child environment from `environ`, read at each spawn.
+#include "app_environment.hpp"
+
+#include <unistd.h>
+
+#include <array>
+
+namespace baton::process {
+
+namespace {
+
+constexpr std::array<std::string_view, 1> secret_variables = {"BATON_REDIS_PASSWORD"};
+
+// Set by us for every spawn; an inherited value (e.g. the daemon itself runs
+// under another baton) would otherwise appear twice.
+constexpr std::array<std::string_view, 6> term_variables = {
+    "BATON_EVENT",  "BATON_NODE_ID",      "BATON_ELECTION",
+    "BATON_REASON", "BATON_LEASE_TTL_MS", "BATON_TOKEN"};
+
+template <std::size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (auto n : names) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_secret_variable(std::string_view name) { return contains(secret_variables, name); }
+
+std::vector<std::string> app_environment(const app_context& context, std::string_view event) {
+  std::vector<std::string> env;
+  for (char** entry = ::environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    std::string_view name = text.substr(0, text.find('='));
+    if (is_secret_variable(name) || contains(term_variables, name)) continue;
+    env.emplace_back(text);
+  }
+  env.push_back("BATON_EVENT=" + std::string(event));
+  env.push_back("BATON_NODE_ID=" + context.node_id);
+  env.push_back("BATON_ELECTION=" + context.election);
+  env.push_back("BATON_REASON=" + context.reason);
+  env.push_back("BATON_LEASE_TTL_MS=" + std::to_string(context.lease_ttl.count()));
+  env.push_back("BATON_TOKEN=" + std::to_string(context.token));
+  return env;
+}
+
+}  // namespace baton::process

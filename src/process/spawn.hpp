@@ -1,0 +1,38 @@
+// Starts one process the way baton runs hooks and the supervised child: argv
+// executed directly (no shell, PATH lookup for bare names), in a process group
+// of its own so one signal reaches its whole tree, with default signal
+// dispositions and an empty signal mask, and with no file descriptors but
+// 0, 1 and 2. Exec failures come back as an errno, not as a child exiting 127.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace baton::process {
+
+struct spawn_request {
+  /// argv[0] is looked up in PATH when it holds no '/'. Must not be empty.
+  std::vector<std::string> argv;
+  /// Complete environment, "NAME=value" entries.
+  std::vector<std::string> env;
+  /// Descriptor that becomes the child's stdout (-1 = inherit the daemon's).
+  int stdout_fd = -1;
+  /// Descriptor that becomes the child's stderr (-1 = inherit the daemon's).
+  int stderr_fd = -1;
+};
+
+struct spawn_result {
+  pid_t pid = -1;  ///< the child, leader of its own process group (pgid == pid)
+  int error = 0;   ///< errno when the command could not be executed (then pid is -1)
+  bool ok() const { return error == 0; }
+};
+
+/// Spawns `request`. Never throws for a bad command: the failure is in `error`.
+spawn_result spawn_process(const spawn_request& request);
+
+/// "cannot execute ARGV0: No such file or directory".
+std::string spawn_error_message(const std::vector<std::string>& argv, int error);
+
+}  // namespace baton::process
