@@ -9,6 +9,7 @@
 #include <string>
 
 #include "baton/lease_store.hpp"
+#include "baton/redis_error.hpp"
 #include "baton/redis_url.hpp"
 
 namespace baton {
@@ -21,10 +22,23 @@ struct redis_store_options {
   milliseconds command_timeout{1000};
   std::string election;
   std::string node_id;
+  /// First wait before resubscribing after the watch connection broke;
+  /// doubles on every failed attempt up to resubscribe_backoff_max.
+  milliseconds resubscribe_backoff_initial{100};
+  milliseconds resubscribe_backoff_max{5000};
+  /// PING on the watch connection this often to notice a dead server
+  /// (each PING gets command_timeout); 0 = never.
+  milliseconds subscription_ping_interval{5000};
 };
 
+/// Errors reach handlers as redis_errc codes (see redis_error.hpp), or as
+/// operation_aborted (== std::errc::operation_canceled) after close(), or
+/// std::errc::invalid_argument for a ttl of 0 or less.
+/// Handlers run on `io`, never inline, and never after the store is destroyed.
 class redis_store final : public lease_store {
  public:
+  /// Connects lazily (nothing happens until the first call). Throws
+  /// std::invalid_argument when election or node_id is empty.
   redis_store(boost::asio::io_context& io, redis_store_options options);
   ~redis_store() override;
 
@@ -32,6 +46,8 @@ class redis_store final : public lease_store {
   void async_renew(milliseconds ttl, renew_handler handler) override;
   void async_release(release_handler handler) override;
   void watch_releases(released_listener listener) override;
+  /// Final: pending handlers complete with operation_aborted, the watch stops,
+  /// and later calls complete with operation_aborted too.
   void close() override;
 
   /// The value this candidate writes into the lease key: `<node_id>:<nonce>`,
@@ -39,6 +55,14 @@ class redis_store final : public lease_store {
   const std::string& lease_value() const;
   /// "connected", "connecting" or "disconnected", for status output.
   std::string connection_state() const;
+  /// The release watch: "off" (not watching or closed), "connecting",
+  /// "subscribed" or "disconnected" (waiting to retry).
+  std::string subscription_state() const;
+  /// Detail of the most recent failure reported to a handler, e.g.
+  /// "connect 127.0.0.1:6390: Connection refused" or "acquire: ERR ...";
+  /// "" until one happens. Kept (not cleared) after later successes. Never
+  /// contains the password.
+  std::string last_error() const;
 
  private:
   struct impl;

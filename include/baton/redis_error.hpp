@@ -1,0 +1,31 @@
+// Error codes of the Redis lease store. Every failure of redis_store reaches
+// its caller as a std::error_code of this category (or operation_aborted after
+// close()); the human-readable detail of the most recent failure is kept by
+// redis_store::last_error().
+#pragma once
+
+#include <system_error>
+
+namespace baton {
+
+/// Why a Redis command failed.
+enum class redis_errc {
+  connect_failed = 1,  ///< TCP/Unix connect, name resolution, SELECT or the connect timeout failed.
+  timeout,             ///< No reply within command_timeout; the connection was closed.
+  connection_lost,     ///< The connection broke (EOF, reset, write error) with commands pending.
+  protocol_error,      ///< The server sent bytes that are not valid RESP.
+  server_error,        ///< Redis answered with an error reply (e.g. "ERR ...", "WRONGTYPE ...").
+  unexpected_reply,    ///< A well-formed reply of a shape the caller did not expect.
+  auth_failed,         ///< AUTH was refused, or Redis demands a password we do not have.
+};
+
+/// The category of redis_errc ("baton.redis").
+const std::error_category& redis_category() noexcept;
+
+/// Makes `std::error_code ec = redis_errc::timeout;` work.
+std::error_code make_error_code(redis_errc e) noexcept;
+
+}  // namespace baton
+
+template <>
+struct std::is_error_code_enum<baton::redis_errc> : std::true_type {};

@@ -1,0 +1,78 @@
+// A Redis reply as a plain value, and the pure functions that turn the replies
+// of baton's Lua scripts into lease_store answers. No hiredis or asio here: the
+// connection converts hiredis replies into redis_reply, so everything below is
+// testable without a server. A reply of unexpected shape is an error code with
+// a detail string, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+
+namespace baton {
+
+/// One RESP2 reply (a tree for arrays).
+struct redis_reply {
+  enum class type { nil, string, status, error, integer, array };
+
+  type kind = type::nil;
+  /// Payload of string, status and error replies.
+  std::string str;
+  /// Payload of integer replies.
+  long long integer = 0;
+  /// Elements of array replies.
+  std::vector<redis_reply> elements;
+
+  static redis_reply nil() { return {}; }
+  static redis_reply string(std::string s) { return {type::string, std::move(s), 0, {}}; }
+  static redis_reply status(std::string s) { return {type::status, std::move(s), 0, {}}; }
+  static redis_reply error(std::string s) { return {type::error, std::move(s), 0, {}}; }
+  static redis_reply integer_reply(long long i) { return {type::integer, {}, i, {}}; }
+  static redis_reply array(std::vector<redis_reply> e) {
+    return {type::array, {}, 0, std::move(e)};
+  }
+};
+
+/// A short description of a reply's shape for error details, e.g. `integer 5`,
+/// `array[3]`, `error "ERR x"` (strings are cut to 64 bytes).
+std::string describe_reply(const redis_reply& reply);
+
+/// The result of parsing a reply: `ec` is empty on success (then `value` is
+/// set); otherwise `detail` says what was wrong.
+template <typename T>
+struct parsed_reply {
+  std::error_code ec;
+  std::string detail;
+  T value{};
+};
+
+/// Maps an error reply's text to a code: NOAUTH/WRONGPASS -> auth_failed,
+/// anything else -> server_error.
+std::error_code classify_error_reply(std::string_view message);
+
+/// True for the "NOSCRIPT ..." error, after which EVALSHA is retried as EVAL.
+bool is_noscript_error(const redis_reply& reply);
+
+/// The acquire script answers `{1, token}` or `{0, value, pttl_ms, token-or-""}`.
+parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply);
+
+/// The renew script answers 1 (renewed) or 0 (lost).
+parsed_reply<renew_reply> parse_renew_reply(const redis_reply& reply);
+
+/// The release script answers 1 (deleted) or 0 (not ours; nothing deleted).
+parsed_reply<bool> parse_release_reply(const redis_reply& reply);
+
+/// The node id in a lease value `<node_id>:<nonce>`: everything before the
+/// last ':'; the whole value when it has no ':'.
+std::string holder_from_value(std::string_view value);
+
+/// True when `message`, as published by the release script
+/// (`released <lease_value> <token>`), announces a release by a lease value
+/// other than `own_value`; our own releases and unknown messages are ignored.
+bool is_foreign_release(std::string_view message, std::string_view own_value);
+
+}  // namespace baton

@@ -1,0 +1,46 @@
+// The "baton.redis" error category: short, stable messages; the specifics
+// (peer address, server error text) live in redis_store::last_error().
+#include "baton/redis_error.hpp"
+
+#include <string>
+
+namespace baton {
+namespace {
+
+class redis_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "baton.redis"; }
+
+  std::string message(int value) const override {
+    switch (static_cast<redis_errc>(value)) {
+      case redis_errc::connect_failed:
+        return "cannot connect to redis";
+      case redis_errc::timeout:
+        return "redis command timed out";
+      case redis_errc::connection_lost:
+        return "connection to redis lost";
+      case redis_errc::protocol_error:
+        return "redis protocol error";
+      case redis_errc::server_error:
+        return "redis returned an error";
+      case redis_errc::unexpected_reply:
+        return "unexpected reply from redis";
+      case redis_errc::auth_failed:
+        return "redis authentication failed";
+    }
+    return "unknown redis error " + std::to_string(value);
+  }
+};
+
+}  // namespace
+
+const std::error_category& redis_category() noexcept {
+  static const redis_category_impl category;
+  return category;
+}
+
+std::error_code make_error_code(redis_errc e) noexcept {
+  return {static_cast<int>(e), redis_category()};
+}
+
+}  // namespace baton

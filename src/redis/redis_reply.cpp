@@ -1,0 +1,156 @@
+// Parsing of the Lua scripts' replies into lease_store answers. Each function
+// checks the exact shape the script returns; anything else becomes
+// unexpected_reply (or the server's error) with a detail naming what came.
+#include "baton/redis_reply.hpp"
+
+#include <charconv>
+
+#include "baton/redis_error.hpp"
+
+namespace baton {
+namespace {
+
+constexpr std::size_t max_quoted = 64;
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  out.append(s.substr(0, max_quoted));
+  if (s.size() > max_quoted) out += "...";
+  out += '"';
+  return out;
+}
+
+template <typename T>
+parsed_reply<T> failure(std::error_code ec, std::string detail) {
+  parsed_reply<T> r;
+  r.ec = ec;
+  r.detail = std::move(detail);
+  return r;
+}
+
+template <typename T>
+parsed_reply<T> unexpected(std::string_view what, const redis_reply& reply) {
+  return failure<T>(redis_errc::unexpected_reply,
+                    std::string(what) + ": unexpected reply " + describe_reply(reply));
+}
+
+template <typename T>
+parsed_reply<T> server_error(std::string_view what, const redis_reply& reply) {
+  return failure<T>(classify_error_reply(reply.str), std::string(what) + ": " + reply.str);
+}
+
+// Accepts a decimal string or an integer reply; "" means "no token yet" (0).
+bool token_from(const redis_reply& r, std::uint64_t& out) {
+  if (r.kind == redis_reply::type::integer) {
+    if (r.integer < 0) return false;
+    out = static_cast<std::uint64_t>(r.integer);
+    return true;
+  }
+  if (r.kind != redis_reply::type::string) return false;
+  if (r.str.empty()) {
+    out = 0;
+    return true;
+  }
+  const char* first = r.str.data();
+  const char* last = first + r.str.size();
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && ptr == last;
+}
+
+// Both the renew and release scripts answer a bare 0 or 1.
+parsed_reply<bool> parse_flag(std::string_view what, const redis_reply& reply) {
+  if (reply.kind == redis_reply::type::error) return server_error<bool>(what, reply);
+  if (reply.kind != redis_reply::type::integer || (reply.integer != 0 && reply.integer != 1))
+    return unexpected<bool>(what, reply);
+  parsed_reply<bool> r;
+  r.value = reply.integer == 1;
+  return r;
+}
+
+}  // namespace
+
+std::string describe_reply(const redis_reply& reply) {
+  switch (reply.kind) {
+    case redis_reply::type::nil:
+      return "nil";
+    case redis_reply::type::string:
+      return "string " + quoted(reply.str);
+    case redis_reply::type::status:
+      return "status " + quoted(reply.str);
+    case redis_reply::type::error:
+      return "error " + quoted(reply.str);
+    case redis_reply::type::integer:
+      return "integer " + std::to_string(reply.integer);
+    case redis_reply::type::array:
+      return "array[" + std::to_string(reply.elements.size()) + "]";
+  }
+  return "?";
+}
+
+std::error_code classify_error_reply(std::string_view message) {
+  if (message.starts_with("NOAUTH") || message.starts_with("WRONGPASS"))
+    return redis_errc::auth_failed;
+  return redis_errc::server_error;
+}
+
+bool is_noscript_error(const redis_reply& reply) {
+  return reply.kind == redis_reply::type::error && reply.str.starts_with("NOSCRIPT");
+}
+
+parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "acquire";
+  using type = redis_reply::type;
+  if (reply.kind == type::error) return server_error<acquire_reply>(what, reply);
+  if (reply.kind != type::array || reply.elements.empty() ||
+      reply.elements[0].kind != type::integer)
+    return unexpected<acquire_reply>(what, reply);
+  const auto& e = reply.elements;
+  parsed_reply<acquire_reply> r;
+  if (e[0].integer == 1) {
+    // {1, token}: the token of a fresh term is never 0.
+    if (e.size() != 2 || e[1].kind != type::integer || e[1].integer <= 0)
+      return unexpected<acquire_reply>(what, reply);
+    r.value.acquired = true;
+    r.value.token = static_cast<std::uint64_t>(e[1].integer);
+    return r;
+  }
+  if (e[0].integer != 0 || e.size() != 4 || e[1].kind != type::string ||
+      e[2].kind != type::integer || !token_from(e[3], r.value.token))
+    return unexpected<acquire_reply>(what, reply);
+  r.value.acquired = false;
+  r.value.holder = holder_from_value(e[1].str);
+  // PTTL is -1 (no expiry) or -2 (gone): both mean "unknown" to the caller.
+  r.value.holder_ttl = milliseconds(e[2].integer >= 0 ? e[2].integer : -1);
+  return r;
+}
+
+parsed_reply<renew_reply> parse_renew_reply(const redis_reply& reply) {
+  auto flag = parse_flag("renew", reply);
+  parsed_reply<renew_reply> r;
+  r.ec = flag.ec;
+  r.detail = std::move(flag.detail);
+  r.value = flag.value ? renew_reply::renewed : renew_reply::lost;
+  return r;
+}
+
+parsed_reply<bool> parse_release_reply(const redis_reply& reply) {
+  return parse_flag("release", reply);
+}
+
+std::string holder_from_value(std::string_view value) {
+  const auto colon = value.rfind(':');
+  if (colon == std::string_view::npos) return std::string(value);
+  return std::string(value.substr(0, colon));
+}
+
+bool is_foreign_release(std::string_view message, std::string_view own_value) {
+  constexpr std::string_view prefix = "released ";
+  if (!message.starts_with(prefix)) return false;
+  // The token never holds a space, the value might: split at the last one.
+  const std::string_view rest = message.substr(prefix.size());
+  const auto space = rest.rfind(' ');
+  const std::string_view value = rest.substr(0, space);
+  return !value.empty() && value != own_value;
+}
+
+}  // namespace baton

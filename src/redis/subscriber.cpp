@@ -1,0 +1,129 @@
+// The release watcher's state machine: idle -> subscribing -> subscribed, and
+// on any failure -> waiting (backoff) -> subscribing again. Events from a
+// connection that has already failed are ignored while waiting, so one
+// failure schedules exactly one retry.
+#include "subscriber.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace baton::redis_detail {
+
+std::shared_ptr<subscriber> subscriber::create(boost::asio::io_context& io,
+                                               subscriber_options options,
+                                               std::function<void()> listener) {
+  return std::shared_ptr<subscriber>(new subscriber(io, std::move(options), std::move(listener)));
+}
+
+subscriber::subscriber(boost::asio::io_context& io, subscriber_options options,
+                       std::function<void()> listener)
+    : io_(io),
+      options_(std::move(options)),
+      listener_(std::move(listener)),
+      timer_(io),
+      backoff_(options_.backoff_initial) {}
+
+void subscriber::start() {
+  if (state_ != state::idle) return;
+  make_connection();
+  subscribe();
+}
+
+void subscriber::make_connection() {
+  if (connection_) connection_->close();
+  connection_ = connection::create(io_, options_.connection);
+  std::weak_ptr<subscriber> weak = shared_from_this();
+  connection_->set_push_handler([weak](redis_reply message) {
+    if (auto self = weak.lock()) self->on_message(message);
+  });
+  connection_->set_disconnect_handler([weak](std::error_code, std::string) {
+    if (auto self = weak.lock()) self->on_failure();
+  });
+}
+
+void subscriber::stop() {
+  if (state_ == state::stopped) return;
+  state_ = state::stopped;
+  timer_.cancel();
+  if (connection_) connection_->close();
+  listener_ = nullptr;
+}
+
+void subscriber::subscribe() {
+  state_ = state::subscribing;
+  connection_->async_exec({"SUBSCRIBE", options_.channel},
+                          [weak = weak_from_this()](command_result r) {
+                            if (auto self = weak.lock()) self->on_subscribed(r);
+                          });
+}
+
+void subscriber::on_subscribed(const command_result& r) {
+  if (state_ != state::subscribing) return;
+  const auto& e = r.reply.elements;
+  const bool ok = !r.ec && r.reply.kind == redis_reply::type::array && e.size() == 3 &&
+                  e[0].kind == redis_reply::type::string && e[0].str == "subscribe";
+  if (!ok) {
+    on_failure();
+    return;
+  }
+  state_ = state::subscribed;
+  backoff_ = options_.backoff_initial;
+  schedule_ping();
+  const bool resubscribed = ever_subscribed_;
+  ever_subscribed_ = true;
+  if (resubscribed) notify();
+}
+
+void subscriber::on_failure() {
+  if (state_ == state::waiting || state_ == state::stopped || state_ == state::idle) return;
+  state_ = state::waiting;
+  timer_.expires_after(backoff_);
+  backoff_ = std::min(backoff_ * 2, options_.backoff_max);
+  timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->state_ != state::waiting) return;
+    self->subscribe();
+  });
+}
+
+void subscriber::schedule_ping() {
+  if (options_.ping_interval <= milliseconds::zero()) return;
+  timer_.expires_after(options_.ping_interval);
+  timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->state_ != state::subscribed) return;
+    self->connection_->async_exec({"PING"}, [weak](command_result r) {
+      auto me = weak.lock();
+      if (!me || me->state_ != state::subscribed) return;
+      if (r.ec) {
+        // The connection has dropped itself (timeout or broken socket).
+        me->on_failure();
+        return;
+      }
+      // In subscribed mode PING answers ["pong", ""]; anything else means the
+      // connection is not subscribed after all, so start over on a new one.
+      if (r.reply.kind != redis_reply::type::array) {
+        me->make_connection();
+        me->on_failure();
+        return;
+      }
+      me->schedule_ping();
+    });
+  });
+}
+
+void subscriber::on_message(const redis_reply& message) {
+  if (state_ != state::subscribed) return;
+  const auto& e = message.elements;
+  if (e.size() != 3 || e[1].kind != redis_reply::type::string || e[1].str != options_.channel ||
+      e[2].kind != redis_reply::type::string)
+    return;
+  if (is_foreign_release(e[2].str, options_.own_value)) notify();
+}
+
+void subscriber::notify() {
+  // A copy: the listener may stop us (and so reset listener_) while it runs.
+  if (auto listener = listener_) listener();
+}
+
+}  // namespace baton::redis_detail

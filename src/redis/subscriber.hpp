@@ -1,0 +1,67 @@
+// The release watcher: a second connection SUBSCRIBEd to the election's events
+// channel. When it breaks it resubscribes with capped exponential backoff, and
+// tells the listener once after each resubscribe, because a release may have
+// been published while it was away. A periodic PING (allowed in subscribed
+// mode) notices a server that stopped answering. It never logs: Redis being
+// down is the lead's to report; state() says where it is.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "baton/time.hpp"
+#include "connection.hpp"
+
+namespace baton::redis_detail {
+
+struct subscriber_options {
+  connection_options connection;
+  std::string channel;
+  /// Our own lease value: releases announced with it are ignored.
+  std::string own_value;
+  milliseconds backoff_initial{100};
+  milliseconds backoff_max{5000};
+  /// PING interval while subscribed; 0 = no health check.
+  milliseconds ping_interval{5000};
+};
+
+class subscriber : public std::enable_shared_from_this<subscriber> {
+ public:
+  enum class state { idle, subscribing, subscribed, waiting, stopped };
+
+  static std::shared_ptr<subscriber> create(boost::asio::io_context& io, subscriber_options options,
+                                            std::function<void()> listener);
+  /// Starts subscribing (once; later calls do nothing).
+  void start();
+  /// Final: closes the connection and cancels timers; the listener is
+  /// dropped without being called again.
+  void stop();
+
+  state current_state() const { return state_; }
+
+ private:
+  subscriber(boost::asio::io_context& io, subscriber_options options,
+             std::function<void()> listener);
+
+  void make_connection();
+  void subscribe();
+  void on_subscribed(const command_result& r);
+  void on_failure();
+  void schedule_ping();
+  void on_message(const redis_reply& message);
+  void notify();
+
+  boost::asio::io_context& io_;
+  subscriber_options options_;
+  std::function<void()> listener_;
+  std::shared_ptr<connection> connection_;
+  boost::asio::steady_timer timer_;  // backoff wait, or the next PING
+  state state_ = state::idle;
+  milliseconds backoff_;
+  bool ever_subscribed_ = false;
+};
+
+}  // namespace baton::redis_detail

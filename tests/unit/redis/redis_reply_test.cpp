@@ -1,0 +1,176 @@
+// Parsing of the Lua scripts' replies, without a server: every well-formed
+// answer, and the malformed shapes that must become errors, not crashes.
+#include "baton/redis_reply.hpp"
+
+#include <gtest/gtest.h>
+
+#include "baton/redis_error.hpp"
+
+namespace {
+
+using baton::redis_errc;
+using baton::redis_reply;
+using r = baton::redis_reply;
+
+TEST(acquire_reply_parsing, acquired_with_token) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(1), r::integer_reply(1700000000123457)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_TRUE(p.value.acquired);
+  EXPECT_EQ(p.value.token, 1700000000123457u);
+  EXPECT_EQ(p.value.holder, "");
+}
+
+TEST(acquire_reply_parsing, held_by_another_node) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("node-b:0123456789abcdef"), r::integer_reply(2500),
+                r::string("42")}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_FALSE(p.value.acquired);
+  EXPECT_EQ(p.value.holder, "node-b");
+  EXPECT_EQ(p.value.holder_ttl, baton::milliseconds(2500));
+  EXPECT_EQ(p.value.token, 42u);
+}
+
+TEST(acquire_reply_parsing, held_without_token_or_expiry) {
+  // A key written by hand: no token counter, no TTL (PTTL -1).
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("someone"), r::integer_reply(-1), r::string("")}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_FALSE(p.value.acquired);
+  EXPECT_EQ(p.value.holder, "someone");
+  EXPECT_LT(p.value.holder_ttl.count(), 0);
+  EXPECT_EQ(p.value.token, 0u);
+}
+
+TEST(acquire_reply_parsing, pttl_minus_two_is_unknown) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(-2), r::string("7")}));
+  ASSERT_FALSE(p.ec);
+  EXPECT_EQ(p.value.holder_ttl, baton::milliseconds(-1));
+}
+
+TEST(acquire_reply_parsing, server_error_is_reported) {
+  auto p = baton::parse_acquire_reply(r::error("WRONGTYPE Operation against a key"));
+  EXPECT_EQ(p.ec, redis_errc::server_error);
+  EXPECT_NE(p.detail.find("WRONGTYPE"), std::string::npos);
+}
+
+TEST(acquire_reply_parsing, noauth_is_auth_failed) {
+  auto p = baton::parse_acquire_reply(r::error("NOAUTH Authentication required."));
+  EXPECT_EQ(p.ec, redis_errc::auth_failed);
+}
+
+TEST(acquire_reply_parsing, malformed_shapes_are_unexpected) {
+  const std::vector<redis_reply> bad = {
+      r::nil(),
+      r::integer_reply(1),
+      r::string("1"),
+      r::status("OK"),
+      r::array({}),
+      r::array({r::string("1"), r::integer_reply(5)}),
+      r::array({r::integer_reply(1)}),
+      r::array({r::integer_reply(1), r::string("5")}),
+      r::array({r::integer_reply(1), r::integer_reply(0)}),
+      r::array({r::integer_reply(1), r::integer_reply(-3)}),
+      r::array({r::integer_reply(1), r::integer_reply(5), r::integer_reply(6)}),
+      r::array({r::integer_reply(2), r::integer_reply(5)}),
+      r::array({r::integer_reply(0)}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(10)}),
+      r::array({r::integer_reply(0), r::nil(), r::integer_reply(10), r::string("1")}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::string("10"), r::string("1")}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(10), r::string("x1")}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(10), r::string("-1")}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(10),
+                r::string("99999999999999999999999")}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(10), r::nil()}),
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(10), r::string("1"),
+                r::string("extra")}),
+  };
+  for (const auto& reply : bad) {
+    auto p = baton::parse_acquire_reply(reply);
+    EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
+    EXPECT_NE(p.detail.find("acquire"), std::string::npos) << p.detail;
+  }
+}
+
+TEST(renew_reply_parsing, one_is_renewed_zero_is_lost) {
+  auto renewed = baton::parse_renew_reply(r::integer_reply(1));
+  ASSERT_FALSE(renewed.ec);
+  EXPECT_EQ(renewed.value, baton::renew_reply::renewed);
+  auto lost = baton::parse_renew_reply(r::integer_reply(0));
+  ASSERT_FALSE(lost.ec);
+  EXPECT_EQ(lost.value, baton::renew_reply::lost);
+}
+
+TEST(renew_reply_parsing, malformed_shapes_are_unexpected) {
+  for (const auto& reply : {r::integer_reply(2), r::integer_reply(-1), r::nil(), r::string("1"),
+                            r::status("OK"), r::array({r::integer_reply(1)})}) {
+    auto p = baton::parse_renew_reply(reply);
+    EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
+  }
+  EXPECT_EQ(baton::parse_renew_reply(r::error("ERR boom")).ec, redis_errc::server_error);
+}
+
+TEST(release_reply_parsing, one_is_released_zero_is_not) {
+  auto released = baton::parse_release_reply(r::integer_reply(1));
+  ASSERT_FALSE(released.ec);
+  EXPECT_TRUE(released.value);
+  auto kept = baton::parse_release_reply(r::integer_reply(0));
+  ASSERT_FALSE(kept.ec);
+  EXPECT_FALSE(kept.value);
+}
+
+TEST(release_reply_parsing, malformed_shapes_are_unexpected) {
+  for (const auto& reply : {r::integer_reply(7), r::nil(), r::string("0"), r::array({})}) {
+    auto p = baton::parse_release_reply(reply);
+    EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
+    EXPECT_NE(p.detail.find("release"), std::string::npos);
+  }
+  auto err = baton::parse_release_reply(r::error("ERR x"));
+  EXPECT_EQ(err.ec, redis_errc::server_error);
+  EXPECT_EQ(err.detail, "release: ERR x");
+}
+
+TEST(holder_from_value, takes_everything_before_the_last_colon) {
+  EXPECT_EQ(baton::holder_from_value("node-a:0123abcd"), "node-a");
+  EXPECT_EQ(baton::holder_from_value("host:8080:0123abcd"), "host:8080");
+  EXPECT_EQ(baton::holder_from_value("plain"), "plain");
+  EXPECT_EQ(baton::holder_from_value(":nonce"), "");
+  EXPECT_EQ(baton::holder_from_value(""), "");
+}
+
+TEST(release_messages, only_other_nodes_releases_count) {
+  const std::string own = "node-a:00ff";
+  EXPECT_TRUE(baton::is_foreign_release("released node-b:11aa 17", own));
+  EXPECT_FALSE(baton::is_foreign_release("released node-a:00ff 17", own));
+  EXPECT_FALSE(baton::is_foreign_release("released node-a:00ff ", own));
+  EXPECT_TRUE(baton::is_foreign_release("released node b:11aa 17", own));
+  EXPECT_FALSE(baton::is_foreign_release("hello", own));
+  EXPECT_FALSE(baton::is_foreign_release("released ", own));
+  EXPECT_FALSE(baton::is_foreign_release("", own));
+}
+
+TEST(noscript, is_recognised) {
+  EXPECT_TRUE(baton::is_noscript_error(r::error("NOSCRIPT No matching script.")));
+  EXPECT_FALSE(baton::is_noscript_error(r::error("ERR other")));
+  EXPECT_FALSE(baton::is_noscript_error(r::string("NOSCRIPT")));
+}
+
+TEST(describe_reply, is_short_and_readable) {
+  EXPECT_EQ(baton::describe_reply(r::integer_reply(5)), "integer 5");
+  EXPECT_EQ(baton::describe_reply(r::nil()), "nil");
+  EXPECT_EQ(baton::describe_reply(r::array({r::nil(), r::nil()})), "array[2]");
+  EXPECT_EQ(baton::describe_reply(r::error("ERR x")), "error \"ERR x\"");
+  EXPECT_LT(baton::describe_reply(r::string(std::string(1000, 'x'))).size(), 100u);
+}
+
+TEST(redis_error_category, codes_have_names_and_messages) {
+  std::error_code ec = redis_errc::timeout;
+  EXPECT_STREQ(ec.category().name(), "baton.redis");
+  EXPECT_EQ(ec.message(), "redis command timed out");
+  EXPECT_EQ(std::error_code(redis_errc::auth_failed).message(), "redis authentication failed");
+  EXPECT_NE(std::error_code(redis_errc::connect_failed), std::error_code(redis_errc::timeout));
+}
+
+}  // namespace
