@@ -4,6 +4,11 @@
 // concurrently. When to escalate to SIGKILL is decided by the caller (the
 // election machine ties it to the lease), except for a hook past its own
 // timeout, which the controller kills by itself.
+//
+// The child runs under a keeper (see baton/keeper.hpp): the baton binary in
+// its internal mode, leading the child's process group. The controller feeds
+// it the lease deadline (set_deadline); should the daemon crash or freeze, the
+// keeper SIGKILLs the group once that deadline passes or the daemon is gone.
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "baton/config.hpp"
+#include "baton/time.hpp"
 
 namespace baton {
 
@@ -37,6 +43,14 @@ struct app_context {
   std::string reason;  ///< BATON_REASON: acquired, lost, redis-unreachable, shutdown, ...
   milliseconds lease_ttl{0};
   std::uint64_t token = 0;  ///< fencing token of the term
+};
+
+/// Start-up settings of an app_controller that the config does not hold.
+struct app_controller_options {
+  /// Executable run as the keeper: `PROGRAM __keeper -- COMMAND...`. Empty
+  /// (the default) means this process's own executable, the baton binary
+  /// (process::self_executable_path()). Tests point it at a built baton.
+  std::string keeper_program;
 };
 
 class app_controller {
@@ -65,7 +79,7 @@ class app_controller {
 
   /// Nothing runs until start(). Registers for SIGCHLD on `io` (asio signal_set).
   app_controller(boost::asio::io_context& io, hooks_config hooks, child_config child,
-                 listener events);
+                 listener events, app_controller_options options = {});
   /// SIGKILLs the process groups of whatever still runs and reaps it
   /// (blocking briefly); on_stop is not run and no callback follows.
   ~app_controller();
@@ -83,10 +97,23 @@ class app_controller {
   /// SIGKILL the process groups of the child and of any running hook, now.
   /// A pending stop() still completes with stopped.
   void kill();
+  /// The lease is valid until `valid_until` (monotonic clock). Recorded, and
+  /// written at once to the running child's keeper, which SIGKILLs the child's
+  /// process group if that moment passes without a newer deadline. Never
+  /// blocks: if the keeper's pipe is full the write is skipped (the next call
+  /// writes again). The last deadline set is also sent to every child spawned
+  /// later, when it is spawned: set it before start() for a new term. Until a
+  /// child's keeper gets a deadline, it has none.
+  void set_deadline(time_point valid_until);
+  /// For tests: closes the pipe to the running child's keeper, as the
+  /// daemon's death would, so the keeper kills the child's group at once.
+  void close_keeper_pipe();
   /// True from start() until stopped is reported.
   bool active() const;
   /// PIDs of processes currently running (child, hook), for status output.
-  /// child_pid(): the supervised child while it runs (not yet reaped), else 0.
+  /// child_pid(): the child's keeper while it runs (not yet reaped), else 0.
+  /// The keeper leads the process group the child runs in (pgid == this pid)
+  /// and exits with the child's status; the command's own pid is its child.
   pid_t child_pid() const;
   /// The running hook's pid (on_start or on_stop), else 0.
   pid_t hook_pid() const;

@@ -1,7 +1,8 @@
 // app_controller: the phases of one term of the app. start() runs on_start,
 // then spawns the child; stop() terminates whichever of the two runs, waits
 // for it, then runs on_stop. Everything happens on the io_context's thread;
-// at most one of {on_start, child, on_stop} runs at any time.
+// at most one of {on_start, child, on_stop} runs at any time. The child is
+// spawned under a keeper, which gets the lease deadline through a pipe.
 #include "baton/app_controller.hpp"
 
 #include <signal.h>
@@ -9,12 +10,15 @@
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <spdlog/spdlog.h>
 #include <utility>
 
 #include "app_environment.hpp"
+#include "baton/keeper.hpp"
 #include "child_reaper.hpp"
 #include "hook_runner.hpp"
+#include "keeper_link.hpp"
 #include "spawn.hpp"
 
 namespace baton {
@@ -22,17 +26,22 @@ namespace baton {
 using process::hook_result;
 
 struct app_controller::impl {
-  impl(boost::asio::io_context& io, hooks_config hooks, child_config child, listener events)
+  impl(boost::asio::io_context& io, hooks_config hooks, child_config child, listener events,
+       app_controller_options options)
       : io_(io),
         hooks_(std::move(hooks)),
         child_(std::move(child)),
         events_(std::move(events)),
+        keeper_program_(options.keeper_program.empty() ? process::self_executable_path()
+                                                       : std::move(options.keeper_program)),
         reaper_(io) {}
 
   void start(const app_context& context);
   void stop(const app_context& context);
   void kill();
   void shutdown();
+  void set_deadline(time_point valid_until);
+  void send_deadline();
 
   using hook_done = void (impl::*)(const hook_result&);
   void run_hook(const char* name, const std::vector<std::string>& argv,
@@ -40,6 +49,7 @@ struct app_controller::impl {
   void retire_hook(const hook_result& result);
   void on_start_finished(const hook_result& result);
   void spawn_child_and_report();
+  void report_start_failure(std::string detail);
   void on_child_exit(exit_status status);
   void continue_stop();
   void on_stop_finished(const hook_result& result);
@@ -66,9 +76,12 @@ struct app_controller::impl {
   hooks_config hooks_;
   child_config child_;
   listener events_;
+  std::string keeper_program_;
   process::child_reaper reaper_;
+  process::keeper_link keeper_;          // open while the child's keeper is unreaped
+  std::optional<time_point> deadline_;  // the last set_deadline()
   std::unique_ptr<process::hook_runner> hook_;
-  pid_t child_pid_ = 0;  // non-zero only while the child is unreaped
+  pid_t child_pid_ = 0;  // the keeper; non-zero only while it is unreaped
   bool active_ = false;
   bool stop_requested_ = false;
   bool on_stop_started_ = false;
@@ -137,6 +150,7 @@ void app_controller::impl::shutdown() {
     reaper_.reap_blocking(child_pid_);
     child_pid_ = 0;
   }
+  keeper_.close();
   for (auto& weak : pumps_) {
     if (auto pump = weak.lock()) pump->close();
   }
@@ -188,25 +202,50 @@ void app_controller::impl::on_start_finished(const hook_result& result) {
 
 void app_controller::impl::spawn_child_and_report() {
   if (!child_.command.empty()) {
+    auto env = process::app_environment(start_context_, "start");
+    // The keeper would only report these by exiting 127; checking first keeps
+    // a missing or non-executable command a start failure, as it always was.
+    if (int error = process::find_executable(child_.command.front(), env)) {
+      report_start_failure("child: " + process::spawn_error_message(child_.command, error));
+      return;
+    }
+    if (int error = keeper_.open()) {
+      report_start_failure(std::string("child: cannot create the keeper's pipe: ") +
+                           std::strerror(error));
+      return;
+    }
     process::spawn_request request;
-    request.argv = child_.command;
-    request.env = process::app_environment(start_context_, "start");
+    request.argv = process::keeper_argv(keeper_program_, child_.command);
+    request.env = std::move(env);
+    request.keep_fd = keeper_.keeper_end();
     // stdout/stderr stay the daemon's: the child's logs show up as the app's.
     auto spawned = process::spawn_process(request);
+    keeper_.close_keeper_end();
     if (!spawned.ok()) {
-      std::string detail = "child: " + process::spawn_error_message(child_.command, spawned.error);
-      spdlog::error("{}", detail);
-      post_term_event([this, detail] {
-        auto cb = events_.start_failed;
-        if (cb) cb(detail);
-      });
+      keeper_.close();
+      report_start_failure("child: cannot start its keeper: " +
+                           process::spawn_error_message({keeper_program_}, spawned.error));
       return;
     }
     child_pid_ = spawned.pid;
-    spdlog::info("app: child started: {} (pid {})", child_.command.front(), child_pid_);
-    reaper_.watch(child_pid_, [this, alive = std::weak_ptr<char>(alive_)](exit_status status) {
-      if (!alive.expired()) on_child_exit(status);
-    });
+    spdlog::info("app: child started: {} (keeper pid {}, process group {})",
+                 child_.command.front(), child_pid_, child_pid_);
+    send_deadline();
+    pid_t pid = child_pid_;
+    reaper_.watch(
+        pid,
+        [this, alive = std::weak_ptr<char>(alive_)](exit_status status) {
+          if (!alive.expired()) on_child_exit(status);
+        },
+        [pid] {
+          // The keeper is a zombie, so the group id is still ours. Anything
+          // left in the group runs unsupervised from now on (background
+          // processes of the command, or the command itself if the keeper was
+          // killed alone): it goes too.
+          if (::killpg(pid, SIGKILL) != 0 && errno != ESRCH) {
+            spdlog::warn("app: cannot clear process group {}: {}", pid, std::strerror(errno));
+          }
+        });
   }
   post_term_event([this] {
     auto cb = events_.started;
@@ -214,9 +253,36 @@ void app_controller::impl::spawn_child_and_report() {
   });
 }
 
+void app_controller::impl::report_start_failure(std::string detail) {
+  spdlog::error("{}", detail);
+  post_term_event([this, detail = std::move(detail)] {
+    auto cb = events_.start_failed;
+    if (cb) cb(detail);
+  });
+}
+
+void app_controller::impl::set_deadline(time_point valid_until) {
+  deadline_ = valid_until;
+  send_deadline();
+}
+
+void app_controller::impl::send_deadline() {
+  if (!deadline_ || child_pid_ == 0 || !keeper_.is_open()) return;
+  int error = keeper_.send_deadline(*deadline_);
+  // EAGAIN: the keeper is behind; the next renewal writes again. EPIPE: it
+  // has exited and its reaping is on the way.
+  if (error == EAGAIN) {
+    spdlog::debug("app: keeper's pipe is full; this deadline is skipped");
+  } else if (error != 0 && error != EPIPE) {
+    spdlog::warn("app: cannot send the lease deadline to the keeper (pid {}): {}", child_pid_,
+                 std::strerror(error));
+  }
+}
+
 void app_controller::impl::on_child_exit(exit_status status) {
   pid_t pid = child_pid_;
   child_pid_ = 0;
+  keeper_.close();
   std::string how = status.signal != 0 ? status.describe() : "exited with " + status.describe();
   if (stop_requested_) {
     spdlog::info("app: child (pid {}) {}", pid, how);
@@ -265,8 +331,10 @@ void app_controller::impl::signal_child(int signal) {
 }
 
 app_controller::app_controller(boost::asio::io_context& io, hooks_config hooks,
-                               child_config child, listener events)
-    : impl_(std::make_unique<impl>(io, std::move(hooks), std::move(child), std::move(events))) {}
+                               child_config child, listener events,
+                               app_controller_options options)
+    : impl_(std::make_unique<impl>(io, std::move(hooks), std::move(child), std::move(events),
+                                   std::move(options))) {}
 
 app_controller::~app_controller() {
   if (impl_) impl_->shutdown();
@@ -275,6 +343,8 @@ app_controller::~app_controller() {
 void app_controller::start(const app_context& context) { impl_->start(context); }
 void app_controller::stop(const app_context& context) { impl_->stop(context); }
 void app_controller::kill() { impl_->kill(); }
+void app_controller::set_deadline(time_point valid_until) { impl_->set_deadline(valid_until); }
+void app_controller::close_keeper_pipe() { impl_->keeper_.close(); }
 bool app_controller::active() const { return impl_->active_; }
 pid_t app_controller::child_pid() const { return impl_->child_pid_; }
 pid_t app_controller::hook_pid() const { return impl_->hook_ ? impl_->hook_->pid() : 0; }

@@ -6,9 +6,12 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace baton::process {
 
@@ -51,9 +54,15 @@ int configure(spawn_attributes& a, const spawn_request& request) {
     if (int rc = posix_spawn_file_actions_adddup2(&a.actions, request.stderr_fd, STDERR_FILENO))
       return rc;
   }
+  int first_closed = 3;
+  if (request.keep_fd > STDERR_FILENO) {
+    // dup2 onto itself (keep_fd == 3) clears close-on-exec in glibc, as POSIX asks.
+    if (int rc = posix_spawn_file_actions_adddup2(&a.actions, request.keep_fd, 3)) return rc;
+    first_closed = 4;
+  }
   // Whatever the daemon (or a library in it) opened without O_CLOEXEC stays
   // out of the app: Redis sockets, the app socket, the pipe ends.
-  if (int rc = posix_spawn_file_actions_addclosefrom_np(&a.actions, 3)) return rc;
+  if (int rc = posix_spawn_file_actions_addclosefrom_np(&a.actions, first_closed)) return rc;
 
   // The daemon handles signals through asio and may block some; the app must
   // start with a clean slate. SIG_IGN (e.g. SIGPIPE) would otherwise survive exec.
@@ -98,6 +107,41 @@ spawn_result spawn_process(const spawn_request& request) {
   }
   result.pid = pid;
   return result;
+}
+
+namespace {
+
+// 0 if `path` is a regular file we may execute, else the errno exec would give.
+int executable_error(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EACCES;  // what execve says of a directory
+  if (::access(path.c_str(), X_OK) != 0) return errno;
+  return 0;
+}
+
+}  // namespace
+
+int find_executable(const std::string& argv0, const std::vector<std::string>& env) {
+  if (argv0.empty()) return ENOENT;
+  if (argv0.find('/') != std::string::npos) return executable_error(argv0);
+  std::string_view path = "/bin:/usr/bin";  // glibc's execvp default
+  for (const auto& entry : env) {
+    if (entry.rfind("PATH=", 0) == 0) path = std::string_view(entry).substr(5);
+  }
+  // Like execvp: the first hit wins; EACCES anywhere beats ENOENT at the end.
+  bool denied = false;
+  while (true) {
+    auto colon = path.find(':');
+    std::string_view dir = path.substr(0, colon);
+    std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + argv0;
+    int error = executable_error(candidate);
+    if (error == 0) return 0;
+    if (error == EACCES) denied = true;
+    if (colon == std::string_view::npos) break;
+    path.remove_prefix(colon + 1);
+  }
+  return denied ? EACCES : ENOENT;
 }
 
 std::string spawn_error_message(const std::vector<std::string>& argv, int error) {

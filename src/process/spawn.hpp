@@ -2,7 +2,8 @@
 // executed directly (no shell, PATH lookup for bare names), in a process group
 // of its own so one signal reaches its whole tree, with default signal
 // dispositions and an empty signal mask, and with no file descriptors but
-// 0, 1 and 2. Exec failures come back as an errno, not as a child exiting 127.
+// 0, 1 and 2 (and 3, when the caller hands one over on purpose). Exec failures
+// come back as an errno, not as a child exiting 127.
 #pragma once
 
 #include <sys/types.h>
@@ -21,6 +22,9 @@ struct spawn_request {
   int stdout_fd = -1;
   /// Descriptor that becomes the child's stderr (-1 = inherit the daemon's).
   int stderr_fd = -1;
+  /// Descriptor that becomes the child's descriptor 3 (-1 = none): the one
+  /// extra descriptor it inherits (the keeper's deadline pipe). Must be > 2.
+  int keep_fd = -1;
 };
 
 struct spawn_result {
@@ -31,6 +35,13 @@ struct spawn_result {
 
 /// Spawns `request`. Never throws for a bad command: the failure is in `error`.
 spawn_result spawn_process(const spawn_request& request);
+
+/// Whether `argv0` names something executable, searched as execvp would
+/// (PATH from `env`, "NAME=value" entries; /bin:/usr/bin if unset): 0, or the
+/// errno an exec would most likely fail with (ENOENT, EACCES, ...). For a
+/// command started through an intermediary (the keeper), so the common
+/// failures are still reported at once and in the same words.
+int find_executable(const std::string& argv0, const std::vector<std::string>& env);
 
 /// "cannot execute ARGV0: No such file or directory".
 std::string spawn_error_message(const std::vector<std::string>& argv, int error);

@@ -19,7 +19,7 @@ TEST(app_controller_start, runs_on_start_then_child_and_reports_started) {
   app_controller app(io,
                      make_hooks({dir.script("start.sh", "echo on_start >> \"$MARK\"")}, {}),
                      make_child({dir.script("child.sh", "echo child >> \"$MARK\"; exec sleep 100")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   EXPECT_TRUE(app.active());
   EXPECT_EQ(rec.started, 0) << "callbacks are posted, never inline";
@@ -44,7 +44,7 @@ TEST(app_controller_start, runs_on_start_then_child_and_reports_started) {
 TEST(app_controller_start, neither_hook_nor_child_reports_started_later) {
   boost::asio::io_context io;
   recorder rec;
-  app_controller app(io, hooks_config{}, child_config{}, rec.listener());
+  app_controller app(io, hooks_config{}, child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   EXPECT_EQ(rec.started, 0);
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
@@ -68,7 +68,7 @@ TEST(app_controller_start, environment_has_term_variables_and_no_secrets) {
         make_child({dir.script("child.sh", "env > \"$DIR/child.env.tmp\"; "
                                            "mv \"$DIR/child.env.tmp\" \"$DIR/child.env\"; "
                                            "exec sleep 100")}),
-        rec.listener());
+        rec.listener(), keeper_options());
     app.start(make_context());
     ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
     ASSERT_TRUE(run_until(io, [&] { return !temp_dir::read(dir.file("child.env")).empty(); }));
@@ -110,7 +110,7 @@ TEST(app_controller_start, failing_on_start_reports_start_failed_and_spawns_no_c
                      make_hooks({dir.script("start.sh", "echo on_start >> \"$MARK\"; exit 3")},
                                 {dir.script("stop.sh", "echo on_stop >> \"$MARK\"")}),
                      make_child({dir.script("child.sh", "echo child >> \"$MARK\"")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.start_failed == 1; }));
   EXPECT_EQ(rec.failure, "on_start: failed with exit code 3");
@@ -130,7 +130,7 @@ TEST(app_controller_start, missing_hook_command_is_a_clear_failure) {
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({"/nonexistent/baton-hook", "arg"}, {}), child_config{},
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.start_failed == 1; }));
   EXPECT_EQ(rec.failure, "on_start: cannot execute /nonexistent/baton-hook: No such file or directory");
@@ -144,7 +144,7 @@ TEST(app_controller_start, non_executable_hook_is_a_clear_failure) {
   ::chmod(path.c_str(), 0644);
   boost::asio::io_context io;
   recorder rec;
-  app_controller app(io, make_hooks({path}, {}), child_config{}, rec.listener());
+  app_controller app(io, make_hooks({path}, {}), child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.start_failed == 1; }));
   EXPECT_EQ(rec.failure, "on_start: cannot execute " + path + ": Permission denied");
@@ -155,7 +155,7 @@ TEST(app_controller_start, missing_child_command_is_a_clear_failure) {
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({dir.script("start.sh", "true")}, {}),
-                     make_child({"baton-no-such-command-xyz"}), rec.listener());
+                     make_child({"baton-no-such-command-xyz"}), rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.start_failed == 1; }));
   EXPECT_EQ(rec.failure, "child: cannot execute baton-no-such-command-xyz: No such file or directory");
@@ -169,7 +169,7 @@ TEST(app_controller_start, bare_command_names_are_looked_up_in_path) {
   app_controller app(io, hooks_config{},
                      make_child({"sh", "-c", "echo via-path >> \"$0\"; exec sleep 100",
                                  dir.file("marker")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   ASSERT_TRUE(run_until(io, [&] { return dir.marker() == "via-path\n"; }));
@@ -181,7 +181,7 @@ TEST(app_controller_start, child_exiting_by_itself_reports_child_exited) {
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({}, {dir.script("stop.sh", "echo on_stop >> \"$MARK\"")}),
-                     make_child({dir.script("child.sh", "exit 3")}), rec.listener());
+                     make_child({dir.script("child.sh", "exit 3")}), rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.child_exited == 1; }));
   EXPECT_EQ(rec.child_status.code, 3);
@@ -201,7 +201,7 @@ TEST(app_controller_start, child_killed_by_a_signal_reports_it) {
   log_capture log;
   recorder rec;
   app_controller app(io, hooks_config{}, make_child({"/bin/sh", "-c", "kill -KILL $$"}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.child_exited == 1; }));
   EXPECT_EQ(rec.child_status.signal, SIGKILL);
@@ -218,7 +218,7 @@ TEST(app_controller_start, timed_out_on_start_is_killed_and_fails_the_start) {
                      make_hooks({dir.script("start.sh", "sleep 100")}, {},
                                 milliseconds(300)),
                      make_child({dir.script("child.sh", "echo child >> \"$MARK\"")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   auto begin = std::chrono::steady_clock::now();
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.start_failed == 1; }));
@@ -236,7 +236,7 @@ TEST(app_controller_start, start_while_active_is_ignored) {
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({dir.script("start.sh", "echo on_start >> \"$MARK\"")}, {}),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
@@ -253,7 +253,7 @@ TEST(app_controller_start, a_second_term_runs_the_hooks_again) {
   app_controller app(io,
                      make_hooks({dir.script("start.sh", "echo on_start $BATON_TOKEN >> \"$MARK\"")},
                                 {dir.script("stop.sh", "echo on_stop $BATON_TOKEN >> \"$MARK\"")}),
-                     make_child({"sleep", "100"}), rec.listener());
+                     make_child({"sleep", "100"}), rec.listener(), keeper_options());
   for (std::uint64_t token = 1; token <= 2; ++token) {
     auto ctx = make_context();
     ctx.token = token;

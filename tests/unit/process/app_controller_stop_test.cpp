@@ -29,7 +29,7 @@ TEST(app_controller_stop, terminates_child_then_runs_on_stop_then_reports_stoppe
     marker_at_stopped = dir.marker();
   };
   app_controller app(io, make_hooks({}, {dir.script("stop.sh", "echo on_stop $BATON_REASON >> \"$MARK\"")}),
-                     make_child({dir.script("child.sh", polite_child)}), l);
+                     make_child({dir.script("child.sh", polite_child)}), l, keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1 && dir.marker() == "child-up\n"; }));
   pid_t pid = app.child_pid();
@@ -47,7 +47,7 @@ TEST(app_controller_stop, stop_twice_runs_on_stop_once) {
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({}, {dir.script("stop.sh", "echo on_stop >> \"$MARK\"")}),
-                     make_child({"sleep", "100"}), rec.listener());
+                     make_child({"sleep", "100"}), rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   app.stop(make_context("lost"));
@@ -63,7 +63,7 @@ TEST(app_controller_stop, stop_without_start_reports_stopped_and_runs_nothing) {
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({}, {dir.script("stop.sh", "echo on_stop >> \"$MARK\"")}),
-                     make_child({"sleep", "100"}), rec.listener());
+                     make_child({"sleep", "100"}), rec.listener(), keeper_options());
   app.stop(make_context("shutdown"));
   EXPECT_EQ(rec.stopped, 0) << "posted, not inline";
   ASSERT_TRUE(run_until(io, [&] { return rec.stopped == 1; }));
@@ -82,7 +82,7 @@ TEST(app_controller_stop, child_ignoring_sigterm_is_stopped_by_kill_and_on_stop_
                      make_child({dir.script("child.sh",
                                             "trap '' TERM; echo child-up >> \"$MARK\"; "
                                             "exec sleep 100")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1 && dir.marker() == "child-up\n"; }));
   pid_t pid = app.child_pid();
@@ -106,7 +106,7 @@ TEST(app_controller_stop, grandchildren_in_the_process_group_die_with_the_child)
                      make_child({dir.script("child.sh",
                                             "sleep 100 & echo $! > \"$DIR/grandchild.tmp\"; "
                                             "mv \"$DIR/grandchild.tmp\" \"$DIR/grandchild\"; wait")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return !temp_dir::read(dir.file("grandchild")).empty(); }));
   pid_t grandchild = std::stoi(temp_dir::read(dir.file("grandchild")));
@@ -125,7 +125,7 @@ TEST(app_controller_stop, kill_reaches_grandchildren_too) {
                      make_child({dir.script("child.sh",
                                             "trap '' TERM; sleep 100 & echo $! > \"$DIR/gc.tmp\"; "
                                             "mv \"$DIR/gc.tmp\" \"$DIR/gc\"; wait")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return !temp_dir::read(dir.file("gc")).empty(); }));
   pid_t grandchild = std::stoi(temp_dir::read(dir.file("gc")));
@@ -148,7 +148,7 @@ TEST(app_controller_stop, stop_during_slow_on_start_waits_for_it_before_on_stop)
                              "wait $!")},
                  {dir.script("stop.sh", "echo stop-begin >> \"$MARK\"")}),
       make_child({dir.script("child.sh", "echo child >> \"$MARK\"; exec sleep 100")}),
-      rec.listener());
+      rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return dir.marker() == "start-begin\n"; }));
   EXPECT_NE(app.hook_pid(), 0);
@@ -174,7 +174,7 @@ TEST(app_controller_stop, a_timed_out_hook_leaves_nothing_in_its_process_group) 
                                             "mv \"$DIR/straggler.tmp\" \"$DIR/straggler\"\n"
                                             "sleep 100")},
                                 {}, milliseconds(300)),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.start_failed == 1; }));
   EXPECT_EQ(rec.failure, "on_start: timed out after 300ms");
@@ -186,7 +186,7 @@ TEST(app_controller_stop, stop_right_after_start_without_hooks_stops_the_child) 
   temp_dir dir;
   boost::asio::io_context io;
   recorder rec;
-  app_controller app(io, hooks_config{}, make_child({"sleep", "100"}), rec.listener());
+  app_controller app(io, hooks_config{}, make_child({"sleep", "100"}), rec.listener(), keeper_options());
   app.start(make_context());
   pid_t pid = app.child_pid();
   ASSERT_GT(pid, 0);
@@ -202,7 +202,7 @@ TEST(app_controller_stop, hung_on_stop_times_out_and_stopped_is_still_reported) 
   boost::asio::io_context io;
   recorder rec;
   app_controller app(io, make_hooks({}, {dir.script("stop.sh", "sleep 100")}, milliseconds(300)),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   app.stop(make_context("lost"));
@@ -221,7 +221,7 @@ TEST(app_controller_stop, hook_ignoring_sigterm_is_killed_after_the_grace) {
                      make_hooks({}, {dir.script("stop.sh", "trap '' TERM; echo $$ > \"$DIR/pid.tmp\"; "
                                                            "mv \"$DIR/pid.tmp\" \"$DIR/pid\"; sleep 100")},
                                 milliseconds(300)),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   auto begin = std::chrono::steady_clock::now();
@@ -244,7 +244,7 @@ TEST(app_controller_stop, kill_during_on_stop_ends_it) {
   app_controller app(io,
                      make_hooks({}, {dir.script("stop.sh", "trap '' TERM; echo on_stop >> \"$MARK\"; "
                                                            "sleep 100")}),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   app.stop(make_context("lost"));
@@ -262,7 +262,7 @@ TEST(app_controller_stop, destructor_kills_and_reaps_the_child) {
   {
     app_controller app(io, hooks_config{},
                        make_child({"/bin/sh", "-c", "trap '' TERM; exec sleep 100"}),
-                       rec.listener());
+                       rec.listener(), keeper_options());
     app.start(make_context());
     ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
     pid = app.child_pid();
@@ -283,7 +283,7 @@ TEST(app_controller_stop, destructor_kills_and_reaps_a_running_hook) {
   {
     app_controller app(io,
                        make_hooks({dir.script("start.sh", "echo up >> \"$MARK\"; sleep 100")}, {}),
-                       child_config{}, rec.listener());
+                       child_config{}, rec.listener(), keeper_options());
     app.start(make_context());
     ASSERT_TRUE(run_until(io, [&] { return dir.marker() == "up\n"; }));
     pid = app.hook_pid();
@@ -299,7 +299,7 @@ TEST(app_controller_stop, no_callback_after_destruction) {
   boost::asio::io_context io;
   recorder rec;
   {
-    app_controller app(io, hooks_config{}, child_config{}, rec.listener());
+    app_controller app(io, hooks_config{}, child_config{}, rec.listener(), keeper_options());
     app.start(make_context());
   }
   run_for(io, 50ms);

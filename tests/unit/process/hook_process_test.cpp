@@ -29,7 +29,7 @@ TEST(hook_process, output_lines_reach_the_log_with_the_hook_name) {
                                             "echo after-long\n"
                                             "printf tail")},
                                 {dir.script("stop.sh", "echo bye")}),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   // Logged before the result: no waiting needed.
@@ -65,7 +65,7 @@ TEST(hook_process, background_process_holding_the_pipe_does_not_delay_the_hook) 
                                             " echo late) &\n"
                                             "echo early")},
                                 {}),
-                     child_config{}, rec.listener());
+                     child_config{}, rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.started == 1; }));
   EXPECT_TRUE(log.has("[on_start] early"));
@@ -103,7 +103,7 @@ TEST(hook_process, only_stdio_descriptors_are_inherited) {
   app_controller app(io, make_hooks({"ls", "-l", "/proc/self/fd"}, {}),
                      make_child({"/bin/sh", "-c", "exec ls -l /proc/self/fd > \"$0\"",
                                  dir.file("child.fds")}),
-                     rec.listener());
+                     rec.listener(), keeper_options());
   app.start(make_context());
   ASSERT_TRUE(run_until(io, [&] { return rec.child_exited == 1; }));
   ::close(leak);
@@ -151,7 +151,7 @@ TEST(hook_process, signal_mask_and_ignored_signals_are_reset) {
                        make_child({"/bin/sh", "-c",
                                    "exec grep -E '^Sig(Blk|Ign)' /proc/self/status > \"$0\"",
                                    dir.file("status")}),
-                       rec.listener());
+                       rec.listener(), keeper_options());
     app.start(make_context());
     ASSERT_TRUE(run_until(io, [&] { return rec.child_exited == 1; }));
   }

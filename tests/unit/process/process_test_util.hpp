@@ -1,6 +1,8 @@
 // Shared helpers for the process tests: a scratch directory with executable
 // scripts, a log capture on spdlog's default logger, a recorder for the
-// controller's callbacks, and bounded ways to run the io_context.
+// controller's callbacks, and bounded ways to run the io_context; and the
+// keeper the controllers under test run their child through (the baton
+// binary of this build, BATON_BINARY: this test binary is no keeper).
 #pragma once
 
 #include <signal.h>
@@ -29,6 +31,35 @@
 namespace baton::process_test {
 
 using namespace std::chrono_literals;
+
+/// Options for every controller under test: the keeper is BATON_BINARY. The
+/// default (our own executable) would re-run this test binary with
+/// "__keeper" arguments. Throws, failing the test, if it was not built.
+inline app_controller_options keeper_options() {
+  app_controller_options options;
+  options.keeper_program = BATON_BINARY;
+  if (::access(options.keeper_program.c_str(), X_OK) != 0) {
+    throw std::runtime_error("the keeper binary " + options.keeper_program +
+                             " is not built: build the `baton` target before "
+                             "process_unit_tests");
+  }
+  return options;
+}
+
+/// Should a controller ever run this test binary as its keeper, it must not
+/// run the tests again inside the app's process group: it refuses at once.
+inline const bool refuse_keeper_mode = [] {
+  std::ifstream in("/proc/self/cmdline");
+  std::string argv0, argv1;
+  std::getline(in, argv0, '\0');
+  std::getline(in, argv1, '\0');
+  if (argv1 == "__keeper") {
+    static const char message[] = "process_unit_tests started as a keeper: use keeper_options()\n";
+    (void)!::write(STDERR_FILENO, message, sizeof message - 1);
+    ::_exit(125);
+  }
+  return true;
+}();
 
 /// A fresh directory under /tmp, removed with everything in it.
 class temp_dir {

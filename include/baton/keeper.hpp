@@ -1,0 +1,38 @@
+// The keeper: a tiny supervisor between the daemon and the supervised child.
+// The daemon starts every child as `baton __keeper -- CMD ARGS...`; the keeper
+// leads the app's process group, runs CMD in that group, and SIGKILLs the
+// whole group when the lease deadline the daemon last sent has passed, or when
+// the daemon's pipe closes (the daemon died). So a crashed or frozen daemon
+// cannot leave the app working after its lease may have gone to another node.
+//
+// Protocol: the keeper reads lines `deadline <ns>\n` on descriptor 3, where
+// <ns> is an absolute CLOCK_MONOTONIC time in nanoseconds (std::chrono::
+// steady_clock on Linux). Until the first line there is no deadline; each line
+// replaces the previous deadline. End of file on descriptor 3 kills the group.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace baton::process {
+
+/// argv[1] that selects the keeper mode of the baton binary.
+inline constexpr std::string_view keeper_verb = "__keeper";
+
+/// Descriptor on which the keeper reads its deadlines.
+inline constexpr int keeper_deadline_fd = 3;
+
+/// The keeper's main: `argv` is {baton, "__keeper", "--", CMD, ARGS...}, with
+/// the deadline pipe as descriptor 3, started as leader of its own process
+/// group. Returns 125 on usage errors, and 127 when CMD cannot be executed
+/// (after "baton keeper: cannot execute CMD: <reason>" on stderr); otherwise
+/// it exits with the child's status (the same code, or killed by the same
+/// signal), or dies of the SIGKILL it sends to its group.
+int run_keeper(int argc, char** argv);
+
+/// This process's own executable (readlink of /proc/self/exe), resolved on
+/// the first call and remembered, so a later upgrade of the file on disk does
+/// not change it. Empty if it cannot be read.
+const std::string& self_executable_path();
+
+}  // namespace baton::process

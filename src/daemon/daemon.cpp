@@ -1,0 +1,343 @@
+// The driver: takes the next event (timer, store reply, app report, signal,
+// release announcement), steps the election machine, and carries out the
+// actions it returns. Events raised while carrying out actions are queued and
+// stepped in order, so the machine never re-enters itself.
+//
+// Replies are tagged with the time their command was SENT, since the machine
+// counts a lease's validity from then.
+#include "baton/daemon.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+
+#include "app_messages.hpp"
+#include "baton/app_controller.hpp"
+#include "baton/app_socket.hpp"
+#include "baton/election_machine.hpp"
+#include "baton/lease_keys.hpp"
+#include "baton/redis_store.hpp"
+#include "baton/redis_url.hpp"
+
+namespace baton {
+
+namespace asio = boost::asio;
+
+namespace {
+
+lease_timing timing_of(const config& cfg) {
+  lease_timing t;
+  t.ttl = cfg.lease.ttl;
+  t.renew_interval = cfg.lease.renew_interval;
+  t.renew_deadline = cfg.lease.renew_deadline;
+  t.retry_interval = cfg.lease.retry_interval;
+  t.drift_factor = cfg.lease.drift_factor;
+  t.stop_timeout = cfg.child.stop_timeout;
+  t.exit_when_app_exits = cfg.child.on_exit == child_exit_policy::exit;
+  return t;
+}
+
+redis_store_options store_options(const config& cfg) {
+  redis_store_options o;
+  o.endpoint = parse_redis_url(cfg.redis.url);
+  o.password = cfg.redis.password;
+  o.connect_timeout = cfg.redis.connect_timeout;
+  o.command_timeout = cfg.redis.command_timeout;
+  o.election = cfg.election;
+  o.node_id = cfg.node_id;
+  return o;
+}
+
+// Transitions that happen on every renewal or standby retry would drown the
+// log at info; they are logged at debug unless something changed.
+bool is_routine(const transition& t) {
+  return t.why == reason::renewing || t.why == reason::renewed || t.why == reason::retry ||
+         (t.why == reason::busy && t.from == state::acquiring);
+}
+
+// After close() the store completes what was in flight as cancelled.
+bool cancelled(std::error_code ec) { return ec == std::errc::operation_canceled; }
+
+std::uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+struct daemon::impl {
+  explicit impl(config c)
+      : cfg(std::move(c)),
+        machine(timing_of(cfg), random_seed()),
+        store(io, store_options(cfg)),
+        app(io, cfg.hooks, cfg.child, app_listener()),
+        socket(io, cfg.socket, [this] { return status(); }),
+        signals(io, SIGTERM, SIGINT),
+        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)} {}
+
+  config cfg;
+  asio::io_context io;
+  election_machine machine;
+  redis_store store;
+  app_controller app;
+  app_socket socket;
+  asio::signal_set signals;
+  std::array<asio::steady_timer, 3> timers;
+  std::array<std::uint64_t, 3> timer_generation{};
+
+  std::deque<event> pending;
+  bool stepping = false;
+  std::optional<int> exit_code;
+  std::uint64_t event_seq = 0;
+  std::map<std::string, std::uint64_t> transition_counts;
+  std::optional<milliseconds> last_renew_latency;
+  std::string last_redis_error;  // "" while Redis answers
+
+  app_controller::listener app_listener() {
+    app_controller::listener l;
+    l.started = [this] { deliver(events::app_started{}); };
+    l.start_failed = [this](std::string detail) {
+      spdlog::error("app failed to start: {}", detail);
+      deliver(events::app_start_failed{std::move(detail)});
+    };
+    l.child_exited = [this](exit_status s) {
+      spdlog::warn("supervised command exited by itself: {}", s.describe());
+      deliver(events::app_exited{s.as_exit_code(), s.describe()});
+    };
+    l.stopped = [this] {
+      spdlog::info("app stopped");
+      deliver(events::app_stopped{});
+    };
+    return l;
+  }
+
+  int run() {
+    std::error_code ec;
+    socket.open(ec);
+    if (ec) {
+      spdlog::critical("cannot open socket.path: {}", socket.last_error());
+      return 1;
+    }
+    spdlog::info("baton {} starting: node {} in election {} on {} (ttl {}ms, renew every {}ms, "
+                 "deadline {}ms)",
+                 BATON_VERSION, cfg.node_id, cfg.election, parse_redis_url(cfg.redis.url).redacted(),
+                 cfg.lease.ttl.count(), cfg.lease.renew_interval.count(),
+                 cfg.lease.renew_deadline.count());
+    if (!cfg.socket.path.empty()) spdlog::info("app socket at {}", cfg.socket.path);
+    wait_for_signal();
+    store.watch_releases([this] { deliver(events::peer_released{}); });
+    deliver(events::start{});
+    io.run();
+    return exit_code.value_or(0);
+  }
+
+  void wait_for_signal() {
+    signals.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      const char* name = signo == SIGTERM ? "SIGTERM" : "SIGINT";
+      spdlog::info("received {}: {}", name,
+                   machine.current() == state::pausing ? "stopping the app now"
+                                                       : "shutting down");
+      deliver(events::shutdown{name});
+      wait_for_signal();
+    });
+  }
+
+  // --- stepping --------------------------------------------------------------
+
+  void deliver(event e) {
+    pending.push_back(std::move(e));
+    if (stepping) return;
+    stepping = true;
+    while (!pending.empty()) {
+      auto next = std::move(pending.front());
+      pending.pop_front();
+      auto now = mono_clock::now();
+      auto result = machine.step(next, now);
+      if (result.change) on_transition(*result.change, now);
+      for (auto& a : result.actions) std::visit([&](auto& act) { carry_out(act, now); }, a);
+    }
+    stepping = false;
+  }
+
+  event_header header(time_point now) {
+    return {++event_seq, now, cfg.node_id, cfg.election};
+  }
+
+  void on_transition(const transition& t, time_point now) {
+    ++transition_counts[std::string(to_string(t.from)) + "->" + to_string(t.to)];
+    auto level = is_routine(t) ? spdlog::level::debug : spdlog::level::info;
+    if (t.why == reason::redis_error || t.why == reason::renew_failed) {
+      // Say it once when Redis starts failing and once when it recovers.
+      level = t.detail == last_redis_error ? spdlog::level::debug : spdlog::level::warn;
+      last_redis_error = t.detail;
+    } else if (!last_redis_error.empty() &&
+               (t.why == reason::busy || t.why == reason::acquired || t.why == reason::renewed)) {
+      spdlog::info("Redis answers again at {}", parse_redis_url(cfg.redis.url).redacted());
+      last_redis_error.clear();
+    }
+    if (t.detail.empty()) {
+      spdlog::log(level, "state {} -> {} ({})", to_string(t.from), to_string(t.to),
+                  to_string(t.why));
+    } else {
+      spdlog::log(level, "state {} -> {} ({}: {})", to_string(t.from), to_string(t.to),
+                  to_string(t.why), t.detail);
+    }
+    socket.publish(state_event(header(now), t, machine.token()));
+  }
+
+  // --- actions ---------------------------------------------------------------
+
+  void carry_out(const actions::acquire&, time_point) {
+    auto sent = mono_clock::now();
+    store.async_acquire(cfg.lease.ttl, [this, sent](std::error_code ec, acquire_reply r) {
+      if (cancelled(ec)) return;
+      if (ec) {
+        deliver(events::acquire_failed{redis_failure(ec)});
+      } else if (r.acquired) {
+        deliver(events::acquired{sent, r.token});
+      } else {
+        deliver(events::busy{sent, r.holder, r.holder_ttl, r.token, store.subscription_state() == "subscribed"});
+      }
+    });
+  }
+
+  void carry_out(const actions::renew&, time_point) {
+    auto sent = mono_clock::now();
+    store.async_renew(cfg.lease.ttl, [this, sent](std::error_code ec, renew_reply r) {
+      if (cancelled(ec)) return;
+      if (ec) {
+        deliver(events::renew_failed{redis_failure(ec)});
+        return;
+      }
+      last_renew_latency = std::chrono::duration_cast<milliseconds>(mono_clock::now() - sent);
+      if (r == renew_reply::renewed) {
+        deliver(events::renewed{sent});
+      } else {
+        spdlog::error("lease lost: the key no longer holds this node's value");
+        deliver(events::lost{});
+      }
+    });
+  }
+
+  void carry_out(const actions::release&, time_point) {
+    store.async_release([this](std::error_code ec, bool released) {
+      if (cancelled(ec)) return;
+      if (ec) {
+        spdlog::warn("release failed ({}); the lease will expire by itself", redis_failure(ec));
+        deliver(events::release_done{redis_failure(ec)});
+        return;
+      }
+      if (!released) spdlog::info("release: the lease was no longer ours");
+      deliver(events::release_done{});
+    });
+  }
+
+  std::string redis_failure(std::error_code ec) {
+    auto detail = store.last_error();
+    return detail.empty() ? ec.message() : detail;
+  }
+
+  app_context context(reason why) const {
+    return {cfg.node_id, cfg.election, to_string(why), cfg.lease.ttl, machine.token()};
+  }
+
+  void carry_out(const actions::start_app& a, time_point now) {
+    spdlog::info("leading with token {}: starting the app", a.token);
+    socket.publish(start_event(header(now), a));
+    // The keeper kills the command at this deadline unless a renewal moves it,
+    // so a crashed or frozen daemon cannot leave its app working.
+    app.set_deadline(a.valid_until);
+    app.start(context(a.why));
+  }
+
+  void carry_out(const actions::stop_app& a, time_point now) {
+    spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running", to_string(a.why),
+                 remaining_ms(a.kill_at, now));
+    socket.publish(stop_event(header(now), a, machine.token()));
+    app.stop(context(a.why));
+  }
+
+  void carry_out(const actions::kill_app&, time_point now) {
+    spdlog::error("the app did not stop in time: sending SIGKILL");
+    socket.publish(kill_event(header(now), machine.token()));
+    app.kill();
+  }
+
+  void carry_out(const actions::arm_timer& a, time_point) {
+    auto index = static_cast<std::size_t>(a.id);
+    auto generation = ++timer_generation[index];
+    auto& timer = timers[index];
+    timer.expires_at(a.at);
+    // The generation check drops a completion that was already queued when the
+    // timer was re-armed or cancelled; asio cannot take those back.
+    timer.async_wait([this, id = a.id, index, generation](const boost::system::error_code& ec) {
+      if (ec || timer_generation[index] != generation) return;
+      deliver(events::timer{id});
+    });
+  }
+
+  void carry_out(const actions::cancel_timer& a, time_point) {
+    auto index = static_cast<std::size_t>(a.id);
+    ++timer_generation[index];
+    timers[index].cancel();
+  }
+
+  void carry_out(const actions::lease_extended& a, time_point now) {
+    app.set_deadline(a.valid_until);
+    socket.publish(renewed_event(header(now), a.valid_until, machine.token()));
+  }
+
+  void carry_out(const actions::exit_process& a, time_point) {
+    exit_code = a.code;
+    spdlog::info("exiting with code {}", a.code);
+    signals.cancel();
+    for (auto& t : timers) t.cancel();
+    store.close();
+    socket.close();
+    io.stop();
+  }
+
+  // --- status ----------------------------------------------------------------
+
+  nlohmann::json status() const {
+    auto now = mono_clock::now();
+    bool leading = machine.holds_lease() &&
+                   (machine.current() == state::working || machine.current() == state::renewing);
+    nlohmann::json s{{"node_id", cfg.node_id},
+                     {"election", cfg.election},
+                     {"state", to_string(machine.current())},
+                     {"since_ms", std::chrono::duration_cast<milliseconds>(now - machine.since()).count()},
+                     {"is_leader", leading},
+                     {"token", machine.token()},
+                     {"redis", store.connection_state()}};
+    if (machine.holds_lease()) {
+      s["leader"] = cfg.node_id;
+      s["valid_until_mono_ns"] = mono_ns(machine.valid_until());
+      s["lease_remaining_ms"] = remaining_ms(machine.valid_until(), now);
+    } else if (!machine.observed_holder().empty()) {
+      s["leader"] = machine.observed_holder();
+    } else {
+      s["leader"] = nullptr;
+    }
+    if (last_renew_latency) s["last_renew_latency_ms"] = last_renew_latency->count();
+    if (auto pid = app.child_pid(); pid > 0) s["child_pid"] = pid;
+    s["transitions"] = transition_counts;
+    return s;
+  }
+};
+
+daemon::daemon(config cfg) : impl_(std::make_unique<impl>(std::move(cfg))) {}
+daemon::~daemon() = default;
+
+int daemon::run() { return impl_->run(); }
+
+}  // namespace baton

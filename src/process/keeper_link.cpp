@@ -1,0 +1,119 @@
+// keeper_link: pipe creation, the deadline line, SIGPIPE-free writes; and the
+// path of our own executable, which the daemon re-executes as the keeper.
+#include "keeper_link.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "baton/keeper.hpp"
+
+namespace baton::process {
+
+namespace {
+
+// write() that cannot raise SIGPIPE, whatever the process's disposition:
+// main() ignores SIGPIPE, but this library must not rely on it. A SIGPIPE is
+// sent to the writing thread, so blocking it here and consuming the one our
+// write raised leaves no trace.
+ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  sigset_t old_mask;
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
+  ssize_t n = ::write(fd, data, size);
+  int error = errno;
+  if (n < 0 && error == EPIPE && !already_pending) {
+    timespec zero{};
+    while (::sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  errno = error;
+  return n;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+std::vector<std::string> keeper_argv(const std::string& program,
+                                     const std::vector<std::string>& command) {
+  std::vector<std::string> argv{program, std::string(keeper_verb), "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+std::string deadline_message(time_point deadline) {
+  // steady_clock is CLOCK_MONOTONIC on Linux, which the keeper reads too.
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch());
+  auto count = ns.count() < 0 ? 0 : ns.count();
+  return "deadline " + std::to_string(count) + "\n";
+}
+
+keeper_link::~keeper_link() {
+  close_keeper_end();
+  close();
+}
+
+int keeper_link::open() {
+  close_keeper_end();
+  close();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
+  read_fd_ = fds[0];
+  write_fd_ = fds[1];
+  // Only our end: the keeper's stays blocking, as it expects.
+  int flags = ::fcntl(write_fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(write_fd_, F_SETFL, flags | O_NONBLOCK) != 0) {
+    int error = errno;
+    close_keeper_end();
+    close();
+    return error;
+  }
+  return 0;
+}
+
+void keeper_link::close_keeper_end() { close_fd(read_fd_); }
+
+int keeper_link::send_deadline(time_point deadline) {
+  if (write_fd_ < 0) return EBADF;
+  std::string line = deadline_message(deadline);
+  // Lines are far below PIPE_BUF, so a non-blocking write is all or nothing:
+  // a full pipe never leaves half a line behind.
+  static_assert(PIPE_BUF >= 64);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ssize_t n = write_without_sigpipe(write_fd_, line.data(), line.size());
+    if (n == static_cast<ssize_t>(line.size())) return 0;
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 ? errno : EAGAIN;
+  }
+  return EINTR;
+}
+
+void keeper_link::close() { close_fd(write_fd_); }
+
+const std::string& self_executable_path() {
+  static const std::string path = [] {
+    char buffer[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer);
+    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buffer) return std::string();
+    return std::string(buffer, static_cast<std::size_t>(n));
+  }();
+  return path;
+}
+
+}  // namespace baton::process

@@ -1,0 +1,50 @@
+// The daemon's side of one keeper (see baton/keeper.hpp): the pipe whose read
+// end the keeper gets as descriptor 3, the deadline lines written into it, and
+// the keeper's command line. Writes never block the event loop: a full pipe
+// skips one deadline (the next renewal writes again), a gone keeper is ignored.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "baton/time.hpp"
+
+namespace baton::process {
+
+/// {program, "__keeper", "--", command...}: `program` runs `command` under a keeper.
+std::vector<std::string> keeper_argv(const std::string& program,
+                                     const std::vector<std::string>& command);
+
+/// "deadline <ns>\n", <ns> being `deadline` on CLOCK_MONOTONIC in nanoseconds.
+std::string deadline_message(time_point deadline);
+
+class keeper_link {
+ public:
+  keeper_link() = default;
+  /// Closes both ends: the keeper, if still running, sees end of file.
+  ~keeper_link();
+  keeper_link(const keeper_link&) = delete;
+  keeper_link& operator=(const keeper_link&) = delete;
+
+  /// Creates a new pipe (closing any previous one). Both ends close-on-exec;
+  /// the write end is non-blocking. Returns 0 or an errno.
+  int open();
+  /// The read end, to hand to the keeper as spawn_request::keep_fd; -1 if none.
+  int keeper_end() const { return read_fd_; }
+  /// Closes the daemon's copy of the read end, once the keeper has its own.
+  void close_keeper_end();
+  /// Writes the deadline line, without blocking and without SIGPIPE. Returns
+  /// 0, or the errno that stopped it (EAGAIN: pipe full; EPIPE: keeper gone;
+  /// EBADF: not open).
+  int send_deadline(time_point deadline);
+  /// Closes the write end: a running keeper kills its process group at once.
+  void close();
+  /// True while the write end is open.
+  bool is_open() const { return write_fd_ >= 0; }
+
+ private:
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+};
+
+}  // namespace baton::process
