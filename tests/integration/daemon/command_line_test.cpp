@@ -1,0 +1,86 @@
+// The binary as an operator meets it: bad configuration is one line naming the
+// option and exit code 2; check-config prints the effective config with the
+// password masked; version answers.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/baton_process.hpp"
+
+namespace baton::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct outcome {
+  int code;
+  std::string output;
+};
+
+outcome run_baton(std::vector<std::string> args, env_list env = {}) {
+  temp_dir dir("baton-cli-");
+  baton_process p(std::move(args), std::move(env), dir / "out.log");
+  auto code = p.wait_exit(10s);
+  EXPECT_TRUE(code) << "baton did not exit";
+  return {code.value_or(-1), p.log_text()};
+}
+
+TEST(command_line, bad_duration_names_the_option_and_exits_2) {
+  auto r = run_baton({"run", "--election", "jobs", "--ttl", "10", "--", "/bin/true"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("lease.ttl"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST(command_line, contradictory_timing_names_both_options) {
+  auto r = run_baton({"run", "--election", "jobs", "--ttl", "3s", "--renew-deadline", "3s"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("lease.renew_deadline"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lease.renew_interval"), std::string::npos) << r.output;
+}
+
+TEST(command_line, missing_election_and_unknown_yaml_key_exit_2) {
+  EXPECT_EQ(run_baton({"run", "--", "/bin/true"}).code, 2);
+  temp_dir dir("baton-cli-");
+  std::ofstream(dir / "c.yaml") << "election: jobs\nlease:\n  tll: 3s\n";
+  auto r = run_baton({"check-config", "--config", (dir / "c.yaml").string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("lease.tll"), std::string::npos) << r.output;
+}
+
+TEST(command_line, env_config_error_exits_2) {
+  auto r = run_baton({"check-config"}, {{"BATON_ELECTION", "jobs"}, {"BATON_LEASE_TTL", "fast"}});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("BATON_LEASE_TTL"), std::string::npos) << r.output;
+}
+
+TEST(command_line, check_config_masks_the_password) {
+  auto r = run_baton({"check-config", "--election", "jobs"},
+                     {{"BATON_REDIS_PASSWORD", "s3cret-value"}});
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("s3cret-value"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("***"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("renew_interval: 3333ms"), std::string::npos) << r.output;
+}
+
+TEST(command_line, socket_path_in_use_is_a_start_up_failure) {
+  temp_dir dir("baton-cli-");
+  auto sock = (dir / "s.sock").string();
+  baton_process first({"run", "--election", "a", "--redis-url", "redis://127.0.0.1:1",
+                       "--socket", sock},
+                      {}, dir / "first.log");
+  ASSERT_TRUE(first.wait_for_log("socket: listening", 10s)) << first.log_text();
+  auto r = run_baton({"run", "--election", "a", "--redis-url", "redis://127.0.0.1:1", "--socket",
+                      sock});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("another process is listening"), std::string::npos) << r.output;
+}
+
+TEST(command_line, version_answers) {
+  auto r = run_baton({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("baton 0.1.0"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace baton::testing
