@@ -13,8 +13,9 @@ namespace baton {
 namespace {
 
 // Largest stagger added after a holder's expiry, so standbys that wake for
-// the same expiry do not all hit Redis in the same millisecond.
-constexpr milliseconds expiry_stagger{10};
+// the same expiry do not all hit Redis in the same millisecond. Kept small:
+// it adds directly to the takeover lag after a crash.
+constexpr milliseconds expiry_stagger{2};
 // Ceiling of the back-off after the app failed to start or exited.
 constexpr milliseconds max_failure_backoff{30000};
 
