@@ -70,6 +70,13 @@ struct socket_config {
   std::string path;
   /// File mode of the socket.
   unsigned mode = 0660;
+  /// When the app must stop, wait for a subscriber's acknowledgement
+  /// ({"cmd":"stopped"}) besides the hooks and child, before the lease is
+  /// released; never past the stop's kill deadline. Needs `path`.
+  bool require_ack = false;
+  /// Peer uids (SO_PEERCRED) allowed to send commands that change state
+  /// (`stopped`). Empty = the daemon's own effective uid and 0 (root).
+  std::vector<unsigned> allowed_uids;
 };
 
 struct log_config {

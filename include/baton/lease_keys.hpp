@@ -18,6 +18,14 @@ inline std::string token_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:token";
 }
 
+/// The hold-back fence: while it exists, every acquire answers "busy". Set
+/// for one ttl when the store looks like it lost its data (the token counter
+/// is missing, or Redis's run_id changed), so that an old leader whose lease
+/// vanished with the data has stopped before anyone else starts.
+inline std::string fence_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:fence";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";

@@ -57,8 +57,34 @@ std::error_code classify_error_reply(std::string_view message);
 /// True for the "NOSCRIPT ..." error, after which EVALSHA is retried as EVAL.
 bool is_noscript_error(const redis_reply& reply);
 
-/// The acquire script answers `{1, token}` or `{0, value, pttl_ms, token-or-""}`.
+/// The holder an acquire reports while the fence holds acquisitions back and
+/// no lease key exists (a node id can never contain parentheses or spaces).
+inline constexpr std::string_view store_reset_holder = "(store reset)";
+
+/// Why an acquire did not take the lease.
+enum class acquire_refusal {
+  none,   ///< it did take it
+  held,   ///< another node holds the lease
+  fence,  ///< the hold-back fence is up (Redis lost its data recently)
+  reset,  ///< this call found the token counter missing and set the fence
+};
+
+/// An acquire answer with the reason of a refusal.
+struct acquire_outcome {
+  acquire_reply reply;
+  acquire_refusal refusal = acquire_refusal::none;
+};
+
+/// The acquire script answers `{1, token}`, `{0, value, pttl_ms,
+/// token-or-""}`, or the same with a fifth element "fence" or "reset" while
+/// the hold-back fence is up (see src/redis/scripts.hpp).
+parsed_reply<acquire_outcome> parse_acquire_outcome(const redis_reply& reply);
+/// parse_acquire_outcome without the refusal reason.
 parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply);
+
+/// The `run_id:` field of an `INFO server` reply (40 hex digits); "" when
+/// absent or malformed.
+std::string run_id_from_info(std::string_view info);
 
 /// The renew script answers 1 (renewed) or 0 (lost).
 parsed_reply<renew_reply> parse_renew_reply(const redis_reply& reply);

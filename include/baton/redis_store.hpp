@@ -2,9 +2,16 @@
 // timeouts and reconnects run in asio; hiredis only formats commands and parses
 // replies. Acquire, renew and release are Lua scripts (EVALSHA, falling back to
 // EVAL after NOSCRIPT) so each is one atomic round trip.
+//
+// Redis that forgets: when the election's token counter is missing, or the
+// server's run_id differs from the one this store saw before (a restart or a
+// failover), every acquisition is held back for one ttl by the fence key
+// (see lease_keys.hpp and src/redis/scripts.hpp); acquires answer busy with
+// the fence's remaining time meanwhile.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,6 +56,14 @@ class redis_store final : public lease_store {
   /// Final: pending handlers complete with operation_aborted, the watch stops,
   /// and later calls complete with operation_aborted too.
   void close() override;
+
+  /// Told, on the io_context, when this store found that Redis lost its data
+  /// and set the hold-back fence: `why` is "token counter missing" or
+  /// "run_id changed from <old> to <new>".
+  using reset_listener_type = std::function<void(const std::string& why)>;
+  void on_store_reset(reset_listener_type listener);
+  /// The `why` of the latest such finding ("" if none).
+  std::string last_reset() const;
 
   /// The value this candidate writes into the lease key: `<node_id>:<nonce>`,
   /// the nonce being 128 random bits in hex, fixed for the process's life.

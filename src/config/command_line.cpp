@@ -78,6 +78,11 @@ struct option_set {
   CLI::Option* config_flag = nullptr;
   std::string values[flag_count];
   CLI::Option* flags[flag_count] = {};
+  // Two flags that do not take one text value each.
+  bool require_ack = false;
+  CLI::Option* require_ack_flag = nullptr;
+  std::vector<std::string> allowed_uids;
+  CLI::Option* allowed_uid_flag = nullptr;
 
   void add_to(CLI::App& sub) {
     config_flag = sub.add_option("-c,--config", config_path,
@@ -91,6 +96,17 @@ struct option_set {
                      ->type_name(spec.type)
                      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
+    require_ack_flag = sub.add_flag("--require-ack", require_ack,
+                                    "Wait for a socket subscriber's {\"cmd\":\"stopped\"} before "
+                                    "releasing the lease (bounded by the kill deadline) "
+                                    "[BATON_SOCKET_REQUIRE_ACK]");
+    allowed_uid_flag =
+        sub.add_option("--allowed-uid", allowed_uids,
+                       "uid allowed to send state-changing socket commands; repeat it or give a "
+                       "comma list (default: the daemon's uid and 0) [BATON_SOCKET_ALLOWED_UIDS]")
+            ->type_name("UID[,UID...]")
+            ->allow_extra_args(false)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   }
 };
 
@@ -131,6 +147,14 @@ config load(const option_set& options, const environment& env, bool has_child,
       }
     }
     loader.set(spec.option, options.values[i], spec.flag);
+  }
+  if (options.require_ack_flag->count() > 0) {
+    loader.set("socket.require_ack", options.require_ack ? "true" : "false", "--require-ack");
+  }
+  if (options.allowed_uid_flag->count() > 0) {
+    std::string joined;
+    for (const auto& uids : options.allowed_uids) joined += (joined.empty() ? "" : ",") + uids;
+    loader.set("socket.allowed_uids", joined, "--allowed-uid");
   }
   if (has_child) {
     if (child.empty()) {

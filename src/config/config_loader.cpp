@@ -3,11 +3,13 @@
 // parses a value the same way and every error names the dotted option and
 // where its value came from.
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <variant>
@@ -28,8 +30,10 @@ using number_field = double& (*)(config&);
 using argv_field = std::vector<std::string>& (*)(config&);
 using mode_field = unsigned& (*)(config&);
 using policy_field = child_exit_policy& (*)(config&);
-using field =
-    std::variant<text_field, duration_field, number_field, argv_field, mode_field, policy_field>;
+using switch_field = bool& (*)(config&);
+using uid_list_field = std::vector<unsigned>& (*)(config&);
+using field = std::variant<text_field, duration_field, number_field, argv_field, mode_field,
+                           policy_field, switch_field, uid_list_field>;
 
 struct option_spec {
   std::string_view key;  ///< dotted name, also the YAML path
@@ -76,6 +80,10 @@ const option_spec option_table[] = {
      text_field{[](config& c) -> std::string& { return c.socket.path; }}},
     {"socket.mode", "BATON_SOCKET_MODE",
      mode_field{[](config& c) -> unsigned& { return c.socket.mode; }}},
+    {"socket.require_ack", "BATON_SOCKET_REQUIRE_ACK",
+     switch_field{[](config& c) -> bool& { return c.socket.require_ack; }}},
+    {"socket.allowed_uids", "BATON_SOCKET_ALLOWED_UIDS",
+     uid_list_field{[](config& c) -> std::vector<unsigned>& { return c.socket.allowed_uids; }}},
     {"log.level", "BATON_LOG_LEVEL", text_field{[](config& c) -> std::string& { return c.log.level; }}},
 };
 
@@ -172,6 +180,42 @@ std::optional<unsigned> parse_mode(std::string_view text) {
   return value;
 }
 
+std::optional<bool> parse_switch(std::string_view text) {
+  text = trim(text);
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true" || lower == "yes" || lower == "on" || lower == "1") return true;
+  if (lower == "false" || lower == "no" || lower == "off" || lower == "0") return false;
+  return std::nullopt;
+}
+
+// uid_t is 32 bits and (uid_t)-1 means "no uid", so the largest real uid is
+// 2^32 - 2.
+constexpr unsigned long long max_uid = 4294967294ULL;
+
+// Decimal uids separated by commas and/or blanks; "" is the empty list.
+std::optional<std::vector<unsigned>> parse_uid_list(std::string_view text) {
+  std::vector<unsigned> uids;
+  std::size_t i = 0;
+  const auto separator = [](char c) {
+    return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  };
+  while (i < text.size()) {
+    while (i < text.size() && separator(text[i])) ++i;
+    const std::size_t begin = i;
+    while (i < text.size() && !separator(text[i])) ++i;
+    if (i == begin) break;
+    const std::string_view word = text.substr(begin, i - begin);
+    unsigned long long value = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+    if (ec != std::errc{} || end != word.data() + word.size() || value > max_uid) {
+      return std::nullopt;
+    }
+    uids.push_back(static_cast<unsigned>(value));
+  }
+  return uids;
+}
+
 std::vector<std::string> parse_argv(const std::string& option, const std::string& text) {
   const std::string_view t = trim(text);
   std::vector<std::string> argv;
@@ -224,6 +268,10 @@ const char* expected_for(const field& target) {
     }
     const char* operator()(mode_field) const { return "must be an octal file mode such as \"0660\""; }
     const char* operator()(policy_field) const { return "must be compete or exit"; }
+    const char* operator()(switch_field) const { return "must be true or false"; }
+    const char* operator()(uid_list_field) const {
+      return "must be a list of numeric uids such as [0, 1000] (or \"0,1000\")";
+    }
   };
   return std::visit(visitor{}, target);
 }
@@ -360,6 +408,23 @@ void config_loader::load_yaml(const std::string& text, const std::string& source
         origins_[name] = "from " + source;
         continue;
       }
+      if (std::holds_alternative<uid_list_field>(spec->target) && value.IsSequence()) {
+        std::string joined;
+        for (const auto& element : value) {
+          if (!element.IsScalar()) {
+            throw with_source(config_error(name, std::string("a list holding ") + yaml_kind(element),
+                                           expected_for(spec->target)),
+                              source);
+          }
+          // A comma inside one element would pass as two uids.
+          if (element.Scalar().find_first_of(", \t") != std::string::npos || element.Scalar().empty()) {
+            throw with_source(config_error(name, element.Scalar(), expected_for(spec->target)), source);
+          }
+          joined += (joined.empty() ? "" : ",") + element.Scalar();
+        }
+        set(name, joined, source);
+        continue;
+      }
       if (!value.IsScalar()) {
         throw with_source(config_error(name, yaml_kind(value), expected_for(spec->target)), source);
       }
@@ -409,6 +474,19 @@ void config_loader::set(const std::string& option, const std::string& text,
       const auto m = parse_mode(text);
       if (!m) throw config_error(option, text, "must be an octal file mode such as 0660");
       f(c) = *m;
+    }
+    void operator()(switch_field f) const {
+      const auto b = parse_switch(text);
+      if (!b) throw config_error(option, text, "must be true or false");
+      f(c) = *b;
+    }
+    void operator()(uid_list_field f) const {
+      const auto uids = parse_uid_list(text);
+      if (!uids) {
+        throw config_error(option, text,
+                           "must be numeric uids from 0 to 4294967294, separated by commas");
+      }
+      f(c) = *uids;
     }
     void operator()(policy_field f) const {
       const std::string_view t = trim(text);

@@ -75,6 +75,9 @@ std::string describe_config(const config& cfg) {
       << "socket:\n"
       << "  path: " << quoted(cfg.socket.path) << "\n"
       << "  mode: " << octal(cfg.socket.mode) << "\n"
+      << "  require_ack: " << (cfg.socket.require_ack ? "true" : "false") << "\n"
+      << "  allowed_uids: " << nlohmann::json(cfg.socket.allowed_uids).dump()
+      << (cfg.socket.allowed_uids.empty() ? "  # the daemon's own uid and 0" : "") << "\n"
       << "log:\n"
       << "  level: " << quoted(cfg.log.level) << "\n";
   return out.str();

@@ -127,6 +127,18 @@ void check_rest(const config& cfg) {
   if (cfg.socket.mode > 0777) {
     throw config_error("socket.mode", format_mode(cfg.socket.mode), "must be at most 0777 (octal)");
   }
+  // Without a socket no one could ever acknowledge: every stop would wait
+  // for its kill deadline.
+  if (cfg.socket.require_ack && cfg.socket.path.empty()) {
+    throw config_error("socket.require_ack", "true",
+                       "needs socket.path: acknowledgements come over the socket");
+  }
+  for (unsigned uid : cfg.socket.allowed_uids) {
+    if (uid == static_cast<unsigned>(-1)) {
+      throw config_error("socket.allowed_uids", std::to_string(uid),
+                         "uids go from 0 to 4294967294 (4294967295 means no uid)");
+    }
+  }
   static constexpr std::string_view levels[] = {"trace", "debug", "info",    "warn",
                                                 "error", "critical", "off"};
   bool level_ok = false;

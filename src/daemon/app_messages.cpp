@@ -45,12 +45,14 @@ nlohmann::json start_event(const event_header& h, const actions::start_app& a) {
   return e;
 }
 
-nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, std::uint64_t token) {
+nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, std::uint64_t token,
+                          bool ack_required) {
   auto e = base(h, "stop");
   e["reason"] = to_string(a.why);
   e["token"] = token;
   e["kill_at_mono_ns"] = mono_ns(a.kill_at);
   e["stop_within_ms"] = remaining_ms(a.kill_at, h.now);
+  e["ack_required"] = ack_required;
   return e;
 }
 

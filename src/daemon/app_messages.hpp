@@ -26,7 +26,10 @@ std::int64_t remaining_ms(time_point t, time_point now);
 
 nlohmann::json state_event(const event_header& h, const transition& t, std::uint64_t token);
 nlohmann::json start_event(const event_header& h, const actions::start_app& a);
-nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, std::uint64_t token);
+/// `ack_required`: the daemon waits for {"cmd":"stopped","token":N} before
+/// releasing (socket.require_ack).
+nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, std::uint64_t token,
+                          bool ack_required);
 nlohmann::json renewed_event(const event_header& h, time_point valid_until, std::uint64_t token);
 nlohmann::json kill_event(const event_header& h, std::uint64_t token);
 

@@ -5,10 +5,16 @@
 //
 // Replies are tagged with the time their command was SENT, since the machine
 // counts a lease's validity from then.
+//
+// The app controller's "stopped" reaches the machine through the stop gate
+// (stop_gate.hpp), which, with socket.require_ack, also waits for a socket
+// client's acknowledgement ({"cmd":"stopped"}, see ack_command.hpp) or the
+// stop's kill deadline.
 #include "baton/daemon.hpp"
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <array>
 #include <boost/asio/io_context.hpp>
@@ -18,7 +24,9 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <stdexcept>
 
+#include "ack_command.hpp"
 #include "app_messages.hpp"
 #include "baton/app_controller.hpp"
 #include "baton/app_socket.hpp"
@@ -26,6 +34,8 @@
 #include "baton/lease_keys.hpp"
 #include "baton/redis_store.hpp"
 #include "baton/redis_url.hpp"
+#include "secret_environment.hpp"
+#include "stop_gate.hpp"
 
 namespace baton {
 
@@ -79,9 +89,13 @@ struct daemon::impl {
         machine(timing_of(cfg), random_seed()),
         store(io, store_options(cfg)),
         app(io, cfg.hooks, cfg.child, app_listener()),
-        socket(io, cfg.socket, [this] { return status(); }),
+        socket(io, cfg.socket, [this] { return status_for_client(); }),
         signals(io, SIGTERM, SIGINT),
-        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)} {}
+        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)},
+        gate(cfg.socket.require_ack),
+        gate_timer(io),
+        allowed_uids(effective_allowed_uids(cfg.socket.allowed_uids,
+                                            static_cast<unsigned>(::geteuid()))) {}
 
   config cfg;
   asio::io_context io;
@@ -92,6 +106,13 @@ struct daemon::impl {
   asio::signal_set signals;
   std::array<asio::steady_timer, 3> timers;
   std::array<std::uint64_t, 3> timer_generation{};
+  stop_gate gate;
+  asio::steady_timer gate_timer;
+  std::uint64_t gate_timer_generation = 0;
+  const std::vector<unsigned> allowed_uids;
+  // The fencing token of the current (or last) term, from start_app: the
+  // machine's token() is the observed holder's once the lease is lost.
+  std::uint64_t term_token = 0;
 
   std::deque<event> pending;
   bool stepping = false;
@@ -113,14 +134,30 @@ struct daemon::impl {
       deliver(events::app_exited{s.as_exit_code(), s.describe()});
     };
     l.stopped = [this] {
-      spdlog::info("app stopped");
-      deliver(events::app_stopped{});
+      auto now = mono_clock::now();
+      if (gate.on_app_stopped(now)) {
+        spdlog::info("app stopped");
+        deliver(events::app_stopped{});
+        return;
+      }
+      spdlog::info("app stopped; waiting for a socket client to acknowledge the stop of term {} "
+                   "(at most {}ms, until the kill deadline)",
+                   gate.token(), gate.wake_at() ? remaining_ms(*gate.wake_at(), now) : 0);
+      arm_gate_timer();
     };
     return l;
   }
 
   int run() {
+    for (const auto& name : scrub_secret_environment()) {
+      spdlog::debug("{} removed from the environment of hooks and the child: it holds the Redis "
+                    "password",
+                    name);
+    }
     std::error_code ec;
+    socket.add_command("stopped", [this](const nlohmann::json& request, const peer_info& peer) {
+      return acknowledge(request, peer);
+    });
     socket.open(ec);
     if (ec) {
       spdlog::critical("cannot open socket.path: {}", socket.last_error());
@@ -133,6 +170,10 @@ struct daemon::impl {
                  cfg.lease.renew_deadline.count());
     if (!cfg.socket.path.empty()) spdlog::info("app socket at {}", cfg.socket.path);
     wait_for_signal();
+    store.on_store_reset([this](const std::string& why) {
+      spdlog::warn("Redis lost its data ({}): holding every acquisition back for one ttl ({}ms)",
+                   why, cfg.lease.ttl.count());
+    });
     store.watch_releases([this] { deliver(events::peer_released{}); });
     deliver(events::start{});
     io.run();
@@ -247,12 +288,15 @@ struct daemon::impl {
   }
 
   app_context context(reason why) const {
-    return {cfg.node_id, cfg.election, to_string(why), cfg.lease.ttl, machine.token()};
+    return {cfg.node_id, cfg.election, to_string(why), cfg.lease.ttl, term_token};
   }
 
   void carry_out(const actions::start_app& a, time_point now) {
     spdlog::info("leading with token {}: starting the app", a.token);
+    term_token = a.token;
+    gate.on_term(a.token);
     socket.publish(start_event(header(now), a));
+    gate.on_published(socket.subscriber_count());
     // The keeper kills the command at this deadline unless a renewal moves it,
     // so a crashed or frozen daemon cannot leave its app working.
     app.set_deadline(a.valid_until);
@@ -262,17 +306,72 @@ struct daemon::impl {
   void carry_out(const actions::stop_app& a, time_point now) {
     spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running", to_string(a.why),
                  remaining_ms(a.kill_at, now));
-    socket.publish(stop_event(header(now), a, machine.token()));
+    socket.publish(stop_event(header(now), a, term_token, gate.ack_required()));
+    gate.on_stop(a.kill_at, socket.subscriber_count(), now);
     app.stop(context(a.why));
   }
 
   void carry_out(const actions::kill_app&, time_point now) {
-    spdlog::error("the app did not stop in time: sending SIGKILL");
-    socket.publish(kill_event(header(now), machine.token()));
+    if (gate.waiting_for_ack_only()) {
+      spdlog::warn("no socket client acknowledged the stop of term {} before the kill deadline: "
+                   "going on without it",
+                   term_token);
+    } else {
+      spdlog::error("the app did not stop in time: sending SIGKILL");
+    }
+    socket.publish(kill_event(header(now), term_token));
     app.kill();
+    if (gate.on_kill(now)) {
+      gate_timer.cancel();
+      deliver(events::app_stopped{});
+    }
+  }
+
+  // --- stop acknowledgements -------------------------------------------------
+
+  nlohmann::json acknowledge(const nlohmann::json& request, const peer_info& peer) {
+    // Errors are thrown: the socket sends them back as {"type":"error"}.
+    check_peer_uid(allowed_uids, peer.uid, "stopped");
+    auto token = ack_token(request);
+    auto now = mono_clock::now();
+    auto result = gate.on_ack(token, now);
+    if (!result.error.empty()) throw std::runtime_error(result.error);
+    spdlog::info("stop of term {} acknowledged by pid {} (uid {})", gate.token(), peer.pid,
+                 peer.uid);
+    if (result.release) {
+      gate_timer.cancel();
+      spdlog::info("app stopped");
+      deliver(events::app_stopped{});
+    }
+    return {{"type", "acknowledged"}, {"token", gate.token()}};
+  }
+
+  void arm_gate_timer() {
+    auto at = gate.wake_at();
+    auto generation = ++gate_timer_generation;
+    if (!at) {
+      gate_timer.cancel();
+      return;
+    }
+    gate_timer.expires_at(*at);
+    gate_timer.async_wait([this, generation](const boost::system::error_code& ec) {
+      if (ec || generation != gate_timer_generation) return;
+      if (gate.on_timer(mono_clock::now())) {
+        spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
+                     "deadline: going on without it",
+                     term_token);
+        deliver(events::app_stopped{});
+      } else {
+        arm_gate_timer();
+      }
+    });
   }
 
   void carry_out(const actions::arm_timer& a, time_point) {
+    if (a.id == timer_id::kill) {
+      gate.on_kill_at(a.at);
+      if (gate.waiting_for_ack_only()) arm_gate_timer();
+    }
     auto index = static_cast<std::size_t>(a.id);
     auto generation = ++timer_generation[index];
     auto& timer = timers[index];
@@ -293,7 +392,8 @@ struct daemon::impl {
 
   void carry_out(const actions::lease_extended& a, time_point now) {
     app.set_deadline(a.valid_until);
-    socket.publish(renewed_event(header(now), a.valid_until, machine.token()));
+    socket.publish(renewed_event(header(now), a.valid_until, term_token));
+    gate.on_published(socket.subscriber_count());
   }
 
   void carry_out(const actions::exit_process& a, time_point) {
@@ -301,12 +401,22 @@ struct daemon::impl {
     spdlog::info("exiting with code {}", a.code);
     signals.cancel();
     for (auto& t : timers) t.cancel();
+    ++gate_timer_generation;
+    gate_timer.cancel();
     store.close();
     socket.close();
     io.stop();
   }
 
   // --- status ----------------------------------------------------------------
+
+  // A client that read "is_leader": true may work on that, just as one that
+  // heard the start event.
+  nlohmann::json status_for_client() {
+    auto s = status();
+    if (s.value("is_leader", false)) gate.on_published(1);
+    return s;
+  }
 
   nlohmann::json status() const {
     auto now = mono_clock::now();
@@ -329,6 +439,8 @@ struct daemon::impl {
       s["leader"] = nullptr;
     }
     if (last_renew_latency) s["last_renew_latency_ms"] = last_renew_latency->count();
+    if (auto reset = store.last_reset(); !reset.empty()) s["redis_reset"] = reset;
+    if (gate.stopping()) s["awaiting_ack"] = gate.waiting_for_ack_only();
     if (auto pid = app.child_pid(); pid > 0) s["child_pid"] = pid;
     s["transitions"] = transition_counts;
     return s;

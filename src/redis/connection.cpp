@@ -89,6 +89,7 @@ void connection::start_connect() {
   outbox_.clear();
   writing_ = false;
   handshake_left_ = 0;
+  run_id_.clear();
 
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait(
@@ -145,12 +146,32 @@ void connection::on_transport_connected() {
     ++handshake_left_;
     send(std::move(c), time_point::max());
   }
+  if (options_.on_ready) {
+    // Knowing which server answers (its run_id changes on every restart and
+    // failover) must come before any queued command runs there.
+    command c;
+    c.wire = format_command({"INFO", "server"});
+    c.internal = true;
+    c.done = [this](command_result r) {
+      run_id_ = r.reply.kind == redis_reply::type::string ? run_id_from_info(r.reply.str) : "";
+      if (--handshake_left_ == 0) finish_handshake();
+    };
+    ++handshake_left_;
+    send(std::move(c), time_point::max());
+  }
   if (handshake_left_ == 0) finish_handshake();
 }
 
 void connection::finish_handshake() {
   connect_timer_.cancel();
   state_ = state::connected;
+  if (options_.on_ready) {
+    const auto generation = generation_;
+    auto ready = options_.on_ready;
+    ready(run_id_);
+    // It may have closed or dropped us; then the queue was failed already.
+    if (generation != generation_ || state_ != state::connected) return;
+  }
   auto waiting = std::move(waiting_);
   waiting_.clear();
   const auto deadline = mono_clock::now() + options_.command_timeout;

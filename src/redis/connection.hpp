@@ -1,7 +1,7 @@
 // One pipelined Redis connection. Commands are written as they come and their
 // replies matched first-in first-out. The connection opens lazily on the first
 // command, and again on the first command after a failure; connect_timeout
-// covers connect + AUTH + SELECT. Each command has command_timeout to get its
+// covers connect + AUTH + SELECT (+ INFO server when asked for the run_id). Each command has command_timeout to get its
 // reply; on a timeout the connection is closed and every pending command fails,
 // since a late reply would otherwise be matched to the wrong command.
 //
@@ -33,6 +33,12 @@ struct connection_options {
   redis_endpoint endpoint;
   milliseconds connect_timeout{1000};
   milliseconds command_timeout{1000};
+  /// When set, the handshake also sends `INFO server`, and this is called with
+  /// the server's run_id ("" when INFO failed or had none) once the handshake
+  /// is done and before any queued command is sent: commands it issues run
+  /// ahead of them. Called inline from the read path; it may issue commands
+  /// or close the connection.
+  std::function<void(const std::string& run_id)> on_ready;
 };
 
 /// The outcome of one command: a transport-level failure (`ec`, `detail`), or
@@ -105,6 +111,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string outbox_;           // formatted, not yet handed to the transport
   bool writing_ = false;
   int handshake_left_ = 0;
+  std::string run_id_;  // from this connection's handshake
   std::array<char, 16 * 1024> read_buffer_{};
   boost::asio::steady_timer connect_timer_;
   boost::asio::steady_timer command_timer_;

@@ -97,31 +97,66 @@ bool is_noscript_error(const redis_reply& reply) {
   return reply.kind == redis_reply::type::error && reply.str.starts_with("NOSCRIPT");
 }
 
-parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply) {
+parsed_reply<acquire_outcome> parse_acquire_outcome(const redis_reply& reply) {
   constexpr std::string_view what = "acquire";
   using type = redis_reply::type;
-  if (reply.kind == type::error) return server_error<acquire_reply>(what, reply);
+  if (reply.kind == type::error) return server_error<acquire_outcome>(what, reply);
   if (reply.kind != type::array || reply.elements.empty() ||
       reply.elements[0].kind != type::integer)
-    return unexpected<acquire_reply>(what, reply);
+    return unexpected<acquire_outcome>(what, reply);
   const auto& e = reply.elements;
-  parsed_reply<acquire_reply> r;
+  parsed_reply<acquire_outcome> r;
+  auto& answer = r.value.reply;
   if (e[0].integer == 1) {
     // {1, token}: the token of a fresh term is never 0.
     if (e.size() != 2 || e[1].kind != type::integer || e[1].integer <= 0)
-      return unexpected<acquire_reply>(what, reply);
-    r.value.acquired = true;
-    r.value.token = static_cast<std::uint64_t>(e[1].integer);
+      return unexpected<acquire_outcome>(what, reply);
+    answer.acquired = true;
+    answer.token = static_cast<std::uint64_t>(e[1].integer);
     return r;
   }
-  if (e[0].integer != 0 || e.size() != 4 || e[1].kind != type::string ||
-      e[2].kind != type::integer || !token_from(e[3], r.value.token))
-    return unexpected<acquire_reply>(what, reply);
-  r.value.acquired = false;
-  r.value.holder = holder_from_value(e[1].str);
+  if (e[0].integer != 0 || (e.size() != 4 && e.size() != 5) || e[1].kind != type::string ||
+      e[2].kind != type::integer || !token_from(e[3], answer.token))
+    return unexpected<acquire_outcome>(what, reply);
+  r.value.refusal = acquire_refusal::held;
+  if (e.size() == 5) {
+    if (e[4].kind != type::string || (e[4].str != "fence" && e[4].str != "reset"))
+      return unexpected<acquire_outcome>(what, reply);
+    r.value.refusal = e[4].str == "fence" ? acquire_refusal::fence : acquire_refusal::reset;
+  }
+  answer.acquired = false;
+  answer.holder = holder_from_value(e[1].str);
   // PTTL is -1 (no expiry) or -2 (gone): both mean "unknown" to the caller.
-  r.value.holder_ttl = milliseconds(e[2].integer >= 0 ? e[2].integer : -1);
+  answer.holder_ttl = milliseconds(e[2].integer >= 0 ? e[2].integer : -1);
   return r;
+}
+
+parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply) {
+  auto outcome = parse_acquire_outcome(reply);
+  parsed_reply<acquire_reply> r;
+  r.ec = outcome.ec;
+  r.detail = std::move(outcome.detail);
+  r.value = std::move(outcome.value.reply);
+  return r;
+}
+
+std::string run_id_from_info(std::string_view info) {
+  constexpr std::string_view field = "run_id:";
+  std::size_t at = 0;
+  // The field must start a line: "xrun_id:" elsewhere is another field.
+  for (;;) {
+    at = info.find(field, at);
+    if (at == std::string_view::npos) return {};
+    if (at == 0 || info[at - 1] == '\n') break;
+    at += field.size();
+  }
+  auto value = info.substr(at + field.size());
+  value = value.substr(0, value.find_first_of("\r\n"));
+  if (value.size() != 40) return {};
+  for (char c : value) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return {};
+  }
+  return std::string(value);
 }
 
 parsed_reply<renew_reply> parse_renew_reply(const redis_reply& reply) {

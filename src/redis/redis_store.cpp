@@ -3,6 +3,15 @@
 // through a guard that drops it when the store is gone and turns it into
 // operation_aborted once close() was called, so each handler runs exactly once
 // (or, after destruction, never).
+//
+// Data loss: the command connection reads Redis's run_id (INFO server) on
+// every (re)connect. When it differs from the one this store saw before (a
+// restart or a failover), the fence script runs first on the new connection,
+// ahead of any queued command: the fence holds every candidate's acquire back
+// for one ttl (the latest ttl this store was given), and the token counter is
+// lifted to at least the server's TIME. The acquire script itself does the
+// same when it finds the counter missing. Either way the reset listener hears
+// about it.
 #include "baton/redis_store.hpp"
 
 #include <boost/asio/error.hpp>
@@ -54,6 +63,7 @@ struct redis_store::impl {
         value(options.node_id + ":" + process_nonce()),
         lease(lease_key(options.election)),
         token(token_key(options.election)),
+        fence(fence_key(options.election)),
         channel(events_channel(options.election)) {
     conn_options.endpoint = options.endpoint;
     if (!options.password.empty()) conn_options.endpoint.password = options.password;
@@ -62,7 +72,13 @@ struct redis_store::impl {
     options.endpoint.password.clear();
     conn_options.connect_timeout = options.connect_timeout;
     conn_options.command_timeout = options.command_timeout;
-    conn = connection::create(io, conn_options);
+    // Only the command connection asks who the server is; the watch
+    // connection has nothing to protect.
+    auto command_options = conn_options;
+    command_options.on_ready = [this, weak = std::weak_ptr<int>(alive)](const std::string& id) {
+      if (!weak.expired()) on_server(id);
+    };
+    conn = connection::create(io, std::move(command_options));
   }
 
   ~impl() {
@@ -143,6 +159,41 @@ struct redis_store::impl {
     return true;
   }
 
+  // A new command connection is up and talks to the server `id`. Runs before
+  // any queued command is sent there.
+  void on_server(const std::string& id) {
+    if (id.empty() || id == run_id) return;
+    if (run_id.empty() || last_ttl <= milliseconds::zero()) {
+      // A first connection is no change; without a ttl there is no lease to
+      // protect yet.
+      run_id = id;
+      return;
+    }
+    const auto previous = run_id;
+    std::vector<std::string> command{"EVAL", std::string(redis_detail::fence_script().source), "2",
+                                     token, fence, std::to_string(last_ttl.count()),
+                                     "run_id changed"};
+    conn->async_exec(std::move(command), [this, weak = std::weak_ptr<int>(alive), previous,
+                                          id](command_result r) {
+      if (weak.expired() || closed) return;
+      if (r.ec || r.reply.kind == redis_reply::type::error) {
+        // Left unrecorded, so the next connection tries again; the acquire
+        // queued behind it meets the same failure.
+        last_error = r.ec ? r.detail : "fence: " + r.reply.str;
+        return;
+      }
+      run_id = id;
+      report_reset("run_id changed from " + previous + " to " + id);
+    });
+  }
+
+  void report_reset(std::string why) {
+    last_reset = why;
+    if (!reset_listener) return;
+    auto call = reset_listener;
+    call(why);
+  }
+
   void notify_release() {
     if (closed || !listener) return;
     // A copy: the listener may close or destroy the store while it runs.
@@ -156,6 +207,7 @@ struct redis_store::impl {
   const std::string value;
   const std::string lease;
   const std::string token;
+  const std::string fence;
   const std::string channel;
   std::shared_ptr<connection> conn;
   std::shared_ptr<subscriber> watch;
@@ -164,6 +216,12 @@ struct redis_store::impl {
   std::shared_ptr<int> alive = std::make_shared<int>(0);
   bool closed = false;
   std::string last_error;
+  // The run_id of the server the command connection last talked to ("" =
+  // none yet), and the latest ttl given to acquire or renew (the fence's).
+  std::string run_id;
+  milliseconds last_ttl{0};
+  reset_listener_type reset_listener;
+  std::string last_reset;
 };
 
 redis_store::redis_store(asio::io_context& io, redis_store_options options) {
@@ -179,9 +237,17 @@ void redis_store::async_acquire(milliseconds ttl, acquire_handler handler) {
   if (d.reject_closed<acquire_reply>(handler) ||
       d.reject_ttl<acquire_reply>("acquire", ttl, handler))
     return;
-  d.eval(redis_detail::acquire_script(), {d.lease, d.token}, {d.value, std::to_string(ttl.count())},
+  d.last_ttl = ttl;
+  d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence},
+         {d.value, std::to_string(ttl.count())},
          [&d, handler = std::move(handler)](command_result r) {
-           d.finish<acquire_reply>(r, parse_acquire_reply, handler);
+           d.finish<acquire_outcome>(r, parse_acquire_outcome,
+                                     [&d, &handler](std::error_code ec, acquire_outcome o) {
+                                       if (!ec && o.refusal == acquire_refusal::reset) {
+                                         d.report_reset("token counter missing");
+                                       }
+                                       handler(ec, std::move(o.reply));
+                                     });
          });
 }
 
@@ -189,6 +255,7 @@ void redis_store::async_renew(milliseconds ttl, renew_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<renew_reply>(handler) || d.reject_ttl<renew_reply>("renew", ttl, handler))
     return;
+  d.last_ttl = ttl;
   d.eval(redis_detail::renew_script(), {d.lease}, {d.value, std::to_string(ttl.count())},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<renew_reply>(r, parse_renew_reply, handler);
@@ -259,5 +326,11 @@ std::string redis_store::subscription_state() const {
 }
 
 std::string redis_store::last_error() const { return impl_->last_error; }
+
+void redis_store::on_store_reset(reset_listener_type listener) {
+  impl_->reset_listener = std::move(listener);
+}
+
+std::string redis_store::last_reset() const { return impl_->last_reset; }
 
 }  // namespace baton

@@ -2,6 +2,12 @@
 // Redis that lost its data, so a missing counter is seeded from the server's
 // clock (TIME, as microseconds) before INCR. The seed is built by string
 // concatenation: Lua numbers are doubles and tostring() would print 1.7e+15.
+//
+// A missing counter also means the lease key may have vanished with the data
+// while its holder still works: the acquire script then refuses to acquire
+// and sets the fence key for one ttl instead, and every acquire answers busy
+// while the fence exists. The fence is only ever lengthened, never shortened,
+// and a fence without expiry (set by hand) is left alone: an operator's hold.
 #include "scripts.hpp"
 
 #include <boost/uuid/detail/sha1.hpp>
@@ -11,18 +17,54 @@ namespace baton::redis_detail {
 namespace {
 
 constexpr std::string_view acquire_source = R"lua(
-local current = redis.call('GET', KEYS[1])
-if current == false or current == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  if redis.call('EXISTS', KEYS[2]) == 0 then
-    local now = redis.call('TIME')
-    redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
+local reset = false
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local now = redis.call('TIME')
+  redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
+  local left = redis.call('PTTL', KEYS[3])
+  if left ~= -1 and left < tonumber(ARGV[2]) then
+    redis.call('SET', KEYS[3], 'token counter missing', 'PX', ARGV[2])
   end
+  reset = true
+end
+local fence = redis.call('PTTL', KEYS[3])
+local current = redis.call('GET', KEYS[1])
+if fence == -2 and (current == false or current == ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1, redis.call('INCR', KEYS[2])}
 end
 local token = redis.call('GET', KEYS[2])
 if token == false then token = '' end
-return {0, current, redis.call('PTTL', KEYS[1]), token}
+local wait = redis.call('PTTL', KEYS[1])
+if fence == -2 then
+  return {0, current, wait, token}
+end
+if current == false then current = '(store reset)' end
+if fence == -1 or wait == -1 then
+  wait = -1
+elseif fence > wait then
+  wait = fence
+end
+if reset then return {0, current, wait, token, 'reset'} end
+return {0, current, wait, token, 'fence'}
+)lua";
+
+// After Redis's run_id changed (a restart or a failover, maybe to a replica
+// that had the counter but not the latest lease): fence for one ttl, and lift
+// the counter to at least the server's clock in microseconds, so that tokens
+// stay above any a lost newer term may have handed out.
+constexpr std::string_view fence_source = R"lua(
+local now = redis.call('TIME')
+local now_us = now[1] .. string.format('%06d', tonumber(now[2]))
+local counter = tonumber(redis.call('GET', KEYS[1]) or '')
+if counter == nil or counter < tonumber(now_us) then
+  redis.call('SET', KEYS[1], now_us)
+end
+local left = redis.call('PTTL', KEYS[2])
+if left ~= -1 and left < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
+end
+return redis.call('PTTL', KEYS[2])
 )lua";
 
 constexpr std::string_view renew_source = R"lua(
@@ -61,6 +103,11 @@ std::string sha1_hex(std::string_view data) {
 
 const lua_script& acquire_script() {
   static const lua_script script{acquire_source, sha1_hex(acquire_source)};
+  return script;
+}
+
+const lua_script& fence_script() {
+  static const lua_script script{fence_source, sha1_hex(fence_source)};
   return script;
 }
 

@@ -13,9 +13,18 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token. ARGV: our value, ttl ms.
-/// Returns {1, token} or {0, holder value, PTTL ms, holder token or ""}.
+/// KEYS: lease, token, fence. ARGV: our value, ttl ms.
+/// Returns {1, token}; or {0, holder value, PTTL ms, holder token or ""} when
+/// another node holds the lease; or, while the fence holds every acquisition
+/// back, {0, holder value or "(store reset)", ms until both the fence and the
+/// lease are gone (-1 = unknown), token, "fence"}, the last element being
+/// "reset" when this very call found the token counter missing, re-seeded it
+/// from TIME and set the fence for ttl ms.
 const lua_script& acquire_script();
+/// KEYS: token, fence. ARGV: ttl ms, text stored in the fence. Lifts the
+/// counter to at least TIME in microseconds, makes the fence last at least
+/// ttl ms (one without expiry is kept), returns the fence's PTTL.
+const lua_script& fence_script();
 /// KEYS: lease. ARGV: our value, ttl ms. Returns 1 (renewed) or 0 (not ours).
 const lua_script& renew_script();
 /// KEYS: lease, token. ARGV: our value, channel. Returns 1 (deleted and

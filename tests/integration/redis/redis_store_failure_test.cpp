@@ -25,6 +25,14 @@ using namespace std::chrono_literals;
 
 const std::string election = "jobs";
 
+// An election that has run before: its token counter exists, so the first
+// acquire is not held back (see redis_store_reset_test.cpp). SELECT inside a
+// script changes only the script's database.
+void seed_counter(const baton::testing::redis_server& server, int db = 0) {
+  server.command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('SET', KEYS[1], '1000')",
+                  "1", baton::token_key(election), std::to_string(db)});
+}
+
 bool run_until(asio::io_context& io, const std::function<bool()>& done, milliseconds limit = 10s) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
@@ -93,6 +101,7 @@ bool is_aborted(std::error_code ec) { return ec == std::errc::operation_canceled
 
 TEST(redis_store_failure, killed_server_gives_clear_errors_and_restart_recovers) {
   baton::testing::redis_server server;
+  seed_counter(server);
   asio::io_context io;
   baton::redis_store store(io, options_for(server, "node-a"));
   auto before = acquire(io, store);
@@ -115,16 +124,24 @@ TEST(redis_store_failure, killed_server_gives_clear_errors_and_restart_recovers)
   EXPECT_EQ(store.connection_state(), "disconnected");
 
   // Restarted empty: no data, no cached scripts (EVALSHA -> NOSCRIPT -> EVAL).
+  // The new run_id holds the acquire back for one ttl (the fence).
   server.restart();
+  auto held = acquire(io, store);
+  ASSERT_FALSE(held.ec) << store.last_error();
+  EXPECT_FALSE(held.value.acquired);
+  EXPECT_EQ(held.value.holder, "(store reset)");
+  EXPECT_GT(held.value.token, before.value.token) << "tokens must grow across a data loss";
+  EXPECT_EQ(store.connection_state(), "connected");
+  server.command({"DEL", baton::fence_key(election)});
   auto after = acquire(io, store);
   ASSERT_FALSE(after.ec) << store.last_error();
   EXPECT_TRUE(after.value.acquired);
-  EXPECT_GT(after.value.token, before.value.token) << "tokens must grow across a data loss";
-  EXPECT_EQ(store.connection_state(), "connected");
+  EXPECT_GT(after.value.token, held.value.token);
 }
 
 TEST(redis_store_failure, frozen_server_times_out_and_store_recovers) {
   baton::testing::redis_server server;
+  seed_counter(server);
   asio::io_context io;
   auto opts = options_for(server, "node-a");
   opts.command_timeout = 300ms;
@@ -158,6 +175,7 @@ TEST(redis_store_failure, frozen_server_times_out_and_store_recovers) {
 TEST(redis_store_failure, password_is_sent_and_wrong_password_is_auth_failed) {
   const std::string secret = "s3cret-pass";
   baton::testing::redis_server server(baton::testing::redis_server_options{secret, false});
+  seed_counter(server);
   asio::io_context io;
 
   auto good_opts = options_for(server, "node-a");
@@ -193,6 +211,7 @@ TEST(redis_store_failure, password_is_sent_and_wrong_password_is_auth_failed) {
 
 TEST(redis_store_failure, unix_socket_transport_works) {
   baton::testing::redis_server server(baton::testing::redis_server_options{"", true});
+  seed_counter(server);
   asio::io_context io;
   auto opts = options_for(server, "node-a");
   opts.endpoint.kind = baton::redis_endpoint::transport::unix_socket;
@@ -210,6 +229,7 @@ TEST(redis_store_failure, unix_socket_transport_works) {
 TEST(redis_store_failure, endpoints_parsed_from_urls_connect) {
   const std::string secret = "url-secret";
   baton::testing::redis_server server(baton::testing::redis_server_options{secret, true});
+  seed_counter(server, 2);
   asio::io_context io;
   auto tcp = options_for(server, "node-a");
   tcp.endpoint = baton::parse_redis_url("redis://:" + secret + "@127.0.0.1:" +
@@ -245,6 +265,7 @@ TEST(redis_store_failure, missing_unix_socket_is_connect_failed) {
 
 TEST(redis_store_failure, close_aborts_a_command_in_flight_exactly_once) {
   baton::testing::redis_server server;
+  seed_counter(server);
   asio::io_context io;
   auto opts = options_for(server, "node-a");
   opts.command_timeout = 5s;
@@ -331,6 +352,7 @@ TEST(redis_store_failure, subscription_survives_a_restart) {
   EXPECT_EQ(heard, 1);
   EXPECT_EQ(watcher.subscription_state(), "subscribed");
 
+  seed_counter(server);
   ASSERT_TRUE(acquire(io, holder).value.acquired) << holder.last_error();
   ASSERT_TRUE(is_release_ok(io, holder)) << holder.last_error();
   ASSERT_TRUE(run_until(io, [&] { return heard >= 2; })) << "release after restart not heard";
@@ -380,6 +402,7 @@ TEST(redis_store_failure, watching_a_dead_server_is_bounded_and_quiet) {
 
 TEST(redis_store_failure, store_may_be_destroyed_from_its_own_callbacks) {
   baton::testing::redis_server server;
+  seed_counter(server);
   asio::io_context io;
   auto holder = std::make_unique<baton::redis_store>(io, options_for(server, "node-a"));
   auto watcher = std::make_unique<baton::redis_store>(io, options_for(server, "node-b"));

@@ -44,6 +44,8 @@ TEST(example_config, loads_and_matches_the_defaults) {
   EXPECT_EQ(raw.child.on_exit, defaults.child.on_exit);
   EXPECT_EQ(raw.socket.path, defaults.socket.path);
   EXPECT_EQ(raw.socket.mode, defaults.socket.mode);
+  EXPECT_EQ(raw.socket.require_ack, defaults.socket.require_ack);
+  EXPECT_EQ(raw.socket.allowed_uids, defaults.socket.allowed_uids);
   EXPECT_EQ(raw.log.level, defaults.log.level);
 
   const config cfg = loader.finish();

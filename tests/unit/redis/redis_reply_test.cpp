@@ -94,6 +94,70 @@ TEST(acquire_reply_parsing, malformed_shapes_are_unexpected) {
   }
 }
 
+TEST(acquire_reply_parsing, refusal_reasons) {
+  auto taken = baton::parse_acquire_outcome(
+      r::array({r::integer_reply(1), r::integer_reply(7)}));
+  ASSERT_FALSE(taken.ec) << taken.detail;
+  EXPECT_EQ(taken.value.refusal, baton::acquire_refusal::none);
+
+  auto held = baton::parse_acquire_outcome(
+      r::array({r::integer_reply(0), r::string("node-b:00"), r::integer_reply(900), r::string("7")}));
+  ASSERT_FALSE(held.ec) << held.detail;
+  EXPECT_EQ(held.value.refusal, baton::acquire_refusal::held);
+  EXPECT_EQ(held.value.reply.holder, "node-b");
+
+  // The fence is up and no lease exists: the marker holder, the fence's PTTL.
+  auto fenced = baton::parse_acquire_outcome(
+      r::array({r::integer_reply(0), r::string(std::string(baton::store_reset_holder)),
+                r::integer_reply(1800), r::string("1700000000123457"), r::string("fence")}));
+  ASSERT_FALSE(fenced.ec) << fenced.detail;
+  EXPECT_EQ(fenced.value.refusal, baton::acquire_refusal::fence);
+  EXPECT_FALSE(fenced.value.reply.acquired);
+  EXPECT_EQ(fenced.value.reply.holder, "(store reset)");
+  EXPECT_EQ(fenced.value.reply.holder_ttl, baton::milliseconds(1800));
+  EXPECT_EQ(fenced.value.reply.token, 1700000000123457u);
+
+  auto reset = baton::parse_acquire_outcome(
+      r::array({r::integer_reply(0), r::string("(store reset)"), r::integer_reply(2000),
+                r::string("1700000000123457"), r::string("reset")}));
+  ASSERT_FALSE(reset.ec) << reset.detail;
+  EXPECT_EQ(reset.value.refusal, baton::acquire_refusal::reset);
+
+  // parse_acquire_reply accepts the same replies and drops the reason.
+  auto plain = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("(store reset)"), r::integer_reply(-1),
+                r::string("5"), r::string("fence")}));
+  ASSERT_FALSE(plain.ec) << plain.detail;
+  EXPECT_EQ(plain.value.holder_ttl, baton::milliseconds(-1));
+}
+
+TEST(acquire_reply_parsing, unknown_refusal_reasons_are_unexpected) {
+  for (const auto& fifth : {r::string("Fence"), r::string(""), r::integer_reply(1), r::nil()}) {
+    auto p = baton::parse_acquire_outcome(r::array(
+        {r::integer_reply(0), r::string("a:b"), r::integer_reply(10), r::string("1"), fifth}));
+    EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(fifth);
+  }
+}
+
+TEST(run_id_from_info, finds_the_field_at_the_start_of_a_line) {
+  const std::string id = "1ffd277c2117705f6c363cbde81590e2857efa6f";
+  EXPECT_EQ(baton::run_id_from_info("# Server\r\nredis_version:7.0.11\r\nrun_id:" + id +
+                                    "\r\ntcp_port:6379\r\n"),
+            id);
+  EXPECT_EQ(baton::run_id_from_info("run_id:" + id), id);
+  EXPECT_EQ(baton::run_id_from_info("# Server\nrun_id:" + id + "\n"), id);
+}
+
+TEST(run_id_from_info, missing_or_malformed_is_empty) {
+  EXPECT_EQ(baton::run_id_from_info(""), "");
+  EXPECT_EQ(baton::run_id_from_info("# Server\r\nredis_version:7.0.11\r\n"), "");
+  EXPECT_EQ(baton::run_id_from_info("run_id:abc\r\n"), "");
+  EXPECT_EQ(baton::run_id_from_info("run_id:1FFD277C2117705F6C363CBDE81590E2857EFA6F\r\n"), "");
+  EXPECT_EQ(baton::run_id_from_info("master_run_id:1ffd277c2117705f6c363cbde81590e2857efa6f\r\n"),
+            "");
+  EXPECT_EQ(baton::run_id_from_info("run_id:1ffd277c2117705f6c363cbde81590e2857efa6fff\r\n"), "");
+}
+
 TEST(renew_reply_parsing, one_is_renewed_zero_is_lost) {
   auto renewed = baton::parse_renew_reply(r::integer_reply(1));
   ASSERT_FALSE(renewed.ec);
