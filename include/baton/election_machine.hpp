@@ -134,6 +134,7 @@ struct start_app {
 struct stop_app {
   reason why;
   time_point kill_at;  ///< SIGKILL at this moment if still running
+  std::uint64_t token;  ///< the fencing token of the term being stopped
 };
 struct kill_app {};
 struct arm_timer {
@@ -146,6 +147,9 @@ struct cancel_timer {
 /// The leader's lease was extended; apps may hold this deadline themselves.
 struct lease_extended {
   time_point valid_until;
+  /// True while the app is being stopped: the lease is kept only so that no
+  /// one else starts before it has; it is not a reason to keep working.
+  bool stopping = false;
 };
 struct exit_process {
   int code;

@@ -45,22 +45,23 @@ nlohmann::json start_event(const event_header& h, const actions::start_app& a) {
   return e;
 }
 
-nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, std::uint64_t token,
-                          bool ack_required) {
+nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, bool ack_required) {
   auto e = base(h, "stop");
   e["reason"] = to_string(a.why);
-  e["token"] = token;
+  e["token"] = a.token;
   e["kill_at_mono_ns"] = mono_ns(a.kill_at);
   e["stop_within_ms"] = remaining_ms(a.kill_at, h.now);
   e["ack_required"] = ack_required;
   return e;
 }
 
-nlohmann::json renewed_event(const event_header& h, time_point valid_until, std::uint64_t token) {
+nlohmann::json renewed_event(const event_header& h, const actions::lease_extended& a,
+                             std::uint64_t token) {
   auto e = base(h, "renewed");
   e["token"] = token;
-  e["valid_until_mono_ns"] = mono_ns(valid_until);
-  e["lease_remaining_ms"] = remaining_ms(valid_until, h.now);
+  e["valid_until_mono_ns"] = mono_ns(a.valid_until);
+  e["lease_remaining_ms"] = remaining_ms(a.valid_until, h.now);
+  e["stopping"] = a.stopping;
   return e;
 }
 

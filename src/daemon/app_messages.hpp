@@ -28,9 +28,10 @@ nlohmann::json state_event(const event_header& h, const transition& t, std::uint
 nlohmann::json start_event(const event_header& h, const actions::start_app& a);
 /// `ack_required`: the daemon waits for {"cmd":"stopped","token":N} before
 /// releasing (socket.require_ack).
-nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, std::uint64_t token,
-                          bool ack_required);
-nlohmann::json renewed_event(const event_header& h, time_point valid_until, std::uint64_t token);
+nlohmann::json stop_event(const event_header& h, const actions::stop_app& a, bool ack_required);
+/// `stopping`: the lease is only kept while the app stops; not a reason to work.
+nlohmann::json renewed_event(const event_header& h, const actions::lease_extended& a,
+                             std::uint64_t token);
 nlohmann::json kill_event(const event_header& h, std::uint64_t token);
 
 }  // namespace baton

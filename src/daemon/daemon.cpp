@@ -306,7 +306,7 @@ struct daemon::impl {
   void carry_out(const actions::stop_app& a, time_point now) {
     spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running", to_string(a.why),
                  remaining_ms(a.kill_at, now));
-    socket.publish(stop_event(header(now), a, term_token, gate.ack_required()));
+    socket.publish(stop_event(header(now), a, gate.ack_required()));
     gate.on_stop(a.kill_at, socket.subscriber_count(), now);
     app.stop(context(a.why));
   }
@@ -392,7 +392,7 @@ struct daemon::impl {
 
   void carry_out(const actions::lease_extended& a, time_point now) {
     app.set_deadline(a.valid_until);
-    socket.publish(renewed_event(header(now), a.valid_until, term_token));
+    socket.publish(renewed_event(header(now), a, term_token));
     gate.on_published(socket.subscriber_count());
   }
 

@@ -196,7 +196,7 @@ void election_machine::on(const events::renewed& ev, step_context& ctx) {
   } else if (state_ == state::pausing && voluntary_stop_ && holding_) {
     last_ok_ = ev.sent;
     valid_until_ = ev.sent + timing_.validity();
-    ctx.emit(actions::lease_extended{valid_until_});
+    ctx.emit(actions::lease_extended{valid_until_, true});
     ctx.emit(actions::arm_timer{timer_id::wake, ev.sent + timing_.renew_interval});
     arm_kill(ctx, std::min(stop_started_ + timing_.stop_timeout, valid_until_));
   }
@@ -274,7 +274,7 @@ void election_machine::begin_stop(step_context& ctx, reason why, bool voluntary)
   // never past what the lease currently covers.
   auto kill_at = voluntary_stop_ ? std::min(ctx.now + timing_.stop_timeout, valid_until_)
                                  : valid_until_;
-  ctx.emit(actions::stop_app{why, kill_at});
+  ctx.emit(actions::stop_app{why, kill_at, token_});
   arm_kill(ctx, kill_at);
   go(ctx, state::pausing, why);
 }

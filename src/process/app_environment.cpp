@@ -35,6 +35,8 @@ std::vector<std::string> app_environment(const app_context& context, std::string
     std::string_view text(*entry);
     std::string_view name = text.substr(0, text.find('='));
     if (is_secret_variable(name) || contains(term_variables, name)) continue;
+    // A Redis URL with user-info may carry the password: the app has no use for it.
+    if (name == "BATON_REDIS_URL" && text.find('@') != std::string_view::npos) continue;
     env.emplace_back(text);
   }
   env.push_back("BATON_EVENT=" + std::string(event));

@@ -240,6 +240,7 @@ TEST(election_machine, lost_lease_stops_the_app_at_once_with_kill_at_validity) {
   auto stop = h.last<actions::stop_app>();
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->why, reason::lost);
+  EXPECT_EQ(stop->token, 7u) << "the stopped term's token, not the next holder's";
   EXPECT_EQ(stop->kill_at, valid_until);
   EXPECT_FALSE(h.timer(timer_id::wake));
   h.feed(events::app_stopped{});
@@ -312,6 +313,8 @@ TEST(election_machine, shutdown_while_working_keeps_renewing_until_the_app_stopp
   EXPECT_EQ(h.count<actions::renew>(), 1);
   h.feed(events::renewed{h.now});
   EXPECT_EQ(h.timer(timer_id::kill), signalled + 5s) << "renewals do not push the stop timeout";
+  ASSERT_TRUE(h.last<actions::lease_extended>());
+  EXPECT_TRUE(h.last<actions::lease_extended>()->stopping) << "not a reason to keep working";
   EXPECT_EQ(h.count<actions::release>(), 0);
   h.advance(1s);
   h.feed(events::app_stopped{});
