@@ -1,0 +1,202 @@
+"""The candidates: baton and its peers, how to start, signal and measure them.
+
+A candidate kind knows its command line and its lock key. A running candidate
+knows its process tree: for baton, the daemon (own process group) and, while
+it leads, a keeper in another process group with the worker (test_worker)
+under it; for a peer, one process that is also its own worker. "Crash" is
+SIGKILL to every process group of the candidate (for baton both the daemon's
+and the keeper's, although the keeper would kill the worker anyway when the
+daemon dies); "graceful" is SIGTERM to the main process. Costs (CPU, memory)
+count the candidate's processes but not baton's worker: the peers do their
+"work" (writing the event lines) inside the candidate, baton runs it as a
+separate app, and that app is the user's, not baton's.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import proc_stats
+from .event_log import event_log
+from .processes import kill_group, registry, wait_exit
+
+WORKER_COMM = "test_worker"
+
+
+class candidate_kind:
+    """One implementation under test."""
+
+    slug = ""
+    label = ""
+    # A word in the command line of the candidate's processes (for safe cleanup).
+    marker = ""
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        raise NotImplementedError
+
+    def lock_key(self, election: str) -> str:
+        raise NotImplementedError
+
+
+class baton_kind(candidate_kind):
+    slug = "baton"
+    label = "baton"
+
+    def __init__(self, baton: Path, worker: Path, ttl_ms: int) -> None:
+        self.baton = baton
+        self.worker = worker
+        self.ttl_ms = ttl_ms
+        self.marker = str(baton)
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [str(self.baton), "run", "--election", election, "--node-id", name,
+                "--redis-url", f"redis://127.0.0.1:{port}", "--ttl", f"{self.ttl_ms}ms",
+                "--log-level", "warn", "--",
+                str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"baton:{{{election}}}:lease"
+
+
+class peer_kind(candidate_kind):
+    """A peer script (Python or Node) taking the same flags."""
+
+    def __init__(self, slug: str, label: str, interpreter: list[str], script: Path,
+                 ttl_ms: int) -> None:
+        self.slug = slug
+        self.label = label
+        self.interpreter = interpreter
+        self.script = script
+        self.ttl_ms = ttl_ms
+        self.marker = script.name
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [*self.interpreter, str(self.script), "--port", str(port),
+                "--key", self.lock_key(election), "--name", name, "--log", str(log),
+                "--ttl-ms", str(self.ttl_ms), "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"bench:{{{election}}}:{self.slug}"
+
+
+@dataclass
+class candidate:
+    kind: candidate_kind
+    proc: subprocess.Popen
+    name: str
+    index: int
+    spawned_ns: int
+    # SIGTERM was sent: a second one would make baton SIGKILL its app at once.
+    signalled: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def tree(self) -> list[int]:
+        return [self.pid, *proc_stats.descendants_of(self.pid)]
+
+    def groups(self, procs: registry) -> list[int]:
+        """Process groups of this candidate: its own and any its children made."""
+        groups = [self.pid]
+        for pid in proc_stats.descendants_of(self.pid):
+            pgid = proc_stats.pgid_of(pid)
+            if pgid is not None and pgid not in groups:
+                groups.append(pgid)
+                procs.note_group(pgid, self.kind.marker)
+        return groups
+
+    def cost_pids(self) -> list[int]:
+        """The candidate's own processes (baton: daemon and keeper), without the app."""
+        return [pid for pid in self.tree() if proc_stats.comm_of(pid) not in (None, WORKER_COMM)]
+
+    def crash(self, procs: registry) -> None:
+        for pgid in self.groups(procs):
+            kill_group(pgid, signal.SIGKILL)
+
+    def terminate(self) -> None:
+        if self.alive() and not self.signalled:
+            self.signalled = True
+            self.proc.send_signal(signal.SIGTERM)
+
+
+class election_group:
+    """Candidates of one kind competing in one election, all logging to one event log."""
+
+    def __init__(self, procs: registry, kind: candidate_kind, port: int, election: str,
+                 log: event_log, out_dir: Path, tick_ms: int) -> None:
+        self.procs = procs
+        self.kind = kind
+        self.port = port
+        self.election = election
+        self.log = log
+        self.tick_ms = tick_ms
+        self.members: dict[int, candidate] = {}
+        self._generation = 0
+        self._output = open(out_dir / f"{election}.out", "ab")
+
+    @property
+    def key(self) -> str:
+        return self.kind.lock_key(self.election)
+
+    def start(self, index: int) -> candidate:
+        self._generation += 1
+        name = f"c{index}g{self._generation}"
+        argv = self.kind.argv(self.port, self.election, name, self.log.path, self.tick_ms)
+        spawned = time.monotonic_ns()
+        proc = self.procs.spawn(argv, output=self._output)
+        member = candidate(self.kind, proc, name, index, spawned)
+        self.members[index] = member
+        return member
+
+    def start_all(self, count: int) -> None:
+        for index in range(count):
+            self.start(index)
+
+    def by_name(self, name: str) -> candidate | None:
+        for member in self.members.values():
+            if member.name == name:
+                return member
+        return None
+
+    def note_workers(self) -> None:
+        """Remember worker pids from the log so cleanup can reach them."""
+        self.log.refresh()
+        for item in self.log.intervals.values():
+            self.procs.note_pid(item.pid, item.name)
+
+    def stop_all(self, timeout_s: float = 15.0) -> list[str]:
+        """SIGTERM everyone, wait, SIGKILL what is left; returns problems seen.
+
+        Standbys go first: a leader's release would otherwise reach a standby
+        before its own SIGTERM and hand it a term that lasts a few milliseconds.
+        """
+        problems: list[str] = []
+        self.note_workers()
+        working = {item.name for item in self.log.live()}
+        members = list(self.members.values())
+        for batch in ([m for m in members if m.name not in working],
+                      [m for m in members if m.name in working]):
+            for member in batch:
+                member.groups(self.procs)  # learn keeper groups before they go away
+                member.terminate()
+            deadline = time.monotonic() + timeout_s
+            for member in batch:
+                if not wait_exit(member.proc, max(0.1, deadline - time.monotonic())):
+                    problems.append(f"{self.election}/{member.name} ignored SIGTERM for "
+                                    f"{timeout_s}s")
+                    member.crash(self.procs)
+                    wait_exit(member.proc, 5.0)
+        self.members.clear()
+        self._output.flush()
+        return problems
+
+    def close(self) -> None:
+        self._output.close()

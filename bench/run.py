@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""baton's benchmark: baton beside its peers, same machine, same Redis, same TTL.
+
+Runs baton, redis-py's Lock (with a renewal thread) and redlock v5 (`using()`)
+through the same scenarios -- start-up, crash takeover, graceful handover,
+idle cost -- plus baton alone at scale, and prints one Markdown table of
+medians with each peer's ratio to baton, min/median/max details, baton's
+targets from issue 3 with met/missed, and writes everything (raw samples
+included) to a JSON file. Timing comes from the workers' own event log
+(CLOCK_MONOTONIC), never from what the daemons say.
+
+Full run (12-15 minutes):     bench/run.py
+Smoke run (under 3 minutes):  bench/run.py --smoke
+Exit status: 0 done, 1 harness error (message on stderr), 3 overlapping
+workers (two leaders worked at once) in any implementation. Timing targets
+are reported, never asserted. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from baton_bench import report  # noqa: E402
+from baton_bench.candidates import baton_kind, candidate_kind, peer_kind  # noqa: E402
+from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
+                                     install_redlock, peer_setup_error)
+from baton_bench.processes import registry  # noqa: E402
+from baton_bench.redis_server import harness_error, redis_server  # noqa: E402
+from baton_bench.scenarios import (measure_idle, measure_redis_baseline,  # noqa: E402
+                                   measure_scale, measure_startup, measure_takeover,
+                                   run_context, settings)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("baton", "redis-py", "redlock")
+SCENARIOS = ("startup", "crash", "handover", "idle", "scale")
+TTL_MS = 3000
+EXIT_HARNESS = 1
+EXIT_OVERLAP = 3
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="2 repetitions, 5 s idle window, ~50 standbys at scale")
+    parser.add_argument("--baton", help="baton binary (default: $BATON_BENCH_BATON or build/baton)")
+    parser.add_argument("--worker", help="test_worker binary (default: $BATON_BENCH_WORKER or "
+                                         "build/tests/test_worker)")
+    parser.add_argument("--redis-server", default=None, help="redis-server binary (default: PATH)")
+    parser.add_argument("--python", default=None, help="python3 with redis-py for the redis-py peer")
+    parser.add_argument("--cache-dir", default=None,
+                        help="where npm installs redlock (default: ~/.cache/baton-bench)")
+    parser.add_argument("--out", default=None, help="directory for logs (default: a new temp dir)")
+    parser.add_argument("--json", default=None, help="results file (default: OUT/results.json)")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 20, smoke 2)")
+    parser.add_argument("--only", default=",".join(KINDS),
+                        help=f"comma-separated implementations (default: {','.join(KINDS)})")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated scenarios (default: {','.join(SCENARIOS)})")
+    parser.add_argument("--scale-standbys", type=int, default=None,
+                        help="standbys at scale (default 1000, smoke 50), over 10 elections")
+    parser.add_argument("--idle-window", type=float, default=None,
+                        help="idle measurement window, s (default 60, smoke 5)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default: time)")
+    parser.add_argument("--note", default=None,
+                        help="free text recorded with the results, e.g. which commit baton was built from")
+    args = parser.parse_args()
+    args.only = [k.strip() for k in args.only.split(",") if k.strip()]
+    args.scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    for kind in args.only:
+        if kind not in KINDS:
+            parser.error(f"--only: unknown implementation '{kind}' (known: {', '.join(KINDS)})")
+    for scenario in args.scenarios:
+        if scenario not in SCENARIOS:
+            parser.error(f"--scenarios: unknown scenario '{scenario}' "
+                         f"(known: {', '.join(SCENARIOS)})")
+    if "baton" not in args.only:
+        parser.error("--only must include baton: every ratio is to baton")
+    return args
+
+
+def make_settings(args: argparse.Namespace) -> settings:
+    smoke = args.smoke
+    elections = 10
+    standbys = args.scale_standbys or (50 if smoke else 1000)
+    per_election = -(-standbys // elections) + 1  # the standbys plus each election's leader
+    return settings(
+        smoke=smoke,
+        reps=args.reps or (2 if smoke else 20),
+        ttl_ms=TTL_MS,
+        tick_ms=5,
+        idle_tick_ms=1000,
+        idle_candidates=3,
+        idle_warmup_s=3.5 if smoke else 2 * TTL_MS / 1000.0,
+        idle_window_s=args.idle_window or (5.0 if smoke else 60.0),
+        settle_s=0.5 if smoke else 1.0,
+        phase_s=0.5 if smoke else 1.0,
+        scale_elections=elections,
+        scale_per_election=per_election,
+        scale_warmup_s=3.0 if smoke else 10.0,
+        scale_window_s=5.0 if smoke else 60.0,
+        scale_kills=2 if smoke else 20,
+        scale_tick_ms=100,
+    )
+
+
+def binary(flag: str | None, variable: str, default: Path, what: str) -> Path:
+    path = Path(flag or os.environ.get(variable) or default)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise harness_error(f"{what} not found at {path}: build it (cmake --build build --target "
+                            f"baton test_worker) or pass its path")
+    return path.resolve()
+
+
+def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str, candidate_kind]:
+    kinds: dict[str, candidate_kind] = {}
+    baton = binary(args.baton, "BATON_BENCH_BATON", REPO_ROOT / "build" / "baton", "baton")
+    worker = binary(args.worker, "BATON_BENCH_WORKER", REPO_ROOT / "build" / "tests" / "test_worker",
+                    "test_worker")
+    kinds["baton"] = baton_kind(baton, worker, cfg.ttl_ms)
+    versions["baton"] = report.baton_version(baton)
+    versions["baton_binary"] = str(baton)
+    if "redis-py" in args.only:
+        python, version = find_redis_py(args.python)
+        kinds["redis-py"] = peer_kind("redis-py", "redis-py Lock", [python],
+                                      PEERS_DIR / "redispy_candidate.py", cfg.ttl_ms)
+        versions["python3-redis"] = version
+        versions["python3 (peer)"] = report._first_line([python, "--version"])
+    if "redlock" in args.only:
+        cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+        script, node_version, packages = install_redlock(cache, out_dir / "npm.log")
+        kinds["redlock"] = peer_kind("redlock", "redlock using()", [shutil.which("node")], script,
+                                     cfg.ttl_ms)
+        versions["node"] = node_version
+        versions.update(packages)
+    return kinds
+
+
+def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
+    seed = args.seed if args.seed is not None else int(time.time())
+    redis_binary = args.redis_server or shutil.which("redis-server")
+    if not redis_binary:
+        raise harness_error("redis-server not found on PATH (install redis-server)")
+    document = {
+        "date": report.now_utc(),
+        "command": shlex.join(sys.argv),
+        "cwd": os.getcwd(),
+        "mode": "smoke" if cfg.smoke else "full",
+        "seed": seed,
+        "note": args.note,
+        "machine": report.machine_info(),
+        "versions": {"redis-server": report.redis_version(redis_binary),
+                     "python3 (harness)": sys.version.split()[0]},
+        "settings": cfg.__dict__,
+        "results": {},
+    }
+    kinds = setup_kinds(args, cfg, out_dir, document["versions"])
+    order = [k for k in KINDS if k in kinds]
+    print(f"# baton benchmark ({document['mode']}), {document['date']}")
+    print(f"command: {document['command']}  (cwd {document['cwd']})")
+    if args.note:
+        print(f"note: {args.note}")
+    print("machine: " + json.dumps(document["machine"]))
+    print("versions: " + json.dumps(document["versions"]))
+    print(f"logs: {out_dir}", flush=True)
+
+    ctx = run_context(procs, out_dir, redis_binary, cfg, random.Random(seed))
+    results: dict[str, dict] = {k: {} for k in order}
+    raw: dict[str, dict] = {k: {} for k in order}
+
+    def step(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+    shared = None
+    try:
+        for scenario in ("startup", "crash", "handover"):
+            if scenario not in args.scenarios:
+                continue
+            if shared is None:
+                shared = redis_server(procs, redis_binary, out_dir, "shared")
+            for kind in order:
+                step(f"{scenario}: {kind} ({cfg.reps} repetitions)")
+                if scenario == "startup":
+                    samples = measure_startup(ctx, kinds[kind], shared)
+                else:
+                    samples = measure_takeover(ctx, kinds[kind], shared, scenario)
+                raw[kind][scenario] = samples
+                results[kind][scenario] = {m: report.summarize(v) for m, v in samples.items()}
+                step(f"  {json.dumps(results[kind][scenario])}")
+    finally:
+        if shared is not None:
+            shared.stop()
+    baseline = None
+    if "idle" in args.scenarios or "scale" in args.scenarios:
+        window = min(cfg.idle_window_s, 20.0)
+        step(f"redis baseline: a redis-server without clients ({window:.0f}s)")
+        baseline = measure_redis_baseline(ctx, window)
+        step("  " + json.dumps(baseline))
+    if "idle" in args.scenarios:
+        for kind in order:
+            step(f"idle: {kind} ({cfg.idle_candidates} candidates, {cfg.idle_window_s:.0f}s window)")
+            idle = measure_idle(ctx, kinds[kind])
+            raw[kind]["idle"] = idle
+            results[kind]["idle_view"] = report.idle_view(idle)
+            step("  " + json.dumps(results[kind]["idle_view"]))
+    scale = None
+    if "scale" in args.scenarios:
+        step(f"scale: baton, {cfg.scale_elections * cfg.scale_per_election} candidates on "
+             f"{cfg.scale_elections} elections")
+        scale = measure_scale(ctx, kinds["baton"])
+        scale["lag_after_expiry"] = report.summarize(scale["lag_after_expiry_ms"])
+        scale["failover_total"] = report.summarize(scale["failover_total_ms"])
+        step("  redis CPU %.2f%%, %.1f client commands/s, lag median %s ms" % (
+            scale["redis_cpu_pct"], scale["redis_client_cmds_per_s"],
+            scale["lag_after_expiry"].get("median")))
+
+    overlaps_found = []
+    for kind in order:
+        count = 0
+        checked = 0
+        for log in ctx.logs.get(kind, []):
+            log.refresh()
+            checked += len(log.intervals)
+            for found in log.overlaps():
+                count += 1
+                overlaps_found.append({"implementation": kind, "log": found.log,
+                                       "first": found.first.__dict__,
+                                       "second": found.second.__dict__,
+                                       "shared_ms": found.shared_ns / 1e6})
+            if log.bad_lines:
+                ctx.problems.append(f"{log.path}: {len(log.bad_lines)} unparsable lines")
+        results[kind]["overlaps"] = count
+        results[kind]["intervals_checked"] = checked
+
+    document["machine"]["loadavg_at_end"] = Path("/proc/loadavg").read_text().split()[:3]
+    document["results"] = results
+    document["raw"] = raw
+    document["scale"] = scale
+    document["redis_baseline"] = baseline
+    document["overlaps"] = overlaps_found
+    document["problems"] = ctx.problems
+    document["targets"] = report.evaluate_targets(results["baton"], scale)
+
+    print()
+    print(report.headline_table(results, order))
+    print()
+    print(report.detail_table(results, order))
+    if scale:
+        print()
+        print(report.scale_table(scale))
+    if baseline:
+        print(f"\nredis-server with no clients: {baseline['redis_cpu_pct']:.2f} % of one core "
+              f"(its own timers; included in every Redis CPU figure above)")
+    print()
+    print(report.targets_table(document["targets"]))
+    for problem in ctx.problems:
+        print(f"problem: {problem}")
+    json_path = Path(args.json) if args.json else out_dir / "results.json"
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"\nresults: {json_path}")
+    if overlaps_found:
+        print(f"FAIL: {len(overlaps_found)} overlapping worker intervals", file=sys.stderr)
+        for found in overlaps_found[:10]:
+            print(f"  {found['implementation']}: {found['first']['name']} and "
+                  f"{found['second']['name']} shared {found['shared_ms']:.3f} ms in {found['log']}",
+                  file=sys.stderr)
+        return EXIT_OVERLAP
+    return 0
+
+
+class interrupted(Exception):
+    pass
+
+
+def main() -> int:
+    args = parse_args()
+    cfg = make_settings(args)
+    out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="baton-bench-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    procs = registry()
+
+    def on_signal(signum, _frame):
+        raise interrupted(f"signal {signum}")
+
+    def on_alarm(_signum, _frame):
+        raise harness_error("the run exceeded its time limit")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGALRM, on_alarm)
+    # A safety net over the whole run; every wait inside is bounded as well.
+    signal.alarm(300 if cfg.smoke else 3 * 3600)
+    try:
+        return run(args, cfg, out_dir, procs)
+    except (harness_error, peer_setup_error) as error:
+        print(f"bench: error: {error}", file=sys.stderr)
+        return EXIT_HARNESS
+    except interrupted as error:
+        print(f"bench: interrupted ({error})", file=sys.stderr)
+        return EXIT_HARNESS
+    finally:
+        signal.alarm(0)
+        procs.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
