@@ -23,6 +23,7 @@ from pathlib import Path
 from . import proc_stats
 from .event_log import event_log
 from .processes import kill_group, registry, wait_exit
+from .redis_wire import redis_connection
 
 WORKER_COMM = "test_worker"
 
@@ -141,6 +142,13 @@ class election_group:
         self.members: dict[int, candidate] = {}
         self._generation = 0
         self._output = open(out_dir / f"{election}.out", "ab")
+        if kind.slug == "baton":
+            # A missing fencing counter looks like a Redis that lost its data, which
+            # baton answers by holding every acquisition back for one ttl. These
+            # elections are new, not recovering: seed the counter so that start-up
+            # and takeover measure a free lease, not the hold-back.
+            with redis_connection(port) as conn:
+                conn.command("SET", f"baton:{{{election}}}:token", "1", "NX")
 
     @property
     def key(self) -> str:

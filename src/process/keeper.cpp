@@ -7,12 +7,22 @@
 // SIGTERM, SIGINT and SIGHUP are blocked and read from the signalfd, which
 // makes the keeper immune to them: a stop signal to the process group reaches
 // the child, and the keeper stays to report how the child ended.
+//
+// The child must get a stop signal exactly once, even one the daemon sends to
+// the group while the command is being started: never lost, and never twice
+// (many apps take a second SIGTERM or SIGINT as "quit now, skip the cleanup").
+// One sent before the fork reaches only the keeper, which must pass it on;
+// one sent after reaches both, and the child already has it. The keeper
+// cannot tell the two apart by itself, so the child waits, stop signals
+// blocked, until the keeper has drained its signalfd and "released" it with
+// the set of stop signals it took; the child then re-raises only those it does
+// not have pending itself, and execs with an empty mask. Any group signal
+// after the release reaches the (already released) child directly.
 #include "baton/keeper.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -26,8 +36,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-extern char** environ;
 
 namespace baton::process {
 
@@ -58,12 +66,34 @@ std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-bool is_stop_signal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+// The signals whose arrival means "stop the app".
+constexpr int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
 
-// Reads every pending signal off the signalfd. Returns the first stop signal
-// among them (0 if none); SIGCHLD needs no record: the caller polls waitpid.
-int drain_signals(int sfd) {
-  int stop = 0;
+// A set of stop signals: bit `sig` for signal number `sig` (all below 32).
+using signal_bits = std::uint32_t;
+
+constexpr signal_bits bit(int sig) { return signal_bits{1} << sig; }
+
+bool is_stop_signal(int sig) {
+  for (int stop : stop_signals) {
+    if (sig == stop) return true;
+  }
+  return false;
+}
+
+// The lowest-numbered stop signal in `set` (0 if none): the one signalfd
+// would have handed out first.
+int first_of(signal_bits set) {
+  for (int sig = 1; sig < 32; ++sig) {
+    if ((set & bit(sig)) != 0) return sig;
+  }
+  return 0;
+}
+
+// Reads every pending signal off the signalfd. Returns the stop signals among
+// them; SIGCHLD needs no record: the caller polls waitpid.
+signal_bits drain_signals(int sfd) {
+  signal_bits stops = 0;
   // Standard signals do not queue: at most one entry per signal is pending.
   for (int i = 0; i < 64; ++i) {
     signalfd_siginfo info{};
@@ -71,9 +101,9 @@ int drain_signals(int sfd) {
     if (n < 0 && errno == EINTR) continue;
     if (n != static_cast<ssize_t>(sizeof info)) break;  // EAGAIN: drained
     int sig = static_cast<int>(info.ssi_signo);
-    if (stop == 0 && is_stop_signal(sig)) stop = sig;
+    if (is_stop_signal(sig)) stops |= bit(sig);
   }
-  return stop;
+  return stops;
 }
 
 // Dies of `sig`, as the child did, so the daemon's waitpid sees "killed by sig".
@@ -147,38 +177,116 @@ class message_reader {
   bool overlong_ = false;
 };
 
-// Starts the command in the keeper's own process group with default signal
-// dispositions and an empty mask. Descriptors above 2 are all close-on-exec
-// by now. Returns the pid, or -1 after telling why on stderr.
-pid_t spawn_command(char** command) {
-  posix_spawnattr_t attr;
-  if (int rc = ::posix_spawnattr_init(&attr)) {
-    say(std::string("cannot prepare the command: ") + std::strerror(rc));
-    return -1;
+// Writes all of `data` to `fd`; false if it could not. Async-signal-safe.
+bool write_all(int fd, const void* data, std::size_t size) {
+  const char* next = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, next, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    next += n;
+    size -= static_cast<std::size_t>(n);
   }
+  return true;
+}
+
+// Appends `text` to the line being built in `line` (of `capacity` bytes),
+// cutting it short rather than overflowing. Async-signal-safe.
+void append(char* line, std::size_t capacity, std::size_t& used, const char* text) {
+  for (; *text != '\0' && used < capacity; ++text) line[used++] = *text;
+}
+
+// The forked child, until it becomes the command. The keeper is single-
+// threaded, so nothing here can meet a lock held by another thread at fork;
+// the calls are still kept to async-signal-safe ones (execvp and strerror
+// aside, which glibc implements without locks or allocation for this use).
+[[noreturn]] void run_command_when_released(char** command, int release_fd) {
+  // Stop signals are still blocked (the keeper's mask): a group signal that
+  // arrives now stays pending here, and the keeper will know it need not
+  // pass its own copy on.
+  signal_bits passed_on = 0;
+  auto* bytes = reinterpret_cast<char*>(&passed_on);
+  std::size_t got = 0;
+  while (got < sizeof passed_on) {
+    ssize_t n = ::read(release_fd, bytes + got, sizeof passed_on - got);
+    if (n < 0 && errno == EINTR) continue;
+    // The keeper died before releasing us: nothing would supervise the
+    // command, so it does not run.
+    if (n <= 0) ::_exit(usage_error);
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(release_fd);
+
+  // Signals the keeper took before we existed, unless we got our own copy
+  // since (it arrived after the fork): pending ones of a kind do not add up,
+  // so the command sees each stop exactly once.
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  for (int sig : stop_signals) {
+    if ((passed_on & bit(sig)) != 0 && sigismember(&pending, sig) == 0) ::kill(::getpid(), sig);
+  }
+
+  // A clean slate for the command: SIG_IGN (SIGPIPE here) would survive exec.
+  // glibc refuses its two reserved signals (32, 33); the daemon started us
+  // with those at their defaults already.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &default_action, nullptr);
+  }
+  // Pending stop signals are delivered here or right after exec: to the
+  // command's defaults either way, as for any signal that beats its handlers.
   sigset_t none;
   sigemptyset(&none);
-  // Every bit, not sigfillset(): see spawn.cpp for glibc's reserved signals.
-  sigset_t all;
-  std::memset(&all, 0xff, sizeof all);
-  sigdelset(&all, SIGKILL);
-  sigdelset(&all, SIGSTOP);
-  int rc = ::posix_spawnattr_setsigmask(&attr, &none);
-  if (rc == 0) rc = ::posix_spawnattr_setsigdefault(&attr, &all);
-  if (rc == 0) {
-    rc = ::posix_spawnattr_setflags(
-        &attr, static_cast<short>(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
-  }
-  pid_t pid = -1;
-  // The new process starts with our mask (stop signals blocked), so a group
-  // SIGTERM that reaches it before exec stays pending, and is delivered once
-  // the empty mask applies: it is not lost.
-  if (rc == 0) rc = ::posix_spawnp(&pid, command[0], nullptr, &attr, command, environ);
-  ::posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    say(std::string("cannot execute ") + command[0] + ": " + std::strerror(rc));
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  ::execvp(command[0], command);
+  int error = errno;
+  // The line the daemon and its tests know, on the stderr we share.
+  char line[4352];
+  std::size_t used = 0;
+  append(line, sizeof line - 1, used, "baton keeper: cannot execute ");
+  append(line, sizeof line - 1, used, command[0]);
+  append(line, sizeof line - 1, used, ": ");
+  append(line, sizeof line - 1, used, std::strerror(error));
+  line[used++] = '\n';
+  write_all(STDERR_FILENO, line, used);
+  ::_exit(exec_error);
+}
+
+// Starts the command in the keeper's own process group with default signal
+// dispositions and an empty mask, passing on the stop signals that reached
+// only the keeper (see the top of the file). Descriptors above 2 are all
+// close-on-exec by now. Returns the pid, or -1 after telling why on stderr.
+pid_t start_command(char** command, int sfd) {
+  int release[2];
+  if (::pipe2(release, O_CLOEXEC) != 0) {
+    say(std::string("cannot execute ") + command[0] + ": " + std::strerror(errno));
     return -1;
   }
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // Without the write end, the keeper's death reads as end of file.
+    ::close(release[1]);
+    run_command_when_released(command, release[0]);
+  }
+  int fork_error = errno;
+  ::close(release[0]);
+  if (pid < 0) {
+    ::close(release[1]);
+    say(std::string("cannot execute ") + command[0] + ": " + std::strerror(fork_error));
+    return -1;
+  }
+  // Everything that reached the keeper up to now. The child re-raises only
+  // what it lacks, so reading first and the child checking after is the
+  // safe order: a signal in between reaches the child, which then has it.
+  signal_bits stops = drain_signals(sfd);
+  // A child that is already gone (the group was SIGKILLed) makes this fail
+  // with EPIPE (SIGPIPE is ignored): the main loop reaps it.
+  write_all(release[1], &stops, sizeof stops);
+  ::close(release[1]);
   return pid;
 }
 
@@ -223,14 +331,10 @@ int run_keeper(int argc, char** argv) {
   }
 
   // Told to stop before the command even started: do not start it.
-  if (int sig = drain_signals(sfd)) die_by(sig);
+  if (int sig = first_of(drain_signals(sfd))) die_by(sig);
 
-  pid_t child = spawn_command(argv + 3);
+  pid_t child = start_command(argv + 3, sfd);
   if (child < 0) return exec_error;
-  // A stop signal that came between the check above and the spawn reached
-  // only us; pass it on. (One that came just after the spawn reached both,
-  // so the child may see it twice: better than never.)
-  if (int sig = drain_signals(sfd)) ::kill(child, sig);
 
   std::optional<std::int64_t> deadline;
   message_reader messages;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -390,6 +391,138 @@ TEST(keeper, refuses_to_run_outside_the_daemon) {
                                .c_str());
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 125);
   EXPECT_NE(temp_dir::read(out).find("descriptor 3"), std::string::npos) << temp_dir::read(out);
+}
+
+/// A keeper started straight from the test, as the daemon starts it: leader
+/// of its own process group, the deadline pipe on descriptor 3 (write end
+/// held here). Its group is SIGKILLed and the keeper reaped on destruction,
+/// unless the test reaped it.
+class bare_keeper {
+ public:
+  explicit bare_keeper(const std::string& command) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    std::string binary = BATON_BINARY;
+    std::string verb = "__keeper";
+    std::string dashes = "--";
+    std::string cmd = command;
+    char* argv[] = {binary.data(), verb.data(), dashes.data(), cmd.data(), nullptr};
+    started_ = std::chrono::steady_clock::now();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // Async-signal-safe calls only: this test binary may have threads.
+      ::setpgid(0, 0);
+      if (fds[0] == 3) {
+        ::fcntl(3, F_SETFD, 0);
+      } else {
+        ::dup2(fds[0], 3);
+      }
+      ::signal(SIGTERM, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::execv(argv[0], argv);
+      ::_exit(126);
+    }
+    ::close(fds[0]);
+    pipe_ = fds[1];
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    // Both sides set the group, so it exists before the test signals it.
+    ::setpgid(pid_, pid_);
+  }
+  ~bare_keeper() {
+    if (pid_ > 0) {
+      ::kill(-pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    if (pipe_ >= 0) ::close(pipe_);
+  }
+  bare_keeper(const bare_keeper&) = delete;
+  bare_keeper& operator=(const bare_keeper&) = delete;
+
+  pid_t pid() const { return pid_; }
+  time_point started() const { return started_; }
+
+  /// The keeper's wait status once it exits, within `limit`; nullopt if not.
+  std::optional<int> wait_exit(std::chrono::milliseconds limit = 15s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      int status = 0;
+      pid_t reaped = ::waitpid(pid_, &status, WNOHANG);
+      if (reaped == pid_) {
+        pid_ = -1;
+        return status;
+      }
+      if (reaped < 0 && errno != EINTR) return std::nullopt;
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(2ms);
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int pipe_ = -1;
+  time_point started_;
+};
+
+// A stop that reached the keeper before it forked must be passed on, and one
+// that reached the child as well must not be: either way, exactly one.
+TEST(keeper, a_stop_sent_while_the_command_starts_reaches_it_exactly_once) {
+  temp_dir dir;
+  // Notes each SIGTERM; after the first, stays a moment to catch a second.
+  std::string command = dir.script(
+      "child.sh",
+      "exec 2>/dev/null\n"  // not the shell's notes on its killed sleeps
+      "seen=0\n"
+      "trap 'echo term >> \"$MARK\"; seen=1' TERM\n"
+      "echo up > \"$DIR/up\"\n"
+      "i=0\n"
+      "while [ $seen = 0 ] && [ $i -lt 50 ]; do sleep 0.1 & wait $!; i=$((i+1)); done\n"
+      "sleep 0.2 & wait $!\n"
+      "exit 3");
+
+  // How long a start takes on this machine now: the moments to stop at are
+  // spread over it.
+  std::chrono::nanoseconds start_time;
+  {
+    bare_keeper keeper(command);
+    ASSERT_EQ(wait_for_file(dir.file("up")), "up\n");
+    start_time = std::chrono::steady_clock::now() - keeper.started();
+    ASSERT_EQ(::kill(-keeper.pid(), SIGTERM), 0);
+    auto status = keeper.wait_exit();
+    ASSERT_TRUE(status.has_value());
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3) << *status;
+    EXPECT_EQ(dir.marker(), "term\n");
+  }
+
+  constexpr int runs = 50;
+  int ran = 0;
+  int stopped_first = 0;
+  auto give_up_at = std::chrono::steady_clock::now() + 120s;
+  for (int run = 0; run < runs && std::chrono::steady_clock::now() < give_up_at; ++run) {
+    std::filesystem::remove(dir.file("marker"));
+    bare_keeper keeper(command);
+    // From right away to a little after the command is up.
+    std::this_thread::sleep_until(keeper.started() + start_time * run / (runs - 10));
+    ASSERT_EQ(::kill(-keeper.pid(), SIGTERM), 0);
+    auto status = keeper.wait_exit();
+    ASSERT_TRUE(status.has_value()) << "run " << run << ": the keeper did not exit";
+    std::string terms = dir.marker();
+    if (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGTERM) {
+      // Stopped before the command ran, or before its shell set the trap.
+      EXPECT_EQ(terms, "") << "run " << run;
+      ++stopped_first;
+    } else {
+      EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3)
+          << "run " << run << ": status " << *status;
+      EXPECT_EQ(terms, "term\n") << "run " << run << ": one SIGTERM, one line";
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran + stopped_first, runs) << "out of time after " << ran + stopped_first << " runs";
+  EXPECT_GT(ran, 0) << "no run reached the command's trap: the test proved nothing";
 }
 
 // A real daemon process for the tests below: forked from the test, it runs an
