@@ -48,8 +48,8 @@ struct app_context {
 /// Start-up settings of an app_controller that the config does not hold.
 struct app_controller_options {
   /// Executable run as the keeper: `PROGRAM __keeper -- COMMAND...`. Empty
-  /// (the default) means this process's own executable, the baton binary
-  /// (process::self_executable_path()). Tests point it at a built baton.
+  /// (the default): no exec at all, the keeper is a fork of this process that
+  /// calls run_keeper() (faster per start). Tests point it at a built baton.
   std::string keeper_program;
 };
 

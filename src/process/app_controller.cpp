@@ -18,6 +18,7 @@
 #include "baton/keeper.hpp"
 #include "child_reaper.hpp"
 #include "hook_runner.hpp"
+#include "keeper_fork.hpp"
 #include "keeper_link.hpp"
 #include "spawn.hpp"
 
@@ -32,6 +33,7 @@ struct app_controller::impl {
         hooks_(std::move(hooks)),
         child_(std::move(child)),
         events_(std::move(events)),
+        fork_keeper_(options.keeper_program.empty()),
         keeper_program_(options.keeper_program.empty() ? process::self_executable_path()
                                                        : std::move(options.keeper_program)),
         reaper_(io) {}
@@ -76,6 +78,7 @@ struct app_controller::impl {
   hooks_config hooks_;
   child_config child_;
   listener events_;
+  bool fork_keeper_;  // fork the keeper rather than exec keeper_program_
   std::string keeper_program_;
   process::child_reaper reaper_;
   process::keeper_link keeper_;          // open while the child's keeper is unreaped
@@ -219,7 +222,10 @@ void app_controller::impl::spawn_child_and_report() {
     request.env = std::move(env);
     request.keep_fd = keeper_.keeper_end();
     // stdout/stderr stay the daemon's: the child's logs show up as the app's.
-    auto spawned = process::spawn_process(request);
+    // A keeper program given explicitly (tests) is exec'd; otherwise this very
+    // process forks one, which is several milliseconds faster per start.
+    auto spawned = fork_keeper_ ? process::fork_keeper(request.argv, request.env, request.keep_fd)
+                                : process::spawn_process(request);
     keeper_.close_keeper_end();
     if (!spawned.ok()) {
       keeper_.close();
