@@ -7,13 +7,13 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "baton/lease_keys.hpp"
 #include "baton/redis_error.hpp"
 #include "baton/redis_store.hpp"
+#include "store_test_util.hpp"
 #include "support/redis_server.hpp"
 
 namespace {
@@ -23,68 +23,11 @@ using baton::milliseconds;
 using baton::redis_errc;
 using namespace std::chrono_literals;
 
-const std::string election = "jobs";
+using namespace baton::testing::store_test_util;
 
-// An election that has run before: its token counter exists, so the first
-// acquire is not held back (see redis_store_reset_test.cpp). SELECT inside a
-// script changes only the script's database.
-void seed_counter(const baton::testing::redis_server& server, int db = 0) {
-  server.command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('SET', KEYS[1], '1000')",
-                  "1", baton::token_key(election), std::to_string(db)});
-}
-
-bool run_until(asio::io_context& io, const std::function<bool()>& done, milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(deadline - now) == 0 && io.stopped()) return done();
-  }
-  return true;
-}
-
-void run_for(asio::io_context& io, milliseconds d) {
-  io.restart();
-  io.run_for(d);
-}
-
-baton::redis_store_options options_for(const baton::testing::redis_server& server,
-                                       const std::string& node) {
-  baton::redis_store_options o;
-  o.endpoint.host = server.host();
-  o.endpoint.port = server.port();
-  o.election = election;
-  o.node_id = node;
-  o.connect_timeout = 2s;
-  o.command_timeout = 2s;
-  return o;
-}
-
-struct acquired {
-  int calls = 0;
-  std::error_code ec;
-  baton::acquire_reply value;
-};
-
-// Starts an acquire whose outcome lands in the returned object.
-std::shared_ptr<acquired> start_acquire(baton::redis_store& store, milliseconds ttl = 5000ms) {
-  auto out = std::make_shared<acquired>();
-  store.async_acquire(ttl, [out](std::error_code ec, baton::acquire_reply r) {
-    ++out->calls;
-    out->ec = ec;
-    out->value = r;
-  });
-  return out;
-}
-
-acquired acquire(asio::io_context& io, baton::redis_store& store, milliseconds limit = 10s) {
-  auto out = start_acquire(store);
-  EXPECT_TRUE(run_until(
-      io, [&] { return out->calls > 0; }, limit))
-      << "acquire never completed";
-  return *out;
-}
+// The lease ttl of every acquire here (5 s): long enough never to run out
+// within a test.
+constexpr milliseconds ttl = 5000ms;
 
 bool is_release_ok(asio::io_context& io, baton::redis_store& store) {
   int calls = 0;
@@ -104,11 +47,11 @@ TEST(redis_store_failure, killed_server_gives_clear_errors_and_restart_recovers)
   seed_counter(server);
   asio::io_context io;
   baton::redis_store store(io, options_for(server, "node-a"));
-  auto before = acquire(io, store);
+  auto before = acquire(io, store, ttl);
   ASSERT_TRUE(before.value.acquired) << store.last_error();
 
   server.kill_and_wait();
-  auto failed = acquire(io, store);
+  auto failed = acquire(io, store, ttl);
   EXPECT_EQ(failed.calls, 1);
   ASSERT_TRUE(failed.ec);
   EXPECT_EQ(&failed.ec.category(), &baton::redis_category()) << failed.ec.message();
@@ -117,7 +60,7 @@ TEST(redis_store_failure, killed_server_gives_clear_errors_and_restart_recovers)
   EXPECT_FALSE(store.last_error().empty());
 
   // With the connection gone, the next attempt reconnects and is refused.
-  auto refused = acquire(io, store);
+  auto refused = acquire(io, store, ttl);
   EXPECT_EQ(refused.ec, redis_errc::connect_failed);
   EXPECT_EQ(store.last_error(),
             "connect 127.0.0.1:" + std::to_string(server.port()) + ": Connection refused");
@@ -126,14 +69,14 @@ TEST(redis_store_failure, killed_server_gives_clear_errors_and_restart_recovers)
   // Restarted empty: no data, no cached scripts (EVALSHA -> NOSCRIPT -> EVAL).
   // The new run_id holds the acquire back for one ttl (the fence).
   server.restart();
-  auto held = acquire(io, store);
+  auto held = acquire(io, store, ttl);
   ASSERT_FALSE(held.ec) << store.last_error();
   EXPECT_FALSE(held.value.acquired);
   EXPECT_EQ(held.value.holder, "(store reset)");
   EXPECT_GT(held.value.token, before.value.token) << "tokens must grow across a data loss";
   EXPECT_EQ(store.connection_state(), "connected");
   server.command({"DEL", baton::fence_key(election)});
-  auto after = acquire(io, store);
+  auto after = acquire(io, store, ttl);
   ASSERT_FALSE(after.ec) << store.last_error();
   EXPECT_TRUE(after.value.acquired);
   EXPECT_GT(after.value.token, held.value.token);
@@ -146,12 +89,12 @@ TEST(redis_store_failure, frozen_server_times_out_and_store_recovers) {
   auto opts = options_for(server, "node-a");
   opts.command_timeout = 300ms;
   baton::redis_store store(io, opts);
-  ASSERT_TRUE(acquire(io, store).value.acquired) << store.last_error();
+  ASSERT_TRUE(acquire(io, store, ttl).value.acquired) << store.last_error();
 
   server.signal(SIGSTOP);
   const auto start = std::chrono::steady_clock::now();
-  auto first = start_acquire(store);
-  auto second = start_acquire(store);
+  auto first = start_acquire(store, ttl);
+  auto second = start_acquire(store, ttl);
   ASSERT_TRUE(run_until(
       io, [&] { return first->calls > 0 && second->calls > 0; }, 10s));
   const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -163,7 +106,7 @@ TEST(redis_store_failure, frozen_server_times_out_and_store_recovers) {
   EXPECT_EQ(store.connection_state(), "disconnected");
 
   server.signal(SIGCONT);
-  auto after = acquire(io, store);
+  auto after = acquire(io, store, ttl);
   ASSERT_FALSE(after.ec) << store.last_error();
   EXPECT_TRUE(after.value.acquired);
   // Late replies of the timed-out commands never reach anyone twice.
@@ -181,7 +124,7 @@ TEST(redis_store_failure, password_is_sent_and_wrong_password_is_auth_failed) {
   auto good_opts = options_for(server, "node-a");
   good_opts.password = secret;
   baton::redis_store good(io, good_opts);
-  auto ok = acquire(io, good);
+  auto ok = acquire(io, good, ttl);
   ASSERT_FALSE(ok.ec) << good.last_error();
   EXPECT_TRUE(ok.value.acquired);
 
@@ -190,7 +133,7 @@ TEST(redis_store_failure, password_is_sent_and_wrong_password_is_auth_failed) {
   user_opts.endpoint.username = "default";
   user_opts.endpoint.password = secret;
   baton::redis_store user(io, user_opts);
-  auto user_r = acquire(io, user);
+  auto user_r = acquire(io, user, ttl);
   ASSERT_FALSE(user_r.ec) << user.last_error();
   EXPECT_FALSE(user_r.value.acquired);
   EXPECT_EQ(user_r.value.holder, "node-a");
@@ -198,13 +141,13 @@ TEST(redis_store_failure, password_is_sent_and_wrong_password_is_auth_failed) {
   auto bad_opts = options_for(server, "node-b");
   bad_opts.password = "wrong-guess";
   baton::redis_store bad(io, bad_opts);
-  auto denied = acquire(io, bad);
+  auto denied = acquire(io, bad, ttl);
   EXPECT_EQ(denied.ec, redis_errc::auth_failed) << denied.ec.message();
   EXPECT_NE(bad.last_error().find("AUTH"), std::string::npos) << bad.last_error();
   EXPECT_EQ(bad.last_error().find("wrong-guess"), std::string::npos) << "password leaked";
 
   baton::redis_store none(io, options_for(server, "node-c"));
-  auto noauth = acquire(io, none);
+  auto noauth = acquire(io, none, ttl);
   EXPECT_EQ(noauth.ec, redis_errc::auth_failed) << none.last_error();
   EXPECT_NE(none.last_error().find("NOAUTH"), std::string::npos) << none.last_error();
 }
@@ -218,7 +161,7 @@ TEST(redis_store_failure, unix_socket_transport_works) {
   opts.endpoint.path = server.unix_path();
   opts.endpoint.host.clear();
   baton::redis_store store(io, opts);
-  auto r = acquire(io, store);
+  auto r = acquire(io, store, ttl);
   ASSERT_FALSE(r.ec) << store.last_error();
   EXPECT_TRUE(r.value.acquired);
   EXPECT_EQ(server.command({"GET", baton::lease_key(election)}),
@@ -235,7 +178,7 @@ TEST(redis_store_failure, endpoints_parsed_from_urls_connect) {
   tcp.endpoint = baton::parse_redis_url("redis://:" + secret + "@127.0.0.1:" +
                                         std::to_string(server.port()) + "/2");
   baton::redis_store over_tcp(io, tcp);
-  auto r = acquire(io, over_tcp);
+  auto r = acquire(io, over_tcp, ttl);
   ASSERT_FALSE(r.ec) << over_tcp.last_error();
   EXPECT_TRUE(r.value.acquired);
 
@@ -243,7 +186,7 @@ TEST(redis_store_failure, endpoints_parsed_from_urls_connect) {
   local.endpoint = baton::parse_redis_url(server.unix_url() + "?db=2");
   local.password = secret;
   baton::redis_store over_unix(io, local);
-  auto seen = acquire(io, over_unix);
+  auto seen = acquire(io, over_unix, ttl);
   ASSERT_FALSE(seen.ec) << over_unix.last_error();
   EXPECT_FALSE(seen.value.acquired);
   EXPECT_EQ(seen.value.holder, "node-a");
@@ -257,7 +200,7 @@ TEST(redis_store_failure, missing_unix_socket_is_connect_failed) {
   opts.election = election;
   opts.node_id = "node-a";
   baton::redis_store store(io, opts);
-  auto r = acquire(io, store);
+  auto r = acquire(io, store, ttl);
   EXPECT_EQ(r.ec, redis_errc::connect_failed);
   EXPECT_NE(store.last_error().find("/nonexistent/baton-test/redis.sock"), std::string::npos)
       << store.last_error();
@@ -270,11 +213,11 @@ TEST(redis_store_failure, close_aborts_a_command_in_flight_exactly_once) {
   auto opts = options_for(server, "node-a");
   opts.command_timeout = 5s;
   baton::redis_store store(io, opts);
-  ASSERT_TRUE(acquire(io, store).value.acquired) << store.last_error();
+  ASSERT_TRUE(acquire(io, store, ttl).value.acquired) << store.last_error();
 
   // Frozen, so the command is written and stays unanswered.
   server.signal(SIGSTOP);
-  auto pending = start_acquire(store);
+  auto pending = start_acquire(store, ttl);
   run_for(io, 100ms);
   ASSERT_EQ(pending->calls, 0);
   store.close();
@@ -287,7 +230,7 @@ TEST(redis_store_failure, close_aborts_a_command_in_flight_exactly_once) {
   EXPECT_EQ(pending->calls, 1);
 
   // After close everything is aborted, still never inline.
-  auto later = start_acquire(store);
+  auto later = start_acquire(store, ttl);
   EXPECT_EQ(later->calls, 0);
   ASSERT_TRUE(run_until(
       io, [&] { return later->calls > 0; }, 5s));
@@ -299,7 +242,7 @@ TEST(redis_store_failure, close_right_after_a_call_aborts_it) {
   baton::testing::redis_server server;
   asio::io_context io;
   baton::redis_store store(io, options_for(server, "node-a"));
-  auto pending = start_acquire(store);
+  auto pending = start_acquire(store, ttl);
   int renews = 0;
   std::error_code renew_ec;
   store.async_renew(1000ms, [&](std::error_code ec, baton::renew_reply) {
@@ -322,13 +265,13 @@ TEST(redis_store_failure, destroyed_store_never_calls_back) {
   {
     baton::redis_store store(io, options_for(server, "node-a"));
     store.watch_releases([&] { ++heard; });
-    pending = start_acquire(store);
+    pending = start_acquire(store, ttl);
     run_for(io, 5ms);
     store.close();
   }
   {
     baton::redis_store store(io, options_for(server, "node-b"));
-    pending = start_acquire(store);
+    pending = start_acquire(store, ttl);
   }
   run_for(io, 500ms);
   EXPECT_EQ(pending->calls, 0);
@@ -353,7 +296,7 @@ TEST(redis_store_failure, subscription_survives_a_restart) {
   EXPECT_EQ(watcher.subscription_state(), "subscribed");
 
   seed_counter(server);
-  ASSERT_TRUE(acquire(io, holder).value.acquired) << holder.last_error();
+  ASSERT_TRUE(acquire(io, holder, ttl).value.acquired) << holder.last_error();
   ASSERT_TRUE(is_release_ok(io, holder)) << holder.last_error();
   ASSERT_TRUE(run_until(io, [&] { return heard >= 2; })) << "release after restart not heard";
 }
@@ -412,7 +355,7 @@ TEST(redis_store_failure, store_may_be_destroyed_from_its_own_callbacks) {
     watcher.reset();
   });
   ASSERT_TRUE(run_until(io, [&] { return watcher->subscription_state() == "subscribed"; }));
-  ASSERT_TRUE(acquire(io, *holder).value.acquired) << holder->last_error();
+  ASSERT_TRUE(acquire(io, *holder, ttl).value.acquired) << holder->last_error();
 
   bool released = false;
   holder->async_release([&](std::error_code ec, bool r) {

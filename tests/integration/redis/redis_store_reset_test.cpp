@@ -8,12 +8,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "baton/lease_keys.hpp"
 #include "baton/redis_store.hpp"
+#include "store_test_util.hpp"
 #include "support/redis_server.hpp"
 
 namespace {
@@ -22,55 +22,18 @@ namespace asio = boost::asio;
 using baton::milliseconds;
 using namespace std::chrono_literals;
 
-const std::string election = "jobs";
+using namespace baton::testing::store_test_util;
+
+// Short, so that the fence (one ttl) passes quickly; every acquire and renew
+// here uses it.
 constexpr milliseconds ttl{1500};
-
-bool run_until(asio::io_context& io, const std::function<bool()>& done, milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(deadline - now) == 0 && io.stopped()) return done();
-  }
-  return true;
-}
-
-baton::redis_store_options options_for(const baton::testing::redis_server& server,
-                                       const std::string& node) {
-  baton::redis_store_options o;
-  o.endpoint.host = server.host();
-  o.endpoint.port = server.port();
-  o.election = election;
-  o.node_id = node;
-  o.connect_timeout = 2s;
-  o.command_timeout = 2s;
-  return o;
-}
-
-struct acquired {
-  int calls = 0;
-  std::error_code ec;
-  baton::acquire_reply value;
-};
-
-acquired acquire(asio::io_context& io, baton::redis_store& store) {
-  acquired out;
-  store.async_acquire(ttl, [&](std::error_code ec, baton::acquire_reply r) {
-    ++out.calls;
-    out.ec = ec;
-    out.value = r;
-  });
-  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "acquire never completed";
-  return out;
-}
 
 // After a restart the first command meets the dead connection
 // (connection_lost); the next one reconnects. Bounded retries.
 acquired acquire_answered(asio::io_context& io, baton::redis_store& store) {
   acquired out;
   for (int i = 0; i < 3; ++i) {
-    out = acquire(io, store);
+    out = acquire(io, store, ttl);
     if (!out.ec) break;
   }
   return out;
@@ -112,7 +75,7 @@ acquired acquire_when_free(asio::io_context& io, baton::redis_store& store, mill
   const auto deadline = std::chrono::steady_clock::now() + limit;
   acquired last;
   for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < deadline; ++i) {
-    last = acquire(io, store);
+    last = acquire(io, store, ttl);
     if (last.ec || last.value.acquired) return last;
     asio::steady_timer pause(io, 20ms);
     bool waited = false;
@@ -130,7 +93,7 @@ class redis_store_reset_test : public ::testing::Test {
   }
 
   // An election that has run before: the counter exists.
-  void seed() { server.command({"SET", baton::token_key(election), "1000"}); }
+  void seed() { seed_counter(server); }
 
   baton::testing::redis_server server;
   asio::io_context io;
@@ -142,7 +105,7 @@ class redis_store_reset_test : public ::testing::Test {
 
 TEST_F(redis_store_reset_test, existing_counter_and_first_connection_acquire_at_once) {
   seed();
-  auto r = acquire(io, a);
+  auto r = acquire(io, a, ttl);
   ASSERT_FALSE(r.ec) << a.last_error();
   EXPECT_TRUE(r.value.acquired);
   EXPECT_EQ(r.value.token, 1001u);
@@ -153,14 +116,14 @@ TEST_F(redis_store_reset_test, existing_counter_and_first_connection_acquire_at_
 
 TEST_F(redis_store_reset_test, missing_counter_holds_every_acquire_back_for_one_ttl) {
   seed();
-  auto first = acquire(io, a);
+  auto first = acquire(io, a, ttl);
   ASSERT_TRUE(first.value.acquired) << a.last_error();
   // The lease ends and then the data goes: nothing in Redis tells a standby
   // that a leader may still be working.
   server.command({"DEL", baton::lease_key(election), baton::token_key(election)});
 
   const auto before_us = server_time_us(server);
-  auto held = acquire(io, b);
+  auto held = acquire(io, b, ttl);
   ASSERT_FALSE(held.ec) << b.last_error();
   EXPECT_FALSE(held.value.acquired);
   EXPECT_EQ(held.value.holder, "(store reset)");
@@ -178,7 +141,7 @@ TEST_F(redis_store_reset_test, missing_counter_holds_every_acquire_back_for_one_
 
   // The fence holds everyone back, the old holder too; only the one that
   // found the loss reports it.
-  auto also_held = acquire(io, a);
+  auto also_held = acquire(io, a, ttl);
   ASSERT_FALSE(also_held.ec) << a.last_error();
   EXPECT_FALSE(also_held.value.acquired);
   EXPECT_EQ(also_held.value.holder, "(store reset)");
@@ -199,11 +162,11 @@ TEST_F(redis_store_reset_test, missing_counter_holds_every_acquire_back_for_one_
 
 TEST_F(redis_store_reset_test, a_holder_keeps_renewing_under_the_fence) {
   seed();
-  auto first = acquire(io, a);
+  auto first = acquire(io, a, ttl);
   ASSERT_TRUE(first.value.acquired) << a.last_error();
   server.command({"DEL", baton::token_key(election)});
 
-  auto held = acquire(io, b);
+  auto held = acquire(io, b, ttl);
   ASSERT_FALSE(held.ec) << b.last_error();
   EXPECT_FALSE(held.value.acquired);
   // The lease survived: the real holder is reported, and the wait covers
@@ -212,16 +175,16 @@ TEST_F(redis_store_reset_test, a_holder_keeps_renewing_under_the_fence) {
   EXPECT_GT(held.value.holder_ttl, ttl - 500ms);
   EXPECT_EQ(renew(io, a), baton::renew_reply::renewed);
   // Even our own lease cannot be re-acquired while the fence is up.
-  auto again = acquire(io, a);
+  auto again = acquire(io, a, ttl);
   EXPECT_FALSE(again.value.acquired);
   EXPECT_EQ(again.value.holder, "node-a");
 }
 
 TEST_F(redis_store_reset_test, restart_empty_holds_a_standby_back_for_one_ttl) {
   seed();
-  auto first = acquire(io, a);
+  auto first = acquire(io, a, ttl);
   ASSERT_TRUE(first.value.acquired) << a.last_error();
-  auto standby = acquire(io, b);
+  auto standby = acquire(io, b, ttl);
   ASSERT_FALSE(standby.value.acquired) << b.last_error();
 
   server.restart();
@@ -251,9 +214,9 @@ TEST_F(redis_store_reset_test, restart_empty_holds_a_standby_back_for_one_ttl) {
 
 TEST_F(redis_store_reset_test, run_id_change_with_the_counter_intact_sets_the_fence) {
   seed();
-  auto first = acquire(io, a);
+  auto first = acquire(io, a, ttl);
   ASSERT_TRUE(first.value.acquired) << a.last_error();
-  auto standby = acquire(io, b);
+  auto standby = acquire(io, b, ttl);
   ASSERT_FALSE(standby.value.acquired) << b.last_error();
 
   // As a promoted replica that had the counter but not the lease: a new
@@ -283,7 +246,7 @@ TEST_F(redis_store_reset_test, a_new_store_on_a_restarted_server_sees_no_change)
   server.restart();
   seed();
   // Its first connection: nothing to compare with.
-  auto r = acquire(io, a);
+  auto r = acquire(io, a, ttl);
   ASSERT_FALSE(r.ec) << a.last_error();
   EXPECT_TRUE(r.value.acquired);
   EXPECT_TRUE(a_resets.empty());
@@ -292,22 +255,22 @@ TEST_F(redis_store_reset_test, a_new_store_on_a_restarted_server_sees_no_change)
 TEST_F(redis_store_reset_test, a_longer_fence_is_never_shortened) {
   seed();
   server.command({"SET", baton::fence_key(election), "operator hold", "PX", "60000"});
-  auto held = acquire(io, a);
+  auto held = acquire(io, a, ttl);
   ASSERT_FALSE(held.value.acquired) << a.last_error();
   EXPECT_GT(held.value.holder_ttl, 50s);
   server.command({"DEL", baton::token_key(election)});
-  auto reset = acquire(io, a);
+  auto reset = acquire(io, a, ttl);
   ASSERT_FALSE(reset.value.acquired) << a.last_error();
   EXPECT_GT(key_pttl(server, baton::fence_key(election)), 50000);
   EXPECT_EQ(server.command({"GET", baton::fence_key(election)}),
             std::vector<std::string>{"operator hold"});
   // A fence without expiry (an operator's hold) stays until deleted.
   server.command({"SET", baton::fence_key(election), "operator hold"});
-  auto forever = acquire(io, b);
+  auto forever = acquire(io, b, ttl);
   ASSERT_FALSE(forever.value.acquired) << b.last_error();
   EXPECT_EQ(forever.value.holder_ttl, milliseconds(-1));
   server.command({"DEL", baton::fence_key(election)});
-  EXPECT_TRUE(acquire(io, b).value.acquired) << b.last_error();
+  EXPECT_TRUE(acquire(io, b, ttl).value.acquired) << b.last_error();
 }
 
 }  // namespace

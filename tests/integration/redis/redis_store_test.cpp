@@ -9,12 +9,12 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <functional>
 #include <regex>
 #include <string>
 
 #include "baton/lease_keys.hpp"
 #include "baton/redis_error.hpp"
+#include "store_test_util.hpp"
 #include "support/redis_server.hpp"
 
 namespace {
@@ -22,57 +22,7 @@ namespace {
 namespace asio = boost::asio;
 using baton::milliseconds;
 using namespace std::chrono_literals;
-
-const std::string election = "jobs";
-
-// Runs `io` until `done()` holds or `limit` passes; false on timeout or when
-// nothing is left that could make `done()` true.
-bool run_until(asio::io_context& io, const std::function<bool()>& done, milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(deadline - now) == 0 && io.stopped()) return done();
-  }
-  return true;
-}
-
-void run_for(asio::io_context& io, milliseconds d) {
-  io.restart();
-  io.run_for(d);
-}
-
-baton::redis_store_options options_for(const baton::testing::redis_server& server,
-                                       const std::string& node) {
-  baton::redis_store_options o;
-  o.endpoint.host = server.host();
-  o.endpoint.port = server.port();
-  o.election = election;
-  o.node_id = node;
-  o.connect_timeout = 2s;
-  o.command_timeout = 2s;
-  return o;
-}
-
-template <typename T>
-struct outcome {
-  int calls = 0;
-  std::error_code ec;
-  T value{};
-};
-
-outcome<baton::acquire_reply> acquire(asio::io_context& io, baton::redis_store& store,
-                                      milliseconds ttl) {
-  outcome<baton::acquire_reply> out;
-  store.async_acquire(ttl, [&](std::error_code ec, baton::acquire_reply r) {
-    ++out.calls;
-    out.ec = ec;
-    out.value = r;
-  });
-  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "acquire never completed";
-  return out;
-}
+using namespace baton::testing::store_test_util;
 
 outcome<baton::renew_reply> renew(asio::io_context& io, baton::redis_store& store,
                                   milliseconds ttl) {
@@ -95,18 +45,6 @@ outcome<bool> release(asio::io_context& io, baton::redis_store& store) {
   });
   EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "release never completed";
   return out;
-}
-
-// An election that has run before on this Redis: its token counter exists,
-// so the first acquire is not held back. SELECT inside a script changes only
-// the script's database.
-void seed_counter(const baton::testing::redis_server& server, int db = 0) {
-  if (db == 0) {
-    server.command({"SET", baton::token_key(election), "1000"});
-    return;
-  }
-  server.command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('SET', KEYS[1], '1000')",
-                  "1", baton::token_key(election), std::to_string(db)});
 }
 
 long long pttl(const baton::testing::redis_server& server) {

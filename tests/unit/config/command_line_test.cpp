@@ -3,57 +3,17 @@
 // barrage of garbage that must never escape as an exception.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <random>
-
-#include <stdlib.h>
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "config_test_util.hpp"
 
 namespace baton {
 namespace {
 
 using namespace std::chrono_literals;
-
-environment fake_env(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "baton-cli-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    const auto file = path_ / name;
-    std::ofstream(file) << content;
-    return file.string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-invocation parse(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-  args.insert(args.begin(), "baton");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  argv.push_back(nullptr);
-  return parse_invocation(static_cast<int>(args.size()), argv.data(), fake_env(std::move(env)));
-}
+using namespace config_test_util;
 
 TEST(command_line, run_with_flags) {
   const auto inv = parse({"run", "--election", "jobs", "--node-id", "n1", "--ttl", "20s",

@@ -2,60 +2,17 @@
 // defaults, node_id, and the password sources.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <random>
 #include <regex>
 
-#include <stdlib.h>
-
 #include "baton/config_load.hpp"
+#include "config_test_util.hpp"
 
 namespace baton {
 namespace {
 
 using namespace std::chrono_literals;
-
-environment fake_env(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-// A scratch directory removed at the end of the test.
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "baton-config-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    const auto file = path_ / name;
-    std::ofstream(file) << content;
-    return file.string();
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-// Loads YAML text with election preset and returns the finished config.
-config from_yaml(const std::string& yaml, std::map<std::string, std::string> env = {}) {
-  config_loader loader(fake_env(std::move(env)));
-  loader.set("election", "jobs", "test");
-  loader.load_yaml(yaml, "test.yaml");
-  loader.load_environment();
-  return loader.finish();
-}
+using namespace config_test_util;
 
 std::string error_from_yaml(const std::string& yaml, std::string* option = nullptr) {
   try {

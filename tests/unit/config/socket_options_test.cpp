@@ -4,31 +4,18 @@
 // describe_config writes them so that they load again.
 #include <gtest/gtest.h>
 
-#include <map>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "config_test_util.hpp"
 
 namespace baton {
 namespace {
 
-environment fake_env(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
-config from_yaml(const std::string& yaml, std::map<std::string, std::string> env = {}) {
-  config_loader loader(fake_env(std::move(env)));
-  loader.set("election", "jobs", "test");
-  loader.load_yaml(yaml, "test.yaml");
-  loader.load_environment();
-  return loader.finish();
-}
+using namespace config_test_util;
 
 std::string error_of(const std::function<void()>& load) {
   try {
@@ -38,14 +25,6 @@ std::string error_of(const std::function<void()>& load) {
   }
   ADD_FAILURE() << "no config_error";
   return {};
-}
-
-invocation parse(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-  args.insert(args.begin(), "baton");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  argv.push_back(nullptr);
-  return parse_invocation(static_cast<int>(args.size()), argv.data(), fake_env(std::move(env)));
 }
 
 TEST(socket_options, defaults_are_off_and_empty) {

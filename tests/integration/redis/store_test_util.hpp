@@ -1,0 +1,111 @@
+// Helpers shared by the redis_store integration tests (redis_store_test.cpp,
+// redis_store_failure_test.cpp, redis_store_reset_test.cpp): the election
+// they compete in, bounded ways to drive the io_context, store options
+// pointing at the test's redis-server, seeding the token counter, and an
+// acquire whose outcome is captured for the test to check. Helpers that a
+// single file shapes on purpose (its renew, release, retries) stay in it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "baton/lease_keys.hpp"
+#include "baton/redis_store.hpp"
+#include "baton/time.hpp"
+#include "support/redis_server.hpp"
+
+namespace baton::testing::store_test_util {
+
+using namespace std::chrono_literals;
+
+/// The election every store in these tests competes in.
+inline const std::string election = "jobs";
+
+/// Runs `io` until `done()` holds or `limit` (default 10 s) passes; false on
+/// timeout or when nothing is left that could make `done()` true.
+inline bool run_until(boost::asio::io_context& io, const std::function<bool()>& done,
+                      milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (io.stopped()) io.restart();
+    if (io.run_one_for(deadline - now) == 0 && io.stopped()) return done();
+  }
+  return true;
+}
+
+/// Runs `io` for `d` of wall time, whatever happens in it.
+inline void run_for(boost::asio::io_context& io, milliseconds d) {
+  io.restart();
+  io.run_for(d);
+}
+
+/// Options for a store named `node` in `election` on `server` over TCP, with
+/// 2 s connect and command timeouts.
+inline redis_store_options options_for(const redis_server& server, const std::string& node) {
+  redis_store_options o;
+  o.endpoint.host = server.host();
+  o.endpoint.port = server.port();
+  o.election = election;
+  o.node_id = node;
+  o.connect_timeout = 2s;
+  o.command_timeout = 2s;
+  return o;
+}
+
+/// Makes `election` one that has run before on database `db` (default 0):
+/// its token counter exists (1000), so the first acquire is not held back
+/// (see redis_store_reset_test.cpp). Database 0 gets a plain SET, so no
+/// script shows up in INFO commandstats; SELECT inside a script changes only
+/// the script's database.
+inline void seed_counter(const redis_server& server, int db = 0) {
+  if (db == 0) {
+    server.command({"SET", token_key(election), "1000"});
+    return;
+  }
+  server.command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('SET', KEYS[1], '1000')",
+                  "1", token_key(election), std::to_string(db)});
+}
+
+/// What a store's handler was called with, and how many times.
+template <typename T>
+struct outcome {
+  int calls = 0;
+  std::error_code ec;
+  T value{};
+};
+
+/// The outcome of an async_acquire.
+using acquired = outcome<acquire_reply>;
+
+/// Starts an acquire for `ttl` whose outcome lands in the returned object;
+/// shared so that a handler running after the test gave up stays harmless.
+inline std::shared_ptr<acquired> start_acquire(redis_store& store, milliseconds ttl) {
+  auto out = std::make_shared<acquired>();
+  store.async_acquire(ttl, [out](std::error_code ec, acquire_reply r) {
+    ++out->calls;
+    out->ec = ec;
+    out->value = r;
+  });
+  return out;
+}
+
+/// Acquires for `ttl` and runs `io` until the handler ran, failing the test
+/// if that takes longer than `limit` (default 10 s).
+inline acquired acquire(boost::asio::io_context& io, redis_store& store, milliseconds ttl,
+                        milliseconds limit = 10s) {
+  auto out = start_acquire(store, ttl);
+  EXPECT_TRUE(run_until(
+      io, [&] { return out->calls > 0; }, limit))
+      << "acquire never completed";
+  return *out;
+}
+
+}  // namespace baton::testing::store_test_util
