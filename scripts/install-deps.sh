@@ -14,6 +14,13 @@ packages=(
   nlohmann-json3-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev
   redis-server procps
+  # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (a
+  # Recommends of clang-14, so not installed by --no-install-recommends).
+  clang-14 libclang-rt-14-dev
+  # bench/run.py: the redis-py peer (python3-redis) and the redlock peer (nodejs).
+  python3 python3-redis nodejs
+  # tests/faults: iptables rules inside a private network namespace.
+  iptables
 )
 
 missing=()
@@ -23,6 +30,13 @@ for package in "${packages[@]}"; do
     missing+=("$package")
   fi
 done
+
+# The benchmark's redlock peer needs npm. Debian ships it apart from nodejs; a
+# nodejs from elsewhere usually brings its own npm, which Debian's npm package
+# would conflict with, so npm is asked for only when there is none.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all ${#packages[@]} packages already installed"

@@ -3,6 +3,7 @@
 // where the value came from.
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -109,7 +110,58 @@ void check_lease(const lease_config& lease, const option_origins& origins) {
   }
 }
 
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool is_utf8(std::string_view text) {
+  static constexpr std::uint32_t smallest[] = {0, 0x80, 0x800, 0x10000};
+  for (std::size_t i = 0; i < text.size();) {
+    auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t extra = 0;
+    std::uint32_t code = lead;
+    if (lead >= 0x80) {
+      if ((lead & 0xE0) == 0xC0) {
+        extra = 1;
+        code = lead & 0x1Fu;
+      } else if ((lead & 0xF0) == 0xE0) {
+        extra = 2;
+        code = lead & 0x0Fu;
+      } else if ((lead & 0xF8) == 0xF0) {
+        extra = 3;
+        code = lead & 0x07u;
+      } else {
+        return false;
+      }
+    }
+    if (text.size() - i <= extra) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3Fu);
+    }
+    if (code < smallest[extra] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+// Options are written back by describe_config as YAML, which holds only
+// UTF-8: any other byte would come back as U+FFFD, a different value.
+void require_utf8(const char* option, std::string_view value) {
+  if (!is_utf8(value)) throw config_error(option, std::string(value), "must be valid UTF-8");
+}
+
+void check_text(const config& cfg) {
+  require_utf8("redis.url", cfg.redis.url);
+  require_utf8("redis.password_file", cfg.redis.password_file);
+  require_utf8("socket.path", cfg.socket.path);
+  for (const auto& word : cfg.hooks.on_start) require_utf8("hooks.on_start", word);
+  for (const auto& word : cfg.hooks.on_stop) require_utf8("hooks.on_stop", word);
+  for (const auto& word : cfg.child.command) require_utf8("child.command", word);
+}
+
 void check_rest(const config& cfg) {
+  check_text(cfg);
   check_argv("hooks.on_start", cfg.hooks.on_start);
   check_argv("hooks.on_stop", cfg.hooks.on_stop);
   require_positive("hooks.timeout", cfg.hooks.timeout);

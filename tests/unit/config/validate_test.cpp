@@ -188,3 +188,34 @@ TEST(config_error_format, one_line_with_escapes_and_quotes) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+// describe_config writes YAML, which holds only UTF-8: a path or argv word
+// with other bytes would come back as a different value, so it is refused.
+TEST(validate_utf8, non_utf8_bytes_in_a_path_or_argv_are_refused) {
+  config cfg;
+  cfg.election = "jobs";
+  cfg.node_id = "n1";
+  fill_derived_defaults(cfg);
+  EXPECT_NO_THROW(validate_config(cfg));
+  cfg.socket.path = "/run/baton/caf\xc3\xa9.sock";  // é: valid
+  EXPECT_NO_THROW(validate_config(cfg));
+  for (const char* bad : {"/tmp/\xff", "/tmp/\xc3", "/tmp/\xc0\xaf", "/tmp/\xed\xa0\x80"}) {
+    cfg.socket.path = bad;
+    try {
+      validate_config(cfg);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const config_error& e) {
+      EXPECT_EQ(e.option(), "socket.path");
+      EXPECT_NE(std::string(e.what()).find("UTF-8"), std::string::npos) << e.what();
+    }
+  }
+  cfg.socket.path.clear();
+  cfg.child.command = {"/bin/echo", "\xfe"};
+  EXPECT_THROW(validate_config(cfg), config_error);
+}
+
+}  // namespace
+}  // namespace baton
