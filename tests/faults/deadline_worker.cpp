@@ -1,0 +1,259 @@
+// deadline_worker: a supervised app that holds the lease deadline on its own,
+// as baton's docs tell apps to: it follows the daemon's Unix socket and never
+// does a unit of work once `valid_until_mono_ns` (from the status reply, the
+// `start` event or the latest `renewed` event) has passed. So a daemon that
+// freezes, or a whole host that pauses and resumes, cannot make it work past
+// its lease, even before the keeper's SIGKILL lands.
+//
+// It writes the same event log as tests/worker/test_worker.cpp
+// (`<CLOCK_MONOTONIC ns> <name> <pid> <event>[ details]`, one write() per line),
+// so the overlap checker judges it the same way. When it gives up because the
+// deadline passed it writes `expired ...` (not a work line) and exits 0
+// without a `stop` line: the `stop` line would count as work in the checker,
+// and none was done after the check.
+//
+// Usage: deadline_worker --log FILE --name NAME --socket PATH [--tick-ms 5]
+//                        [--margin-ms 2]
+// Exit codes: 0 after SIGTERM, a `stop` event or an expired deadline; 1 when
+// the log cannot be written; 2 on bad arguments; 3 when no deadline was
+// learnt within 2 s (it never worked).
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace {
+
+constexpr std::int64_t ns_per_ms = 1'000'000;
+constexpr std::int64_t learn_deadline_within_ns = 2'000 * ns_per_ms;
+constexpr std::int64_t safety_limit_ns = 3600LL * 1000 * ns_per_ms;
+
+struct options {
+  std::string log_path;
+  std::string name;
+  std::string socket_path;
+  std::int64_t tick_ms = 5;
+  std::int64_t margin_ms = 2;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr,
+               "deadline_worker: %s\nusage: deadline_worker --log FILE --name NAME --socket PATH "
+               "[--tick-ms 5] [--margin-ms 2]\n",
+               message.c_str());
+  std::exit(2);
+}
+
+std::int64_t parse_int(std::string_view flag, std::string_view text, std::int64_t max) {
+  std::int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || value < 0 || value > max) {
+    usage_error(std::string(flag) + " wants an integer in [0, " + std::to_string(max) + "]");
+  }
+  return value;
+}
+
+options parse_args(int argc, char** argv) {
+  options opts;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (i + 1 >= argc) usage_error(std::string(arg) + " needs a value");
+    const std::string_view value = argv[++i];
+    if (arg == "--log") {
+      opts.log_path = value;
+    } else if (arg == "--name") {
+      opts.name = value;
+    } else if (arg == "--socket") {
+      opts.socket_path = value;
+    } else if (arg == "--tick-ms") {
+      opts.tick_ms = std::max<std::int64_t>(1, parse_int(arg, value, 60'000));
+    } else if (arg == "--margin-ms") {
+      opts.margin_ms = parse_int(arg, value, 60'000);
+    } else {
+      usage_error("unknown argument '" + std::string(arg) + "'");
+    }
+  }
+  if (opts.log_path.empty() || opts.name.empty() || opts.socket_path.empty()) {
+    usage_error("--log, --name and --socket are required");
+  }
+  return opts;
+}
+
+std::int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string env_word(const char* variable) {
+  const char* raw = std::getenv(variable);
+  std::string text = raw == nullptr ? "" : raw;
+  for (char& c : text) {
+    if (c <= ' ' || c == 0x7f) c = '_';
+  }
+  return text;
+}
+
+class event_writer {
+ public:
+  event_writer(int fd, std::string name) : fd_(fd), name_(std::move(name)), pid_(getpid()) {}
+
+  void write_event(std::string_view event) {
+    std::string line = std::to_string(now_ns()) + ' ' + name_ + ' ' + std::to_string(pid_) + ' ';
+    line += event;
+    line += '\n';
+    for (;;) {
+      const ssize_t n = ::write(fd_, line.data(), line.size());
+      if (n == static_cast<ssize_t>(line.size())) return;
+      if (n < 0 && errno == EINTR) continue;
+      std::exit(1);
+    }
+  }
+
+ private:
+  int fd_;
+  std::string name_;
+  pid_t pid_;
+};
+
+// The integer after `"key":` in a JSON line, if present.
+std::optional<std::int64_t> json_int(std::string_view line, std::string_view key) {
+  const std::string quoted = "\"" + std::string(key) + "\":";
+  const auto at = line.find(quoted);
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* begin = line.data() + at + quoted.size();
+  std::int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(begin, line.data() + line.size(), value);
+  if (ec != std::errc{} || ptr == begin) return std::nullopt;
+  return value;
+}
+
+// The daemon's socket, read without blocking between ticks.
+class daemon_feed {
+ public:
+  bool connect_to(const std::string& path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return false;
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) return false;
+    std::memcpy(address.sun_path, path.data(), path.size());
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      return false;
+    }
+    // Subscribe first: any renewal after the status snapshot is then seen.
+    const std::string_view request = "{\"cmd\":\"subscribe\"}\n{\"cmd\":\"status\"}\n";
+    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+      return false;
+    }
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+    return true;
+  }
+
+  /// Reads whatever arrived; updates the deadline; true if a `stop` came.
+  bool drain(std::optional<std::int64_t>& valid_until) {
+    std::array<char, 16 * 1024> buffer{};
+    for (int reads = 0; reads < 1000; ++reads) {
+      const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // EAGAIN, or the daemon went away: the deadline stands
+      pending_.append(buffer.data(), static_cast<std::size_t>(n));
+    }
+    bool stop = false;
+    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
+      const std::string_view line(pending_.data(), nl);
+      if (line.find("\"event\":\"stop\"") != std::string_view::npos) stop = true;
+      // A stop ends validity for this app as far as it is concerned; only the
+      // lease-bearing messages move the deadline.
+      if (line.find("\"event\":\"stop\"") == std::string_view::npos) {
+        if (auto v = json_int(line, "valid_until_mono_ns")) {
+          valid_until = std::max(valid_until.value_or(0), *v);
+        }
+      }
+      pending_.erase(0, nl + 1);
+    }
+    return stop;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string pending_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const options opts = parse_args(argc, argv);
+  sigset_t term_set;
+  sigemptyset(&term_set);
+  sigaddset(&term_set, SIGTERM);
+  sigprocmask(SIG_SETMASK, &term_set, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const int fd = ::open(opts.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return 1;
+  event_writer log(fd, opts.name);
+  const std::int64_t started = now_ns();
+  log.write_event("start");
+  log.write_event("env token=" + env_word("BATON_TOKEN") + " node=" + env_word("BATON_NODE_ID"));
+
+  daemon_feed feed;
+  if (!feed.connect_to(opts.socket_path)) {
+    log.write_event("expired cannot-connect");
+    return 3;
+  }
+  std::optional<std::int64_t> valid_until;
+  const std::int64_t tick_ns = opts.tick_ms * ns_per_ms;
+  std::int64_t next_tick = started + tick_ns;
+  for (;;) {
+    const std::int64_t left = next_tick - now_ns();
+    if (left > 0) {
+      timespec timeout{static_cast<time_t>(left / 1'000'000'000),
+                       static_cast<long>(left % 1'000'000'000)};
+      if (sigtimedwait(&term_set, nullptr, &timeout) == SIGTERM) {
+        log.write_event("term");
+        log.write_event("stop");
+        return 0;
+      }
+      if (now_ns() < next_tick) continue;  // woken early (EINTR): wait again
+    }
+    if (feed.drain(valid_until)) {
+      log.write_event("stop reason=stop-event");
+      return 0;
+    }
+    // The check that matters: right before the unit of work, on the clock.
+    const std::int64_t now = now_ns();
+    if (!valid_until) {
+      if (now - started > learn_deadline_within_ns) {
+        log.write_event("expired no-deadline-learnt");
+        return 3;
+      }
+    } else if (now + opts.margin_ms * ns_per_ms >= *valid_until) {
+      log.write_event("expired valid_until_ns=" + std::to_string(*valid_until) +
+                      " late_ms=" + std::to_string((now - *valid_until) / ns_per_ms));
+      return 0;
+    } else {
+      log.write_event("tick");
+    }
+    if (now - started > safety_limit_ns) return 124;
+    next_tick += tick_ns;
+    if (next_tick <= now) next_tick = now + tick_ns;
+  }
+}
