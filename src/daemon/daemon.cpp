@@ -378,10 +378,23 @@ struct daemon::impl {
     timer.expires_at(a.at);
     // The generation check drops a completion that was already queued when the
     // timer was re-armed or cancelled; asio cannot take those back.
-    timer.async_wait([this, id = a.id, index, generation](const boost::system::error_code& ec) {
+    timer.async_wait([this, id = a.id, index, generation,
+                      due = a.at](const boost::system::error_code& ec) {
       if (ec || timer_generation[index] != generation) return;
+      warn_if_stalled(id, due);
       deliver(events::timer{id});
     });
+  }
+
+  // A timer that fires far past its due time means this process did not run
+  // (SIGSTOP, a VM pause, swapping): the reason the machine then gives, such as
+  // redis-unreachable, would otherwise hide that.
+  void warn_if_stalled(timer_id id, time_point due) {
+    auto late = std::chrono::duration_cast<milliseconds>(mono_clock::now() - due);
+    if (late < std::max(milliseconds(100), cfg.lease.renew_interval / 2)) return;
+    spdlog::warn("the {} timer fired {}ms late: the daemon did not run for that long (stopped or "
+                 "paused?)",
+                 to_string(id), late.count());
   }
 
   void carry_out(const actions::cancel_timer& a, time_point) {
@@ -420,7 +433,7 @@ struct daemon::impl {
 
   nlohmann::json status() const {
     auto now = mono_clock::now();
-    bool leading = machine.holds_lease() &&
+    bool leading = machine.holds_lease() && machine.valid_until() > now &&
                    (machine.current() == state::working || machine.current() == state::renewing);
     nlohmann::json s{{"node_id", cfg.node_id},
                      {"election", cfg.election},
@@ -429,7 +442,7 @@ struct daemon::impl {
                      {"is_leader", leading},
                      {"token", machine.token()},
                      {"redis", store.connection_state()}};
-    if (machine.holds_lease()) {
+    if (machine.holds_lease() && machine.valid_until() > now) {
       s["leader"] = cfg.node_id;
       s["valid_until_mono_ns"] = mono_ns(machine.valid_until());
       s["lease_remaining_ms"] = remaining_ms(machine.valid_until(), now);
