@@ -68,15 +68,7 @@ void connection::async_exec(std::vector<std::string> args, completion done) {
 
 void connection::close() {
   if (state_ == state::closed) return;
-  state_ = state::closed;
-  ++generation_;
-  if (transport_) transport_->close();
-  transport_.reset();
-  connect_timer_.cancel();
-  command_timer_.cancel();
-  outbox_.clear();
-  writing_ = false;
-  fail_all(aborted(), "connection closed");
+  tear_down(state::closed, aborted(), "connection closed");
   on_push_ = nullptr;
   on_disconnect_ = nullptr;
 }
@@ -288,7 +280,17 @@ void connection::on_command_timer(std::uint64_t generation) {
 void connection::drop(std::error_code ec, const std::string& detail) {
   if (state_ == state::disconnected || state_ == state::closed) return;
   const bool was_connected = state_ == state::connected;
-  state_ = state::disconnected;
+  tear_down(state::disconnected, ec, detail);
+  if (was_connected && on_disconnect_) {
+    asio::post(io_, [h = on_disconnect_, ec, detail] { h(ec, detail); });
+  }
+}
+
+// Shared by close() and drop(): the generation bump makes every completion of
+// the old transport and timers a no-op, then every command still owed a reply
+// fails with `ec`.
+void connection::tear_down(state next, std::error_code ec, const std::string& detail) {
+  state_ = next;
   ++generation_;
   if (transport_) transport_->close();
   transport_.reset();
@@ -297,9 +299,6 @@ void connection::drop(std::error_code ec, const std::string& detail) {
   outbox_.clear();
   writing_ = false;
   fail_all(ec, detail);
-  if (was_connected && on_disconnect_) {
-    asio::post(io_, [h = on_disconnect_, ec, detail] { h(ec, detail); });
-  }
 }
 
 void connection::fail_all(std::error_code ec, const std::string& detail) {

@@ -96,6 +96,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void arm_command_timer();
   void on_command_timer(std::uint64_t generation);
   void drop(std::error_code ec, const std::string& detail);
+  void tear_down(state next, std::error_code ec, const std::string& detail);
   void fail_all(std::error_code ec, const std::string& detail);
   void complete(command& c, command_result result);
 
