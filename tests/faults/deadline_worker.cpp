@@ -38,6 +38,12 @@
 #include <string>
 #include <string_view>
 
+#include "../worker/event_writer.hpp"
+
+using baton::testing::env_word;
+using baton::testing::event_writer;
+using baton::testing::now_ns;
+
 namespace {
 
 constexpr std::int64_t ns_per_ms = 1'000'000;
@@ -94,43 +100,6 @@ options parse_args(int argc, char** argv) {
   }
   return opts;
 }
-
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::string env_word(const char* variable) {
-  const char* raw = std::getenv(variable);
-  std::string text = raw == nullptr ? "" : raw;
-  for (char& c : text) {
-    if (c <= ' ' || c == 0x7f) c = '_';
-  }
-  return text;
-}
-
-class event_writer {
- public:
-  event_writer(int fd, std::string name) : fd_(fd), name_(std::move(name)), pid_(getpid()) {}
-
-  void write_event(std::string_view event) {
-    std::string line = std::to_string(now_ns()) + ' ' + name_ + ' ' + std::to_string(pid_) + ' ';
-    line += event;
-    line += '\n';
-    for (;;) {
-      const ssize_t n = ::write(fd_, line.data(), line.size());
-      if (n == static_cast<ssize_t>(line.size())) return;
-      if (n < 0 && errno == EINTR) continue;
-      std::exit(1);
-    }
-  }
-
- private:
-  int fd_;
-  std::string name_;
-  pid_t pid_;
-};
 
 // The integer after `"key":` in a JSON line, if present.
 std::optional<std::int64_t> json_int(std::string_view line, std::string_view key) {
@@ -209,7 +178,7 @@ int main(int argc, char** argv) {
 
   const int fd = ::open(opts.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return 1;
-  event_writer log(fd, opts.name);
+  event_writer log(fd, opts.name, "deadline_worker");
   const std::int64_t started = now_ns();
   log.write_event("start");
   log.write_event("env token=" + env_word("BATON_TOKEN") + " node=" + env_word("BATON_NODE_ID"));

@@ -34,13 +34,19 @@
 #include <string_view>
 #include <utility>
 
+#include "event_writer.hpp"
+
+using baton::testing::env_word;
+using baton::testing::event_writer;
+using baton::testing::exit_log_failed;
+using baton::testing::now_ns;
+
 namespace {
 
 constexpr std::int64_t ns_per_ms = 1'000'000;
 /// The worker never outlives this, even if nobody ever signals it.
 constexpr std::int64_t safety_limit_ns = 3600LL * 1000 * ns_per_ms;
 constexpr int exit_bad_args = 2;
-constexpr int exit_log_failed = 1;
 constexpr int exit_safety_net = 124;
 
 struct options {
@@ -114,56 +120,6 @@ options parse_args(int argc, char** argv) {
   return opts;
 }
 
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Environment values are shown as one word: "" when unset, anything that would
-// break the line format replaced by '_'.
-std::string env_word(const char* variable) {
-  const char* raw = std::getenv(variable);
-  std::string text = raw == nullptr ? "" : raw;
-  for (char& c : text) {
-    if (c <= ' ' || c == 0x7f) c = '_';
-  }
-  return text;
-}
-
-class event_writer {
- public:
-  event_writer(int fd, std::string name) : fd_(fd), name_(std::move(name)), pid_(getpid()) {}
-
-  /// Append one line; the whole line goes out in one write() so that
-  /// concurrent writers' lines stay whole.
-  void write_event(std::string_view event) {
-    std::string line = std::to_string(now_ns());
-    line += ' ';
-    line += name_;
-    line += ' ';
-    line += std::to_string(pid_);
-    line += ' ';
-    line += event;
-    line += '\n';
-    for (;;) {
-      const ssize_t n = ::write(fd_, line.data(), line.size());
-      if (n == static_cast<ssize_t>(line.size())) return;
-      if (n < 0 && errno == EINTR) continue;
-      // A short or failed write would corrupt the log's one-line-per-write
-      // contract; better to stop loudly than to keep working unrecorded.
-      std::fprintf(stderr, "test_worker: cannot write event log: %s\n",
-                   n < 0 ? std::strerror(errno) : "short write");
-      std::exit(exit_log_failed);
-    }
-  }
-
- private:
-  int fd_;
-  std::string name_;
-  pid_t pid_;
-};
-
 // Block SIGTERM (to be collected by sigtimedwait) after resetting whatever
 // disposition and mask the parent left us, so an inherited SIG_IGN cannot make
 // the worker deaf.
@@ -206,7 +162,7 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return exit_log_failed;
   }
-  event_writer log(fd, opts.name);
+  event_writer log(fd, opts.name, "test_worker");
 
   const std::int64_t started = now_ns();
   log.write_event("start");
