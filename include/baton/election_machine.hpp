@@ -193,6 +193,9 @@ class election_machine {
   time_point last_renewal() const { return last_ok_; }
   /// Our fencing token while leading; the observed holder's otherwise.
   std::uint64_t token() const { return holding_ ? token_ : holder_token_; }
+  /// Fencing token of this node's current or most recent term (0 before any):
+  /// what its app was told, even after the lease was lost.
+  std::uint64_t term_token() const { return token_; }
   /// Node id of the holder seen by the last failed acquire ("" = unknown/none).
   const std::string& observed_holder() const { return holder_; }
 

@@ -110,9 +110,6 @@ struct daemon::impl {
   asio::steady_timer gate_timer;
   std::uint64_t gate_timer_generation = 0;
   const std::vector<unsigned> allowed_uids;
-  // The fencing token of the current (or last) term, from start_app: the
-  // machine's token() is the observed holder's once the lease is lost.
-  std::uint64_t term_token = 0;
 
   std::deque<event> pending;
   bool stepping = false;
@@ -288,12 +285,11 @@ struct daemon::impl {
   }
 
   app_context context(reason why) const {
-    return {cfg.node_id, cfg.election, to_string(why), cfg.lease.ttl, term_token};
+    return {cfg.node_id, cfg.election, to_string(why), cfg.lease.ttl, machine.term_token()};
   }
 
   void carry_out(const actions::start_app& a, time_point now) {
     spdlog::info("leading with token {}: starting the app", a.token);
-    term_token = a.token;
     gate.on_term(a.token);
     socket.publish(start_event(header(now), a));
     gate.on_published(socket.subscriber_count());
@@ -315,11 +311,11 @@ struct daemon::impl {
     if (gate.waiting_for_ack_only()) {
       spdlog::warn("no socket client acknowledged the stop of term {} before the kill deadline: "
                    "going on without it",
-                   term_token);
+                   machine.term_token());
     } else {
       spdlog::error("the app did not stop in time: sending SIGKILL");
     }
-    socket.publish(kill_event(header(now), term_token));
+    socket.publish(kill_event(header(now), machine.term_token()));
     app.kill();
     if (gate.on_kill(now)) {
       gate_timer.cancel();
@@ -359,7 +355,7 @@ struct daemon::impl {
       if (gate.on_timer(mono_clock::now())) {
         spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
                      "deadline: going on without it",
-                     term_token);
+                     machine.term_token());
         deliver(events::app_stopped{});
       } else {
         arm_gate_timer();
@@ -405,7 +401,7 @@ struct daemon::impl {
 
   void carry_out(const actions::lease_extended& a, time_point now) {
     app.set_deadline(a.valid_until);
-    socket.publish(renewed_event(header(now), a, term_token));
+    socket.publish(renewed_event(header(now), a, machine.term_token()));
     gate.on_published(socket.subscriber_count());
   }
 

@@ -241,6 +241,7 @@ TEST(election_machine, lost_lease_stops_the_app_at_once_with_kill_at_validity) {
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->why, reason::lost);
   EXPECT_EQ(stop->token, 7u) << "the stopped term's token, not the next holder's";
+  EXPECT_EQ(h.machine.term_token(), 7u);
   EXPECT_EQ(stop->kill_at, valid_until);
   EXPECT_FALSE(h.timer(timer_id::wake));
   h.feed(events::app_stopped{});
