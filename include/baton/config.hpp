@@ -41,6 +41,9 @@ struct lease_config {
   milliseconds retry_interval{0};
   /// Fraction of the ttl assumed lost to clock-rate drift between hosts.
   double drift_factor = 0.01;
+  /// After `baton resign`, how long this node stays out of the election so
+  /// that another node takes over. 0 = ttl.
+  milliseconds resign_cooldown{0};
 };
 
 struct hooks_config {
@@ -82,6 +85,14 @@ struct socket_config {
 struct log_config {
   /// trace, debug, info, warn, error, critical, off.
   std::string level = "info";
+  /// text (one line per record) or json (one object per line).
+  std::string format = "text";
+};
+
+struct http_config {
+  /// ADDR:PORT for /healthz, /leader, /standby, /status and /metrics
+  /// ("" = no HTTP server). [v6]:PORT for IPv6.
+  std::string listen;
 };
 
 struct config {
@@ -94,6 +105,7 @@ struct config {
   hooks_config hooks;
   child_config child;
   socket_config socket;
+  http_config http;
   log_config log;
 };
 

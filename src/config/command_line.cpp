@@ -54,7 +54,12 @@ constexpr flag_spec flag_table[] = {
      "When the child exits by itself: compete again, or exit with its status (default compete)"},
     {"--socket", "socket.path", "PATH", "Unix socket for apps (default: none)"},
     {"--socket-mode", "socket.mode", "MODE", "Octal file mode of the socket (default 0660)"},
+    {"--resign-cooldown", "lease.resign_cooldown", "DURATION",
+     "After `baton resign`, how long this node stays out of the election (default ttl)"},
+    {"--http-listen", "http.listen", "ADDR:PORT",
+     "Serve /healthz, /leader, /standby, /status and /metrics, e.g. 127.0.0.1:9464 (default: off)"},
     {"--log-level", "log.level", "LEVEL", "trace, debug, info, warn, error, critical or off (default info)"},
+    {"--log-format", "log.format", "text|json", "Log line format (default text)"},
 };
 constexpr std::size_t flag_count = std::size(flag_table);
 
@@ -187,6 +192,14 @@ invocation parse(int argc, const char* const* argv, const environment& env) {
   CLI::App* check = app.add_subcommand(
       "check-config", "Print the effective configuration as YAML; exit 2 if it is invalid");
   CLI::App* version = app.add_subcommand("version", "Print the version and exit");
+  // The client verbs are answered before this parser runs (baton/cli.hpp);
+  // they are listed here so that `baton --help` shows them.
+  std::vector<CLI::App*> client_verbs{
+      app.add_subcommand("status", "Ask the running daemon who leads; exit 0 leader, 3 standby, 1 unreachable"),
+      app.add_subcommand("watch", "Print the daemon's events as they happen"),
+      app.add_subcommand("resign", "Make the leader step down and stay out for the cool-down"),
+      app.add_subcommand("health", "Exit 0 when the daemon answers and is healthy (for HEALTHCHECK)")};
+  for (auto* verb : client_verbs) verb->allow_extras();
   run->footer(std::string("The child command goes after --: baton run [OPTIONS] -- CMD ARGS...\n") +
               footer);
   check->footer(footer);
@@ -196,7 +209,8 @@ invocation parse(int argc, const char* const* argv, const environment& env) {
   check_options.add_to(*check);
 
   if (args.empty() && !has_child) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config or version\n\n" + app.help());
+    return exit_now(2, "baton: a subcommand is required: run, check-config, status, watch, resign, "
+                       "health or version\n\n" + app.help());
   }
 
   const bool names_run = std::find(args.begin(), args.end(), std::string("run")) != args.end();
@@ -223,8 +237,17 @@ invocation parse(int argc, const char* const* argv, const environment& env) {
     result.message = std::string("baton ") + BATON_VERSION;
     return result;
   }
+  for (auto* verb : client_verbs) {
+    if (verb->parsed()) {
+      // Only reached when something came before the verb (main hands
+      // `baton <verb> ...` to the client directly).
+      return exit_now(2, "baton: put the verb first: baton " + verb->get_name() +
+                             " [options]; see baton " + verb->get_name() + " --help");
+    }
+  }
   if (!run->parsed() && !check->parsed()) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config or version\n\n" + app.help());
+    return exit_now(2, "baton: a subcommand is required: run, check-config, status, watch, resign, "
+                       "health or version\n\n" + app.help());
   }
   invocation result;
   if (run->parsed()) {

@@ -84,7 +84,13 @@ const option_spec option_table[] = {
      switch_field{[](config& c) -> bool& { return c.socket.require_ack; }}},
     {"socket.allowed_uids", "BATON_SOCKET_ALLOWED_UIDS",
      uid_list_field{[](config& c) -> std::vector<unsigned>& { return c.socket.allowed_uids; }}},
+    {"lease.resign_cooldown", "BATON_LEASE_RESIGN_COOLDOWN",
+     duration_field{[](config& c) -> milliseconds& { return c.lease.resign_cooldown; }}},
+    {"http.listen", "BATON_HTTP_LISTEN",
+     text_field{[](config& c) -> std::string& { return c.http.listen; }}},
     {"log.level", "BATON_LOG_LEVEL", text_field{[](config& c) -> std::string& { return c.log.level; }}},
+    {"log.format", "BATON_LOG_FORMAT",
+     text_field{[](config& c) -> std::string& { return c.log.format; }}},
 };
 
 const option_spec* find_option(std::string_view key) {

@@ -63,6 +63,10 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
     lease.retry_interval = std::min(milliseconds{1000}, lease.renew_interval);
     note("lease.retry_interval", "default: min(1s, lease.renew_interval)");
   }
+  if (lease.resign_cooldown.count() == 0) {
+    lease.resign_cooldown = lease.ttl;
+    note("lease.resign_cooldown", "default: lease.ttl");
+  }
   if (cfg.redis.command_timeout.count() == 0) {
     cfg.redis.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
     note("redis.command_timeout", "default: min(1s, lease.renew_interval / 2)");

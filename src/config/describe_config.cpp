@@ -64,6 +64,7 @@ std::string describe_config(const config& cfg) {
       << "  renew_deadline: " << format_duration(cfg.lease.renew_deadline) << "\n"
       << "  retry_interval: " << format_duration(cfg.lease.retry_interval) << "\n"
       << "  drift_factor: " << number(cfg.lease.drift_factor) << "\n"
+      << "  resign_cooldown: " << format_duration(cfg.lease.resign_cooldown) << "\n"
       << "hooks:\n"
       << "  on_start: " << list(cfg.hooks.on_start) << "\n"
       << "  on_stop: " << list(cfg.hooks.on_stop) << "\n"
@@ -78,8 +79,11 @@ std::string describe_config(const config& cfg) {
       << "  require_ack: " << (cfg.socket.require_ack ? "true" : "false") << "\n"
       << "  allowed_uids: " << nlohmann::json(cfg.socket.allowed_uids).dump()
       << (cfg.socket.allowed_uids.empty() ? "  # the daemon's own uid and 0" : "") << "\n"
+      << "http:\n"
+      << "  listen: " << quoted(cfg.http.listen) << (cfg.http.listen.empty() ? "  # off" : "") << "\n"
       << "log:\n"
-      << "  level: " << quoted(cfg.log.level) << "\n";
+      << "  level: " << quoted(cfg.log.level) << "\n"
+      << "  format: " << quoted(cfg.log.format) << "\n";
   return out.str();
 }
 

@@ -10,6 +10,7 @@
 
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
+#include "baton/listen_address.hpp"
 #include "baton/redis_url.hpp"
 
 namespace baton {
@@ -190,6 +191,15 @@ void check_rest(const config& cfg) {
       throw config_error("socket.allowed_uids", std::to_string(uid),
                          "uids go from 0 to 4294967294 (4294967295 means no uid)");
     }
+  }
+  if (!cfg.http.listen.empty()) {
+    std::string why;
+    if (!parse_listen_address(cfg.http.listen, why)) {
+      throw config_error("http.listen", cfg.http.listen, why);
+    }
+  }
+  if (cfg.log.format != "text" && cfg.log.format != "json") {
+    throw config_error("log.format", cfg.log.format, "must be text or json");
   }
   static constexpr std::string_view levels[] = {"trace", "debug", "info",    "warn",
                                                 "error", "critical", "off"};

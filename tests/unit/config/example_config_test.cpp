@@ -47,6 +47,9 @@ TEST(example_config, loads_and_matches_the_defaults) {
   EXPECT_EQ(raw.socket.require_ack, defaults.socket.require_ack);
   EXPECT_EQ(raw.socket.allowed_uids, defaults.socket.allowed_uids);
   EXPECT_EQ(raw.log.level, defaults.log.level);
+  EXPECT_EQ(raw.log.format, defaults.log.format);
+  EXPECT_EQ(raw.http.listen, defaults.http.listen);
+  EXPECT_EQ(raw.lease.resign_cooldown, defaults.lease.resign_cooldown);
 
   const config cfg = loader.finish();
   EXPECT_EQ(cfg.lease.renew_interval, 3333ms);
