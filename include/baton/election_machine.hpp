@@ -47,6 +47,7 @@ enum class reason {
   released,           ///< our release completed
   peer_released,      ///< another node announced it released the lease
   late_reply,         ///< the acquire reply came after the lease would be due for renewal
+  resigned,           ///< `baton resign`: step down and stay out for the cool-down
 };
 
 /// Lease timing, validated by the config loader:
@@ -62,6 +63,9 @@ struct lease_timing {
   /// Exit (with the child's status) instead of competing again when the
   /// supervised command exits by itself.
   bool exit_when_app_exits = false;
+  /// After a resign, how long this node makes no acquire attempt, so that
+  /// another node takes over.
+  milliseconds resign_cooldown{10000};
 
   /// ttl * drift_factor + 2 ms: what clock-rate drift may cost.
   milliseconds drift() const;
@@ -113,6 +117,14 @@ struct shutdown {
   std::string signal;
 };
 struct peer_released {};
+/// The operator asked this node to step down (`baton resign`). Only a
+/// leader (working or renewing) acts on it; see can_resign().
+struct resign {};
+/// A new term was announced on the events channel (any node's, ours too).
+struct peer_acquired {
+  std::string holder;
+  std::uint64_t token = 0;
+};
 }  // namespace events
 
 using event =
@@ -120,7 +132,7 @@ using event =
                  events::acquire_failed, events::renewed, events::lost, events::renew_failed,
                  events::release_done, events::app_started, events::app_start_failed,
                  events::app_exited, events::app_stopped, events::shutdown,
-                 events::peer_released>;
+                 events::peer_released, events::resign, events::peer_acquired>;
 
 namespace actions {
 struct acquire {};
@@ -184,6 +196,13 @@ class election_machine {
   state current() const { return state_; }
   time_point since() const { return since_; }
   const lease_timing& timing() const { return timing_; }
+  /// SIGHUP reload: new stop_timeout and resign_cooldown, used from the next
+  /// stop on (a stop under way keeps its kill deadline). The lease timing
+  /// itself never changes at runtime: all candidates must agree on it.
+  void set_stop_timing(milliseconds stop_timeout, milliseconds resign_cooldown) {
+    timing_.stop_timeout = stop_timeout;
+    timing_.resign_cooldown = resign_cooldown;
+  }
 
   /// True while this node believes the lease key is its own.
   bool holds_lease() const { return holding_; }
@@ -198,6 +217,13 @@ class election_machine {
   std::uint64_t term_token() const { return token_; }
   /// Node id of the holder seen by the last failed acquire ("" = unknown/none).
   const std::string& observed_holder() const { return holder_; }
+  /// True when a resign event would make this node step down now.
+  bool can_resign() const {
+    return (state_ == state::working || state_ == state::renewing) && holding_;
+  }
+  /// No acquire attempt before this moment (a resign's cool-down, or the
+  /// back-off after a failing app); in the past when none applies.
+  time_point held_back_until() const { return backoff_until_; }
 
  private:
   enum class app_phase { down, starting, running, stopping };
@@ -218,6 +244,8 @@ class election_machine {
   void on(const events::app_stopped&, step_context&);
   void on(const events::shutdown&, step_context&);
   void on(const events::peer_released&, step_context&);
+  void on(const events::resign&, step_context&);
+  void on(const events::peer_acquired&, step_context&);
 
   void go(step_context& ctx, state next, reason why, std::string detail = {});
   void begin_stop(step_context& ctx, reason why, bool voluntary);

@@ -327,6 +327,11 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail)
   if (app_failed && app_failures_ > 0) {
     delay = failure_backoff();
     backoff_until_ = ctx.now + delay;
+  } else if (stop_reason_ == reason::resigned) {
+    // Stay out long enough for another node to take the lease: release
+    // announcements and busy replies do not bring us back before then.
+    delay = timing_.resign_cooldown;
+    backoff_until_ = ctx.now + delay;
   }
   stop_reason_ = reason::shutdown;
   wait_then_retry(ctx, delay);
@@ -359,6 +364,23 @@ void election_machine::on(const events::shutdown& ev, step_context& ctx) {
     case state::stopped:
       return;  // the pending reply finishes the term, then we exit
   }
+}
+
+// --- resign and announcements ----------------------------------------------
+
+void election_machine::on(const events::resign&, step_context& ctx) {
+  if (!can_resign() || shutdown_requested_) return;
+  // A voluntary stop: the lease is kept (renewed) until the app is down, then
+  // released; finish_term() starts the cool-down.
+  begin_stop(ctx, reason::resigned, true);
+}
+
+void election_machine::on(const events::peer_acquired& ev, step_context&) {
+  // Our own announcement, or one that races our own term, changes nothing:
+  // while we hold the lease the replies to our commands are the truth.
+  if (holding_) return;
+  holder_ = ev.holder;
+  holder_token_ = ev.token;
 }
 
 // --- timing helpers ---------------------------------------------------------
@@ -422,6 +444,7 @@ const char* to_string(reason r) {
     case reason::released: return "released";
     case reason::peer_released: return "peer-released";
     case reason::late_reply: return "late-reply";
+    case reason::resigned: return "resigned";
   }
   return "unknown";
 }
