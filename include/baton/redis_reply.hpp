@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -100,5 +101,13 @@ std::string holder_from_value(std::string_view value);
 /// (`released <lease_value> <token>`), announces a release by a lease value
 /// other than `own_value`; our own releases and unknown messages are ignored.
 bool is_foreign_release(std::string_view message, std::string_view own_value);
+
+/// A new term announced by the acquire script (`acquired <lease_value> <token>`).
+struct announced_term {
+  std::string holder;  ///< node id (the lease value without its nonce)
+  std::uint64_t token = 0;
+};
+/// The announcement in `message`, or nullopt for other or malformed messages.
+std::optional<announced_term> parse_acquired_announcement(std::string_view message);
 
 }  // namespace baton

@@ -53,6 +53,10 @@ class redis_store final : public lease_store {
   void async_renew(milliseconds ttl, renew_handler handler) override;
   void async_release(release_handler handler) override;
   void watch_releases(released_listener listener) override;
+  /// Told, on the io_context, of every new term announced on the events
+  /// channel (our own included), while watch_releases() is subscribed.
+  using acquired_listener_type = std::function<void(const std::string& holder, std::uint64_t token)>;
+  void watch_acquisitions(acquired_listener_type listener);
   /// Final: pending handlers complete with operation_aborted, the watch stops,
   /// and later calls complete with operation_aborted too.
   void close() override;

@@ -178,6 +178,19 @@ std::string holder_from_value(std::string_view value) {
   return std::string(value.substr(0, colon));
 }
 
+std::optional<announced_term> parse_acquired_announcement(std::string_view message) {
+  constexpr std::string_view prefix = "acquired ";
+  if (!message.starts_with(prefix)) return std::nullopt;
+  const std::string_view rest = message.substr(prefix.size());
+  const auto space = rest.rfind(' ');
+  if (space == std::string_view::npos || space == 0) return std::nullopt;
+  const std::string_view token_text = rest.substr(space + 1);
+  std::uint64_t token = 0;
+  auto [end, ec] = std::from_chars(token_text.data(), token_text.data() + token_text.size(), token);
+  if (ec != std::errc() || end != token_text.data() + token_text.size()) return std::nullopt;
+  return announced_term{holder_from_value(rest.substr(0, space)), token};
+}
+
 bool is_foreign_release(std::string_view message, std::string_view own_value) {
   constexpr std::string_view prefix = "released ";
   if (!message.starts_with(prefix)) return false;

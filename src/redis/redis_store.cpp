@@ -194,6 +194,12 @@ struct redis_store::impl {
     call(why);
   }
 
+  void notify_acquired(const announced_term& term) {
+    if (closed || !acquired_listener) return;
+    auto call = acquired_listener;  // may close or destroy the store while it runs
+    call(term.holder, term.token);
+  }
+
   void notify_release() {
     if (closed || !listener) return;
     // A copy: the listener may close or destroy the store while it runs.
@@ -212,6 +218,7 @@ struct redis_store::impl {
   std::shared_ptr<connection> conn;
   std::shared_ptr<subscriber> watch;
   released_listener listener;
+  redis_store::acquired_listener_type acquired_listener;
   // Completions hold a weak_ptr to this; expired = the store is gone.
   std::shared_ptr<int> alive = std::make_shared<int>(0);
   bool closed = false;
@@ -239,7 +246,7 @@ void redis_store::async_acquire(milliseconds ttl, acquire_handler handler) {
     return;
   d.last_ttl = ttl;
   d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence},
-         {d.value, std::to_string(ttl.count())},
+         {d.value, std::to_string(ttl.count()), d.channel},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<acquire_outcome>(r, parse_acquire_outcome,
                                      [&d, &handler](std::error_code ec, acquire_outcome o) {
@@ -283,10 +290,17 @@ void redis_store::watch_releases(released_listener listener) {
   opts.backoff_initial = d.options.resubscribe_backoff_initial;
   opts.backoff_max = d.options.resubscribe_backoff_max;
   opts.ping_interval = d.options.subscription_ping_interval;
+  opts.on_acquired = [&d, weak = std::weak_ptr<int>(d.alive)](const announced_term& term) {
+    if (!weak.expired()) d.notify_acquired(term);
+  };
   d.watch = subscriber::create(d.io, std::move(opts), [&d, weak = std::weak_ptr<int>(d.alive)] {
     if (!weak.expired()) d.notify_release();
   });
   d.watch->start();
+}
+
+void redis_store::watch_acquisitions(acquired_listener_type listener) {
+  impl_->acquired_listener = std::move(listener);
 }
 
 void redis_store::close() {

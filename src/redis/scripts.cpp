@@ -8,6 +8,10 @@
 // and sets the fence key for one ttl instead, and every acquire answers busy
 // while the fence exists. The fence is only ever lengthened, never shortened,
 // and a fence without expiry (set by hand) is left alone: an operator's hold.
+//
+// A new term is announced on the events channel (`acquired <value> <token>`)
+// so that standbys, and a node cooling down after a resign, learn the new
+// leader at once rather than at their next attempt.
 #include "scripts.hpp"
 
 #include <boost/uuid/detail/sha1.hpp>
@@ -31,7 +35,11 @@ local fence = redis.call('PTTL', KEYS[3])
 local current = redis.call('GET', KEYS[1])
 if fence == -2 and (current == false or current == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, redis.call('INCR', KEYS[2])}
+  local term = redis.call('INCR', KEYS[2])
+  if current == false and ARGV[3] then
+    redis.call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. term)
+  end
+  return {1, term}
 end
 local token = redis.call('GET', KEYS[2])
 if token == false then token = '' end

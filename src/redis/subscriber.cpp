@@ -118,7 +118,12 @@ void subscriber::on_message(const redis_reply& message) {
   if (e.size() != 3 || e[1].kind != redis_reply::type::string || e[1].str != options_.channel ||
       e[2].kind != redis_reply::type::string)
     return;
-  if (is_foreign_release(e[2].str, options_.own_value)) notify();
+  if (is_foreign_release(e[2].str, options_.own_value)) {
+    notify();
+  } else if (auto term = parse_acquired_announcement(e[2].str); term && options_.on_acquired) {
+    auto on_acquired = options_.on_acquired;  // a copy, as in notify()
+    on_acquired(*term);
+  }
 }
 
 void subscriber::notify() {

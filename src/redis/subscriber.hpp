@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "baton/redis_reply.hpp"
 #include "baton/time.hpp"
 #include "connection.hpp"
 
@@ -26,6 +27,8 @@ struct subscriber_options {
   milliseconds backoff_max{5000};
   /// PING interval while subscribed; 0 = no health check.
   milliseconds ping_interval{5000};
+  /// Told of every announced new term (optional).
+  std::function<void(const announced_term&)> on_acquired;
 };
 
 class subscriber : public std::enable_shared_from_this<subscriber> {

@@ -238,3 +238,14 @@ TEST(redis_error_category, codes_have_names_and_messages) {
 }
 
 }  // namespace
+
+TEST(acquired_announcement, names_the_node_and_the_token) {
+  auto term = baton::parse_acquired_announcement("acquired node-b:11aa 17");
+  ASSERT_TRUE(term);
+  EXPECT_EQ(term->holder, "node-b");
+  EXPECT_EQ(term->token, 17u);
+  EXPECT_FALSE(baton::parse_acquired_announcement("released node-b:11aa 17"));
+  EXPECT_FALSE(baton::parse_acquired_announcement("acquired node-b:11aa"));
+  EXPECT_FALSE(baton::parse_acquired_announcement("acquired node-b:11aa x17"));
+  EXPECT_FALSE(baton::parse_acquired_announcement("acquired  17"));
+}
