@@ -94,6 +94,9 @@ class app_controller {
   /// `context.reason`. Completes with stopped. Safe to call in any phase,
   /// including when nothing runs (then it runs on_stop only if start() ran).
   void stop(const app_context& context);
+  /// Replace the hooks (SIGHUP reload). Hooks already running finish as they
+  /// were started; the next hook run uses the new argv and timeout.
+  void set_hooks(hooks_config hooks);
   /// SIGKILL the process groups of the child and of any running hook, now.
   /// A pending stop() still completes with stopped.
   void kill();

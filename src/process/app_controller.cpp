@@ -336,6 +336,8 @@ void app_controller::impl::signal_child(int signal) {
   }
 }
 
+void app_controller::set_hooks(hooks_config hooks) { impl_->hooks_ = std::move(hooks); }
+
 app_controller::app_controller(boost::asio::io_context& io, hooks_config hooks,
                                child_config child, listener events,
                                app_controller_options options)

@@ -16,6 +16,10 @@ constexpr std::array<std::string_view, 1> secret_variables = {"BATON_REDIS_PASSW
 constexpr std::array<std::string_view, 6> term_variables = {
     "BATON_EVENT",  "BATON_NODE_ID",      "BATON_ELECTION",
     "BATON_REASON", "BATON_LEASE_TTL_MS", "BATON_TOKEN"};
+// What systemd passes to the daemon itself (sd_notify, the watchdog): an app
+// that inherited them could notify systemd as if it were baton.
+constexpr std::array<std::string_view, 3> service_manager_variables = {
+    "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"};
 
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
@@ -34,7 +38,10 @@ std::vector<std::string> app_environment(const app_context& context, std::string
   for (char** entry = ::environ; entry != nullptr && *entry != nullptr; ++entry) {
     std::string_view text(*entry);
     std::string_view name = text.substr(0, text.find('='));
-    if (is_secret_variable(name) || contains(term_variables, name)) continue;
+    if (is_secret_variable(name) || contains(term_variables, name) ||
+        contains(service_manager_variables, name)) {
+      continue;
+    }
     // A Redis URL with user-info may carry the password: the app has no use for it.
     if (name == "BATON_REDIS_URL" && text.find('@') != std::string_view::npos) continue;
     env.emplace_back(text);

@@ -58,6 +58,8 @@ TEST(app_controller_start, environment_has_term_variables_and_no_secrets) {
   ::setenv("BATON_REDIS_PASSWORD", "hunter2", 1);
   ::setenv("BATON_EVENT", "stale", 1);
   ::setenv("PROCESS_TEST_INHERITED", "yes", 1);
+  ::setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1);
+  ::setenv("WATCHDOG_USEC", "10000000", 1);
   boost::asio::io_context io;
   recorder rec;
   {
@@ -78,6 +80,8 @@ TEST(app_controller_start, environment_has_term_variables_and_no_secrets) {
   ::unsetenv("BATON_REDIS_PASSWORD");
   ::unsetenv("BATON_EVENT");
   ::unsetenv("PROCESS_TEST_INHERITED");
+  ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
 
   for (const char* name : {"start.env", "child.env", "stop.env"}) {
     SCOPED_TRACE(name);
@@ -97,6 +101,9 @@ TEST(app_controller_start, environment_has_term_variables_and_no_secrets) {
     for (auto& line : env) {
       EXPECT_EQ(line.rfind("BATON_REDIS_PASSWORD", 0), std::string::npos) << line;
       EXPECT_EQ(line.find("hunter2"), std::string::npos) << line;
+      // systemd's notification channel is the daemon's, not the app's.
+      EXPECT_EQ(line.rfind("NOTIFY_SOCKET=", 0), std::string::npos) << line;
+      EXPECT_EQ(line.rfind("WATCHDOG_USEC=", 0), std::string::npos) << line;
     }
   }
 }
