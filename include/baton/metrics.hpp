@@ -1,0 +1,67 @@
+// Prometheus metrics of one baton daemon: its state, leadership, lease, Redis
+// command latencies and errors, hook durations and socket clients. Values are
+// kept in a prometheus-cpp registry and exposed in the text format by text();
+// serving them over HTTP is someone else's job.
+//
+// Label values come from small fixed sets (states, commands, hooks), so the
+// number of series stays bounded whatever the daemon passes in: names outside
+// a set are counted under "other". Error kinds are open, but only the first
+// 32 distinct kinds get their own series.
+//
+// All members may be called from any thread.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace baton {
+
+class metrics {
+ public:
+  /// Sets baton_info{version,election,node_id} to 1 and creates every series
+  /// of the fixed label sets at 0, so dashboards see them before they move.
+  metrics(std::string election, std::string node_id);
+  ~metrics();
+  metrics(metrics&&) noexcept;
+  metrics& operator=(metrics&&) noexcept;
+  metrics(const metrics&) = delete;
+  metrics& operator=(const metrics&) = delete;
+
+  /// baton_state{state}: 1 for `state`, 0 for the other states (idle,
+  /// acquiring, working, renewing, pausing, releasing, stopped). An unknown
+  /// state sets all of them to 0.
+  void set_state(std::string_view state);
+  /// baton_transitions_total{from,to} += 1. Names that are not states count
+  /// as "other".
+  void on_transition(std::string_view from, std::string_view to);
+  /// baton_is_leader: 1 while this node holds the lease.
+  void set_leader(bool leading);
+  /// baton_leader_changes_total += 1.
+  void on_leader_change();
+  /// baton_lease_remaining_seconds; 0 when not leading. Negative or NaN
+  /// values are recorded as 0.
+  void set_lease_remaining(double seconds);
+  /// baton_redis_command_duration_seconds{command}: one observation, in
+  /// seconds, of acquire, renew or release (anything else counts as "other").
+  void observe_redis_command(std::string_view command, double seconds);
+  /// baton_redis_errors_total{kind} += 1; kind e.g. connect, timeout, reply,
+  /// closed, other.
+  void on_redis_error(std::string_view kind);
+  /// baton_hook_duration_seconds{hook}: one run of on_start or on_stop (else
+  /// "other"), in seconds; a failed run also adds 1 to
+  /// baton_hook_failures_total{hook}.
+  void observe_hook(std::string_view hook, double seconds, bool ok);
+  /// baton_socket_clients: connected app socket clients.
+  void set_socket_clients(std::size_t clients);
+
+  /// The whole registry in the Prometheus text exposition format (0.0.4).
+  std::string text() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace baton
