@@ -1,0 +1,166 @@
+// run_client_command: argv -> one client verb. CLI11 reads the flags; the
+// verb functions do the talking. Anything thrown on the way (a config error,
+// out of memory) becomes a message and an exit code here, so main() can call
+// this before it has set anything up.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <new>
+#include <string_view>
+
+#include "baton/cli.hpp"
+#include "baton/config.hpp"
+#include "baton/duration.hpp"
+#include "client_text.hpp"
+#include "client_verbs.hpp"
+
+namespace baton {
+namespace {
+
+using cli::client_settings;
+
+struct verb_spec {
+  const char* name;
+  const char* description;
+  int (*run)(const client_settings&, std::ostream&, std::ostream&);
+};
+
+constexpr std::array<verb_spec, 4> verbs{{
+    {"status",
+     "Print the daemon's view of the election. Exit 0 if this node is the leader, 3 if not, 1 if "
+     "the daemon cannot be reached.",
+     cli::run_status},
+    {"health",
+     "Exit 0 if the daemon answers and reports itself healthy, else 1 with the reason on stderr "
+     "(for container health checks).",
+     cli::run_health},
+    {"watch",
+     "Print the current status, then every event as it happens, until the daemon closes the "
+     "connection (exit 1) or SIGINT/SIGTERM (exit 0).",
+     cli::run_watch},
+    {"resign",
+     "Make the leader stop its app, release the lease and stay out of the election for a "
+     "cooldown. Exit 0 when done, 3 if this node is not the leader, 1 on failure; with --wait, "
+     "4 if no other node takes over in time.",
+     cli::run_resign},
+}};
+
+const verb_spec* find_verb(std::string_view name) {
+  for (const auto& v : verbs) {
+    if (name == v.name) return &v;
+  }
+  return nullptr;
+}
+
+constexpr const char* footer =
+    "The socket is the first of: --socket, socket.path in the --config file, BATON_SOCKET_PATH,\n"
+    "socket.path in the BATON_CONFIG file, /run/baton/baton.sock.\n"
+    "Durations need a unit: 250ms, 10s, 1.5s, 2m.\n"
+    "Exit codes: 0 yes/done, 1 daemon unreachable or failed, 2 usage or config error,\n"
+    "3 not the leader, 4 resign --wait: no successor in time.";
+
+int run(const verb_spec& verb, int argc, const char* const* argv, const environment& env,
+        std::ostream& out, std::ostream& err) {
+  const std::string usage_hint = std::string("; see baton ") + verb.name + " --help";
+  const bool is_resign = std::string_view(verb.name) == "resign";
+
+  CLI::App app(verb.description, std::string("baton ") + verb.name);
+  app.footer(footer);
+  client_settings settings;
+  std::string socket_flag;
+  std::string config_flag;
+  std::string timeout_text;
+  auto* socket_option =
+      app.add_option("--socket", socket_flag, "Unix socket of the daemon")->type_name("PATH");
+  auto* config_option =
+      app.add_option("-c,--config", config_flag, "Take the socket path from this YAML config file")
+          ->type_name("FILE");
+  auto* timeout_option =
+      app.add_option("--timeout", timeout_text,
+                     is_resign ? "Bound on connecting and each reply (default 5s); with --wait, "
+                                 "how long to wait for a successor (default 30s)"
+                               : "Bound on connecting and each reply (default 5s)")
+          ->type_name("DURATION");
+  for (auto* option : {socket_option, config_option, timeout_option}) {
+    option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  const std::string_view name = verb.name;
+  if (name == "status")
+    app.add_flag("--json", settings.json, "Print the status as one JSON object");
+  if (name == "watch")
+    app.add_flag("--json", settings.json, "Print each message as one JSON line, as received");
+  if (name == "health") app.add_flag("-v,--verbose", settings.verbose, "Say so when healthy too");
+  if (is_resign) {
+    app.add_flag("--wait", settings.wait, "Then wait until another node holds the lease; print it");
+  }
+
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
+  try {
+    app.parse(args);  // CLI11 consumes a reversed vector
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return cli::exit_ok;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help();
+    return cli::exit_ok;
+  } catch (const CLI::ParseError& e) {
+    err << "baton: " << e.what() << usage_hint << '\n';
+    return cli::exit_usage;
+  }
+
+  if (socket_option->count() > 0 && socket_flag.empty()) {
+    err << "baton: --socket needs the path of the daemon's socket" << usage_hint << '\n';
+    return cli::exit_usage;
+  }
+  if (config_option->count() > 0 && config_flag.empty()) {
+    err << "baton: --config needs the path of a YAML config file" << usage_hint << '\n';
+    return cli::exit_usage;
+  }
+  if (timeout_option->count() > 0) {
+    std::string why;
+    auto timeout = try_parse_duration(timeout_text, &why);
+    if (!timeout) {
+      err << "baton: --timeout: " << '"' << cli::printable(timeout_text) << '"'
+          << " is not a duration: " << why << usage_hint << '\n';
+      return cli::exit_usage;
+    }
+    if (timeout->count() <= 0) {
+      err << "baton: --timeout must be more than 0" << usage_hint << '\n';
+      return cli::exit_usage;
+    }
+    settings.timeout = *timeout;
+  } else if (is_resign && settings.wait) {
+    settings.timeout = cli::default_resign_wait;
+  }
+
+  try {
+    settings.socket_path = cli::find_socket_path(socket_flag, config_flag, env);
+  } catch (const config_error& e) {
+    err << "baton: " << e.what() << '\n';
+    return cli::exit_usage;
+  }
+  return verb.run(settings, out, err);
+}
+
+}  // namespace
+
+std::optional<int> run_client_command(int argc, const char* const* argv, const environment& env,
+                                      std::ostream& out, std::ostream& err) {
+  if (argv == nullptr || argc < 2 || argv[1] == nullptr) return std::nullopt;
+  const verb_spec* verb = find_verb(argv[1]);
+  if (verb == nullptr) return std::nullopt;
+  try {
+    return run(*verb, argc, argv, env, out, err);
+  } catch (const std::bad_alloc&) {
+    err << "baton: out of memory" << std::endl;
+  } catch (const std::exception& e) {
+    err << "baton: " << e.what() << std::endl;
+  } catch (...) {
+    err << "baton: unexpected error" << std::endl;
+  }
+  return cli::exit_failure;
+}
+
+}  // namespace baton

@@ -1,0 +1,246 @@
+// Text for people from the daemon's JSON. Field names follow the daemon's
+// status object and event builders (src/daemon/app_messages.cpp).
+#include "client_text.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <utility>
+#include <vector>
+
+namespace baton::cli {
+namespace {
+
+using json = nlohmann::json;
+
+const json* field(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// "web-1 (this node), token 42", "web-2", "none known".
+std::string leader_text(const json& status) {
+  auto leader = string_field(status, "leader");
+  if (!leader) return "none known";
+  std::string text = printable(*leader);
+  if (leader == string_field(status, "node_id")) text += " (this node)";
+  if (auto token = int_field(status, "token"); token && *token > 0) {
+    text += ", token " + std::to_string(*token);
+  }
+  return text;
+}
+
+std::string state_text(const json& status) {
+  std::string text = printable(string_field(status, "state").value_or("unknown"));
+  if (auto since = int_field(status, "since_ms")) text += " for " + human_duration(*since);
+  return text;
+}
+
+std::string health_text(const json& status) {
+  if (auto health = string_field(status, "health")) return printable(*health);
+  if (auto healthy = bool_field(status, "healthy")) return *healthy ? "ok" : "unhealthy";
+  return "";
+}
+
+using rows = std::vector<std::pair<std::string, std::string>>;
+
+rows status_rows(const json& status) {
+  rows r;
+  r.emplace_back("node", printable(string_field(status, "node_id").value_or("?")));
+  if (auto election = string_field(status, "election"))
+    r.emplace_back("election", printable(*election));
+  r.emplace_back("state", state_text(status));
+  r.emplace_back("leader", leader_text(status));
+
+  std::string lease;
+  if (auto left = int_field(status, "lease_remaining_ms")) lease = human_duration(*left) + " left";
+  if (auto latency = int_field(status, "last_renew_latency_ms")) {
+    lease +=
+        (lease.empty() ? "" : ", ") + std::string("last renewal took ") + human_duration(*latency);
+  }
+  if (!lease.empty()) r.emplace_back("lease", lease);
+  if (auto cooldown = int_field(status, "cooldown_remaining_ms"); cooldown && *cooldown > 0) {
+    r.emplace_back("cooldown", "out of the election for another " + human_duration(*cooldown));
+  }
+  if (auto redis = string_field(status, "redis")) {
+    std::string text = printable(*redis);
+    if (auto reset = string_field(status, "redis_reset"); reset && !reset->empty()) {
+      text += " (last reset: " + printable(*reset) + ")";
+    }
+    r.emplace_back("redis", text);
+  }
+  if (auto pid = int_field(status, "child_pid"))
+    r.emplace_back("child", "pid " + std::to_string(*pid));
+  if (auto awaiting = bool_field(status, "awaiting_ack")) {
+    r.emplace_back("stopping",
+                   *awaiting ? "waiting for the app's acknowledgement" : "stopping the app");
+  }
+  if (auto health = health_text(status); !health.empty()) r.emplace_back("health", health);
+  if (const json* transitions = field(status, "transitions");
+      transitions != nullptr && transitions->is_object() && !transitions->empty()) {
+    std::string text;
+    for (const auto& [name, count] : transitions->items()) {
+      text += (text.empty() ? "" : ", ") + printable(name) + " " +
+              (count.is_number_integer() ? std::to_string(count.get<std::int64_t>())
+                                         : printable(dump(count)));
+    }
+    r.emplace_back("history", text);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::string> string_field(const json& object, const char* key) {
+  const json* value = field(object, key);
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  return value->get<std::string>();
+}
+
+std::optional<std::int64_t> int_field(const json& object, const char* key) {
+  const json* value = field(object, key);
+  if (value == nullptr) return std::nullopt;
+  if (value->is_number_unsigned()) {
+    auto u = value->get<std::uint64_t>();
+    return u > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(u);
+  }
+  if (value->is_number_integer()) return value->get<std::int64_t>();
+  if (value->is_number_float()) {
+    double d = value->get<double>();
+    if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // also rejects NaN
+    return static_cast<std::int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> bool_field(const json& object, const char* key) {
+  const json* value = field(object, key);
+  if (value == nullptr || !value->is_boolean()) return std::nullopt;
+  return value->get<bool>();
+}
+
+std::string printable(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = '?';
+  }
+  return out;
+}
+
+std::string human_duration(std::int64_t ms) {
+  if (ms < 0) ms = 0;
+  char text[64];
+  if (ms < 1000) {
+    std::snprintf(text, sizeof text, "%lldms", static_cast<long long>(ms));
+    return text;
+  }
+  const std::int64_t tenths = (ms + 50) / 100;
+  if (tenths < 600) {
+    std::snprintf(text, sizeof text, "%lld.%llds", static_cast<long long>(tenths / 10),
+                  static_cast<long long>(tenths % 10));
+    return text;
+  }
+  const std::int64_t seconds = (ms + 500) / 1000;
+  if (seconds < 3600) {
+    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(seconds / 60),
+                  static_cast<long long>(seconds % 60));
+    return text;
+  }
+  const std::int64_t minutes = (ms + 30'000) / 60'000;
+  std::snprintf(text, sizeof text, "%lldh%02lldm", static_cast<long long>(minutes / 60),
+                static_cast<long long>(minutes % 60));
+  return text;
+}
+
+std::string status_table(const json& status) {
+  const rows r = status_rows(status);
+  std::size_t width = 0;
+  for (const auto& row : r) width = std::max(width, row.first.size());
+  std::string text;
+  for (const auto& [label, value] : r) {
+    text += label + std::string(width + 2 - label.size(), ' ') + value + '\n';
+  }
+  return text;
+}
+
+std::string status_line(const json& status) {
+  std::string text = "node " + printable(string_field(status, "node_id").value_or("?"));
+  if (auto election = string_field(status, "election"))
+    text += ", election " + printable(*election);
+  text += ", state " + state_text(status) + ", leader " + leader_text(status);
+  if (auto health = health_text(status); !health.empty() && health != "ok") {
+    text += ", health " + health;
+  }
+  return text;
+}
+
+std::string event_text(const json& event) {
+  const std::string type = string_field(event, "type").value_or("");
+  if (type == "error") return "error: " + printable(string_field(event, "error").value_or("?"));
+  if (type == "status") return "status: " + status_line(event);
+  if (type != "event") return "message " + printable(dump(event));
+
+  const std::string name = printable(string_field(event, "event").value_or("?"));
+  const std::string reason = printable(string_field(event, "reason").value_or("?"));
+  const auto token = int_field(event, "token");
+  const std::string token_text = token ? "token " + std::to_string(*token) : "no token";
+  std::string text;
+  if (name == "state") {
+    text = "state " + printable(string_field(event, "from").value_or("?")) + " -> " +
+           printable(string_field(event, "to").value_or("?")) + " (" + reason;
+    if (auto detail = string_field(event, "detail"); detail && !detail->empty()) {
+      text += ": " + printable(*detail);
+    }
+    text += ")";
+  } else if (name == "start") {
+    text = "start " + token_text + " (" + reason + ")";
+    if (auto left = int_field(event, "lease_remaining_ms")) {
+      text += ", lease valid " + human_duration(*left);
+    }
+  } else if (name == "renewed") {
+    text = "renewed";
+    if (auto left = int_field(event, "lease_remaining_ms")) {
+      text += ", lease valid " + human_duration(*left);
+    }
+    if (bool_field(event, "stopping").value_or(false)) text += ", stopping";
+  } else if (name == "stop") {
+    text = "stop (" + reason + ")";
+    if (auto within = int_field(event, "stop_within_ms")) {
+      text += ", kill in " + std::to_string(*within) + "ms";
+    }
+    if (bool_field(event, "ack_required").value_or(false)) text += ", waiting for an ack";
+  } else if (name == "kill") {
+    text = "kill " + token_text;
+  } else {
+    // An event this client does not know yet: show its own fields.
+    json rest = event;
+    for (const char* common : {"type", "event", "seq", "mono_ns", "node_id", "election"}) {
+      rest.erase(common);
+    }
+    text = name + (rest.empty() ? "" : " " + printable(dump(rest)));
+  }
+  return text;
+}
+
+std::string clock_time_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm local{};
+  ::localtime_r(&seconds, &local);
+  char text[32];
+  std::snprintf(text, sizeof text, "%02d:%02d:%02d.%03d", local.tm_hour, local.tm_min, local.tm_sec,
+                static_cast<int>(ms));
+  return text;
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,218 @@
+// `baton status` and `baton health` against a real app_socket with canned
+// status objects, and against sockets that are missing, silent or not baton.
+#include <chrono>
+
+#include "cli_test_util.hpp"
+
+namespace baton::cli_test {
+namespace {
+
+json leader_status() {
+  return {{"node_id", "web-1"},
+          {"election", "jobs"},
+          {"state", "working"},
+          {"since_ms", 12'300},
+          {"is_leader", true},
+          {"leader", "web-1"},
+          {"token", 42},
+          {"redis", "connected"},
+          {"lease_remaining_ms", 6'100},
+          {"last_renew_latency_ms", 1},
+          {"transitions", {{"idle->acquiring", 1}, {"acquiring->working", 1}}},
+          {"healthy", true},
+          {"health", "ok"}};
+}
+
+json standby_status() {
+  return {{"node_id", "web-2"}, {"election", "jobs"},  {"state", "acquiring"},
+          {"since_ms", 800},    {"is_leader", false},  {"leader", "web-1"},
+          {"token", 42},        {"redis", "connected"}};
+}
+
+using status_test = cli_test;
+
+TEST_F(status_test, leader_gets_a_table_and_exit_0) {
+  fake_daemon daemon(socket_path(), leader_status());
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "node      web-1\n"
+            "election  jobs\n"
+            "state     working for 12.3s\n"
+            "leader    web-1 (this node), token 42\n"
+            "lease     6.1s left, last renewal took 1ms\n"
+            "redis     connected\n"
+            "health    ok\n"
+            "history   acquiring->working 1, idle->acquiring 1\n");
+}
+
+TEST_F(status_test, standby_exits_3_and_names_the_leader) {
+  fake_daemon daemon(socket_path(), standby_status());
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.out.find("leader    web-1, token 42\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("state     acquiring for 800ms\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("lease"), std::string::npos) << r.out;
+}
+
+TEST_F(status_test, optional_fields_show_when_present) {
+  auto status = leader_status();
+  status["child_pid"] = 4321;
+  status["redis_reset"] = "connection lost";
+  status["awaiting_ack"] = true;
+  status["cooldown_remaining_ms"] = 4'200;
+  status["healthy"] = false;
+  status["health"] = "redis unreachable for 12s";
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("child     pid 4321\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("redis     connected (last reset: connection lost)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("stopping  waiting for the app's acknowledgement\n"), std::string::npos);
+  EXPECT_NE(r.out.find("cooldown  out of the election for another 4.2s\n"), std::string::npos);
+  EXPECT_NE(r.out.find("health    redis unreachable for 12s\n"), std::string::npos);
+}
+
+TEST_F(status_test, missing_and_mistyped_fields_are_tolerated) {
+  fake_daemon daemon(socket_path(), json{{"node_id", 7},
+                                         {"state", nullptr},
+                                         {"is_leader", "yes"},
+                                         {"since_ms", "long"},
+                                         {"transitions", json::array()}});
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 3) << "is_leader must be a true bool";
+  EXPECT_EQ(r.out,
+            "node    ?\n"
+            "state   unknown\n"
+            "leader  none known\n");
+}
+
+TEST_F(status_test, control_characters_from_the_daemon_are_neutralised) {
+  auto status = standby_status();
+  status["leader"] = "evil\x1b[2Jnode";
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_NE(r.out.find("evil?[2Jnode"), std::string::npos) << r.out;
+}
+
+TEST_F(status_test, json_prints_the_reply_without_its_type) {
+  fake_daemon daemon(socket_path(), leader_status());
+  auto r = run_cli({"status", "--json", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0);
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line";
+  auto printed = json::parse(r.out);
+  EXPECT_EQ(printed, leader_status());
+
+  fake_daemon standby(socket_path("standby.sock"), standby_status());
+  EXPECT_EQ(run_cli({"status", "--json", "--socket", standby.path()}).code, 3);
+}
+
+TEST_F(status_test, missing_socket_says_where_it_looked_and_how_to_point_elsewhere) {
+  const auto path = socket_path("nobody.sock");
+  auto r = run_cli({"status", "--socket", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("baton: cannot reach the daemon at " + path + ": ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("--socket"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--config"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line";
+}
+
+TEST_F(status_test, stale_socket_file_is_connection_refused) {
+  const auto path = socket_path("stale.sock");
+  { raw_server gone(path); }
+  // raw_server unlinks its file: make a stale one by binding without listening.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.data(), path.size());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  ::close(fd);
+  auto r = run_cli({"status", "--socket", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("connection refused"), std::string::npos) << r.err;
+}
+
+TEST_F(status_test, silent_daemon_times_out_within_the_timeout) {
+  raw_server silent(socket_path());
+  const auto started = std::chrono::steady_clock::now();
+  auto r = run_cli({"status", "--socket", socket_path(), "--timeout", "300ms"});
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no reply within 300ms"), std::string::npos) << r.err;
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 4s);
+}
+
+TEST_F(status_test, garbage_reply_is_a_failure) {
+  raw_server liar(socket_path(), "hello there\n");
+  auto r = run_cli({"status", "--socket", socket_path(), "--timeout", "5s"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(
+      r.err.rfind("baton: cannot reach the daemon at " + socket_path() + ": the reply is not JSON",
+                  0),
+      0u)
+      << r.err;
+}
+
+TEST_F(status_test, reply_of_another_type_is_a_failure) {
+  raw_server liar(socket_path(), "{\"type\":\"pong\"}\n");
+  auto r = run_cli({"status", "--socket", socket_path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("unexpected reply to status"), std::string::npos) << r.err;
+}
+
+TEST_F(status_test, daemon_error_reply_is_a_failure) {
+  fake_daemon daemon(socket_path());
+  daemon.set_status_fn([](int) -> json { throw std::runtime_error("redis is on fire"); });
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "baton: the daemon answered: status unavailable: redis is on fire\n");
+}
+
+TEST_F(status_test, overlong_socket_path_is_reported) {
+  auto r = run_cli({"status", "--socket", "/" + std::string(200, 'x')});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("too long"), std::string::npos) << r.err;
+}
+
+using health_test = cli_test;
+
+TEST_F(health_test, healthy_is_quiet_and_exits_0) {
+  fake_daemon daemon(socket_path(), leader_status());
+  auto r = run_cli({"health", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  auto verbose = run_cli({"health", "-v", "--socket", daemon.path()});
+  EXPECT_EQ(verbose.code, 0);
+  EXPECT_EQ(verbose.out.rfind("healthy: node web-1", 0), 0u) << verbose.out;
+}
+
+TEST_F(health_test, a_standby_is_healthy_too) {
+  fake_daemon daemon(socket_path(), standby_status());
+  EXPECT_EQ(run_cli({"health", "--socket", daemon.path()}).code, 0);
+}
+
+TEST_F(health_test, unhealthy_exits_1_with_the_reason) {
+  auto status = leader_status();
+  status["healthy"] = false;
+  status["health"] = "redis unreachable for 12s";
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"health", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "baton: unhealthy: redis unreachable for 12s\n");
+}
+
+TEST_F(health_test, unreachable_daemon_is_unhealthy) {
+  auto r = run_cli({"health", "--socket", socket_path("nobody.sock")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cannot reach the daemon"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace baton::cli_test
