@@ -1,6 +1,8 @@
-// baton's entry point: parse the command line (flags, environment, config
-// file), then run the daemon or answer check-config / version. Exceptions stop
-// here and become exit codes: 2 for configuration, 1 for anything else.
+// baton's entry point: answer the client verbs (status, watch, resign,
+// health) by talking to a running daemon, or parse the command line (flags,
+// environment, config file) and run the daemon or answer check-config /
+// version. Exceptions stop here and become exit codes: 2 for configuration,
+// 1 for anything else.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -9,10 +11,34 @@
 #include <iostream>
 #include <string_view>
 
+#include "baton/cli.hpp"
 #include "baton/command_line.hpp"
 #include "baton/daemon.hpp"
 #include "baton/keeper.hpp"
 #include "baton/logging.hpp"
+
+namespace {
+
+// SIGHUP reads the same sources again. The node id stays the running one
+// unless a source names one: a derived id has a random part.
+baton::daemon::reload_source reload_from(int argc, char** argv, std::string running_node_id) {
+  return [argc, argv, running_node_id] {
+    auto real = baton::process_environment();
+    baton::environment env = [real, running_node_id](const std::string& name)
+        -> std::optional<std::string> {
+      auto value = real(name);
+      if (name == "BATON_NODE_ID" && (!value || value->empty())) return running_node_id;
+      return value;
+    };
+    auto inv = baton::parse_invocation(argc, argv, env);
+    if (inv.what != baton::invocation::verb::run) {
+      throw baton::config_error::with_message("config", inv.message);
+    }
+    return inv.cfg;
+  };
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // The keeper (baton/keeper.hpp) is this binary in an internal mode: it
@@ -22,6 +48,10 @@ int main(int argc, char** argv) {
   }
   // A socket client that hangs up must not kill the daemon with SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
+  if (auto code = baton::run_client_command(argc, argv, baton::process_environment(), std::cout,
+                                            std::cerr)) {
+    return *code;
+  }
   auto inv = baton::parse_invocation(argc, argv, baton::process_environment());
   switch (inv.what) {
     case baton::invocation::verb::exit_now:
@@ -37,8 +67,8 @@ int main(int argc, char** argv) {
       break;
   }
   try {
-    baton::setup_logging(inv.cfg.log.level);
-    baton::daemon d(inv.cfg);
+    baton::setup_logging(inv.cfg.log, baton::process_environment());
+    baton::daemon d(inv.cfg, reload_from(argc, argv, inv.cfg.node_id));
     return d.run();
   } catch (const baton::config_error& e) {
     std::cerr << "baton: " << e.what() << '\n';

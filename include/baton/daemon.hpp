@@ -4,6 +4,7 @@
 // app socket. All decisions are the machine's; this file only wires.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "baton/config.hpp"
@@ -12,8 +13,13 @@ namespace baton {
 
 class daemon {
  public:
-  /// `cfg` must be validated (parse_invocation does).
-  explicit daemon(config cfg);
+  /// Reads the configuration again, from the same sources, for SIGHUP;
+  /// throws config_error when it is invalid.
+  using reload_source = std::function<config()>;
+
+  /// `cfg` must be validated (parse_invocation does). Without `reload`,
+  /// SIGHUP is logged and ignored.
+  explicit daemon(config cfg, reload_source reload = {});
   ~daemon();
   daemon(const daemon&) = delete;
   daemon& operator=(const daemon&) = delete;

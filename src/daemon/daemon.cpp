@@ -10,6 +10,11 @@
 // (stop_gate.hpp), which, with socket.require_ack, also waits for a socket
 // client's acknowledgement ({"cmd":"stopped"}, see ack_command.hpp) or the
 // stop's kill deadline.
+//
+// Around the loop sit the operator's views: the HTTP endpoint (/healthz,
+// /leader, /standby, /status, /metrics), the metrics registry, systemd's
+// notifications (READY, STATUS on every transition, WATCHDOG from the loop
+// itself, so a wedged loop is restarted) and SIGHUP reloads.
 #include "baton/daemon.hpp"
 
 #include <signal.h>
@@ -30,10 +35,19 @@
 #include "app_messages.hpp"
 #include "baton/app_controller.hpp"
 #include "baton/app_socket.hpp"
+#include "baton/config_load.hpp"
 #include "baton/election_machine.hpp"
+#include "baton/http_routes.hpp"
+#include "baton/http_server.hpp"
 #include "baton/lease_keys.hpp"
+#include "baton/logging.hpp"
+#include "baton/metrics.hpp"
+#include "baton/redis_error.hpp"
 #include "baton/redis_store.hpp"
 #include "baton/redis_url.hpp"
+#include "baton/systemd_notify.hpp"
+#include "config_reload.hpp"
+#include "health.hpp"
 #include "secret_environment.hpp"
 #include "stop_gate.hpp"
 
@@ -52,6 +66,7 @@ lease_timing timing_of(const config& cfg) {
   t.drift_factor = cfg.lease.drift_factor;
   t.stop_timeout = cfg.child.stop_timeout;
   t.exit_when_app_exits = cfg.child.on_exit == child_exit_policy::exit;
+  t.resign_cooldown = cfg.lease.resign_cooldown;
   return t;
 }
 
@@ -76,6 +91,25 @@ bool is_routine(const transition& t) {
 // After close() the store completes what was in flight as cancelled.
 bool cancelled(std::error_code ec) { return ec == std::errc::operation_canceled; }
 
+// The `kind` label of baton_redis_errors_total.
+std::string redis_error_kind(std::error_code ec) {
+  if (ec.category() != redis_category()) return "other";
+  switch (static_cast<redis_errc>(ec.value())) {
+    case redis_errc::connect_failed: return "connect";
+    case redis_errc::auth_failed: return "auth";
+    case redis_errc::timeout: return "timeout";
+    case redis_errc::connection_lost: return "closed";
+    case redis_errc::protocol_error:
+    case redis_errc::server_error:
+    case redis_errc::unexpected_reply: return "reply";
+    default: return "other";
+  }
+}
+
+double seconds_since(time_point start) {
+  return std::chrono::duration<double>(mono_clock::now() - start).count();
+}
+
 std::uint64_t random_seed() {
   std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
@@ -84,13 +118,17 @@ std::uint64_t random_seed() {
 }  // namespace
 
 struct daemon::impl {
-  explicit impl(config c)
+  impl(config c, reload_source r)
       : cfg(std::move(c)),
+        reload(std::move(r)),
         machine(timing_of(cfg), random_seed()),
         store(io, store_options(cfg)),
         app(io, cfg.hooks, cfg.child, app_listener()),
         socket(io, cfg.socket, [this] { return status_for_client(); }),
         signals(io, SIGTERM, SIGINT),
+        hangups(io, SIGHUP),
+        watchdog_timer(io),
+        stats(cfg.election, cfg.node_id),
         timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)},
         gate(cfg.socket.require_ack),
         gate_timer(io),
@@ -98,12 +136,20 @@ struct daemon::impl {
                                             static_cast<unsigned>(::geteuid()))) {}
 
   config cfg;
+  reload_source reload;
   asio::io_context io;
   election_machine machine;
   redis_store store;
   app_controller app;
   app_socket socket;
   asio::signal_set signals;
+  asio::signal_set hangups;
+  asio::steady_timer watchdog_timer;
+  metrics stats;
+  systemd_notifier notifier;
+  std::unique_ptr<http_server> http;
+  std::string known_leader;  // for baton_leader_changes_total
+  bool resigned = false;     // the current hold-back is a resign's cool-down
   std::array<asio::steady_timer, 3> timers;
   std::array<std::uint64_t, 3> timer_generation{};
   stop_gate gate;
@@ -130,6 +176,9 @@ struct daemon::impl {
       spdlog::warn("supervised command exited by itself: {}", s.describe());
       deliver(events::app_exited{s.as_exit_code(), s.describe()});
     };
+    l.hook_finished = [this](const std::string& hook, milliseconds duration, bool ok) {
+      stats.observe_hook(hook, std::chrono::duration<double>(duration).count(), ok);
+    };
     l.stopped = [this] {
       auto now = mono_clock::now();
       if (gate.on_app_stopped(now)) {
@@ -155,10 +204,27 @@ struct daemon::impl {
     socket.add_command("stopped", [this](const nlohmann::json& request, const peer_info& peer) {
       return acknowledge(request, peer);
     });
+    socket.add_command("resign", [this](const nlohmann::json&, const peer_info& peer) {
+      return resign(peer);
+    });
     socket.open(ec);
     if (ec) {
       spdlog::critical("cannot open socket.path: {}", socket.last_error());
       return 1;
+    }
+    if (!cfg.http.listen.empty()) {
+      http = std::make_unique<http_server>(io, cfg.http.listen, [this](const http_request_view& r) {
+        return route_request(r, route_sources{[this] { return probe(); }, [this] { return status(); },
+                                              [this] { return metrics_text(); }});
+      });
+      http->open(ec);
+      if (ec) {
+        spdlog::critical("cannot serve http.listen: {}", http->last_error());
+        return 1;
+      }
+      auto endpoint = http->local_endpoint();
+      spdlog::info("HTTP on {}:{} (/healthz /leader /standby /status /metrics)",
+                   endpoint.address().to_string(), endpoint.port());
     }
     spdlog::info("baton {} starting: node {} in election {} on {} (ttl {}ms, renew every {}ms, "
                  "deadline {}ms)",
@@ -167,14 +233,79 @@ struct daemon::impl {
                  cfg.lease.renew_deadline.count());
     if (!cfg.socket.path.empty()) spdlog::info("app socket at {}", cfg.socket.path);
     wait_for_signal();
+    wait_for_hangup();
+    store.watch_acquisitions([this](const std::string& holder, std::uint64_t token) {
+      deliver(events::peer_acquired{holder, token});
+    });
     store.on_store_reset([this](const std::string& why) {
       spdlog::warn("Redis lost its data ({}): holding every acquisition back for one ttl ({}ms)",
                    why, cfg.lease.ttl.count());
     });
     store.watch_releases([this] { deliver(events::peer_released{}); });
     deliver(events::start{});
+    // READY=1 only from inside the loop: systemd then knows the daemon runs.
+    asio::post(io, [this] {
+      notifier.ready();
+      notifier.status(service_status_line(machine, cfg.node_id));
+      if (auto interval = notifier.watchdog_interval()) {
+        spdlog::info("systemd watchdog: notifying every {}ms",
+                     std::chrono::duration_cast<milliseconds>(*interval).count());
+        pet_watchdog(*interval);
+      }
+    });
     io.run();
     return exit_code.value_or(0);
+  }
+
+  // WATCHDOG=1 comes from a timer on the event loop: if the loop wedges, the
+  // notifications stop and systemd restarts the daemon (its keeper then kills
+  // the app).
+  void pet_watchdog(std::chrono::microseconds interval) {
+    notifier.watchdog();
+    watchdog_timer.expires_after(interval);
+    watchdog_timer.async_wait([this, interval](const boost::system::error_code& ec) {
+      if (!ec) pet_watchdog(interval);
+    });
+  }
+
+  void wait_for_hangup() {
+    hangups.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload_config();
+      wait_for_hangup();
+    });
+  }
+
+  void reload_config() {
+    if (!reload) {
+      spdlog::warn("received SIGHUP: this daemon has no configuration source to reload");
+      return;
+    }
+    config fresh;
+    try {
+      fresh = reload();
+    } catch (const std::exception& e) {
+      spdlog::error("received SIGHUP: the configuration is invalid, nothing changed: {}", e.what());
+      return;
+    }
+    auto plan = plan_reload(cfg, fresh);
+    if (!plan.refused.empty()) {
+      std::string refused;
+      for (const auto& line : plan.refused) refused += (refused.empty() ? "" : "; ") + line;
+      spdlog::error("received SIGHUP: reload refused, nothing changed: these options cannot change "
+                    "while baton runs (restart it to apply them): {}",
+                    refused);
+      return;
+    }
+    if (plan.changes.empty()) {
+      spdlog::info("received SIGHUP: configuration reloaded, nothing changed");
+      return;
+    }
+    cfg = plan.next;
+    set_log_level(cfg.log.level);
+    app.set_hooks(cfg.hooks);
+    machine.set_stop_timing(cfg.child.stop_timeout, cfg.lease.resign_cooldown);
+    for (const auto& line : plan.changes) spdlog::info("received SIGHUP: {}", line);
   }
 
   void wait_for_signal() {
@@ -230,6 +361,31 @@ struct daemon::impl {
                   to_string(t.why), t.detail);
     }
     socket.publish(state_event(header(now), t, machine.token()));
+    stats.on_transition(to_string(t.from), to_string(t.to));
+    stats.set_state(to_string(t.to));
+    notifier.status(service_status_line(machine, cfg.node_id));
+    if (t.to == state::acquiring) resigned = false;
+    note_leader();
+  }
+
+  // The leader this node knows of: itself while it holds the lease, else the
+  // holder its last attempt or an announcement named.
+  std::string current_leader() const {
+    if (machine.holds_lease() && machine.valid_until() > mono_clock::now()) return cfg.node_id;
+    return machine.observed_holder();
+  }
+
+  void note_leader() {
+    auto leader = current_leader();
+    stats.set_leader(leader == cfg.node_id && is_leading(mono_clock::now()));
+    if (leader.empty() || leader == known_leader) return;
+    known_leader = leader;
+    stats.on_leader_change();
+  }
+
+  bool is_leading(time_point now) const {
+    return machine.holds_lease() && machine.valid_until() > now &&
+           (machine.current() == state::working || machine.current() == state::renewing);
   }
 
   // --- actions ---------------------------------------------------------------
@@ -238,6 +394,7 @@ struct daemon::impl {
     auto sent = mono_clock::now();
     store.async_acquire(cfg.lease.ttl, [this, sent](std::error_code ec, acquire_reply r) {
       if (cancelled(ec)) return;
+      observe_command("acquire", sent, ec);
       if (ec) {
         deliver(events::acquire_failed{redis_failure(ec)});
       } else if (r.acquired) {
@@ -252,6 +409,7 @@ struct daemon::impl {
     auto sent = mono_clock::now();
     store.async_renew(cfg.lease.ttl, [this, sent](std::error_code ec, renew_reply r) {
       if (cancelled(ec)) return;
+      observe_command("renew", sent, ec);
       if (ec) {
         deliver(events::renew_failed{redis_failure(ec)});
         return;
@@ -267,8 +425,10 @@ struct daemon::impl {
   }
 
   void carry_out(const actions::release&, time_point) {
-    store.async_release([this](std::error_code ec, bool released) {
+    auto sent = mono_clock::now();
+    store.async_release([this, sent](std::error_code ec, bool released) {
       if (cancelled(ec)) return;
+      observe_command("release", sent, ec);
       if (ec) {
         spdlog::warn("release failed ({}); the lease will expire by itself", redis_failure(ec));
         deliver(events::release_done{redis_failure(ec)});
@@ -277,6 +437,11 @@ struct daemon::impl {
       if (!released) spdlog::info("release: the lease was no longer ours");
       deliver(events::release_done{});
     });
+  }
+
+  void observe_command(const char* command, time_point sent, std::error_code ec) {
+    stats.observe_redis_command(command, seconds_since(sent));
+    if (ec) stats.on_redis_error(redis_error_kind(ec));
   }
 
   std::string redis_failure(std::error_code ec) {
@@ -340,6 +505,26 @@ struct daemon::impl {
       deliver(events::app_stopped{});
     }
     return {{"type", "acknowledged"}, {"token", gate.token()}};
+  }
+
+  // --- resign ----------------------------------------------------------------
+
+  nlohmann::json resign(const peer_info& peer) {
+    // Errors are thrown: the socket sends them back as {"type":"error"}.
+    check_peer_uid(allowed_uids, peer.uid, "resign");
+    if (!machine.can_resign()) {
+      throw std::runtime_error(std::string("not the leader (state ") + to_string(machine.current()) +
+                               "): nothing to resign");
+    }
+    auto token = machine.token();
+    spdlog::info("resign requested by pid {} (uid {}): stopping the app, releasing the lease, then "
+                 "staying out of the election for {}ms",
+                 peer.pid, peer.uid, cfg.lease.resign_cooldown.count());
+    resigned = true;
+    deliver(events::resign{});
+    return {{"node_id", cfg.node_id},
+            {"token", token},
+            {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
   }
 
   void arm_gate_timer() {
@@ -408,7 +593,11 @@ struct daemon::impl {
   void carry_out(const actions::exit_process& a, time_point) {
     exit_code = a.code;
     spdlog::info("exiting with code {}", a.code);
+    notifier.stopping();
     signals.cancel();
+    hangups.cancel();
+    watchdog_timer.cancel();
+    if (http) http->close();
     for (auto& t : timers) t.cancel();
     ++gate_timer_generation;
     gate_timer.cancel();
@@ -427,10 +616,28 @@ struct daemon::impl {
     return s;
   }
 
+  probe_view probe() const {
+    auto now = mono_clock::now();
+    auto health = assess_health(machine, now);
+    return {health.healthy, health.reason, is_leading(now)};
+  }
+
+  std::string metrics_text() {
+    auto now = mono_clock::now();
+    double remaining = 0;
+    if (machine.holds_lease() && machine.valid_until() > now) {
+      remaining = std::chrono::duration<double>(machine.valid_until() - now).count();
+    }
+    stats.set_lease_remaining(remaining);
+    stats.set_leader(is_leading(now));
+    stats.set_socket_clients(socket.client_count());
+    return stats.text();
+  }
+
   nlohmann::json status() const {
     auto now = mono_clock::now();
-    bool leading = machine.holds_lease() && machine.valid_until() > now &&
-                   (machine.current() == state::working || machine.current() == state::renewing);
+    bool leading = is_leading(now);
+    auto health = assess_health(machine, now);
     nlohmann::json s{{"node_id", cfg.node_id},
                      {"election", cfg.election},
                      {"state", to_string(machine.current())},
@@ -452,11 +659,17 @@ struct daemon::impl {
     if (gate.stopping()) s["awaiting_ack"] = gate.waiting_for_ack_only();
     if (auto pid = app.child_pid(); pid > 0) s["child_pid"] = pid;
     s["transitions"] = transition_counts;
+    s["healthy"] = health.healthy;
+    s["health"] = health.reason;
+    if (resigned && machine.held_back_until() > now) {
+      s["cooldown_remaining_ms"] = remaining_ms(machine.held_back_until(), now);
+    }
     return s;
   }
 };
 
-daemon::daemon(config cfg) : impl_(std::make_unique<impl>(std::move(cfg))) {}
+daemon::daemon(config cfg, reload_source reload)
+    : impl_(std::make_unique<impl>(std::move(cfg), std::move(reload))) {}
 daemon::~daemon() = default;
 
 int daemon::run() { return impl_->run(); }

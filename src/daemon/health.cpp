@@ -1,0 +1,31 @@
+#include "health.hpp"
+
+namespace baton {
+
+health_verdict assess_health(const election_machine& machine, time_point now) {
+  const auto s = machine.current();
+  const bool believes_leading = machine.holds_lease() && (s == state::working || s == state::renewing);
+  if (!believes_leading) return {};
+  const auto deadline = machine.timing().renew_deadline;
+  const auto since = std::chrono::duration_cast<milliseconds>(now - machine.last_renewal());
+  if (since <= deadline) return {};
+  return {false, "leader has not renewed for " + std::to_string(since.count()) + "ms (renew deadline " +
+                     std::to_string(deadline.count()) + "ms)"};
+}
+
+std::string service_status_line(const election_machine& machine, const std::string& node_id) {
+  const auto s = machine.current();
+  const std::string state_name = to_string(s);
+  if (machine.holds_lease() && (s == state::working || s == state::renewing)) {
+    return "leader (" + state_name + "), token " + std::to_string(machine.token());
+  }
+  if (s == state::pausing || s == state::releasing) {
+    return "stepping down (" + state_name + ")";
+  }
+  if (s == state::stopped) return "stopped";
+  const auto& holder = machine.observed_holder();
+  if (holder.empty() || holder == node_id) return "standby (" + state_name + "), no known leader";
+  return "standby (" + state_name + "), leader " + holder + " token " + std::to_string(machine.token());
+}
+
+}  // namespace baton
