@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config
   libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
-  nlohmann-json3-dev prometheus-cpp-dev
+  nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev
   libgtest-dev libgmock-dev
   redis-server procps
   # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (a
@@ -21,6 +21,11 @@ packages=(
   python3 python3-redis nodejs
   # tests/faults: iptables rules inside a private network namespace.
   iptables
+  # tests/deploy: systemd-analyze, the .deb (cpack with dpkg-shlibdeps, lintian),
+  # a Debian 12 tree booted with systemd-nspawn, and the container image built
+  # with buildah and run with podman (runc).
+  systemd systemd-container debootstrap dpkg-dev lintian
+  podman buildah runc uidmap fuse-overlayfs
 )
 
 missing=()
