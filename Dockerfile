@@ -3,7 +3,8 @@
 # baton in a container: build on Debian 12 with the -dev packages, run on a
 # slim Debian 12 with only the shared libraries the binary links against
 # (checked with ldd: hiredis 0.14, yaml-cpp 0.7, spdlog 1.10 with fmt 9,
-# libstdc++; Boost, CLI11 and nlohmann-json are header-only).
+# prometheus-cpp core 1.0, libsystemd, libstdc++; Boost, CLI11 and
+# nlohmann-json are header-only).
 #
 #   docker build -t baton .
 #   docker run --rm -v baton-sock:/run/baton baton \
@@ -11,44 +12,59 @@
 #
 # Arguments after the image name go to `baton run`. The socket for the app
 # container is /run/baton/baton.sock, in a volume the app container mounts too
-# (see docker/compose.yaml). The process runs as uid/gid 10001 (baton): give the
-# app container that uid or gid so that it may connect (socket mode 0660).
+# (see docker/compose.yaml and docker/kubernetes/). The process runs as
+# uid/gid 10001 (baton): give the app container that uid or gid so that it may
+# connect (socket mode 0660).
 # Secrets: pass BATON_REDIS_PASSWORD through the environment or a password file
 # (--redis-password-file), never as an argument.
+#
+# Both images are arguments so that a build can use local copies of Debian 12
+# (the deploy test builds from an image it makes with debootstrap).
 
+ARG BUILD_IMAGE=debian:bookworm
 ARG BASE_IMAGE=debian:bookworm-slim
 
-FROM debian:bookworm AS build
+FROM ${BUILD_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config \
       libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev \
-      nlohmann-json3-dev prometheus-cpp-dev \
+      nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Only what the build needs: local build directories in the context must not
-# leak into the image's build tree.
-COPY CMakeLists.txt ./
-COPY include ./include
-COPY src ./src
+# .dockerignore lets only the sources through (CMakeLists.txt, cmake/,
+# include/, src/ and the Debian changelog that cmake/packaging.cmake reads):
+# local build directories must not leak into the build tree.
+COPY . ./
+# Only the daemon: the tests and benchmarks are not part of the image.
 RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release -DBATON_BUILD_TESTS=OFF \
- && cmake --build build -j"$(nproc)" \
+ && cmake --build build -j"$(nproc)" --target baton \
  && strip build/baton \
  && ./build/baton version
 
 FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libstdc++6 libgcc-s1 \
+      libhiredis0.14 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
+      libsystemd0 libstdc++6 libgcc-s1 \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 baton \
  && useradd --system --uid 10001 --gid baton --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin baton \
  && install -d -o baton -g baton -m 0770 /run/baton
 COPY --from=build /src/build/baton /usr/bin/baton
+# `baton health` and `baton status` find the daemon through this variable too.
 ENV BATON_SOCKET_PATH=/run/baton/baton.sock
 # A named volume mounted here starts with this directory's owner and mode.
 VOLUME ["/run/baton"]
+# HTTP (/healthz, /leader, /standby, /status, /metrics) is off unless
+# --http-listen or BATON_HTTP_LISTEN is set, e.g. BATON_HTTP_LISTEN=0.0.0.0:9464.
+EXPOSE 9464
 USER baton:baton
 STOPSIGNAL SIGTERM
+# Exit 0 when the daemon answers on its socket and is healthy (leader or
+# standby alike), so a standby is not restarted for being a standby.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["baton", "health"]
 ENTRYPOINT ["baton", "run"]
