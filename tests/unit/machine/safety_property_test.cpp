@@ -60,7 +60,7 @@ TEST(election_machine_safety, random_schedules_never_release_or_overrun_a_runnin
         ASSERT_LE(h.now, h.machine.valid_until()) << "seed " << seed << ": app outlived the lease";
       }
 
-      switch (pick(9)) {
+      switch (pick(11)) {
         case 0:
           h.advance(milliseconds(pick(4000)));
           break;
@@ -107,6 +107,12 @@ TEST(election_machine_safety, random_schedules_never_release_or_overrun_a_runnin
           break;
         case 8:
           if (pick(3) == 0) h.feed(events::peer_released{});
+          break;
+        case 9:
+          if (pick(8) == 0) h.feed(events::resign{});
+          break;
+        case 10:
+          h.feed(events::peer_acquired{"other", 2});
           break;
       }
     }
