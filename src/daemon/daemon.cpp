@@ -236,6 +236,9 @@ struct daemon::impl {
     wait_for_hangup();
     store.watch_acquisitions([this](const std::string& holder, std::uint64_t token) {
       deliver(events::peer_acquired{holder, token});
+      // No transition follows an announcement, so say here who leads now.
+      notifier.status(service_status_line(machine, cfg.node_id));
+      note_leader();
     });
     store.on_store_reset([this](const std::string& why) {
       spdlog::warn("Redis lost its data ({}): holding every acquisition back for one ttl ({}ms)",
