@@ -237,7 +237,7 @@ struct daemon::impl {
     store.watch_acquisitions([this](const std::string& holder, std::uint64_t token) {
       deliver(events::peer_acquired{holder, token});
       // No transition follows an announcement, so say here who leads now.
-      notifier.status(service_status_line(machine, cfg.node_id));
+      tell_systemd_status();
       note_leader();
     });
     store.on_store_reset([this](const std::string& why) {
@@ -249,7 +249,7 @@ struct daemon::impl {
     // READY=1 only from inside the loop: systemd then knows the daemon runs.
     asio::post(io, [this] {
       notifier.ready();
-      notifier.status(service_status_line(machine, cfg.node_id));
+      tell_systemd_status();
       if (auto interval = notifier.watchdog_interval()) {
         spdlog::info("systemd watchdog: notifying every {}ms",
                      std::chrono::duration_cast<milliseconds>(*interval).count());
@@ -258,6 +258,12 @@ struct daemon::impl {
     });
     io.run();
     return exit_code.value_or(0);
+  }
+
+  // STATUS= for `systemctl status`; built only when systemd listens, since it
+  // runs on every transition, renewals included.
+  void tell_systemd_status() {
+    if (notifier.enabled()) notifier.status(service_status_line(machine, cfg.node_id));
   }
 
   // WATCHDOG=1 comes from a timer on the event loop: if the loop wedges, the
@@ -366,7 +372,7 @@ struct daemon::impl {
     socket.publish(state_event(header(now), t, machine.token()));
     stats.on_transition(to_string(t.from), to_string(t.to));
     stats.set_state(to_string(t.to));
-    notifier.status(service_status_line(machine, cfg.node_id));
+    tell_systemd_status();
     if (t.to == state::acquiring) resigned = false;
     note_leader();
   }
