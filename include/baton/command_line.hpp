@@ -30,9 +30,9 @@ struct invocation {
 /// the config file named by --config or BATON_CONFIG. Never throws.
 invocation parse_invocation(int argc, const char* const* argv, const environment& env);
 
-/// The effective config as YAML that loads again; the password is never
-/// printed: a comment says `password: "***"` when one is set, and the URL is
-/// redacted.
+/// The effective config as YAML that loads again: every option of the
+/// option table, in its order. A secret (the password) is never printed: a
+/// comment says `password: "***"` when one is set, and the URL is redacted.
 std::string describe_config(const config& cfg);
 
 }  // namespace baton

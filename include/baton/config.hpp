@@ -4,14 +4,27 @@
 // trusts it.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/time.hpp"
 
 namespace baton {
+
+/// Which store holds the lease (`store: {kind: redis}`). Each kind has its
+/// own section of options (redis: ...); the kind picks which one is used.
+/// Fixed at start-up: SIGHUP cannot move a running daemon to another store.
+struct store_config {
+  /// The kinds validate_config accepts, as store.kind spells them;
+  /// make_lease_store (store_factory.hpp) must be able to build each.
+  static constexpr std::array<std::string_view, 1> known_kinds{"redis"};
+  /// One of known_kinds: redis (one Redis server, the redis: section).
+  std::string kind = "redis";
+};
 
 struct redis_config {
   /// `redis://[:password@]host[:port][/db]` or `unix:///path/to/redis.sock[?db=N]`.
@@ -100,6 +113,7 @@ struct config {
   std::string election;
   /// This candidate's id. "" = hostname plus a short random suffix.
   std::string node_id;
+  store_config store;
   redis_config redis;
   lease_config lease;
   hooks_config hooks;

@@ -34,8 +34,8 @@ class config_loader {
   /// As load_file, from text; `source` names it in messages.
   void load_yaml(const std::string& text, const std::string& source);
 
-  /// Applies the BATON_* variables that map to options (BATON_LEASE_TTL for
-  /// lease.ttl, ...). Unknown BATON_* variables are ignored: hooks inherit
+  /// Applies the BATON_* variables of the option table (BATON_LEASE_TTL for
+  /// lease.ttl, ...). Other BATON_* variables are ignored: hooks inherit
   /// BATON_EVENT and friends. BATON_CONFIG and BATON_REDIS_PASSWORD are not
   /// handled here (see parse_invocation and finish()).
   void load_environment();

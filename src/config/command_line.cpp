@@ -1,67 +1,23 @@
-// parse_invocation: argv -> what main() should do. CLI11 reads the flags as
-// text; config_loader parses every value, so a flag, a variable and a file
-// entry for the same option accept the same syntax and fail the same way.
+// parse_invocation: argv -> what main() should do. The flags are the option
+// table's (option_table.hpp); CLI11 reads them as text and config_loader
+// parses every value, so a flag, a variable and a file entry for the same
+// option accept the same syntax and fail the same way.
 // Everything after the first `--` is the child's argv and never reaches
 // CLI11, so the child's own flags (even --help) are passed through untouched.
 #include <algorithm>
-#include <cctype>
 #include <exception>
 #include <new>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "baton/redis_url.hpp"
+#include "option_table.hpp"
 
 namespace baton {
 namespace {
-
-struct flag_spec {
-  const char* flag;
-  const char* option;  ///< dotted name
-  const char* type;
-  const char* help;
-};
-
-// There is no password flag on purpose: argv is visible to every user of the host.
-constexpr flag_spec flag_table[] = {
-    {"--election", "election", "NAME", "Election name; candidates with the same name compete (required)"},
-    {"--node-id", "node_id", "ID", "This candidate's id (default: hostname-<6 hex>)"},
-    {"--redis-url", "redis.url", "URL",
-     "redis://host[:port][/db] or unix:///path[?db=N] (default redis://127.0.0.1:6379); no password"},
-    {"--redis-password-file", "redis.password_file", "FILE", "File whose first line is the Redis password"},
-    {"--redis-connect-timeout", "redis.connect_timeout", "DURATION",
-     "Time allowed to connect, AUTH and SELECT (default 1s)"},
-    {"--redis-timeout", "redis.command_timeout", "DURATION",
-     "Time allowed for one reply (default min(1s, renew interval / 2))"},
-    {"--ttl", "lease.ttl", "DURATION", "Lease lifetime without renewal (default 10s)"},
-    {"--renew-interval", "lease.renew_interval", "DURATION", "How often the leader renews (default ttl / 3)"},
-    {"--renew-deadline", "lease.renew_deadline", "DURATION",
-     "How long the leader tries to renew before stopping its app (default ttl * 2 / 3)"},
-    {"--retry-interval", "lease.retry_interval", "DURATION",
-     "How often a standby retries (default min(1s, renew interval))"},
-    {"--drift-factor", "lease.drift_factor", "FRACTION",
-     "Share of the ttl assumed lost to clock drift, 0 to <0.5 (default 0.01)"},
-    {"--on-start", "hooks.on_start", "ARGV",
-     "Command run on becoming leader: JSON array of strings or words (no shell)"},
-    {"--on-stop", "hooks.on_stop", "ARGV",
-     "Command run on ceasing to lead: JSON array of strings or words (no shell)"},
-    {"--hook-timeout", "hooks.timeout", "DURATION", "Longest a hook may run (default 30s)"},
-    {"--stop-timeout", "child.stop_timeout", "DURATION",
-     "Time between SIGTERM and SIGKILL for the child (default 10s)"},
-    {"--on-child-exit", "child.on_exit", "compete|exit",
-     "When the child exits by itself: compete again, or exit with its status (default compete)"},
-    {"--socket", "socket.path", "PATH", "Unix socket for apps (default: none)"},
-    {"--socket-mode", "socket.mode", "MODE", "Octal file mode of the socket (default 0660)"},
-    {"--resign-cooldown", "lease.resign_cooldown", "DURATION",
-     "After `baton resign`, how long this node stays out of the election (default ttl)"},
-    {"--http-listen", "http.listen", "ADDR:PORT",
-     "Serve /healthz, /leader, /standby, /status and /metrics, e.g. 127.0.0.1:9464 (default: off)"},
-    {"--log-level", "log.level", "LEVEL", "trace, debug, info, warn, error, critical or off (default info)"},
-    {"--log-format", "log.format", "text|json", "Log line format (default text)"},
-};
-constexpr std::size_t flag_count = std::size(flag_table);
 
 constexpr const char* footer =
     "Sources, each overriding the one before: defaults, the YAML file (--config or BATON_CONFIG),\n"
@@ -69,49 +25,76 @@ constexpr const char* footer =
     "BATON_REDIS_PASSWORD, redis.password_file or the URL in the file or environment; never a flag.\n"
     "Durations need a unit: 250ms, 10s, 1.5s, 2m, 1h.";
 
-std::string env_name(std::string_view option) {
-  std::string name = "BATON_";
-  for (char c : option) {
-    name += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  return name;
-}
+// One flag of the option table and where CLI11 stores what it was given.
+// Most flags take one text value (the last one wins); a boolean is a bare
+// switch (--require-ack, --require-ack=false); a uid list may be repeated.
+struct flag_value {
+  const option_spec* spec = nullptr;
+  CLI::Option* option = nullptr;
+  std::string text;
+  bool on = false;
+  std::vector<std::string> list;
 
-// The options of `run` and `check-config`, and where CLI11 stores their text.
+  void add_to(CLI::App& sub, const option_spec& s) {
+    spec = &s;
+    std::string help(s.help);
+    if (!s.env.empty()) help += " [" + std::string(s.env) + "]";
+    const std::string names(s.flag);
+    switch (s.kind()) {
+      case value_kind::boolean:
+        option = sub.add_flag(names, on, help);
+        break;
+      case value_kind::uid_list:
+        option = sub.add_option(names, list, help)
+                     ->type_name(std::string(s.placeholder))
+                     ->allow_extra_args(false)
+                     ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        break;
+      default:
+        option = sub.add_option(names, text, help)
+                     ->type_name(std::string(s.placeholder))
+                     ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        break;
+    }
+  }
+
+  // What was given, as text for config_loader::set.
+  std::string given() const {
+    switch (spec->kind()) {
+      case value_kind::boolean:
+        return on ? "true" : "false";
+      case value_kind::uid_list: {
+        std::string joined;
+        for (const auto& uids : list) joined += (joined.empty() ? "" : ",") + uids;
+        return joined;
+      }
+      default:
+        return text;
+    }
+  }
+};
+
+// The options of `run` and `check-config`: --config, then every flag of the
+// option table. Built in place: CLI11 keeps pointers into it.
 struct option_set {
   std::string config_path;
   CLI::Option* config_flag = nullptr;
-  std::string values[flag_count];
-  CLI::Option* flags[flag_count] = {};
-  // Two flags that do not take one text value each.
-  bool require_ack = false;
-  CLI::Option* require_ack_flag = nullptr;
-  std::vector<std::string> allowed_uids;
-  CLI::Option* allowed_uid_flag = nullptr;
+  std::vector<flag_value> flags;
 
   void add_to(CLI::App& sub) {
     config_flag = sub.add_option("-c,--config", config_path,
                                  "YAML config file (see config/baton.yaml) [BATON_CONFIG]")
                       ->type_name("FILE")
                       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    for (std::size_t i = 0; i < flag_count; ++i) {
-      const flag_spec& spec = flag_table[i];
-      flags[i] = sub.add_option(spec.flag, values[i],
-                                std::string(spec.help) + " [" + env_name(spec.option) + "]")
-                     ->type_name(spec.type)
-                     ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    // A secret never gets a flag: argv is visible to every user of the host.
+    const auto has_flag = [](const option_spec& spec) { return !spec.flag.empty() && !spec.secret; };
+    std::size_t count = 0;
+    for (const auto& spec : option_table()) count += has_flag(spec) ? 1 : 0;
+    flags.resize(count);  // never again: CLI11 holds pointers into the elements
+    std::size_t i = 0;
+    for (const auto& spec : option_table()) {
+      if (has_flag(spec)) flags[i++].add_to(sub, spec);
     }
-    require_ack_flag = sub.add_flag("--require-ack", require_ack,
-                                    "Wait for a socket subscriber's {\"cmd\":\"stopped\"} before "
-                                    "releasing the lease (bounded by the kill deadline) "
-                                    "[BATON_SOCKET_REQUIRE_ACK]");
-    allowed_uid_flag =
-        sub.add_option("--allowed-uid", allowed_uids,
-                       "uid allowed to send state-changing socket commands; repeat it or give a "
-                       "comma list (default: the daemon's uid and 0) [BATON_SOCKET_ALLOWED_UIDS]")
-            ->type_name("UID[,UID...]")
-            ->allow_extra_args(false)
-            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   }
 };
 
@@ -135,31 +118,25 @@ config load(const option_set& options, const environment& env, bool has_child,
   }
   if (!path.empty()) loader.load_file(path);
   loader.load_environment();
-  for (std::size_t i = 0; i < flag_count; ++i) {
-    if (options.flags[i]->count() == 0) continue;
-    const flag_spec& spec = flag_table[i];
-    if (std::string_view(spec.option) == "redis.url") {
+  for (const auto& flag : options.flags) {
+    if (flag.option->count() == 0) continue;
+    const std::string value = flag.given();
+    const std::string name(flag.spec->flag_name());
+    if (flag.spec->kind() == value_kind::redis_url) {
       // A malformed URL is reported later with the other checks.
       std::string password;
       try {
-        password = parse_redis_url(options.values[i]).password;
+        password = parse_redis_url(value).password;
       } catch (const config_error&) {
       }
       if (!password.empty()) {
         throw config_error::with_message(
-            "redis.url", "redis.url: a password is not accepted on the command line (--redis-url); "
-                         "use BATON_REDIS_PASSWORD or redis.password_file");
+            std::string(flag.spec->key),
+            std::string(flag.spec->key) + ": a password is not accepted on the command line (" +
+                name + "); use BATON_REDIS_PASSWORD or redis.password_file");
       }
     }
-    loader.set(spec.option, options.values[i], spec.flag);
-  }
-  if (options.require_ack_flag->count() > 0) {
-    loader.set("socket.require_ack", options.require_ack ? "true" : "false", "--require-ack");
-  }
-  if (options.allowed_uid_flag->count() > 0) {
-    std::string joined;
-    for (const auto& uids : options.allowed_uids) joined += (joined.empty() ? "" : ",") + uids;
-    loader.set("socket.allowed_uids", joined, "--allowed-uid");
+    loader.set(std::string(flag.spec->key), value, name);
   }
   if (has_child) {
     if (child.empty()) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "baton/config_load.hpp"
+#include "option_table.hpp"
 
 namespace baton {
 namespace {
@@ -47,33 +48,34 @@ std::string default_node_id() {
 }
 
 void fill_derived_defaults(config& cfg, option_origins* origins) {
-  const auto note = [origins](const char* option, const char* how) {
-    if (origins != nullptr) (*origins)[option] = how;
+  // Keyed by the table's name, as every other origin is.
+  const auto note = [&cfg, origins](const auto& field, const char* how) {
+    if (origins != nullptr) (*origins)[option_name(cfg, field)] = how;
   };
   lease_config& lease = cfg.lease;
   if (lease.renew_interval.count() == 0) {
     lease.renew_interval = lease.ttl / 3;
-    note("lease.renew_interval", "default: lease.ttl / 3");
+    note(lease.renew_interval, "default: lease.ttl / 3");
   }
   if (lease.renew_deadline.count() == 0) {
     lease.renew_deadline = lease.ttl * 2 / 3;
-    note("lease.renew_deadline", "default: lease.ttl * 2 / 3");
+    note(lease.renew_deadline, "default: lease.ttl * 2 / 3");
   }
   if (lease.retry_interval.count() == 0) {
     lease.retry_interval = std::min(milliseconds{1000}, lease.renew_interval);
-    note("lease.retry_interval", "default: min(1s, lease.renew_interval)");
+    note(lease.retry_interval, "default: min(1s, lease.renew_interval)");
   }
   if (lease.resign_cooldown.count() == 0) {
     lease.resign_cooldown = lease.ttl;
-    note("lease.resign_cooldown", "default: lease.ttl");
+    note(lease.resign_cooldown, "default: lease.ttl");
   }
   if (cfg.redis.command_timeout.count() == 0) {
     cfg.redis.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
-    note("redis.command_timeout", "default: min(1s, lease.renew_interval / 2)");
+    note(cfg.redis.command_timeout, "default: min(1s, lease.renew_interval / 2)");
   }
   if (cfg.node_id.empty()) {
     cfg.node_id = default_node_id();
-    note("node_id", "default: hostname and a random suffix");
+    note(cfg.node_id, "default: hostname and a random suffix");
   }
 }
 

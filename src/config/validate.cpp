@@ -1,6 +1,7 @@
 // The rules a config must satisfy before the daemon starts. Each failure
 // names the option, shows its value, says what is allowed and, when known,
-// where the value came from.
+// where the value came from. Rules name an option by the field they check
+// (option_name), so a message always uses the option table's name.
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "baton/duration.hpp"
 #include "baton/listen_address.hpp"
 #include "baton/redis_url.hpp"
+#include "option_table.hpp"
 
 namespace baton {
 namespace {
@@ -49,65 +51,87 @@ std::string format_argv(const std::vector<std::string>& argv) {
   return nlohmann::json(argv).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void require_positive(const char* option, milliseconds value) {
-  if (value.count() <= 0) throw config_error(option, format_duration(value), "must be greater than 0");
+void require_positive(const config& cfg, const milliseconds& value) {
+  if (value.count() <= 0) {
+    throw config_error(option_name(cfg, value), format_duration(value), "must be greater than 0");
+  }
 }
 
-void check_argv(const char* option, const std::vector<std::string>& argv) {
+void check_argv(const config& cfg, const std::vector<std::string>& argv) {
   if (!argv.empty() && argv.front().empty()) {
-    throw config_error(option, format_argv(argv), "the first element must be the program to run");
+    throw config_error(option_name(cfg, argv), format_argv(argv),
+                       "the first element must be the program to run");
   }
 }
 
 void check_identity(const config& cfg) {
   if (cfg.election.empty()) {
+    const option_spec& election = option_at(cfg, cfg.election);
+    const std::string name(election.key);
     throw config_error::with_message(
-        "election", "election is required: set election in the config file, BATON_ELECTION or --election");
+        name, name + " is required: set " + name + " in the config file, " +
+                  std::string(election.env) + " or " + std::string(election.flag_name()));
   }
   if (cfg.election.size() > 64 || !id_chars(cfg.election, false)) {
-    throw config_error("election", cfg.election, "must be 1 to 64 characters from A-Z a-z 0-9 . _ -");
+    throw config_error(option_name(cfg, cfg.election), cfg.election,
+                       "must be 1 to 64 characters from A-Z a-z 0-9 . _ -");
   }
   if (cfg.node_id.empty() || cfg.node_id.size() > 128 || !id_chars(cfg.node_id, true)) {
-    throw config_error("node_id", cfg.node_id, "must be 1 to 128 characters from A-Z a-z 0-9 . _ @ -");
+    throw config_error(option_name(cfg, cfg.node_id), cfg.node_id,
+                       "must be 1 to 128 characters from A-Z a-z 0-9 . _ @ -");
   }
+}
+
+void check_store(const config& cfg) {
+  std::string known;
+  for (auto kind : store_config::known_kinds) {
+    if (cfg.store.kind == kind) return;
+    known += (known.empty() ? "" : ", ") + std::string(kind);
+  }
+  throw config_error(option_name(cfg, cfg.store.kind), cfg.store.kind,
+                     "must be a store kind this build knows: " + known);
 }
 
 void check_redis(const config& cfg) {
   parse_redis_url(cfg.redis.url);
-  require_positive("redis.connect_timeout", cfg.redis.connect_timeout);
-  require_positive("redis.command_timeout", cfg.redis.command_timeout);
+  require_positive(cfg, cfg.redis.connect_timeout);
+  require_positive(cfg, cfg.redis.command_timeout);
 }
 
-bool set_by_user(const option_origins& origins, const char* option) {
+bool set_by_user(const option_origins& origins, const std::string& option) {
   const auto it = origins.find(option);
   return it != origins.end() && it->second.rfind("from ", 0) == 0;
 }
 
-void check_lease(const lease_config& lease, const option_origins& origins) {
+void check_lease(const config& cfg, const option_origins& origins) {
+  const lease_config& lease = cfg.lease;
+  const auto name = [&cfg](const auto& field) { return option_name(cfg, field); };
   if (lease.ttl < min_ttl) {
-    throw config_error("lease.ttl", format_duration(lease.ttl),
+    throw config_error(name(lease.ttl), format_duration(lease.ttl),
                        "must be at least " + format_duration(min_ttl));
   }
   if (!(lease.drift_factor >= 0.0 && lease.drift_factor < 0.5)) {
-    throw config_error("lease.drift_factor", format_number(lease.drift_factor),
+    throw config_error(name(lease.drift_factor), format_number(lease.drift_factor),
                        "must be at least 0 and less than 0.5");
   }
-  require_positive("lease.renew_interval", lease.renew_interval);
-  require_positive("lease.retry_interval", lease.retry_interval);
+  require_positive(cfg, lease.renew_interval);
+  require_positive(cfg, lease.retry_interval);
   const milliseconds usable = lease.ttl - lease_drift(lease);
+  const std::string interval = name(lease.renew_interval);
+  const std::string deadline = name(lease.renew_deadline);
   // When only renew_interval was set, the derived deadline is not what the
   // user should change: blame the option they wrote.
   if (lease.renew_deadline <= lease.renew_interval && lease.renew_deadline < usable &&
-      set_by_user(origins, "lease.renew_interval") && !set_by_user(origins, "lease.renew_deadline")) {
-    throw config_error("lease.renew_interval", format_duration(lease.renew_interval),
-                       "must be less than lease.renew_deadline (" +
+      set_by_user(origins, interval) && !set_by_user(origins, deadline)) {
+    throw config_error(interval, format_duration(lease.renew_interval),
+                       "must be less than " + deadline + " (" +
                            format_duration(lease.renew_deadline) + ")");
   }
   if (lease.renew_deadline <= lease.renew_interval || lease.renew_deadline >= usable) {
-    throw config_error("lease.renew_deadline", format_duration(lease.renew_deadline),
-                       "must be greater than lease.renew_interval (" +
-                           format_duration(lease.renew_interval) +
-                           ") and less than lease.ttl minus drift (" + format_duration(usable) + ")");
+    throw config_error(deadline, format_duration(lease.renew_deadline),
+                       "must be greater than " + interval + " (" +
+                           format_duration(lease.renew_interval) + ") and less than " +
+                           name(lease.ttl) + " minus drift (" + format_duration(usable) + ")");
   }
 }
 
@@ -148,65 +172,78 @@ bool is_utf8(std::string_view text) {
 
 // Options are written back by describe_config as YAML, which holds only
 // UTF-8: any other byte would come back as U+FFFD, a different value.
-void require_utf8(const char* option, std::string_view value) {
-  if (!is_utf8(value)) throw config_error(option, std::string(value), "must be valid UTF-8");
+// A string option, or every word of an argv option.
+void require_utf8(const config& cfg, const std::string& value) {
+  if (!is_utf8(value)) throw config_error(option_name(cfg, value), value, "must be valid UTF-8");
+}
+void require_utf8(const config& cfg, const std::vector<std::string>& argv) {
+  for (const auto& word : argv) {
+    if (!is_utf8(word)) throw config_error(option_name(cfg, argv), word, "must be valid UTF-8");
+  }
 }
 
 void check_text(const config& cfg) {
-  require_utf8("redis.url", cfg.redis.url);
-  require_utf8("redis.password_file", cfg.redis.password_file);
-  require_utf8("socket.path", cfg.socket.path);
-  for (const auto& word : cfg.hooks.on_start) require_utf8("hooks.on_start", word);
-  for (const auto& word : cfg.hooks.on_stop) require_utf8("hooks.on_stop", word);
-  for (const auto& word : cfg.child.command) require_utf8("child.command", word);
+  require_utf8(cfg, cfg.redis.url);
+  require_utf8(cfg, cfg.redis.password_file);
+  require_utf8(cfg, cfg.socket.path);
+  require_utf8(cfg, cfg.hooks.on_start);
+  require_utf8(cfg, cfg.hooks.on_stop);
+  require_utf8(cfg, cfg.child.command);
+}
+
+void check_socket(const config& cfg) {
+  const socket_config& socket = cfg.socket;
+  if (socket.path.size() > max_socket_path) {
+    throw config_error(option_name(cfg, socket.path), socket.path,
+                       "must be at most " + std::to_string(max_socket_path) +
+                           " bytes (the Unix socket path limit)");
+  }
+  if (socket.mode > 0777) {
+    throw config_error(option_name(cfg, socket.mode), format_mode(socket.mode),
+                       "must be at most 0777 (octal)");
+  }
+  // Without a socket no one could ever acknowledge: every stop would wait
+  // for its kill deadline.
+  if (socket.require_ack && socket.path.empty()) {
+    throw config_error(option_name(cfg, socket.require_ack), "true",
+                       "needs " + option_name(cfg, socket.path) +
+                           ": acknowledgements come over the socket");
+  }
+  for (unsigned uid : socket.allowed_uids) {
+    if (uid == static_cast<unsigned>(-1)) {
+      throw config_error(option_name(cfg, socket.allowed_uids), std::to_string(uid),
+                         "uids go from 0 to 4294967294 (4294967295 means no uid)");
+    }
+  }
 }
 
 void check_rest(const config& cfg) {
   check_text(cfg);
-  check_argv("hooks.on_start", cfg.hooks.on_start);
-  check_argv("hooks.on_stop", cfg.hooks.on_stop);
-  require_positive("hooks.timeout", cfg.hooks.timeout);
-  check_argv("child.command", cfg.child.command);
-  require_positive("child.stop_timeout", cfg.child.stop_timeout);
+  check_argv(cfg, cfg.hooks.on_start);
+  check_argv(cfg, cfg.hooks.on_stop);
+  require_positive(cfg, cfg.hooks.timeout);
+  check_argv(cfg, cfg.child.command);
+  require_positive(cfg, cfg.child.stop_timeout);
   if (cfg.child.on_exit != child_exit_policy::compete && cfg.child.on_exit != child_exit_policy::exit) {
-    throw config_error("child.on_exit", std::to_string(static_cast<int>(cfg.child.on_exit)),
-                       "must be compete or exit");
+    throw config_error(option_name(cfg, cfg.child.on_exit),
+                       std::to_string(static_cast<int>(cfg.child.on_exit)), "must be compete or exit");
   }
-  if (cfg.socket.path.size() > max_socket_path) {
-    throw config_error("socket.path", cfg.socket.path,
-                       "must be at most " + std::to_string(max_socket_path) +
-                           " bytes (the Unix socket path limit)");
-  }
-  if (cfg.socket.mode > 0777) {
-    throw config_error("socket.mode", format_mode(cfg.socket.mode), "must be at most 0777 (octal)");
-  }
-  // Without a socket no one could ever acknowledge: every stop would wait
-  // for its kill deadline.
-  if (cfg.socket.require_ack && cfg.socket.path.empty()) {
-    throw config_error("socket.require_ack", "true",
-                       "needs socket.path: acknowledgements come over the socket");
-  }
-  for (unsigned uid : cfg.socket.allowed_uids) {
-    if (uid == static_cast<unsigned>(-1)) {
-      throw config_error("socket.allowed_uids", std::to_string(uid),
-                         "uids go from 0 to 4294967294 (4294967295 means no uid)");
-    }
-  }
+  check_socket(cfg);
   if (!cfg.http.listen.empty()) {
     std::string why;
     if (!parse_listen_address(cfg.http.listen, why)) {
-      throw config_error("http.listen", cfg.http.listen, why);
+      throw config_error(option_name(cfg, cfg.http.listen), cfg.http.listen, why);
     }
   }
   if (cfg.log.format != "text" && cfg.log.format != "json") {
-    throw config_error("log.format", cfg.log.format, "must be text or json");
+    throw config_error(option_name(cfg, cfg.log.format), cfg.log.format, "must be text or json");
   }
   static constexpr std::string_view levels[] = {"trace", "debug", "info",    "warn",
                                                 "error", "critical", "off"};
   bool level_ok = false;
   for (auto level : levels) level_ok = level_ok || cfg.log.level == level;
   if (!level_ok) {
-    throw config_error("log.level", cfg.log.level,
+    throw config_error(option_name(cfg, cfg.log.level), cfg.log.level,
                        "must be one of trace, debug, info, warn, error, critical, off");
   }
 }
@@ -224,8 +261,9 @@ milliseconds lease_drift(const lease_config& lease) {
 void validate_config(const config& cfg, const option_origins& origins) {
   try {
     check_identity(cfg);
+    check_store(cfg);
     check_redis(cfg);
-    check_lease(cfg.lease, origins);
+    check_lease(cfg, origins);
     check_rest(cfg);
   } catch (const config_error& e) {
     const auto it = origins.find(e.option());

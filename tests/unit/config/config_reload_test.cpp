@@ -1,6 +1,6 @@
 // SIGHUP reload planning: allowed changes are listed and applied together;
 // any change that needs a restart refuses the whole reload.
-#include "../../../src/daemon/config_reload.hpp"
+#include "baton/config_reload.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,148 @@
+// The table itself (see option_table.hpp for why it exists). The order is
+// check-config's; flags and variables are the public names documented in
+// config/baton.yaml and the README, so they never change once released.
+#include "option_table.hpp"
+
+namespace baton {
+namespace {
+
+// constexpr: built by the compiler, so no static initializer can see it
+// half-made. child.command has no variable and no flag: on the command line
+// it is the words after `--` (parse_invocation). The password has no flag on
+// purpose: argv is visible to every user of the host.
+constexpr option_spec table[] = {
+    {.key = "election", .env = "BATON_ELECTION", .flag = "--election", .placeholder = "NAME",
+     .help = "Election name; candidates with the same name compete (required)",
+     .field = text_field{[](config& c) -> auto& { return c.election; }}},
+    {.key = "node_id", .env = "BATON_NODE_ID", .flag = "--node-id", .placeholder = "ID",
+     .help = "This candidate's id (default: hostname-<6 hex>)",
+     .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
+
+    {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
+     .help = "Which store holds the lease: redis (default redis)",
+     .field = text_field{[](config& c) -> auto& { return c.store.kind; }}},
+
+    {.key = "redis.url", .env = "BATON_REDIS_URL", .flag = "--redis-url", .placeholder = "URL",
+     .help = "redis://host[:port][/db] or unix:///path[?db=N] (default redis://127.0.0.1:6379); "
+             "no password",
+     .field = redis_url_field{[](config& c) -> auto& { return c.redis.url; }}},
+    {.key = "redis.password", .env = "BATON_REDIS_PASSWORD",
+     .help = "use BATON_REDIS_PASSWORD or redis.password_file",
+     .field = text_field{[](config& c) -> auto& { return c.redis.password; }},
+     .secret = true},
+    {.key = "redis.password_file", .env = "BATON_REDIS_PASSWORD_FILE",
+     .flag = "--redis-password-file", .placeholder = "FILE",
+     .help = "File whose first line is the Redis password",
+     .field = text_field{[](config& c) -> auto& { return c.redis.password_file; }}},
+    {.key = "redis.connect_timeout", .env = "BATON_REDIS_CONNECT_TIMEOUT",
+     .flag = "--redis-connect-timeout", .placeholder = "DURATION",
+     .help = "Time allowed to connect, AUTH and SELECT (default 1s)",
+     .field = duration_field{[](config& c) -> auto& { return c.redis.connect_timeout; }}},
+    {.key = "redis.command_timeout", .env = "BATON_REDIS_COMMAND_TIMEOUT",
+     .flag = "--redis-timeout", .placeholder = "DURATION",
+     .help = "Time allowed for one reply (default min(1s, renew interval / 2))",
+     .field = duration_field{[](config& c) -> auto& { return c.redis.command_timeout; }}},
+
+    {.key = "lease.ttl", .env = "BATON_LEASE_TTL", .flag = "--ttl", .placeholder = "DURATION",
+     .help = "Lease lifetime without renewal (default 10s)",
+     .field = duration_field{[](config& c) -> auto& { return c.lease.ttl; }}},
+    {.key = "lease.renew_interval", .env = "BATON_LEASE_RENEW_INTERVAL", .flag = "--renew-interval",
+     .placeholder = "DURATION", .help = "How often the leader renews (default ttl / 3)",
+     .field = duration_field{[](config& c) -> auto& { return c.lease.renew_interval; }}},
+    {.key = "lease.renew_deadline", .env = "BATON_LEASE_RENEW_DEADLINE", .flag = "--renew-deadline",
+     .placeholder = "DURATION",
+     .help = "How long the leader tries to renew before stopping its app (default ttl * 2 / 3)",
+     .field = duration_field{[](config& c) -> auto& { return c.lease.renew_deadline; }}},
+    {.key = "lease.retry_interval", .env = "BATON_LEASE_RETRY_INTERVAL", .flag = "--retry-interval",
+     .placeholder = "DURATION", .help = "How often a standby retries (default min(1s, renew interval))",
+     .field = duration_field{[](config& c) -> auto& { return c.lease.retry_interval; }}},
+    {.key = "lease.drift_factor", .env = "BATON_LEASE_DRIFT_FACTOR", .flag = "--drift-factor",
+     .placeholder = "FRACTION",
+     .help = "Share of the ttl assumed lost to clock drift, 0 to <0.5 (default 0.01)",
+     .field = number_field{[](config& c) -> auto& { return c.lease.drift_factor; }}},
+    // Read when the next stop begins.
+    {.key = "lease.resign_cooldown", .env = "BATON_LEASE_RESIGN_COOLDOWN", .flag = "--resign-cooldown",
+     .placeholder = "DURATION",
+     .help = "After `baton resign`, how long this node stays out of the election (default ttl)",
+     .field = duration_field{[](config& c) -> auto& { return c.lease.resign_cooldown; }},
+     .reloadable = true},
+
+    // Hooks are read when they next run.
+    {.key = "hooks.on_start", .env = "BATON_HOOKS_ON_START", .flag = "--on-start", .placeholder = "ARGV",
+     .help = "Command run on becoming leader: JSON array of strings or words (no shell)",
+     .field = argv_field{[](config& c) -> auto& { return c.hooks.on_start; }},
+     .reloadable = true},
+    {.key = "hooks.on_stop", .env = "BATON_HOOKS_ON_STOP", .flag = "--on-stop", .placeholder = "ARGV",
+     .help = "Command run on ceasing to lead: JSON array of strings or words (no shell)",
+     .field = argv_field{[](config& c) -> auto& { return c.hooks.on_stop; }},
+     .reloadable = true},
+    {.key = "hooks.timeout", .env = "BATON_HOOKS_TIMEOUT", .flag = "--hook-timeout",
+     .placeholder = "DURATION", .help = "Longest a hook may run (default 30s)",
+     .field = duration_field{[](config& c) -> auto& { return c.hooks.timeout; }},
+     .reloadable = true},
+
+    {.key = "child.command", .help = "The supervised command: baton run [options] -- CMD ARGS...",
+     .field = argv_field{[](config& c) -> auto& { return c.child.command; }}},
+    // Read when the next stop begins.
+    {.key = "child.stop_timeout", .env = "BATON_CHILD_STOP_TIMEOUT", .flag = "--stop-timeout",
+     .placeholder = "DURATION", .help = "Time between SIGTERM and SIGKILL for the child (default 10s)",
+     .field = duration_field{[](config& c) -> auto& { return c.child.stop_timeout; }},
+     .reloadable = true},
+    {.key = "child.on_exit", .env = "BATON_CHILD_ON_EXIT", .flag = "--on-child-exit",
+     .placeholder = "compete|exit",
+     .help = "When the child exits by itself: compete again, or exit with its status (default compete)",
+     .field = exit_policy_field{[](config& c) -> auto& { return c.child.on_exit; }}},
+
+    {.key = "socket.path", .env = "BATON_SOCKET_PATH", .flag = "--socket", .placeholder = "PATH",
+     .help = "Unix socket for apps (default: none)",
+     .field = text_field{[](config& c) -> auto& { return c.socket.path; }}},
+    {.key = "socket.mode", .env = "BATON_SOCKET_MODE", .flag = "--socket-mode", .placeholder = "MODE",
+     .help = "Octal file mode of the socket (default 0660)",
+     .field = file_mode_field{[](config& c) -> auto& { return c.socket.mode; }}},
+    {.key = "socket.require_ack", .env = "BATON_SOCKET_REQUIRE_ACK", .flag = "--require-ack",
+     .help = "Wait for a socket subscriber's {\"cmd\":\"stopped\"} before releasing the lease "
+             "(bounded by the kill deadline)",
+     .field = boolean_field{[](config& c) -> auto& { return c.socket.require_ack; }}},
+    {.key = "socket.allowed_uids", .env = "BATON_SOCKET_ALLOWED_UIDS", .flag = "--allowed-uid",
+     .placeholder = "UID[,UID...]",
+     .help = "uid allowed to send state-changing socket commands; repeat it or give a comma list "
+             "(default: the daemon's uid and 0)",
+     .field = uid_list_field{[](config& c) -> auto& { return c.socket.allowed_uids; }},
+     .empty_note = "the daemon's own uid and 0"},
+
+    {.key = "http.listen", .env = "BATON_HTTP_LISTEN", .flag = "--http-listen",
+     .placeholder = "ADDR:PORT",
+     .help = "Serve /healthz, /leader, /standby, /status and /metrics, e.g. 127.0.0.1:9464 "
+             "(default: off)",
+     .field = text_field{[](config& c) -> auto& { return c.http.listen; }},
+     .empty_note = "off"},
+
+    // The level applies from the next log line; the format is fixed at start-up.
+    {.key = "log.level", .env = "BATON_LOG_LEVEL", .flag = "--log-level", .placeholder = "LEVEL",
+     .help = "trace, debug, info, warn, error, critical or off (default info)",
+     .field = text_field{[](config& c) -> auto& { return c.log.level; }},
+     .reloadable = true},
+    {.key = "log.format", .env = "BATON_LOG_FORMAT", .flag = "--log-format", .placeholder = "text|json",
+     .help = "Log line format (default text)",
+     .field = text_field{[](config& c) -> auto& { return c.log.format; }}},
+};
+
+}  // namespace
+
+std::span<const option_spec> option_table() { return table; }
+
+const option_spec* find_option(std::string_view key) {
+  for (const auto& spec : table) {
+    if (spec.key == key) return &spec;
+  }
+  return nullptr;
+}
+
+bool is_option_section(std::string_view name) {
+  for (const auto& spec : table) {
+    if (!name.empty() && spec.section() == name) return true;
+  }
+  return false;
+}
+
+}  // namespace baton

@@ -1,0 +1,132 @@
+// The one list of configuration options. It exists so that the ways to set or
+// see an option cannot drift apart: the YAML keys (config_loader), the BATON_*
+// variables (load_environment), the flags (parse_invocation), check-config's
+// output (describe_config), the option names in validation messages
+// (option_name), and what SIGHUP may change (plan_reload) all read it. Adding
+// an option is one entry in option_table.cpp plus its rule in validate.cpp.
+// Internal to the config component (and its tests).
+#pragma once
+
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "baton/config.hpp"
+
+namespace baton {
+
+/// How an option's value is typed, parsed, checked for type in YAML, shown
+/// by check-config and offered as a flag.
+enum class value_kind {
+  text,         ///< any string
+  redis_url,    ///< a string that may carry a password: shown redacted, refused in a flag
+  duration,     ///< "250ms", "10s": a unit is required
+  number,       ///< a finite decimal
+  argv,         ///< program and arguments; a YAML list, or JSON/words in text
+  file_mode,    ///< always octal
+  exit_policy,  ///< compete or exit
+  boolean,      ///< true/false (yes/no, on/off, 1/0); a bare flag means true
+  uid_list,     ///< numeric uids; a repeatable flag, comma lists
+};
+
+/// Where in a `config` an option lives: a function from the config to the
+/// field, tagged with the kind so that std::visit dispatches on the kind.
+template <class T, value_kind K>
+struct field_of {
+  using value_type = T;
+  static constexpr value_kind kind = K;
+  T& (*get)(config&);
+};
+
+using text_field = field_of<std::string, value_kind::text>;
+using redis_url_field = field_of<std::string, value_kind::redis_url>;
+using duration_field = field_of<milliseconds, value_kind::duration>;
+using number_field = field_of<double, value_kind::number>;
+using argv_field = field_of<std::vector<std::string>, value_kind::argv>;
+using file_mode_field = field_of<unsigned, value_kind::file_mode>;
+using exit_policy_field = field_of<child_exit_policy, value_kind::exit_policy>;
+using boolean_field = field_of<bool, value_kind::boolean>;
+using uid_list_field = field_of<std::vector<unsigned>, value_kind::uid_list>;
+using option_field = std::variant<text_field, redis_url_field, duration_field, number_field,
+                                  argv_field, file_mode_field, exit_policy_field, boolean_field,
+                                  uid_list_field>;
+
+struct option_spec {
+  /// Dotted name, also the YAML path: lease.ttl is `lease: {ttl: ...}`.
+  std::string_view key = {};
+  /// BATON_* variable ("" = none).
+  std::string_view env = {};
+  /// Flag spelling(s) as CLI11 takes them, "--ttl" or "-t,--ttl"; messages
+  /// name the last. "" = none.
+  std::string_view flag = {};
+  /// What the flag takes, for --help ("DURATION").
+  std::string_view placeholder = {};
+  /// One line for --help. For a secret: where to set it instead.
+  std::string_view help = {};
+  option_field field;
+  /// SIGHUP may change it in a running daemon.
+  bool reloadable = false;
+  /// Never shown, never taken from a file or a flag; resolved by
+  /// config_loader::finish() from its variable.
+  bool secret = false;
+  /// The comment check-config adds after an empty value ("off").
+  std::string_view empty_note = {};
+
+  value_kind kind() const {
+    return std::visit([](const auto& f) { return f.kind; }, field);
+  }
+  /// "lease" for lease.ttl, "" for a top-level option.
+  std::string_view section() const {
+    const auto dot = key.find('.');
+    return dot == std::string_view::npos ? std::string_view{} : key.substr(0, dot);
+  }
+  /// "ttl" for lease.ttl.
+  std::string_view name() const { return key.substr(key.find('.') + 1); }
+  /// The flag spelling named in messages: the last of `flag`.
+  std::string_view flag_name() const { return flag.substr(flag.rfind(',') + 1); }
+};
+
+/// Every option, in the order check-config prints them; a section's options
+/// are contiguous.
+std::span<const option_spec> option_table();
+
+/// The option with dotted name `key`, or nullptr.
+const option_spec* find_option(std::string_view key);
+
+/// True when `name` is a section holding options ("lease").
+bool is_option_section(std::string_view name);
+
+/// The option stored at `field` inside `cfg`: rules name options by the field
+/// they check, so a message always uses the table's name. The type must match
+/// too (&cfg.lease is also the address of cfg.lease.ttl). Throws
+/// std::logic_error when the field is not an option (a bug).
+template <class T>
+const option_spec& option_at(const config& cfg, const T& field) {
+  // The accessors only form a reference; nothing is written through it.
+  auto& target = const_cast<config&>(cfg);
+  for (const auto& spec : option_table()) {
+    const bool match = std::visit(
+        [&](const auto& f) {
+          if constexpr (std::is_same_v<typename std::decay_t<decltype(f)>::value_type, T>) {
+            return &f.get(target) == &field;
+          } else {
+            return false;
+          }
+        },
+        spec.field);
+    if (match) return spec;
+  }
+  throw std::logic_error("option_at: the field is not a configuration option");
+}
+
+/// The dotted name of the option at `field` in `cfg` (cfg.lease.ttl -> "lease.ttl").
+template <class T>
+std::string option_name(const config& cfg, const T& field) {
+  return std::string(option_at(cfg, field).key);
+}
+
+}  // namespace baton

@@ -1,0 +1,267 @@
+// Parsing and showing option values by kind. Parsing is strict (a bare number
+// is not a duration, "0680" is not a mode) because a value misread by a factor
+// of 1000 or 8 breaks a lease or a permission silently. Showing writes JSON
+// strings, which are valid YAML double-quoted scalars, so any value (spaces,
+// colons, '#') loads back as it was.
+#include "option_value.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/config_load.hpp"
+#include "baton/duration.hpp"
+#include "baton/redis_url.hpp"
+
+namespace baton {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  text = trim(text);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty() ||
+      !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Always octal, with or without a leading 0 or 0o: "0660", "660", "0o660".
+std::optional<unsigned> parse_mode(std::string_view text) {
+  text = trim(text);
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'o' || text[1] == 'O')) text.remove_prefix(2);
+  if (text.empty() || text.size() > 6) return std::nullopt;
+  unsigned value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '7') return std::nullopt;
+    value = value * 8 + static_cast<unsigned>(c - '0');
+  }
+  return value;
+}
+
+std::optional<bool> parse_switch(std::string_view text) {
+  text = trim(text);
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true" || lower == "yes" || lower == "on" || lower == "1") return true;
+  if (lower == "false" || lower == "no" || lower == "off" || lower == "0") return false;
+  return std::nullopt;
+}
+
+// uid_t is 32 bits and (uid_t)-1 means "no uid", so the largest real uid is
+// 2^32 - 2.
+constexpr unsigned long long max_uid = 4294967294ULL;
+
+// Decimal uids separated by commas and/or blanks; "" is the empty list.
+std::optional<std::vector<unsigned>> parse_uid_list(std::string_view text) {
+  std::vector<unsigned> uids;
+  std::size_t i = 0;
+  const auto separator = [](char c) {
+    return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  };
+  while (i < text.size()) {
+    while (i < text.size() && separator(text[i])) ++i;
+    const std::size_t begin = i;
+    while (i < text.size() && !separator(text[i])) ++i;
+    if (i == begin) break;
+    const std::string_view word = text.substr(begin, i - begin);
+    unsigned long long value = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+    if (ec != std::errc{} || end != word.data() + word.size() || value > max_uid) {
+      return std::nullopt;
+    }
+    uids.push_back(static_cast<unsigned>(value));
+  }
+  return uids;
+}
+
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string number_text(double value) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+std::string octal(unsigned mode) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + (mode & 7u)));
+    mode >>= 3;
+  } while (mode != 0);
+  return "\"0" + digits + "\"";
+}
+
+std::string shown_url(const std::string& url) {
+  try {
+    return parse_redis_url(url).redacted();
+  } catch (const std::exception&) {
+    // Unparseable: never echo it, it might hold a password.
+    return "<invalid URL>";
+  }
+}
+
+struct text_parser {
+  const option_spec& spec;
+  config& cfg;
+  const std::string& text;
+
+  std::string key() const { return std::string(spec.key); }
+
+  void operator()(text_field f) const { f.get(cfg) = text; }
+  void operator()(redis_url_field f) const { f.get(cfg) = text; }
+  void operator()(duration_field f) const {
+    std::string why;
+    const auto d = try_parse_duration(text, &why);
+    if (!d) throw config_error(key(), text, why);
+    f.get(cfg) = *d;
+  }
+  void operator()(number_field f) const {
+    const auto n = parse_number(text);
+    if (!n) throw config_error(key(), text, expected_yaml_shape(spec));
+    f.get(cfg) = *n;
+  }
+  void operator()(argv_field f) const { f.get(cfg) = parse_argv_text(key(), text); }
+  void operator()(file_mode_field f) const {
+    const auto m = parse_mode(text);
+    if (!m) throw config_error(key(), text, "must be an octal file mode such as 0660");
+    f.get(cfg) = *m;
+  }
+  void operator()(boolean_field f) const {
+    const auto b = parse_switch(text);
+    if (!b) throw config_error(key(), text, "must be true or false");
+    f.get(cfg) = *b;
+  }
+  void operator()(uid_list_field f) const {
+    const auto uids = parse_uid_list(text);
+    if (!uids) {
+      throw config_error(key(), text, "must be numeric uids from 0 to 4294967294, separated by commas");
+    }
+    f.get(cfg) = *uids;
+  }
+  void operator()(exit_policy_field f) const {
+    const std::string_view t = trim(text);
+    if (t == "compete") {
+      f.get(cfg) = child_exit_policy::compete;
+    } else if (t == "exit") {
+      f.get(cfg) = child_exit_policy::exit;
+    } else {
+      throw config_error(key(), text,
+                         "must be compete (release the lease and compete again) or exit "
+                         "(release and exit with the command's status)");
+    }
+  }
+};
+
+struct shower {
+  config& cfg;
+
+  std::string operator()(text_field f) const { return json_string(f.get(cfg)); }
+  std::string operator()(redis_url_field f) const { return json_string(shown_url(f.get(cfg))); }
+  std::string operator()(duration_field f) const { return format_duration(f.get(cfg)); }
+  std::string operator()(number_field f) const { return number_text(f.get(cfg)); }
+  std::string operator()(argv_field f) const {
+    return nlohmann::json(f.get(cfg)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string operator()(file_mode_field f) const { return octal(f.get(cfg)); }
+  std::string operator()(exit_policy_field f) const {
+    return f.get(cfg) == child_exit_policy::exit ? "exit" : "compete";
+  }
+  std::string operator()(boolean_field f) const { return f.get(cfg) ? "true" : "false"; }
+  std::string operator()(uid_list_field f) const { return nlohmann::json(f.get(cfg)).dump(); }
+};
+
+}  // namespace
+
+std::vector<std::string> parse_argv_text(const std::string& option, const std::string& text) {
+  const std::string_view t = trim(text);
+  std::vector<std::string> argv;
+  if (!t.empty() && t.front() == '[') {
+    const auto json = nlohmann::json::parse(t, nullptr, /*allow_exceptions=*/false);
+    const char* expected = "a JSON array of strings such as [\"/usr/local/bin/promote\", \"--fast\"], "
+                           "or words separated by spaces";
+    if (json.is_discarded() || !json.is_array()) {
+      throw config_error(option, text, expected);
+    }
+    for (const auto& element : json) {
+      if (!element.is_string()) throw config_error(option, text, expected);
+      argv.push_back(element.get<std::string>());
+    }
+    return argv;
+  }
+  std::size_t i = 0;
+  while (i < t.size()) {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+    const std::size_t begin = i;
+    while (i < t.size() && !(t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+    if (i > begin) argv.emplace_back(t.substr(begin, i - begin));
+  }
+  return argv;
+}
+
+void parse_option_text(const option_spec& spec, config& cfg, const std::string& text) {
+  std::visit(text_parser{spec, cfg, text}, spec.field);
+}
+
+const char* expected_yaml_shape(const option_spec& spec) {
+  switch (spec.kind()) {
+    case value_kind::text:
+    case value_kind::redis_url:
+      return "must be a single string";
+    case value_kind::duration:
+      return "must be a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";
+    case value_kind::number:
+      return "must be a number such as 0.01";
+    case value_kind::argv:
+      return "must be a list of strings (program and arguments, no shell), such as "
+             "[\"/usr/local/bin/promote\", \"--fast\"]";
+    case value_kind::file_mode:
+      return "must be an octal file mode such as \"0660\"";
+    case value_kind::exit_policy:
+      return "must be compete or exit";
+    case value_kind::boolean:
+      return "must be true or false";
+    case value_kind::uid_list:
+      return "must be a list of numeric uids such as [0, 1000] (or \"0,1000\")";
+  }
+  return "has the wrong type";
+}
+
+std::string shown_option_value(const option_spec& spec, const config& cfg) {
+  if (spec.secret) return "\"***\"";  // callers skip secrets; this is the backstop
+  // The accessors only form a reference; nothing is written through it.
+  return std::visit(shower{const_cast<config&>(cfg)}, spec.field);
+}
+
+bool option_is_empty(const option_spec& spec, const config& cfg) {
+  return std::visit(
+      [&](const auto& f) {
+        const auto& value = f.get(const_cast<config&>(cfg));
+        if constexpr (requires { value.empty(); }) {
+          return value.empty();
+        } else {
+          return false;
+        }
+      },
+      spec.field);
+}
+
+void copy_option_value(const option_spec& spec, const config& from, config& to) {
+  std::visit([&](const auto& f) { f.get(to) = f.get(const_cast<config&>(from)); }, spec.field);
+}
+
+}  // namespace baton
