@@ -90,6 +90,9 @@ struct busy {
   milliseconds holder_ttl{-1};  ///< negative when unknown
   std::uint64_t token = 0;
   bool watching_releases = false;  ///< a release announcement would wake us
+  /// The store holds every acquisition back after a reset (lost data, a
+  /// failover); `holder` is then a node whose lease predates the reset, or "".
+  bool held_back = false;
 };
 struct acquire_failed {
   std::string error;
@@ -206,6 +209,22 @@ class election_machine {
 
   /// True while this node believes the lease key is its own.
   bool holds_lease() const { return holding_; }
+  /// True while this node acts as the leader: it holds the lease and its
+  /// app works (working or renewing), whether or not the lease is still
+  /// valid. A node that believes this past its renew deadline is wedged.
+  bool believes_leading() const {
+    return holding_ && (state_ == state::working || state_ == state::renewing);
+  }
+  /// The one definition of "this node leads at `now`": it believes it leads
+  /// and the lease is still valid. What /leader, is_leader and metrics say.
+  bool leads(time_point now) const { return believes_leading() && valid_until_ > now; }
+  /// The leader as this node knows it at `now`: `self` while it holds a
+  /// valid lease (even while stopping its app), else the holder its last
+  /// attempt or an announcement named ("" = unknown).
+  std::string known_leader(const std::string& self, time_point now) const {
+    if (holding_ && valid_until_ > now) return self;
+    return holder_;
+  }
   /// End of our lease's validity (meaningful while holds_lease()).
   time_point valid_until() const { return valid_until_; }
   /// When the last successful acquire or renew was sent.

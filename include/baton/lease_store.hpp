@@ -1,60 +1,214 @@
-// The port between the election and whatever stores the lease. Today Redis
-// (redis_store); Sentinel, a Redlock quorum or PostgreSQL fit behind the same
-// five calls. Every call completes exactly once, through its handler, on the
-// caller's executor; none completes inline.
+// The port between the election and whatever stores the lease: one Redis
+// today; Sentinel, Cluster, a Redlock quorum or PostgreSQL behind the same
+// calls. The driver depends on this header alone and gets its store from
+// make_lease_store (store_factory.hpp); nothing here names a store kind.
+//
+// Stores never decide leadership. They answer acquire / renew / release, say
+// why an acquire was refused, report what they saw on one stream of events,
+// and describe their own health in status(). Every call completes exactly
+// once, through its handler, on the store's executor, never inline; after
+// close() every pending and later call completes with operation_aborted, and
+// after destruction no handler runs.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <system_error>
+#include <variant>
+#include <vector>
 
 #include "baton/time.hpp"
 
 namespace baton {
 
-/// Answer to an acquire attempt.
-struct acquire_reply {
-  /// True when this candidate now holds the lease.
-  bool acquired = false;
-  /// Fencing token of the term: ours when acquired, the holder's otherwise
-  /// (0 when unknown).
-  std::uint64_t token = 0;
-  /// Node id of the current holder when not acquired ("" when unknown).
-  std::string holder;
-  /// Remaining time to live of the holder's lease when not acquired;
-  /// negative when unknown.
-  milliseconds holder_ttl{-1};
+// --- errors ------------------------------------------------------------------
+
+/// What kind of failure a store call met, whatever the store. Each store keeps
+/// its own error codes and maps them onto these conditions, so
+/// `ec == store_errc::auth` holds for a Redis AUTH refusal and a PostgreSQL
+/// password failure alike. Metrics labels come from store_error_kind().
+enum class store_errc {
+  unavailable = 1,  ///< cannot connect, or the connection broke
+  timeout,          ///< no answer within the command or connect timeout
+  auth,             ///< credentials refused or missing
+  protocol,         ///< the server's answer could not be understood
+  no_quorum,        ///< a quorum store reached fewer members than it needs
+  refused,          ///< the server understood and answered with an error
 };
 
-/// Answer to a renew attempt.
-enum class renew_reply {
-  renewed,  ///< The lease is still ours and its expiry was moved to now + ttl.
-  lost,     ///< The key is gone or holds another value: we are not the leader.
+/// The category of store_errc conditions ("baton.store").
+const std::error_category& store_category() noexcept;
+std::error_condition make_error_condition(store_errc e) noexcept;
+
+/// The store-neutral kind of `ec`: "unavailable", "timeout", "auth",
+/// "protocol", "no_quorum", "refused", or "other" for codes no store maps
+/// (operation_aborted, invalid_argument, ...).
+const char* store_error_kind(std::error_code ec);
+/// Every value store_error_kind() can return, so that metrics can start each
+/// series at 0.
+std::span<const char* const> store_error_kinds();
+
+/// How one call failed: a code and a one-line detail for people (never a
+/// secret), e.g. "connect 127.0.0.1:6390: Connection refused". Empty when the
+/// call succeeded.
+struct store_error {
+  std::error_code code;
+  std::string detail;
+
+  explicit operator bool() const { return static_cast<bool>(code); }
+  /// The detail, or the code's message when there is none.
+  std::string message() const { return detail.empty() ? code.message() : detail; }
 };
+
+// --- identity and answers ----------------------------------------------------
+
+/// Who a store works for; fixed when the store is made. Stores refuse (throw
+/// std::invalid_argument) an empty election or node id and a ttl <= 0. All
+/// candidates of an election must use the same ttl: a reset's hold-back lasts
+/// the ttl of the store that found the reset.
+struct store_identity {
+  std::string election;  ///< candidates with the same election compete
+  std::string node_id;   ///< this candidate
+  milliseconds ttl{0};   ///< lifetime of an acquired or renewed lease; > 0
+};
+
+enum class acquire_outcome {
+  acquired,   ///< this candidate now holds the lease (new term, or it was ours)
+  held,       ///< another node holds it
+  held_back,  ///< refused while the store recovers from a reset (lost data,
+              ///< a failover): nobody may acquire until `remaining` has passed
+};
+
+/// The answer to an acquire.
+struct acquire_answer {
+  acquire_outcome outcome = acquire_outcome::held;
+  /// Fencing token: ours when acquired; the holder's when held (0 = unknown);
+  /// when held back, the store's counter (for information only).
+  std::uint64_t token = 0;
+  /// Node id of the holder when held; when held back, of a node that still
+  /// holds a lease from before the reset ("" = none or unknown).
+  std::string holder;
+  /// Held: the holder's remaining lease. Held back: the time until both the
+  /// hold-back and any such lease are over. Negative = unknown.
+  milliseconds remaining{-1};
+
+  bool acquired() const { return outcome == acquire_outcome::acquired; }
+};
+
+enum class renew_answer {
+  renewed,  ///< still ours; it now lives ttl from when the renewal was sent
+  lost,     ///< no longer ours (expired, taken, or deleted): not the leader
+};
+
+enum class release_answer {
+  released,  ///< it was ours; it is free now and the release was announced
+  not_ours,  ///< it was no longer ours; nothing was changed
+};
+
+// --- events ------------------------------------------------------------------
+
+namespace store_events {
+/// Worth trying now: another node announced that it released the lease, or
+/// announcements may have been missed (the store's watch reconnected).
+/// This node's own releases are not reported to it.
+struct released {};
+/// A new term was announced (any node's, this one's too).
+struct acquired {
+  std::string holder;
+  std::uint64_t token = 0;
+};
+/// This store found that the store lost data or changed servers (a restart,
+/// a failover): every acquisition is held back for one ttl. Only stores that
+/// detect it hear it; every other candidate meets the hold-back as held_back
+/// answers.
+struct reset {
+  std::string why;
+};
+/// Whether release and term announcements reach this node right now. While
+/// false, a standby must not wait for an announcement it may never hear.
+struct wakeups {
+  bool trusted = false;
+};
+}  // namespace store_events
+
+using store_event = std::variant<store_events::released, store_events::acquired,
+                                 store_events::reset, store_events::wakeups>;
+
+// --- status ------------------------------------------------------------------
+
+enum class link_state { disconnected, connecting, connected };
+/// The announcements' subscription: not asked for, being set up, up, or down
+/// and waiting to retry.
+enum class wakeup_state { off, connecting, subscribed, disconnected };
+
+const char* to_string(link_state s);
+const char* to_string(wakeup_state s);
+
+/// One server of a store that has several (a quorum's masters).
+struct store_member_status {
+  std::string endpoint;  ///< redacted: no password
+  link_state link = link_state::disconnected;
+  bool holds_lease = false;
+  std::string last_error;  ///< "" = none yet
+};
+
+/// What a store can say about itself, for `baton status`, /status and metrics.
+struct store_status {
+  std::string kind;      ///< "redis", ...: as store.kind spells it
+  std::string label;     ///< for people, in log lines: "Redis", ...
+  std::string endpoint;  ///< redacted description of where the lease lives
+  /// Stores may connect lazily: disconnected before the first call.
+  link_state link = link_state::disconnected;
+  wakeup_state wakeups = wakeup_state::off;
+  /// The most recent failure ("" = none yet); kept after later successes.
+  std::string last_error;
+  /// Its store_error_kind ("" = none yet).
+  std::string last_error_kind;
+  /// When it happened, on the monotonic clock.
+  std::optional<time_point> last_error_at;
+  /// Why the store last reset ("" = never, while this process ran).
+  std::string last_reset;
+  /// Per server, for stores made of several; empty otherwise.
+  std::vector<store_member_status> members;
+};
+
+// --- the port ----------------------------------------------------------------
 
 class lease_store {
  public:
-  using acquire_handler = std::function<void(std::error_code, acquire_reply)>;
-  using renew_handler = std::function<void(std::error_code, renew_reply)>;
-  /// `released` is false when the key was no longer ours (nothing deleted).
-  using release_handler = std::function<void(std::error_code, bool released)>;
-  /// Called when a release of this election was announced by another node.
-  using released_listener = std::function<void()>;
+  using acquire_handler = std::function<void(store_error, acquire_answer)>;
+  using renew_handler = std::function<void(store_error, renew_answer)>;
+  using release_handler = std::function<void(store_error, release_answer)>;
+  using event_listener = std::function<void(const store_event&)>;
 
   virtual ~lease_store() = default;
 
-  /// Take the lease for `ttl` if it is free or already ours.
-  virtual void async_acquire(milliseconds ttl, acquire_handler handler) = 0;
-  /// Extend our lease to `ttl` from now, only if it is still ours.
-  virtual void async_renew(milliseconds ttl, renew_handler handler) = 0;
-  /// Delete the lease only if it is ours, and announce the release.
+  virtual const store_identity& identity() const = 0;
+
+  /// Take the lease for ttl if it is free or already ours. Every success
+  /// takes the next fencing token (re-acquiring a lease this node already
+  /// held too): tokens strictly increase across acquisitions. A new term
+  /// (the lease was free) is announced to every watcher, this node's too.
+  virtual void async_acquire(acquire_handler handler) = 0;
+  /// Extend our lease to ttl from now, only if it is still ours.
+  virtual void async_renew(renew_handler handler) = 0;
+  /// Free the lease only if it is ours, and announce the release.
   virtual void async_release(release_handler handler) = 0;
-  /// Subscribe to release announcements (standbys use it to take over at
-  /// once). The listener may be called any number of times.
-  virtual void watch_releases(released_listener listener) = 0;
-  /// Cancel everything in flight; handlers complete with operation_aborted.
+  /// Start reporting events to `listener` (replacing any earlier one), and
+  /// start listening for announcements. Events arrive on the store's
+  /// executor; the listener may close or destroy the store.
+  virtual void watch(event_listener listener) = 0;
+  virtual store_status status() const = 0;
+  /// Final: cancels everything in flight (handlers complete with
+  /// operation_aborted, once each), stops the events; later calls complete
+  /// with operation_aborted.
   virtual void close() = 0;
 };
 
 }  // namespace baton
+
+template <>
+struct std::is_error_condition_enum<baton::store_errc> : std::true_type {};

@@ -43,11 +43,19 @@ class metrics {
   /// baton_lease_remaining_seconds; 0 when not leading. Negative or NaN
   /// values are recorded as 0.
   void set_lease_remaining(double seconds);
-  /// baton_redis_command_duration_seconds{command}: one observation, in
-  /// seconds, of acquire, renew or release (anything else counts as "other").
+  /// baton_store_command_duration_seconds{command}: one observation, in
+  /// seconds, of acquire, renew or release (anything else counts as "other");
+  /// also recorded under the Redis-era name baton_redis_command_duration_seconds.
+  void observe_store_command(std::string_view command, double seconds);
+  /// baton_store_errors_total{kind} += 1, kind as store_error_kind() names it
+  /// (unavailable, timeout, auth, protocol, no_quorum, refused, other); also
+  /// counted in baton_redis_errors_total under the Redis-era kind
+  /// (unavailable -> connect, protocol and refused -> reply).
+  void on_store_error(std::string_view kind);
+  /// Only baton_redis_command_duration_seconds{command} (the Redis-era name).
   void observe_redis_command(std::string_view command, double seconds);
-  /// baton_redis_errors_total{kind} += 1; kind e.g. connect, timeout, reply,
-  /// closed, other.
+  /// Only baton_redis_errors_total{kind} += 1; kind e.g. connect, timeout,
+  /// reply, closed, auth, other.
   void on_redis_error(std::string_view kind);
   /// baton_hook_duration_seconds{hook}: one run of on_start or on_stop (else
   /// "other"), in seconds; a failed run also adds 1 to

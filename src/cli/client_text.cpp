@@ -69,12 +69,31 @@ rows status_rows(const json& status) {
   if (auto cooldown = int_field(status, "cooldown_remaining_ms"); cooldown && *cooldown > 0) {
     r.emplace_back("cooldown", "out of the election for another " + human_duration(*cooldown));
   }
+  const json* store = field(status, "store");
+  if (store != nullptr && !store->is_object()) store = nullptr;
   if (auto redis = string_field(status, "redis")) {
     std::string text = printable(*redis);
     if (auto reset = string_field(status, "redis_reset"); reset && !reset->empty()) {
       text += " (last reset: " + printable(*reset) + ")";
     }
     r.emplace_back("redis", text);
+  } else if (store != nullptr) {
+    // Stores other than Redis have no Redis-era fields: name the kind.
+    std::string text = printable(string_field(*store, "kind").value_or("store")) + " " +
+                       printable(string_field(*store, "link").value_or("?"));
+    if (auto reset = string_field(*store, "last_reset"); reset && !reset->empty()) {
+      text += " (last reset: " + printable(*reset) + ")";
+    }
+    r.emplace_back("store", text);
+  }
+  if (store != nullptr) {
+    if (auto error = string_field(*store, "last_error"); error && !error->empty()) {
+      std::string text = printable(*error);
+      if (auto ago = int_field(*store, "last_error_ago_ms")) {
+        text += " (" + human_duration(*ago) + " ago)";
+      }
+      r.emplace_back("error", text);
+    }
   }
   if (auto pid = int_field(status, "child_pid"))
     r.emplace_back("child", "pid " + std::to_string(*pid));

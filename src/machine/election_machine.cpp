@@ -155,6 +155,12 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
     delay = std::max(delay, std::chrono::ceil<milliseconds>(backoff_until_ - ctx.now));
   }
   wait_then_retry(ctx, delay);
+  if (ev.held_back) {
+    go(ctx, state::idle, reason::busy,
+       ev.holder.empty() ? std::string("held back after a store reset")
+                         : "held back after a store reset; " + ev.holder + " holds a lease");
+    return;
+  }
   go(ctx, state::idle, reason::busy, ev.holder);
 }
 

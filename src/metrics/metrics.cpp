@@ -23,8 +23,22 @@ const std::vector<std::string> state_names = {"idle",    "acquiring", "working",
 const std::vector<std::string> redis_commands = {"acquire", "renew", "release"};
 const std::vector<std::string> hook_names = {"on_start", "on_stop"};
 const std::vector<std::string> usual_redis_errors = {"connect", "timeout", "reply", "closed",
-                                                     "other"};
+                                                     "auth",    "other"};
 constexpr std::size_t redis_error_kind_limit = 32;
+// The store-neutral kinds (store_error_kinds() in lease_store.hpp), all
+// exposed from the start at 0, so a dashboard's first auth failure is a step
+// from 0 rather than a series appearing out of nowhere.
+const std::vector<std::string> store_errors = {"unavailable", "timeout", "auth",  "protocol",
+                                               "no_quorum",   "refused", "other"};
+
+// The baton_redis_errors_total kind that a store-neutral kind counts as: the
+// Redis-era labels, kept so existing dashboards go on working.
+std::string_view legacy_redis_kind(std::string_view kind) {
+  if (kind == "unavailable") return "connect";
+  if (kind == "protocol" || kind == "refused") return "reply";
+  if (kind == "timeout" || kind == "auth") return kind;
+  return "other";
+}
 
 // A lease round trip on loopback takes ~0.1 ms; a command that needs seconds
 // is already longer than any sane renew deadline.
@@ -87,6 +101,16 @@ struct metrics::impl {
           .Name("baton_redis_errors_total")
           .Help("Failed Redis operations, by kind of failure.")
           .Register(registry);
+  prometheus::Family<prometheus::Histogram>& store_duration =
+      prometheus::BuildHistogram()
+          .Name("baton_store_command_duration_seconds")
+          .Help("Round-trip time of lease commands sent to the store, in seconds.")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& store_errors_total =
+      prometheus::BuildCounter()
+          .Name("baton_store_errors_total")
+          .Help("Failed store operations, by store-neutral kind of failure.")
+          .Register(registry);
   prometheus::Family<prometheus::Histogram>& hook_duration =
       prometheus::BuildHistogram()
           .Name("baton_hook_duration_seconds")
@@ -107,6 +131,7 @@ struct metrics::impl {
   label_set commands{redis_commands, redis_commands.size()};
   label_set hooks{hook_names, hook_names.size()};
   label_set error_kinds{usual_redis_errors, redis_error_kind_limit};
+  label_set store_error_kinds{store_errors, store_errors.size()};
 
   impl(const std::string& election, const std::string& node_id) {
     info.Add({{"version", BATON_VERSION}, {"election", election}, {"node_id", node_id}}).Set(1);
@@ -115,6 +140,7 @@ struct metrics::impl {
     }
     for (const auto& name : commands.known()) {
       redis_duration.Add({{"command", name}}, redis_buckets);
+      store_duration.Add({{"command", name}}, redis_buckets);
     }
     for (const auto& name : hooks.known()) {
       hook_duration.Add({{"hook", name}}, hook_buckets);
@@ -122,6 +148,9 @@ struct metrics::impl {
     }
     for (const auto& name : error_kinds.known()) {
       redis_errors.Add({{"kind", name}});
+    }
+    for (const auto& name : store_error_kinds.known()) {
+      store_errors_total.Add({{"kind", name}});
     }
   }
 };
@@ -160,6 +189,17 @@ void metrics::observe_redis_command(std::string_view command, double seconds) {
 
 void metrics::on_redis_error(std::string_view kind) {
   impl_->redis_errors.Add({{"kind", impl_->error_kinds.admit(kind)}}).Increment();
+}
+
+void metrics::observe_store_command(std::string_view command, double seconds) {
+  impl_->store_duration.Add({{"command", impl_->commands.admit(command)}}, redis_buckets)
+      .Observe(non_negative(seconds));
+  observe_redis_command(command, seconds);
+}
+
+void metrics::on_store_error(std::string_view kind) {
+  impl_->store_errors_total.Add({{"kind", impl_->store_error_kinds.admit(kind)}}).Increment();
+  on_redis_error(legacy_redis_kind(kind));
 }
 
 void metrics::observe_hook(std::string_view hook, double seconds, bool ok) {

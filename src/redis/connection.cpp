@@ -7,7 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <utility>
 
-#include "baton/redis_error.hpp"
+#include "redis_error.hpp"
 
 namespace baton::redis_detail {
 namespace {
@@ -76,7 +76,8 @@ void connection::close() {
 void connection::start_connect() {
   state_ = state::connecting;
   const auto generation = ++generation_;
-  transport_ = make_transport(io_, options_.endpoint);
+  transport_ = options_.transport ? options_.transport(io_, options_.endpoint)
+                                  : make_transport(io_, options_.endpoint);
   reader_ = resp_reader();
   outbox_.clear();
   writing_ = false;

@@ -20,7 +20,7 @@
 #include <system_error>
 #include <vector>
 
-#include "baton/redis_reply.hpp"
+#include "redis_reply.hpp"
 #include "baton/redis_url.hpp"
 #include "baton/time.hpp"
 #include "resp.hpp"
@@ -39,6 +39,8 @@ struct connection_options {
   /// ahead of them. Called inline from the read path; it may issue commands
   /// or close the connection.
   std::function<void(const std::string& run_id)> on_ready;
+  /// Makes the transport of each attempt; empty = make_transport.
+  transport_factory transport;
 };
 
 /// The outcome of one command: a transport-level failure (`ec`, `detail`), or

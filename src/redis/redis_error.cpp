@@ -1,6 +1,8 @@
 // The "baton.redis" error category: short, stable messages; the specifics
-// (peer address, server error text) live in redis_store::last_error().
-#include "baton/redis_error.hpp"
+// (peer address, server error text) travel in each call's store_error detail.
+// Each code maps onto the store-neutral condition (store_errc) that metrics,
+// status and the driver use.
+#include "redis_error.hpp"
 
 #include <string>
 
@@ -29,6 +31,24 @@ class redis_category_impl final : public std::error_category {
         return "redis authentication failed";
     }
     return "unknown redis error " + std::to_string(value);
+  }
+
+  std::error_condition default_error_condition(int value) const noexcept override {
+    switch (static_cast<redis_errc>(value)) {
+      case redis_errc::connect_failed:
+      case redis_errc::connection_lost:
+        return store_errc::unavailable;
+      case redis_errc::timeout:
+        return store_errc::timeout;
+      case redis_errc::auth_failed:
+        return store_errc::auth;
+      case redis_errc::protocol_error:
+      case redis_errc::unexpected_reply:
+        return store_errc::protocol;
+      case redis_errc::server_error:
+        return store_errc::refused;
+    }
+    return {value, *this};
   }
 };
 

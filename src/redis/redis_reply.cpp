@@ -1,11 +1,11 @@
 // Parsing of the Lua scripts' replies into lease_store answers. Each function
 // checks the exact shape the script returns; anything else becomes
 // unexpected_reply (or the server's error) with a detail naming what came.
-#include "baton/redis_reply.hpp"
+#include "redis_reply.hpp"
 
 #include <charconv>
 
-#include "baton/redis_error.hpp"
+#include "redis_error.hpp"
 
 namespace baton {
 namespace {
@@ -97,46 +97,40 @@ bool is_noscript_error(const redis_reply& reply) {
   return reply.kind == redis_reply::type::error && reply.str.starts_with("NOSCRIPT");
 }
 
-parsed_reply<acquire_outcome> parse_acquire_outcome(const redis_reply& reply) {
+parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply) {
   constexpr std::string_view what = "acquire";
   using type = redis_reply::type;
-  if (reply.kind == type::error) return server_error<acquire_outcome>(what, reply);
+  using result = acquire_script_reply;
+  if (reply.kind == type::error) return server_error<result>(what, reply);
   if (reply.kind != type::array || reply.elements.empty() ||
       reply.elements[0].kind != type::integer)
-    return unexpected<acquire_outcome>(what, reply);
+    return unexpected<result>(what, reply);
   const auto& e = reply.elements;
-  parsed_reply<acquire_outcome> r;
-  auto& answer = r.value.reply;
+  parsed_reply<result> r;
+  auto& answer = r.value.answer;
   if (e[0].integer == 1) {
     // {1, token}: the token of a fresh term is never 0.
     if (e.size() != 2 || e[1].kind != type::integer || e[1].integer <= 0)
-      return unexpected<acquire_outcome>(what, reply);
-    answer.acquired = true;
+      return unexpected<result>(what, reply);
+    answer.outcome = acquire_outcome::acquired;
     answer.token = static_cast<std::uint64_t>(e[1].integer);
     return r;
   }
   if (e[0].integer != 0 || (e.size() != 4 && e.size() != 5) || e[1].kind != type::string ||
       e[2].kind != type::integer || !token_from(e[3], answer.token))
-    return unexpected<acquire_outcome>(what, reply);
-  r.value.refusal = acquire_refusal::held;
+    return unexpected<result>(what, reply);
+  answer.outcome = acquire_outcome::held;
+  answer.holder = holder_from_value(e[1].str);
   if (e.size() == 5) {
     if (e[4].kind != type::string || (e[4].str != "fence" && e[4].str != "reset"))
-      return unexpected<acquire_outcome>(what, reply);
-    r.value.refusal = e[4].str == "fence" ? acquire_refusal::fence : acquire_refusal::reset;
+      return unexpected<result>(what, reply);
+    answer.outcome = acquire_outcome::held_back;
+    r.value.found_reset = e[4].str == "reset";
+    // The script names no holder when the fence stands alone.
+    if (e[1].str == fenced_without_holder) answer.holder.clear();
   }
-  answer.acquired = false;
-  answer.holder = holder_from_value(e[1].str);
   // PTTL is -1 (no expiry) or -2 (gone): both mean "unknown" to the caller.
-  answer.holder_ttl = milliseconds(e[2].integer >= 0 ? e[2].integer : -1);
-  return r;
-}
-
-parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply) {
-  auto outcome = parse_acquire_outcome(reply);
-  parsed_reply<acquire_reply> r;
-  r.ec = outcome.ec;
-  r.detail = std::move(outcome.detail);
-  r.value = std::move(outcome.value.reply);
+  answer.remaining = milliseconds(e[2].integer >= 0 ? e[2].integer : -1);
   return r;
 }
 
@@ -159,17 +153,22 @@ std::string run_id_from_info(std::string_view info) {
   return std::string(value);
 }
 
-parsed_reply<renew_reply> parse_renew_reply(const redis_reply& reply) {
+parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply) {
   auto flag = parse_flag("renew", reply);
-  parsed_reply<renew_reply> r;
+  parsed_reply<renew_answer> r;
   r.ec = flag.ec;
   r.detail = std::move(flag.detail);
-  r.value = flag.value ? renew_reply::renewed : renew_reply::lost;
+  r.value = flag.value ? renew_answer::renewed : renew_answer::lost;
   return r;
 }
 
-parsed_reply<bool> parse_release_reply(const redis_reply& reply) {
-  return parse_flag("release", reply);
+parsed_reply<release_answer> parse_release_reply(const redis_reply& reply) {
+  auto flag = parse_flag("release", reply);
+  parsed_reply<release_answer> r;
+  r.ec = flag.ec;
+  r.detail = std::move(flag.detail);
+  r.value = flag.value ? release_answer::released : release_answer::not_ours;
+  return r;
 }
 
 std::string holder_from_value(std::string_view value) {

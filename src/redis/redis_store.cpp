@@ -1,8 +1,8 @@
 // redis_store: the lease operations as Lua scripts over one pipelined
-// connection, plus the release watch on a second one. Every completion passes
-// through a guard that drops it when the store is gone and turns it into
-// operation_aborted once close() was called, so each handler runs exactly once
-// (or, after destruction, never).
+// connection, plus the announcements' watch on a second one. Every completion
+// passes through a guard that drops it when the store is gone and turns it
+// into operation_aborted once close() was called, so each handler runs exactly
+// once (or, after destruction, never).
 //
 // Data loss: the command connection reads Redis's run_id (INFO server) on
 // every (re)connect. When it differs from the one this store saw before (a
@@ -10,19 +10,20 @@
 // ahead of any queued command: the fence holds every candidate's acquire back
 // for one ttl (the latest ttl this store was given), and the token counter is
 // lifted to at least the server's TIME. The acquire script itself does the
-// same when it finds the counter missing. Either way the reset listener hears
-// about it.
-#include "baton/redis_store.hpp"
+// same when it finds the counter missing. Either way the watcher hears a
+// store_events::reset.
+#include "redis_store.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <utility>
 
-#include "baton/lease_keys.hpp"
-#include "baton/redis_reply.hpp"
+#include "lease_keys.hpp"
+#include "redis_reply.hpp"
 #include "connection.hpp"
 #include "scripts.hpp"
 #include "subscriber.hpp"
@@ -36,7 +37,12 @@ using redis_detail::connection;
 using redis_detail::lua_script;
 using redis_detail::subscriber;
 
-std::error_code aborted() { return boost::system::error_code(asio::error::operation_aborted); }
+// How often a watching store looks at its subscription's state: the
+// subscriber calls back only after a resubscribe (and for releases), so
+// neither its first subscribe nor a drop would be heard otherwise.
+store_error aborted() {
+  return {boost::system::error_code(asio::error::operation_aborted), {}};
+}
 
 // 128 bits, drawn once: a restarted store in the same process still
 // recognises the lease it holds.
@@ -60,11 +66,12 @@ struct redis_store::impl {
   impl(asio::io_context& context, redis_store_options opts)
       : io(context),
         options(std::move(opts)),
-        value(options.node_id + ":" + process_nonce()),
-        lease(lease_key(options.election)),
-        token(token_key(options.election)),
-        fence(fence_key(options.election)),
-        channel(events_channel(options.election)) {
+        value(options.identity.node_id + ":" + process_nonce()),
+        lease(lease_key(options.identity.election)),
+        token(token_key(options.identity.election)),
+        fence(fence_key(options.identity.election)),
+        channel(events_channel(options.identity.election)),
+        ttl_ms(std::to_string(options.identity.ttl.count())) {
     conn_options.endpoint = options.endpoint;
     if (!options.password.empty()) conn_options.endpoint.password = options.password;
     // The options copy must not keep the secret around longer than needed.
@@ -72,6 +79,7 @@ struct redis_store::impl {
     options.endpoint.password.clear();
     conn_options.connect_timeout = options.connect_timeout;
     conn_options.command_timeout = options.command_timeout;
+    conn_options.transport = options.transport;
     // Only the command connection asks who the server is; the watch
     // connection has nothing to protect.
     auto command_options = conn_options;
@@ -120,7 +128,8 @@ struct redis_store::impl {
   }
 
   // The common tail of every operation: closed -> aborted, transport error
-  // or parse error -> its code (detail kept in last_error), else the value.
+  // or parse error -> its code and detail (also kept for status()), else the
+  // value.
   template <typename T, typename Parse, typename Handler>
   void finish(const command_result& r, Parse parse, const Handler& handler) {
     if (closed) {
@@ -128,17 +137,23 @@ struct redis_store::impl {
       return;
     }
     if (r.ec) {
-      last_error = r.detail;
-      handler(r.ec, T{});
+      handler(note_failure({r.ec, r.detail}), T{});
       return;
     }
     auto parsed = parse(r.reply);
     if (parsed.ec) {
-      last_error = parsed.detail;
-      handler(parsed.ec, T{});
+      handler(note_failure({parsed.ec, parsed.detail}), T{});
       return;
     }
-    handler(std::error_code(), std::move(parsed.value));
+    handler(store_error{}, std::move(parsed.value));
+  }
+
+  // Remembers a failure for status(), and hands it back.
+  store_error note_failure(store_error e) {
+    last_error = e.detail;
+    last_error_kind = store_error_kind(e.code);
+    last_error_at = mono_clock::now();
+    return e;
   }
 
   // After close() nothing is sent: the handler gets operation_aborted.
@@ -149,37 +164,26 @@ struct redis_store::impl {
     return true;
   }
 
-  // Redis rejects PX/PEXPIRE of 0 or less; say so before sending anything.
-  template <typename T, typename Handler>
-  bool reject_ttl(const char* what, milliseconds ttl, Handler& handler) {
-    if (ttl > milliseconds::zero()) return false;
-    last_error =
-        std::string(what) + ": ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
-    post_result(std::move(handler), std::make_error_code(std::errc::invalid_argument), T{});
-    return true;
-  }
-
   // A new command connection is up and talks to the server `id`. Runs before
   // any queued command is sent there.
   void on_server(const std::string& id) {
     if (id.empty() || id == run_id) return;
-    if (run_id.empty() || last_ttl <= milliseconds::zero()) {
-      // A first connection is no change; without a ttl there is no lease to
-      // protect yet.
+    if (run_id.empty()) {
+      // A first connection is no change.
       run_id = id;
       return;
     }
     const auto previous = run_id;
     std::vector<std::string> command{"EVAL", std::string(redis_detail::fence_script().source), "2",
-                                     token, fence, std::to_string(last_ttl.count()),
-                                     "run_id changed"};
+                                     token, fence, ttl_ms, "run_id changed"};
     conn->async_exec(std::move(command), [this, weak = std::weak_ptr<int>(alive), previous,
                                           id](command_result r) {
       if (weak.expired() || closed) return;
       if (r.ec || r.reply.kind == redis_reply::type::error) {
         // Left unrecorded, so the next connection tries again; the acquire
         // queued behind it meets the same failure.
-        last_error = r.ec ? r.detail : "fence: " + r.reply.str;
+        note_failure(r.ec ? store_error{r.ec, r.detail}
+                          : store_error{classify_error_reply(r.reply.str), "fence: " + r.reply.str});
         return;
       }
       run_id = id;
@@ -189,22 +193,40 @@ struct redis_store::impl {
 
   void report_reset(std::string why) {
     last_reset = why;
-    if (!reset_listener) return;
-    auto call = reset_listener;
-    call(why);
+    tell(store_events::reset{std::move(why)});
   }
 
-  void notify_acquired(const announced_term& term) {
-    if (closed || !acquired_listener) return;
-    auto call = acquired_listener;  // may close or destroy the store while it runs
-    call(term.holder, term.token);
+  // The subscriber calls back after every (re)subscribe, since a release may
+  // have gone unheard meanwhile, and for every foreign release.
+  void on_release_or_resubscribe() {
+    note_wakeups();
+    tell(store_events::released{});
   }
 
-  void notify_release() {
+  // Wake-ups are trusted while the watch is subscribed; say so on a change.
+  void note_wakeups() {
+    const bool trusted = current_wakeups() == wakeup_state::subscribed;
+    if (trusted == wakeups_trusted) return;
+    wakeups_trusted = trusted;
+    tell(store_events::wakeups{trusted});
+  }
+
+
+  wakeup_state current_wakeups() const {
+    if (!watch) return wakeup_state::off;
+    switch (watch->current_state()) {
+      case subscriber::state::subscribed: return wakeup_state::subscribed;
+      case subscriber::state::subscribing: return wakeup_state::connecting;
+      case subscriber::state::waiting: return wakeup_state::disconnected;
+      default: return wakeup_state::off;
+    }
+  }
+
+  void tell(const store_event& e) {
     if (closed || !listener) return;
     // A copy: the listener may close or destroy the store while it runs.
     auto call = listener;
-    call();
+    call(e);
   }
 
   asio::io_context& io;
@@ -215,70 +237,71 @@ struct redis_store::impl {
   const std::string token;
   const std::string fence;
   const std::string channel;
+  const std::string ttl_ms;
   std::shared_ptr<connection> conn;
   std::shared_ptr<subscriber> watch;
-  released_listener listener;
-  redis_store::acquired_listener_type acquired_listener;
+  event_listener listener;
+  bool wakeups_trusted = false;
   // Completions hold a weak_ptr to this; expired = the store is gone.
   std::shared_ptr<int> alive = std::make_shared<int>(0);
   bool closed = false;
+  // The latest failure, for status() only: each handler gets its own.
   std::string last_error;
+  std::string last_error_kind;
+  std::optional<time_point> last_error_at;
   // The run_id of the server the command connection last talked to ("" =
-  // none yet), and the latest ttl given to acquire or renew (the fence's).
+  // none yet).
   std::string run_id;
-  milliseconds last_ttl{0};
-  reset_listener_type reset_listener;
   std::string last_reset;
 };
 
 redis_store::redis_store(asio::io_context& io, redis_store_options options) {
-  if (options.election.empty()) throw std::invalid_argument("redis_store: election is empty");
-  if (options.node_id.empty()) throw std::invalid_argument("redis_store: node_id is empty");
+  const auto& id = options.identity;
+  if (id.election.empty()) throw std::invalid_argument("redis_store: election is empty");
+  if (id.node_id.empty()) throw std::invalid_argument("redis_store: node_id is empty");
+  if (id.ttl <= milliseconds::zero()) {
+    throw std::invalid_argument("redis_store: ttl must be positive, got " +
+                                std::to_string(id.ttl.count()) + " ms");
+  }
   impl_ = std::make_unique<impl>(io, std::move(options));
 }
 
 redis_store::~redis_store() = default;
 
-void redis_store::async_acquire(milliseconds ttl, acquire_handler handler) {
+const store_identity& redis_store::identity() const { return impl_->options.identity; }
+
+void redis_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<acquire_reply>(handler) ||
-      d.reject_ttl<acquire_reply>("acquire", ttl, handler))
-    return;
-  d.last_ttl = ttl;
-  d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence},
-         {d.value, std::to_string(ttl.count()), d.channel},
+  if (d.reject_closed<acquire_answer>(handler)) return;
+  d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence}, {d.value, d.ttl_ms, d.channel},
          [&d, handler = std::move(handler)](command_result r) {
-           d.finish<acquire_outcome>(r, parse_acquire_outcome,
-                                     [&d, &handler](std::error_code ec, acquire_outcome o) {
-                                       if (!ec && o.refusal == acquire_refusal::reset) {
-                                         d.report_reset("token counter missing");
-                                       }
-                                       handler(ec, std::move(o.reply));
-                                     });
+           d.finish<acquire_script_reply>(
+               r, parse_acquire_reply, [&d, &handler](store_error e, acquire_script_reply a) {
+                 if (!e && a.found_reset) d.report_reset("token counter missing");
+                 handler(std::move(e), std::move(a.answer));
+               });
          });
 }
 
-void redis_store::async_renew(milliseconds ttl, renew_handler handler) {
+void redis_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<renew_reply>(handler) || d.reject_ttl<renew_reply>("renew", ttl, handler))
-    return;
-  d.last_ttl = ttl;
-  d.eval(redis_detail::renew_script(), {d.lease}, {d.value, std::to_string(ttl.count())},
+  if (d.reject_closed<renew_answer>(handler)) return;
+  d.eval(redis_detail::renew_script(), {d.lease}, {d.value, d.ttl_ms},
          [&d, handler = std::move(handler)](command_result r) {
-           d.finish<renew_reply>(r, parse_renew_reply, handler);
+           d.finish<renew_answer>(r, parse_renew_reply, handler);
          });
 }
 
 void redis_store::async_release(release_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<bool>(handler)) return;
+  if (d.reject_closed<release_answer>(handler)) return;
   d.eval(redis_detail::release_script(), {d.lease, d.token}, {d.value, d.channel},
          [&d, handler = std::move(handler)](command_result r) {
-           d.finish<bool>(r, parse_release_reply, handler);
+           d.finish<release_answer>(r, parse_release_reply, handler);
          });
 }
 
-void redis_store::watch_releases(released_listener listener) {
+void redis_store::watch(event_listener listener) {
   auto& d = *impl_;
   if (d.closed) return;
   d.listener = std::move(listener);
@@ -291,16 +314,15 @@ void redis_store::watch_releases(released_listener listener) {
   opts.backoff_max = d.options.resubscribe_backoff_max;
   opts.ping_interval = d.options.subscription_ping_interval;
   opts.on_acquired = [&d, weak = std::weak_ptr<int>(d.alive)](const announced_term& term) {
-    if (!weak.expired()) d.notify_acquired(term);
+    if (!weak.expired()) d.tell(store_events::acquired{term.holder, term.token});
+  };
+  opts.on_subscribed_change = [&d, weak = std::weak_ptr<int>(d.alive)](bool) {
+    if (!weak.expired()) d.note_wakeups();
   };
   d.watch = subscriber::create(d.io, std::move(opts), [&d, weak = std::weak_ptr<int>(d.alive)] {
-    if (!weak.expired()) d.notify_release();
+    if (!weak.expired()) d.on_release_or_resubscribe();
   });
   d.watch->start();
-}
-
-void redis_store::watch_acquisitions(acquired_listener_type listener) {
-  impl_->acquired_listener = std::move(listener);
 }
 
 void redis_store::close() {
@@ -314,37 +336,23 @@ void redis_store::close() {
 
 const std::string& redis_store::lease_value() const { return impl_->value; }
 
-std::string redis_store::connection_state() const {
-  switch (impl_->conn->current_state()) {
-    case connection::state::connected:
-      return "connected";
-    case connection::state::connecting:
-      return "connecting";
-    default:
-      return "disconnected";
+store_status redis_store::status() const {
+  const auto& d = *impl_;
+  store_status s;
+  s.kind = "redis";
+  s.label = "Redis";
+  s.endpoint = d.conn_options.endpoint.redacted();
+  switch (d.conn->current_state()) {
+    case connection::state::connected: s.link = link_state::connected; break;
+    case connection::state::connecting: s.link = link_state::connecting; break;
+    default: s.link = link_state::disconnected; break;
   }
+  s.wakeups = d.current_wakeups();
+  s.last_error = d.last_error;
+  s.last_error_kind = d.last_error_kind;
+  s.last_error_at = d.last_error_at;
+  s.last_reset = d.last_reset;
+  return s;
 }
-
-std::string redis_store::subscription_state() const {
-  if (!impl_->watch) return "off";
-  switch (impl_->watch->current_state()) {
-    case subscriber::state::subscribed:
-      return "subscribed";
-    case subscriber::state::subscribing:
-      return "connecting";
-    case subscriber::state::waiting:
-      return "disconnected";
-    default:
-      return "off";
-  }
-}
-
-std::string redis_store::last_error() const { return impl_->last_error; }
-
-void redis_store::on_store_reset(reset_listener_type listener) {
-  impl_->reset_listener = std::move(listener);
-}
-
-std::string redis_store::last_reset() const { return impl_->last_reset; }
 
 }  // namespace baton

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/redis_reply.hpp"
+#include "redis_reply.hpp"
 
 struct redisReader;
 

@@ -68,6 +68,8 @@ void subscriber::on_subscribed(const command_result& r) {
   }
   state_ = state::subscribed;
   backoff_ = options_.backoff_initial;
+  tell_subscribed(true);
+  if (state_ != state::subscribed) return;  // stopped by the callback
   schedule_ping();
   const bool resubscribed = ever_subscribed_;
   ever_subscribed_ = true;
@@ -76,6 +78,7 @@ void subscriber::on_subscribed(const command_result& r) {
 
 void subscriber::on_failure() {
   if (state_ == state::waiting || state_ == state::stopped || state_ == state::idle) return;
+  const bool was_subscribed = state_ == state::subscribed;
   state_ = state::waiting;
   timer_.expires_after(backoff_);
   backoff_ = std::min(backoff_ * 2, options_.backoff_max);
@@ -84,6 +87,7 @@ void subscriber::on_failure() {
     if (ec || !self || self->state_ != state::waiting) return;
     self->subscribe();
   });
+  if (was_subscribed) tell_subscribed(false);
 }
 
 void subscriber::schedule_ping() {
@@ -124,6 +128,11 @@ void subscriber::on_message(const redis_reply& message) {
     auto on_acquired = options_.on_acquired;  // a copy, as in notify()
     on_acquired(*term);
   }
+}
+
+void subscriber::tell_subscribed(bool subscribed) {
+  // A copy, as for the listener: the callback may stop us.
+  if (auto call = options_.on_subscribed_change) call(subscribed);
 }
 
 void subscriber::notify() {

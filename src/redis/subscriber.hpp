@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "baton/redis_reply.hpp"
+#include "redis_reply.hpp"
 #include "baton/time.hpp"
 #include "connection.hpp"
 
@@ -29,6 +29,9 @@ struct subscriber_options {
   milliseconds ping_interval{5000};
   /// Told of every announced new term (optional).
   std::function<void(const announced_term&)> on_acquired;
+  /// Told true on entering the subscribed state and false on leaving it for a
+  /// retry (optional; not after stop()). It may stop the subscriber.
+  std::function<void(bool subscribed)> on_subscribed_change;
 };
 
 class subscriber : public std::enable_shared_from_this<subscriber> {
@@ -56,6 +59,7 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   void schedule_ping();
   void on_message(const redis_reply& message);
   void notify();
+  void tell_subscribed(bool subscribed);
 
   boost::asio::io_context& io_;
   subscriber_options options_;

@@ -41,4 +41,9 @@ class stream_transport {
 std::shared_ptr<stream_transport> make_transport(boost::asio::io_context& io,
                                                  const redis_endpoint& endpoint);
 
+/// Makes one transport per connection attempt; tests substitute a fake. An
+/// empty factory means make_transport.
+using transport_factory = std::function<std::shared_ptr<stream_transport>(
+    boost::asio::io_context& io, const redis_endpoint& endpoint)>;
+
 }  // namespace baton::redis_detail

@@ -9,10 +9,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "baton/lease_keys.hpp"
-#include "baton/redis_store.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/redis_store.hpp"
 #include "store_test_util.hpp"
 #include "support/redis_server.hpp"
 
@@ -24,8 +25,7 @@ using namespace std::chrono_literals;
 
 using namespace baton::testing::store_test_util;
 
-// Short, so that the fence (one ttl) passes quickly; every acquire and renew
-// here uses it.
+// Short, so that the fence (one ttl) passes quickly; every store here has it.
 constexpr milliseconds ttl{1500};
 
 // After a restart the first command meets the dead connection
@@ -33,26 +33,26 @@ constexpr milliseconds ttl{1500};
 acquired acquire_answered(asio::io_context& io, baton::redis_store& store) {
   acquired out;
   for (int i = 0; i < 3; ++i) {
-    out = acquire(io, store, ttl);
-    if (!out.ec) break;
+    out = acquire(io, store);
+    if (!out.error) break;
   }
   return out;
 }
 
-baton::renew_reply renew(asio::io_context& io, baton::redis_store& store) {
-  baton::renew_reply out = baton::renew_reply::lost;
-  std::error_code last;
+baton::renew_answer renew(asio::io_context& io, baton::redis_store& store) {
+  baton::renew_answer out = baton::renew_answer::lost;
+  baton::store_error last;
   for (int i = 0; i < 3; ++i) {
     int calls = 0;
-    store.async_renew(ttl, [&](std::error_code ec, baton::renew_reply r) {
+    store.async_renew([&](baton::store_error e, baton::renew_answer r) {
       ++calls;
-      last = ec;
+      last = std::move(e);
       out = r;
     });
     EXPECT_TRUE(run_until(io, [&] { return calls > 0; })) << "renew never completed";
     if (!last) break;
   }
-  EXPECT_FALSE(last) << store.last_error();
+  EXPECT_FALSE(last) << last.message();
   return out;
 }
 
@@ -75,8 +75,8 @@ acquired acquire_when_free(asio::io_context& io, baton::redis_store& store, mill
   const auto deadline = std::chrono::steady_clock::now() + limit;
   acquired last;
   for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < deadline; ++i) {
-    last = acquire(io, store, ttl);
-    if (last.ec || last.value.acquired) return last;
+    last = acquire(io, store);
+    if (last.error || last.value.acquired()) return last;
     asio::steady_timer pause(io, 20ms);
     bool waited = false;
     pause.async_wait([&](const boost::system::error_code&) { waited = true; });
@@ -88,122 +88,134 @@ acquired acquire_when_free(asio::io_context& io, baton::redis_store& store, mill
 class redis_store_reset_test : public ::testing::Test {
  protected:
   redis_store_reset_test() {
-    a.on_store_reset([this](const std::string& why) { a_resets.push_back(why); });
-    b.on_store_reset([this](const std::string& why) { b_resets.push_back(why); });
+    a.watch(collect_resets(a_resets));
+    b.watch(collect_resets(b_resets));
+  }
+
+  // A listener that keeps the `why` of every store_events::reset.
+  static baton::lease_store::event_listener collect_resets(std::vector<std::string>& whys) {
+    return [&whys](const baton::store_event& e) {
+      if (const auto* reset = std::get_if<baton::store_events::reset>(&e))
+        whys.push_back(reset->why);
+    };
   }
 
   // An election that has run before: the counter exists.
   void seed() { seed_counter(server); }
 
+  static bool held_back_without_holder(const baton::acquire_answer& answer) {
+    return answer.outcome == baton::acquire_outcome::held_back && answer.holder.empty();
+  }
+
   baton::testing::redis_server server;
   asio::io_context io;
-  baton::redis_store a{io, options_for(server, "node-a")};
-  baton::redis_store b{io, options_for(server, "node-b")};
+  baton::redis_store a{io, options_for(server, "node-a", ttl)};
+  baton::redis_store b{io, options_for(server, "node-b", ttl)};
   std::vector<std::string> a_resets;
   std::vector<std::string> b_resets;
 };
 
 TEST_F(redis_store_reset_test, existing_counter_and_first_connection_acquire_at_once) {
   seed();
-  auto r = acquire(io, a, ttl);
-  ASSERT_FALSE(r.ec) << a.last_error();
-  EXPECT_TRUE(r.value.acquired);
+  auto r = acquire(io, a);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
   EXPECT_EQ(r.value.token, 1001u);
   EXPECT_TRUE(a_resets.empty());
-  EXPECT_EQ(a.last_reset(), "");
+  EXPECT_EQ(a.status().last_reset, "");
   EXPECT_EQ(key_pttl(server, baton::fence_key(election)), -2) << "no fence";
 }
 
 TEST_F(redis_store_reset_test, missing_counter_holds_every_acquire_back_for_one_ttl) {
   seed();
-  auto first = acquire(io, a, ttl);
-  ASSERT_TRUE(first.value.acquired) << a.last_error();
+  auto first = acquire(io, a);
+  ASSERT_TRUE(first.value.acquired()) << last_error_of(a);
   // The lease ends and then the data goes: nothing in Redis tells a standby
   // that a leader may still be working.
   server.command({"DEL", baton::lease_key(election), baton::token_key(election)});
 
   const auto before_us = server_time_us(server);
-  auto held = acquire(io, b, ttl);
-  ASSERT_FALSE(held.ec) << b.last_error();
-  EXPECT_FALSE(held.value.acquired);
-  EXPECT_EQ(held.value.holder, "(store reset)");
-  EXPECT_GT(held.value.holder_ttl, ttl - 500ms);
-  EXPECT_LE(held.value.holder_ttl, ttl);
+  auto held = acquire(io, b);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_FALSE(held.value.acquired());
+  EXPECT_PRED1(held_back_without_holder, held.value);
+  EXPECT_GT(held.value.remaining, ttl - 500ms);
+  EXPECT_LE(held.value.remaining, ttl);
   // Re-seeded from the server's clock: above every token handed out before.
   EXPECT_GT(held.value.token, first.value.token);
   EXPECT_GE(held.value.token, before_us);
   EXPECT_EQ(counter(server), held.value.token);
   EXPECT_EQ(b_resets, std::vector<std::string>{"token counter missing"});
-  EXPECT_EQ(b.last_reset(), "token counter missing");
+  EXPECT_EQ(b.status().last_reset, "token counter missing");
   EXPECT_EQ(server.command({"GET", baton::fence_key(election)}),
             std::vector<std::string>{"token counter missing"});
   EXPECT_TRUE(server.command({"GET", baton::lease_key(election)}).empty()) << "nothing acquired";
 
   // The fence holds everyone back, the old holder too; only the one that
   // found the loss reports it.
-  auto also_held = acquire(io, a, ttl);
-  ASSERT_FALSE(also_held.ec) << a.last_error();
-  EXPECT_FALSE(also_held.value.acquired);
-  EXPECT_EQ(also_held.value.holder, "(store reset)");
-  EXPECT_GT(also_held.value.holder_ttl, 0ms);
-  EXPECT_LE(also_held.value.holder_ttl, held.value.holder_ttl);
+  auto also_held = acquire(io, a);
+  ASSERT_FALSE(also_held.error) << also_held.error.message();
+  EXPECT_FALSE(also_held.value.acquired());
+  EXPECT_PRED1(held_back_without_holder, also_held.value);
+  EXPECT_GT(also_held.value.remaining, 0ms);
+  EXPECT_LE(also_held.value.remaining, held.value.remaining);
   EXPECT_TRUE(a_resets.empty());
 
   // Once the fence is gone, the next acquire wins with a larger token.
   const auto fenced_at = std::chrono::steady_clock::now();
   auto won = acquire_when_free(io, b, 10s);
   const auto waited = std::chrono::steady_clock::now() - fenced_at;
-  ASSERT_FALSE(won.ec) << b.last_error();
-  ASSERT_TRUE(won.value.acquired);
+  ASSERT_FALSE(won.error) << won.error.message();
+  ASSERT_TRUE(won.value.acquired());
   EXPECT_GT(won.value.token, held.value.token);
-  EXPECT_GE(waited, also_held.value.holder_ttl - 50ms);
+  EXPECT_GE(waited, also_held.value.remaining - 50ms);
   EXPECT_EQ(key_pttl(server, baton::fence_key(election)), -2);
 }
 
 TEST_F(redis_store_reset_test, a_holder_keeps_renewing_under_the_fence) {
   seed();
-  auto first = acquire(io, a, ttl);
-  ASSERT_TRUE(first.value.acquired) << a.last_error();
+  auto first = acquire(io, a);
+  ASSERT_TRUE(first.value.acquired()) << last_error_of(a);
   server.command({"DEL", baton::token_key(election)});
 
-  auto held = acquire(io, b, ttl);
-  ASSERT_FALSE(held.ec) << b.last_error();
-  EXPECT_FALSE(held.value.acquired);
+  auto held = acquire(io, b);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_FALSE(held.value.acquired());
   // The lease survived: the real holder is reported, and the wait covers
   // both the fence and the lease.
   EXPECT_EQ(held.value.holder, "node-a");
-  EXPECT_GT(held.value.holder_ttl, ttl - 500ms);
-  EXPECT_EQ(renew(io, a), baton::renew_reply::renewed);
+  EXPECT_GT(held.value.remaining, ttl - 500ms);
+  EXPECT_EQ(renew(io, a), baton::renew_answer::renewed);
   // Even our own lease cannot be re-acquired while the fence is up.
-  auto again = acquire(io, a, ttl);
-  EXPECT_FALSE(again.value.acquired);
+  auto again = acquire(io, a);
+  EXPECT_FALSE(again.value.acquired());
   EXPECT_EQ(again.value.holder, "node-a");
 }
 
 TEST_F(redis_store_reset_test, restart_empty_holds_a_standby_back_for_one_ttl) {
   seed();
-  auto first = acquire(io, a, ttl);
-  ASSERT_TRUE(first.value.acquired) << a.last_error();
-  auto standby = acquire(io, b, ttl);
-  ASSERT_FALSE(standby.value.acquired) << b.last_error();
+  auto first = acquire(io, a);
+  ASSERT_TRUE(first.value.acquired()) << last_error_of(a);
+  auto standby = acquire(io, b);
+  ASSERT_FALSE(standby.value.acquired()) << last_error_of(b);
 
   server.restart();
   const auto restarted_at = std::chrono::steady_clock::now();
   // The old leader learns at its next renewal that its lease is gone.
-  EXPECT_EQ(renew(io, a), baton::renew_reply::lost);
+  EXPECT_EQ(renew(io, a), baton::renew_answer::lost);
 
   auto held = acquire_answered(io, b);
-  ASSERT_FALSE(held.ec) << b.last_error();
-  EXPECT_FALSE(held.value.acquired);
-  EXPECT_EQ(held.value.holder, "(store reset)");
-  EXPECT_GT(held.value.holder_ttl, ttl - 600ms);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_FALSE(held.value.acquired());
+  EXPECT_PRED1(held_back_without_holder, held.value);
+  EXPECT_GT(held.value.remaining, ttl - 600ms);
   EXPECT_GT(held.value.token, first.value.token);
   ASSERT_EQ(b_resets.size(), 1u);
   EXPECT_EQ(b_resets[0].rfind("run_id changed from ", 0), 0u) << b_resets[0];
 
   auto won = acquire_when_free(io, b, 10s);
-  ASSERT_FALSE(won.ec) << b.last_error();
-  ASSERT_TRUE(won.value.acquired);
+  ASSERT_FALSE(won.error) << won.error.message();
+  ASSERT_TRUE(won.value.acquired());
   // The fence was set at the first contact after the restart, so no acquire
   // could succeed sooner than one ttl after the restart (less the time to
   // notice it).
@@ -214,10 +226,10 @@ TEST_F(redis_store_reset_test, restart_empty_holds_a_standby_back_for_one_ttl) {
 
 TEST_F(redis_store_reset_test, run_id_change_with_the_counter_intact_sets_the_fence) {
   seed();
-  auto first = acquire(io, a, ttl);
-  ASSERT_TRUE(first.value.acquired) << a.last_error();
-  auto standby = acquire(io, b, ttl);
-  ASSERT_FALSE(standby.value.acquired) << b.last_error();
+  auto first = acquire(io, a);
+  ASSERT_TRUE(first.value.acquired()) << last_error_of(a);
+  auto standby = acquire(io, b);
+  ASSERT_FALSE(standby.value.acquired()) << last_error_of(b);
 
   // As a promoted replica that had the counter but not the lease: a new
   // run_id, the counter as it was, no lease key.
@@ -226,11 +238,11 @@ TEST_F(redis_store_reset_test, run_id_change_with_the_counter_intact_sets_the_fe
   const auto before_us = server_time_us(server);
 
   auto held = acquire_answered(io, b);
-  ASSERT_FALSE(held.ec) << b.last_error();
-  EXPECT_FALSE(held.value.acquired) << "a changed run_id must hold the acquire back";
-  EXPECT_EQ(held.value.holder, "(store reset)");
-  EXPECT_GT(held.value.holder_ttl, ttl - 500ms);
-  EXPECT_LE(held.value.holder_ttl, ttl);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_FALSE(held.value.acquired()) << "a changed run_id must hold the acquire back";
+  EXPECT_PRED1(held_back_without_holder, held.value);
+  EXPECT_GT(held.value.remaining, ttl - 500ms);
+  EXPECT_LE(held.value.remaining, ttl);
   EXPECT_EQ(server.command({"GET", baton::fence_key(election)}),
             std::vector<std::string>{"run_id changed"});
   // The counter is lifted to the server's clock, far above the old term.
@@ -238,7 +250,7 @@ TEST_F(redis_store_reset_test, run_id_change_with_the_counter_intact_sets_the_fe
   EXPECT_GT(held.value.token, first.value.token);
   ASSERT_EQ(b_resets.size(), 1u);
   EXPECT_NE(b_resets[0].find("run_id changed"), std::string::npos) << b_resets[0];
-  EXPECT_NE(b.last_reset().find("run_id changed"), std::string::npos);
+  EXPECT_NE(b.status().last_reset.find("run_id changed"), std::string::npos);
 }
 
 TEST_F(redis_store_reset_test, a_new_store_on_a_restarted_server_sees_no_change) {
@@ -246,31 +258,31 @@ TEST_F(redis_store_reset_test, a_new_store_on_a_restarted_server_sees_no_change)
   server.restart();
   seed();
   // Its first connection: nothing to compare with.
-  auto r = acquire(io, a, ttl);
-  ASSERT_FALSE(r.ec) << a.last_error();
-  EXPECT_TRUE(r.value.acquired);
+  auto r = acquire(io, a);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
   EXPECT_TRUE(a_resets.empty());
 }
 
 TEST_F(redis_store_reset_test, a_longer_fence_is_never_shortened) {
   seed();
   server.command({"SET", baton::fence_key(election), "operator hold", "PX", "60000"});
-  auto held = acquire(io, a, ttl);
-  ASSERT_FALSE(held.value.acquired) << a.last_error();
-  EXPECT_GT(held.value.holder_ttl, 50s);
+  auto held = acquire(io, a);
+  ASSERT_FALSE(held.value.acquired()) << last_error_of(a);
+  EXPECT_GT(held.value.remaining, 50s);
   server.command({"DEL", baton::token_key(election)});
-  auto reset = acquire(io, a, ttl);
-  ASSERT_FALSE(reset.value.acquired) << a.last_error();
+  auto reset = acquire(io, a);
+  ASSERT_FALSE(reset.value.acquired()) << last_error_of(a);
   EXPECT_GT(key_pttl(server, baton::fence_key(election)), 50000);
   EXPECT_EQ(server.command({"GET", baton::fence_key(election)}),
             std::vector<std::string>{"operator hold"});
   // A fence without expiry (an operator's hold) stays until deleted.
   server.command({"SET", baton::fence_key(election), "operator hold"});
-  auto forever = acquire(io, b, ttl);
-  ASSERT_FALSE(forever.value.acquired) << b.last_error();
-  EXPECT_EQ(forever.value.holder_ttl, milliseconds(-1));
+  auto forever = acquire(io, b);
+  ASSERT_FALSE(forever.value.acquired()) << last_error_of(b);
+  EXPECT_EQ(forever.value.remaining, milliseconds(-1));
   server.command({"DEL", baton::fence_key(election)});
-  EXPECT_TRUE(acquire(io, b, ttl).value.acquired) << b.last_error();
+  EXPECT_TRUE(acquire(io, b).value.acquired()) << last_error_of(b);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Helpers shared by the redis_store integration tests (redis_store_test.cpp,
 // redis_store_failure_test.cpp, redis_store_reset_test.cpp): the election
 // they compete in, bounded ways to drive the io_context, store options
-// pointing at the test's redis-server, seeding the token counter, and an
-// acquire whose outcome is captured for the test to check. Helpers that a
-// single file shapes on purpose (its renew, release, retries) stay in it.
+// pointing at the test's redis-server, seeding the token counter, an acquire
+// whose outcome is captured for the test to check, and status() as text.
+// Helpers that a single file shapes on purpose (its renew, release, retries)
+// stay in it. A store's ttl is fixed when it is made: a test that needs
+// another ttl makes another store (with the same node id it has the same
+// lease value, so it acts on the same lease).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,8 +18,8 @@
 #include <string>
 #include <system_error>
 
-#include "baton/lease_keys.hpp"
-#include "baton/redis_store.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/redis_store.hpp"
 #include "baton/time.hpp"
 #include "support/redis_server.hpp"
 
@@ -47,14 +50,18 @@ inline void run_for(boost::asio::io_context& io, milliseconds d) {
   io.run_for(d);
 }
 
+/// The lease ttl of a store unless a test asks for another (5 s): long
+/// enough never to run out within a test.
+inline constexpr milliseconds default_ttl{5000};
+
 /// Options for a store named `node` in `election` on `server` over TCP, with
-/// 2 s connect and command timeouts.
-inline redis_store_options options_for(const redis_server& server, const std::string& node) {
+/// lease ttl `ttl` and 2 s connect and command timeouts.
+inline redis_store_options options_for(const redis_server& server, const std::string& node,
+                                       milliseconds ttl = default_ttl) {
   redis_store_options o;
   o.endpoint.host = server.host();
   o.endpoint.port = server.port();
-  o.election = election;
-  o.node_id = node;
+  o.identity = store_identity{election, node, ttl};
   o.connect_timeout = 2s;
   o.command_timeout = 2s;
   return o;
@@ -78,34 +85,48 @@ inline void seed_counter(const redis_server& server, int db = 0) {
 template <typename T>
 struct outcome {
   int calls = 0;
-  std::error_code ec;
+  /// The call's own error: code and detail (empty on success).
+  store_error error;
   T value{};
 };
 
 /// The outcome of an async_acquire.
-using acquired = outcome<acquire_reply>;
+using acquired = outcome<acquire_answer>;
 
-/// Starts an acquire for `ttl` whose outcome lands in the returned object;
-/// shared so that a handler running after the test gave up stays harmless.
-inline std::shared_ptr<acquired> start_acquire(redis_store& store, milliseconds ttl) {
+/// Starts an acquire (for the store's ttl) whose outcome lands in the
+/// returned object; shared so that a handler running after the test gave up
+/// stays harmless.
+inline std::shared_ptr<acquired> start_acquire(redis_store& store) {
   auto out = std::make_shared<acquired>();
-  store.async_acquire(ttl, [out](std::error_code ec, acquire_reply r) {
+  store.async_acquire([out](store_error e, acquire_answer r) {
     ++out->calls;
-    out->ec = ec;
-    out->value = r;
+    out->error = std::move(e);
+    out->value = std::move(r);
   });
   return out;
 }
 
-/// Acquires for `ttl` and runs `io` until the handler ran, failing the test
-/// if that takes longer than `limit` (default 10 s).
-inline acquired acquire(boost::asio::io_context& io, redis_store& store, milliseconds ttl,
+/// Acquires and runs `io` until the handler ran, failing the test if that
+/// takes longer than `limit` (default 10 s).
+inline acquired acquire(boost::asio::io_context& io, redis_store& store,
                         milliseconds limit = 10s) {
-  auto out = start_acquire(store, ttl);
+  auto out = start_acquire(store);
   EXPECT_TRUE(run_until(
       io, [&] { return out->calls > 0; }, limit))
       << "acquire never completed";
   return *out;
 }
+
+/// status().link as text: "connected", "connecting" or "disconnected".
+inline std::string link_of(const redis_store& store) { return to_string(store.status().link); }
+
+/// status().wakeups as text: "off", "connecting", "subscribed" or
+/// "disconnected".
+inline std::string wakeups_of(const redis_store& store) {
+  return to_string(store.status().wakeups);
+}
+
+/// status().last_error: the most recent failure ("" = none yet).
+inline std::string last_error_of(const redis_store& store) { return store.status().last_error; }
 
 }  // namespace baton::testing::store_test_util

@@ -56,6 +56,29 @@ TEST_F(status_test, standby_exits_3_and_names_the_leader) {
   EXPECT_EQ(r.out.find("lease"), std::string::npos) << r.out;
 }
 
+TEST_F(status_test, the_stores_last_error_and_a_non_redis_store_show) {
+  auto status = leader_status();
+  status["store"] = {{"kind", "redis"},
+                     {"link", "disconnected"},
+                     {"last_error", "AUTH: WRONGPASS invalid username-password pair"},
+                     {"last_error_ago_ms", 4200}};
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_NE(r.out.find("redis     connected\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error     AUTH: WRONGPASS invalid username-password pair (4.2s ago)\n"),
+            std::string::npos)
+      << r.out;
+
+  auto other = standby_status();
+  other.erase("redis");
+  other["store"] = {{"kind", "postgres"}, {"link", "connected"}, {"last_reset", "promoted"}};
+  fake_daemon second(socket_path("second.sock"), other);
+  r = run_cli({"status", "--socket", second.path()});
+  EXPECT_NE(r.out.find("store     postgres connected (last reset: promoted)\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("error"), std::string::npos) << r.out;
+}
+
 TEST_F(status_test, optional_fields_show_when_present) {
   auto status = leader_status();
   status["child_pid"] = 4321;

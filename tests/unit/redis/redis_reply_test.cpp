@@ -1,13 +1,14 @@
 // Parsing of the Lua scripts' replies, without a server: every well-formed
 // answer, and the malformed shapes that must become errors, not crashes.
-#include "baton/redis_reply.hpp"
+#include "redis/redis_reply.hpp"
 
 #include <gtest/gtest.h>
 
-#include "baton/redis_error.hpp"
+#include "redis/redis_error.hpp"
 
 namespace {
 
+using baton::acquire_outcome;
 using baton::redis_errc;
 using baton::redis_reply;
 using r = baton::redis_reply;
@@ -16,9 +17,9 @@ TEST(acquire_reply_parsing, acquired_with_token) {
   auto p = baton::parse_acquire_reply(
       r::array({r::integer_reply(1), r::integer_reply(1700000000123457)}));
   ASSERT_FALSE(p.ec) << p.detail;
-  EXPECT_TRUE(p.value.acquired);
-  EXPECT_EQ(p.value.token, 1700000000123457u);
-  EXPECT_EQ(p.value.holder, "");
+  EXPECT_TRUE(p.value.answer.acquired());
+  EXPECT_EQ(p.value.answer.token, 1700000000123457u);
+  EXPECT_EQ(p.value.answer.holder, "");
 }
 
 TEST(acquire_reply_parsing, held_by_another_node) {
@@ -26,10 +27,10 @@ TEST(acquire_reply_parsing, held_by_another_node) {
       r::array({r::integer_reply(0), r::string("node-b:0123456789abcdef"), r::integer_reply(2500),
                 r::string("42")}));
   ASSERT_FALSE(p.ec) << p.detail;
-  EXPECT_FALSE(p.value.acquired);
-  EXPECT_EQ(p.value.holder, "node-b");
-  EXPECT_EQ(p.value.holder_ttl, baton::milliseconds(2500));
-  EXPECT_EQ(p.value.token, 42u);
+  EXPECT_FALSE(p.value.answer.acquired());
+  EXPECT_EQ(p.value.answer.holder, "node-b");
+  EXPECT_EQ(p.value.answer.remaining, baton::milliseconds(2500));
+  EXPECT_EQ(p.value.answer.token, 42u);
 }
 
 TEST(acquire_reply_parsing, held_without_token_or_expiry) {
@@ -37,17 +38,17 @@ TEST(acquire_reply_parsing, held_without_token_or_expiry) {
   auto p = baton::parse_acquire_reply(
       r::array({r::integer_reply(0), r::string("someone"), r::integer_reply(-1), r::string("")}));
   ASSERT_FALSE(p.ec) << p.detail;
-  EXPECT_FALSE(p.value.acquired);
-  EXPECT_EQ(p.value.holder, "someone");
-  EXPECT_LT(p.value.holder_ttl.count(), 0);
-  EXPECT_EQ(p.value.token, 0u);
+  EXPECT_FALSE(p.value.answer.acquired());
+  EXPECT_EQ(p.value.answer.holder, "someone");
+  EXPECT_LT(p.value.answer.remaining.count(), 0);
+  EXPECT_EQ(p.value.answer.token, 0u);
 }
 
 TEST(acquire_reply_parsing, pttl_minus_two_is_unknown) {
   auto p = baton::parse_acquire_reply(
       r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(-2), r::string("7")}));
   ASSERT_FALSE(p.ec);
-  EXPECT_EQ(p.value.holder_ttl, baton::milliseconds(-1));
+  EXPECT_EQ(p.value.answer.remaining, baton::milliseconds(-1));
 }
 
 TEST(acquire_reply_parsing, server_error_is_reported) {
@@ -95,45 +96,63 @@ TEST(acquire_reply_parsing, malformed_shapes_are_unexpected) {
 }
 
 TEST(acquire_reply_parsing, refusal_reasons) {
-  auto taken = baton::parse_acquire_outcome(
+  auto taken = baton::parse_acquire_reply(
       r::array({r::integer_reply(1), r::integer_reply(7)}));
   ASSERT_FALSE(taken.ec) << taken.detail;
-  EXPECT_EQ(taken.value.refusal, baton::acquire_refusal::none);
+  EXPECT_TRUE(taken.value.answer.outcome == acquire_outcome::acquired && !taken.value.found_reset);
 
-  auto held = baton::parse_acquire_outcome(
+  auto held = baton::parse_acquire_reply(
       r::array({r::integer_reply(0), r::string("node-b:00"), r::integer_reply(900), r::string("7")}));
   ASSERT_FALSE(held.ec) << held.detail;
-  EXPECT_EQ(held.value.refusal, baton::acquire_refusal::held);
-  EXPECT_EQ(held.value.reply.holder, "node-b");
+  EXPECT_TRUE(held.value.answer.outcome == acquire_outcome::held && !held.value.found_reset);
+  EXPECT_EQ(held.value.answer.holder, "node-b");
 
-  // The fence is up and no lease exists: the marker holder, the fence's PTTL.
-  auto fenced = baton::parse_acquire_outcome(
-      r::array({r::integer_reply(0), r::string(std::string(baton::store_reset_holder)),
+  // The fence is up and no lease exists: the script's marker holder becomes
+  // no holder at all; the wait is the fence's PTTL.
+  auto fenced = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string(std::string(baton::fenced_without_holder)),
                 r::integer_reply(1800), r::string("1700000000123457"), r::string("fence")}));
   ASSERT_FALSE(fenced.ec) << fenced.detail;
-  EXPECT_EQ(fenced.value.refusal, baton::acquire_refusal::fence);
-  EXPECT_FALSE(fenced.value.reply.acquired);
-  EXPECT_EQ(fenced.value.reply.holder, "(store reset)");
-  EXPECT_EQ(fenced.value.reply.holder_ttl, baton::milliseconds(1800));
-  EXPECT_EQ(fenced.value.reply.token, 1700000000123457u);
+  EXPECT_TRUE(fenced.value.answer.outcome == acquire_outcome::held_back &&
+              !fenced.value.found_reset);
+  EXPECT_FALSE(fenced.value.answer.acquired());
+  EXPECT_TRUE(fenced.value.answer.outcome == acquire_outcome::held_back &&
+              fenced.value.answer.holder == "")
+      << fenced.value.answer.holder;
+  EXPECT_EQ(fenced.value.answer.remaining, baton::milliseconds(1800));
+  EXPECT_EQ(fenced.value.answer.token, 1700000000123457u);
 
-  auto reset = baton::parse_acquire_outcome(
+  auto reset = baton::parse_acquire_reply(
       r::array({r::integer_reply(0), r::string("(store reset)"), r::integer_reply(2000),
                 r::string("1700000000123457"), r::string("reset")}));
   ASSERT_FALSE(reset.ec) << reset.detail;
-  EXPECT_EQ(reset.value.refusal, baton::acquire_refusal::reset);
+  EXPECT_TRUE(reset.value.answer.outcome == acquire_outcome::held_back &&
+              reset.value.found_reset);
 
-  // parse_acquire_reply accepts the same replies and drops the reason.
+  // A fence without expiry: the wait is unknown.
   auto plain = baton::parse_acquire_reply(
       r::array({r::integer_reply(0), r::string("(store reset)"), r::integer_reply(-1),
                 r::string("5"), r::string("fence")}));
   ASSERT_FALSE(plain.ec) << plain.detail;
-  EXPECT_EQ(plain.value.holder_ttl, baton::milliseconds(-1));
+  EXPECT_EQ(plain.value.answer.remaining, baton::milliseconds(-1));
+}
+
+TEST(acquire_reply_parsing, a_lease_under_the_fence_keeps_its_holder) {
+  // The fence is up and a lease from before the reset still exists: held
+  // back, naming that holder.
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("node-a:00ff"), r::integer_reply(1400),
+                r::string("9"), r::string("fence")}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_EQ(p.value.answer.outcome, acquire_outcome::held_back);
+  EXPECT_EQ(p.value.answer.holder, "node-a");
+  EXPECT_EQ(p.value.answer.remaining, baton::milliseconds(1400));
+  EXPECT_FALSE(p.value.found_reset);
 }
 
 TEST(acquire_reply_parsing, unknown_refusal_reasons_are_unexpected) {
   for (const auto& fifth : {r::string("Fence"), r::string(""), r::integer_reply(1), r::nil()}) {
-    auto p = baton::parse_acquire_outcome(r::array(
+    auto p = baton::parse_acquire_reply(r::array(
         {r::integer_reply(0), r::string("a:b"), r::integer_reply(10), r::string("1"), fifth}));
     EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(fifth);
   }
@@ -161,10 +180,10 @@ TEST(run_id_from_info, missing_or_malformed_is_empty) {
 TEST(renew_reply_parsing, one_is_renewed_zero_is_lost) {
   auto renewed = baton::parse_renew_reply(r::integer_reply(1));
   ASSERT_FALSE(renewed.ec);
-  EXPECT_EQ(renewed.value, baton::renew_reply::renewed);
+  EXPECT_EQ(renewed.value, baton::renew_answer::renewed);
   auto lost = baton::parse_renew_reply(r::integer_reply(0));
   ASSERT_FALSE(lost.ec);
-  EXPECT_EQ(lost.value, baton::renew_reply::lost);
+  EXPECT_EQ(lost.value, baton::renew_answer::lost);
 }
 
 TEST(renew_reply_parsing, malformed_shapes_are_unexpected) {
@@ -179,10 +198,10 @@ TEST(renew_reply_parsing, malformed_shapes_are_unexpected) {
 TEST(release_reply_parsing, one_is_released_zero_is_not) {
   auto released = baton::parse_release_reply(r::integer_reply(1));
   ASSERT_FALSE(released.ec);
-  EXPECT_TRUE(released.value);
+  EXPECT_EQ(released.value, baton::release_answer::released);
   auto kept = baton::parse_release_reply(r::integer_reply(0));
   ASSERT_FALSE(kept.ec);
-  EXPECT_FALSE(kept.value);
+  EXPECT_EQ(kept.value, baton::release_answer::not_ours);
 }
 
 TEST(release_reply_parsing, malformed_shapes_are_unexpected) {
@@ -235,6 +254,20 @@ TEST(redis_error_category, codes_have_names_and_messages) {
   EXPECT_EQ(ec.message(), "redis command timed out");
   EXPECT_EQ(std::error_code(redis_errc::auth_failed).message(), "redis authentication failed");
   EXPECT_NE(std::error_code(redis_errc::connect_failed), std::error_code(redis_errc::timeout));
+}
+
+TEST(redis_error_category, codes_map_onto_store_conditions) {
+  using baton::store_errc;
+  EXPECT_EQ(std::error_code(redis_errc::connect_failed), store_errc::unavailable);
+  EXPECT_EQ(std::error_code(redis_errc::connection_lost), store_errc::unavailable);
+  EXPECT_EQ(std::error_code(redis_errc::timeout), store_errc::timeout);
+  EXPECT_EQ(std::error_code(redis_errc::auth_failed), store_errc::auth);
+  EXPECT_EQ(std::error_code(redis_errc::protocol_error), store_errc::protocol);
+  EXPECT_EQ(std::error_code(redis_errc::unexpected_reply), store_errc::protocol);
+  EXPECT_EQ(std::error_code(redis_errc::server_error), store_errc::refused);
+  EXPECT_NE(std::error_code(redis_errc::auth_failed), store_errc::unavailable);
+  EXPECT_STREQ(baton::store_error_kind(redis_errc::auth_failed), "auth");
+  EXPECT_STREQ(baton::store_error_kind(redis_errc::connection_lost), "unavailable");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The stop gate's bookkeeping; see stop_gate.hpp for the rule.
-#include "stop_gate.hpp"
+#include "baton/stop_gate.hpp"
 
 namespace baton {
 

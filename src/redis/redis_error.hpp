@@ -1,10 +1,12 @@
 // Error codes of the Redis lease store. Every failure of redis_store reaches
 // its caller as a std::error_code of this category (or operation_aborted after
-// close()); the human-readable detail of the most recent failure is kept by
-// redis_store::last_error().
+// close()), with a human-readable detail beside it in the store_error. The
+// category maps each code onto a store-neutral store_errc condition.
 #pragma once
 
 #include <system_error>
+
+#include "baton/lease_store.hpp"
 
 namespace baton {
 
@@ -19,7 +21,10 @@ enum class redis_errc {
   auth_failed,         ///< AUTH was refused, or Redis demands a password we do not have.
 };
 
-/// The category of redis_errc ("baton.redis").
+/// The category of redis_errc ("baton.redis"). Conditions: connect_failed
+/// and connection_lost are store_errc::unavailable, timeout is timeout,
+/// auth_failed is auth, protocol_error and unexpected_reply are protocol,
+/// server_error is refused.
 const std::error_category& redis_category() noexcept;
 
 /// Makes `std::error_code ec = redis_errc::timeout;` work.

@@ -1,11 +1,9 @@
-#include "health.hpp"
+#include "baton/health.hpp"
 
 namespace baton {
 
 health_verdict assess_health(const election_machine& machine, time_point now) {
-  const auto s = machine.current();
-  const bool believes_leading = machine.holds_lease() && (s == state::working || s == state::renewing);
-  if (!believes_leading) return {};
+  if (!machine.believes_leading()) return {};
   const auto deadline = machine.timing().renew_deadline;
   const auto since = std::chrono::duration_cast<milliseconds>(now - machine.last_renewal());
   if (since <= deadline) return {};
@@ -16,7 +14,7 @@ health_verdict assess_health(const election_machine& machine, time_point now) {
 std::string service_status_line(const election_machine& machine, const std::string& node_id) {
   const auto s = machine.current();
   const std::string state_name = to_string(s);
-  if (machine.holds_lease() && (s == state::working || s == state::renewing)) {
+  if (machine.believes_leading()) {
     return "leader (" + state_name + "), token " + std::to_string(machine.token());
   }
   if (s == state::pausing || s == state::releasing) {

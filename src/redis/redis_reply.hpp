@@ -1,5 +1,5 @@
 // A Redis reply as a plain value, and the pure functions that turn the replies
-// of baton's Lua scripts into lease_store answers. No hiredis or asio here: the
+// of baton's Lua scripts into lease store answers. No hiredis or asio here: the
 // connection converts hiredis replies into redis_reply, so everything below is
 // testable without a server. A reply of unexpected shape is an error code with
 // a detail string, never a crash.
@@ -58,40 +58,34 @@ std::error_code classify_error_reply(std::string_view message);
 /// True for the "NOSCRIPT ..." error, after which EVALSHA is retried as EVAL.
 bool is_noscript_error(const redis_reply& reply);
 
-/// The holder an acquire reports while the fence holds acquisitions back and
-/// no lease key exists (a node id can never contain parentheses or spaces).
-inline constexpr std::string_view store_reset_holder = "(store reset)";
+/// What the acquire script puts where a holder's value goes while the fence
+/// holds acquisitions back and no lease key exists (a node id can never
+/// contain parentheses or spaces). It never leaves this component: the
+/// answer's holder is then empty.
+inline constexpr std::string_view fenced_without_holder = "(store reset)";
 
-/// Why an acquire did not take the lease.
-enum class acquire_refusal {
-  none,   ///< it did take it
-  held,   ///< another node holds the lease
-  fence,  ///< the hold-back fence is up (Redis lost its data recently)
-  reset,  ///< this call found the token counter missing and set the fence
-};
-
-/// An acquire answer with the reason of a refusal.
-struct acquire_outcome {
-  acquire_reply reply;
-  acquire_refusal refusal = acquire_refusal::none;
+/// What the acquire script answered: the port's answer, and whether this
+/// very call found the token counter missing and set the fence (a reset).
+struct acquire_script_reply {
+  acquire_answer answer;
+  bool found_reset = false;
 };
 
 /// The acquire script answers `{1, token}`, `{0, value, pttl_ms,
-/// token-or-""}`, or the same with a fifth element "fence" or "reset" while
-/// the hold-back fence is up (see src/redis/scripts.hpp).
-parsed_reply<acquire_outcome> parse_acquire_outcome(const redis_reply& reply);
-/// parse_acquire_outcome without the refusal reason.
-parsed_reply<acquire_reply> parse_acquire_reply(const redis_reply& reply);
+/// token-or-""}` (held), or the same with a fifth element "fence" or "reset"
+/// while the hold-back fence is up (held_back; see scripts.hpp).
+parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
 /// The `run_id:` field of an `INFO server` reply (40 hex digits); "" when
 /// absent or malformed.
 std::string run_id_from_info(std::string_view info);
 
 /// The renew script answers 1 (renewed) or 0 (lost).
-parsed_reply<renew_reply> parse_renew_reply(const redis_reply& reply);
+parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply);
 
-/// The release script answers 1 (deleted) or 0 (not ours; nothing deleted).
-parsed_reply<bool> parse_release_reply(const redis_reply& reply);
+/// The release script answers 1 (deleted: released) or 0 (not ours; nothing
+/// deleted).
+parsed_reply<release_answer> parse_release_reply(const redis_reply& reply);
 
 /// The node id in a lease value `<node_id>:<nonce>`: everything before the
 /// last ':'; the whole value when it has no ':'.

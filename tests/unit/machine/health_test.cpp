@@ -1,5 +1,5 @@
 // Health: a leader past its renew deadline without a renewal is wedged.
-#include "../../../src/daemon/health.hpp"
+#include "baton/health.hpp"
 
 #include <gtest/gtest.h>
 

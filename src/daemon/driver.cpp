@@ -1,0 +1,644 @@
+// The driver (see driver.hpp): takes the next event (timer, store reply, app
+// report, signal, store event), steps the election machine, and carries out
+// the actions it returns. Events raised while carrying out actions are queued
+// and stepped in order, so the machine never re-enters itself.
+//
+// Replies are tagged with the time their command was SENT, since the machine
+// counts a lease's validity from then.
+//
+// The app controller's "stopped" reaches the machine through the stop gate
+// (stop_gate.hpp), which, with socket.require_ack, also waits for a socket
+// client's acknowledgement ({"cmd":"stopped"}, see ack_command.hpp) or the
+// stop's kill deadline.
+//
+// Around the loop sit the operator's views: the HTTP endpoint (/healthz,
+// /leader, /standby, /status, /metrics), the metrics registry, systemd's
+// notifications (READY, STATUS on every transition, WATCHDOG from the loop
+// itself, so a wedged loop is restarted) and SIGHUP reloads.
+#include "driver.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+
+#include "ack_command.hpp"
+#include "app_messages.hpp"
+#include "baton/app_controller.hpp"
+#include "baton/app_socket.hpp"
+#include "baton/config_load.hpp"
+#include "baton/config_reload.hpp"
+#include "baton/election_machine.hpp"
+#include "baton/http_routes.hpp"
+#include "baton/health.hpp"
+#include "baton/http_server.hpp"
+#include "baton/logging.hpp"
+#include "baton/metrics.hpp"
+#include "baton/stop_gate.hpp"
+#include "baton/systemd_notify.hpp"
+#include "secret_environment.hpp"
+#include "status_report.hpp"
+
+namespace baton {
+
+namespace asio = boost::asio;
+
+namespace {
+
+lease_timing timing_of(const config& cfg) {
+  lease_timing t;
+  t.ttl = cfg.lease.ttl;
+  t.renew_interval = cfg.lease.renew_interval;
+  t.renew_deadline = cfg.lease.renew_deadline;
+  t.retry_interval = cfg.lease.retry_interval;
+  t.drift_factor = cfg.lease.drift_factor;
+  t.stop_timeout = cfg.child.stop_timeout;
+  t.exit_when_app_exits = cfg.child.on_exit == child_exit_policy::exit;
+  t.resign_cooldown = cfg.lease.resign_cooldown;
+  return t;
+}
+
+// Transitions that happen on every renewal or standby retry would drown the
+// log at info; they are logged at debug unless something changed.
+bool is_routine(const transition& t) {
+  return t.why == reason::renewing || t.why == reason::renewed || t.why == reason::retry ||
+         (t.why == reason::busy && t.from == state::acquiring);
+}
+
+// After close() the store completes what was in flight as cancelled.
+bool cancelled(const store_error& e) { return e.code == std::errc::operation_canceled; }
+
+double seconds_since(time_point start) {
+  return std::chrono::duration<double>(mono_clock::now() - start).count();
+}
+
+std::uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+struct driver::impl {
+  impl(asio::io_context& context, config c, lease_store& s, reload_source r)
+      : io(context),
+        cfg(std::move(c)),
+        reload(std::move(r)),
+        machine(timing_of(cfg), random_seed()),
+        store(s),
+        app(io, cfg.hooks, cfg.child, app_listener()),
+        socket(io, cfg.socket, [this] { return status_for_client(); }),
+        signals(io, SIGTERM, SIGINT),
+        hangups(io, SIGHUP),
+        watchdog_timer(io),
+        stats(cfg.election, cfg.node_id),
+        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)},
+        gate(cfg.socket.require_ack),
+        gate_timer(io),
+        allowed_uids(effective_allowed_uids(cfg.socket.allowed_uids,
+                                            static_cast<unsigned>(::geteuid()))) {}
+
+  asio::io_context& io;
+  config cfg;
+  reload_source reload;
+  election_machine machine;
+  lease_store& store;
+  app_controller app;
+  app_socket socket;
+  asio::signal_set signals;
+  asio::signal_set hangups;
+  asio::steady_timer watchdog_timer;
+  metrics stats;
+  systemd_notifier notifier;
+  std::unique_ptr<http_server> http;
+  std::string known_leader;  // for baton_leader_changes_total
+  bool resigned = false;     // the current hold-back is a resign's cool-down
+  std::array<asio::steady_timer, 3> timers;
+  std::array<std::uint64_t, 3> timer_generation{};
+  stop_gate gate;
+  asio::steady_timer gate_timer;
+  std::uint64_t gate_timer_generation = 0;
+  const std::vector<unsigned> allowed_uids;
+
+  std::deque<event> pending;
+  bool stepping = false;
+  std::optional<int> exit_code;
+  std::uint64_t event_seq = 0;
+  std::map<std::string, std::uint64_t> transition_counts;
+  std::optional<milliseconds> last_renew_latency;
+  std::string last_store_error;  // "" while the store answers
+
+  app_controller::listener app_listener() {
+    app_controller::listener l;
+    l.started = [this] { deliver(events::app_started{}); };
+    l.start_failed = [this](std::string detail) {
+      spdlog::error("app failed to start: {}", detail);
+      deliver(events::app_start_failed{std::move(detail)});
+    };
+    l.child_exited = [this](exit_status s) {
+      spdlog::warn("supervised command exited by itself: {}", s.describe());
+      deliver(events::app_exited{s.as_exit_code(), s.describe()});
+    };
+    l.hook_finished = [this](const std::string& hook, milliseconds duration, bool ok) {
+      stats.observe_hook(hook, std::chrono::duration<double>(duration).count(), ok);
+    };
+    l.stopped = [this] {
+      auto now = mono_clock::now();
+      if (gate.on_app_stopped(now)) {
+        spdlog::info("app stopped");
+        deliver(events::app_stopped{});
+        return;
+      }
+      spdlog::info("app stopped; waiting for a socket client to acknowledge the stop of term {} "
+                   "(at most {}ms, until the kill deadline)",
+                   gate.token(), gate.wake_at() ? remaining_ms(*gate.wake_at(), now) : 0);
+      arm_gate_timer();
+    };
+    return l;
+  }
+
+  bool start(bool handle_signals) {
+    for (const auto& name : scrub_secret_environment()) {
+      spdlog::debug("{} removed from the environment of hooks and the child: it holds the store's "
+                    "password",
+                    name);
+    }
+    std::error_code ec;
+    socket.add_command("stopped", [this](const nlohmann::json& request, const peer_info& peer) {
+      return acknowledge(request, peer);
+    });
+    socket.add_command("resign", [this](const nlohmann::json&, const peer_info& peer) {
+      return resign(peer);
+    });
+    socket.open(ec);
+    if (ec) {
+      spdlog::critical("cannot open socket.path: {}", socket.last_error());
+      return false;
+    }
+    if (!cfg.http.listen.empty()) {
+      http = std::make_unique<http_server>(io, cfg.http.listen, [this](const http_request_view& r) {
+        return route_request(r, route_sources{[this] { return probe(); }, [this] { return status(); },
+                                              [this] { return metrics_text(); }});
+      });
+      http->open(ec);
+      if (ec) {
+        spdlog::critical("cannot serve http.listen: {}", http->last_error());
+        return false;
+      }
+      auto endpoint = http->local_endpoint();
+      spdlog::info("HTTP on {}:{} (/healthz /leader /standby /status /metrics)",
+                   endpoint.address().to_string(), endpoint.port());
+    }
+    spdlog::info("baton {} starting: node {} in election {} on {} (ttl {}ms, renew every {}ms, "
+                 "deadline {}ms)",
+                 BATON_VERSION, cfg.node_id, cfg.election, store.status().endpoint,
+                 cfg.lease.ttl.count(), cfg.lease.renew_interval.count(),
+                 cfg.lease.renew_deadline.count());
+    if (!cfg.socket.path.empty()) spdlog::info("app socket at {}", cfg.socket.path);
+    if (handle_signals) {
+      wait_for_signal();
+      wait_for_hangup();
+    }
+    store.watch([this](const store_event& e) { std::visit([this](const auto& ev) { on_store(ev); }, e); });
+    deliver(events::start{});
+    // READY=1 only from inside the loop: systemd then knows the daemon runs.
+    asio::post(io, [this] {
+      notifier.ready();
+      tell_systemd_status();
+      if (auto interval = notifier.watchdog_interval()) {
+        spdlog::info("systemd watchdog: notifying every {}ms",
+                     std::chrono::duration_cast<milliseconds>(*interval).count());
+        pet_watchdog(*interval);
+      }
+    });
+    return true;
+  }
+
+  // --- store events ------------------------------------------------------------
+
+  void on_store(const store_events::released&) { deliver(events::peer_released{}); }
+
+  void on_store(const store_events::acquired& e) {
+    deliver(events::peer_acquired{e.holder, e.token});
+    // No transition follows an announcement, so say here who leads now.
+    tell_systemd_status();
+    note_leader();
+  }
+
+  void on_store(const store_events::reset& e) {
+    spdlog::warn("{} lost its data ({}): holding every acquisition back for one ttl ({}ms)",
+                 store.status().label, e.why, cfg.lease.ttl.count());
+  }
+
+  void on_store(const store_events::wakeups& e) {
+    spdlog::debug("store announcements {}", e.trusted ? "reach this node" : "do not reach this node");
+  }
+
+  // STATUS= for `systemctl status`; built only when systemd listens, since it
+  // runs on every transition, renewals included.
+  void tell_systemd_status() {
+    if (notifier.enabled()) notifier.status(service_status_line(machine, cfg.node_id));
+  }
+
+  // WATCHDOG=1 comes from a timer on the event loop: if the loop wedges, the
+  // notifications stop and systemd restarts the daemon (its keeper then kills
+  // the app).
+  void pet_watchdog(std::chrono::microseconds interval) {
+    notifier.watchdog();
+    watchdog_timer.expires_after(interval);
+    watchdog_timer.async_wait([this, interval](const boost::system::error_code& ec) {
+      if (!ec) pet_watchdog(interval);
+    });
+  }
+
+  void wait_for_hangup() {
+    hangups.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload_config();
+      wait_for_hangup();
+    });
+  }
+
+  void reload_config() {
+    if (!reload) {
+      spdlog::warn("received SIGHUP: this daemon has no configuration source to reload");
+      return;
+    }
+    config fresh;
+    try {
+      fresh = reload();
+    } catch (const std::exception& e) {
+      spdlog::error("received SIGHUP: the configuration is invalid, nothing changed: {}", e.what());
+      return;
+    }
+    auto plan = plan_reload(cfg, fresh);
+    if (!plan.refused.empty()) {
+      std::string refused;
+      for (const auto& line : plan.refused) refused += (refused.empty() ? "" : "; ") + line;
+      spdlog::error("received SIGHUP: reload refused, nothing changed: these options cannot change "
+                    "while baton runs (restart it to apply them): {}",
+                    refused);
+      return;
+    }
+    if (plan.changes.empty()) {
+      spdlog::info("received SIGHUP: configuration reloaded, nothing changed");
+      return;
+    }
+    cfg = plan.next;
+    set_log_level(cfg.log.level);
+    app.set_hooks(cfg.hooks);
+    machine.set_stop_timing(cfg.child.stop_timeout, cfg.lease.resign_cooldown);
+    for (const auto& line : plan.changes) spdlog::info("received SIGHUP: {}", line);
+  }
+
+  void wait_for_signal() {
+    signals.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      shutdown(signo == SIGTERM ? "SIGTERM" : "SIGINT");
+      wait_for_signal();
+    });
+  }
+
+  void shutdown(const std::string& name) {
+    spdlog::info("received {}: {}", name,
+                 machine.current() == state::pausing ? "stopping the app now" : "shutting down");
+    deliver(events::shutdown{name});
+  }
+
+  // --- stepping --------------------------------------------------------------
+
+  void deliver(event e) {
+    pending.push_back(std::move(e));
+    if (stepping) return;
+    stepping = true;
+    while (!pending.empty()) {
+      auto next = std::move(pending.front());
+      pending.pop_front();
+      auto now = mono_clock::now();
+      auto result = machine.step(next, now);
+      if (result.change) on_transition(*result.change, now);
+      for (auto& a : result.actions) std::visit([&](auto& act) { carry_out(act, now); }, a);
+    }
+    stepping = false;
+  }
+
+  event_header header(time_point now) {
+    return {++event_seq, now, cfg.node_id, cfg.election};
+  }
+
+  void on_transition(const transition& t, time_point now) {
+    ++transition_counts[std::string(to_string(t.from)) + "->" + to_string(t.to)];
+    auto level = is_routine(t) ? spdlog::level::debug : spdlog::level::info;
+    if (t.why == reason::redis_error || t.why == reason::renew_failed) {
+      // Say it once when the store starts failing and once when it recovers.
+      level = t.detail == last_store_error ? spdlog::level::debug : spdlog::level::warn;
+      last_store_error = t.detail;
+    } else if (!last_store_error.empty() &&
+               (t.why == reason::busy || t.why == reason::acquired || t.why == reason::renewed)) {
+      const auto s = store.status();
+      spdlog::info("{} answers again at {}", s.label, s.endpoint);
+      last_store_error.clear();
+    }
+    if (t.detail.empty()) {
+      spdlog::log(level, "state {} -> {} ({})", to_string(t.from), to_string(t.to),
+                  to_string(t.why));
+    } else {
+      spdlog::log(level, "state {} -> {} ({}: {})", to_string(t.from), to_string(t.to),
+                  to_string(t.why), t.detail);
+    }
+    socket.publish(state_event(header(now), t, machine.token()));
+    stats.on_transition(to_string(t.from), to_string(t.to));
+    stats.set_state(to_string(t.to));
+    tell_systemd_status();
+    if (t.to == state::acquiring) resigned = false;
+    note_leader();
+  }
+
+  void note_leader() {
+    const auto now = mono_clock::now();
+    auto leader = machine.known_leader(cfg.node_id, now);
+    stats.set_leader(machine.leads(now));
+    if (leader.empty() || leader == known_leader) return;
+    known_leader = leader;
+    stats.on_leader_change();
+  }
+
+  // --- actions ---------------------------------------------------------------
+
+  void carry_out(const actions::acquire&, time_point) {
+    auto sent = mono_clock::now();
+    store.async_acquire([this, sent](store_error e, acquire_answer r) {
+      if (cancelled(e)) return;
+      observe_command("acquire", sent, e);
+      if (e) {
+        deliver(events::acquire_failed{e.message()});
+      } else if (r.acquired()) {
+        deliver(events::acquired{sent, r.token});
+      } else {
+        // Wait for an announcement only while announcements reach us.
+        const bool wakeups = store.status().wakeups == wakeup_state::subscribed;
+        deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups,
+                             r.outcome == acquire_outcome::held_back});
+      }
+    });
+  }
+
+  void carry_out(const actions::renew&, time_point) {
+    auto sent = mono_clock::now();
+    store.async_renew([this, sent](store_error e, renew_answer r) {
+      if (cancelled(e)) return;
+      observe_command("renew", sent, e);
+      if (e) {
+        deliver(events::renew_failed{e.message()});
+        return;
+      }
+      last_renew_latency = std::chrono::duration_cast<milliseconds>(mono_clock::now() - sent);
+      if (r == renew_answer::renewed) {
+        deliver(events::renewed{sent});
+      } else {
+        spdlog::error("lease lost: the key no longer holds this node's value");
+        deliver(events::lost{});
+      }
+    });
+  }
+
+  void carry_out(const actions::release&, time_point) {
+    auto sent = mono_clock::now();
+    store.async_release([this, sent](store_error e, release_answer r) {
+      if (cancelled(e)) return;
+      observe_command("release", sent, e);
+      if (e) {
+        spdlog::warn("release failed ({}); the lease will expire by itself", e.message());
+        deliver(events::release_done{e.message()});
+        return;
+      }
+      if (r == release_answer::not_ours) spdlog::info("release: the lease was no longer ours");
+      deliver(events::release_done{});
+    });
+  }
+
+  void observe_command(const char* command, time_point sent, const store_error& e) {
+    stats.observe_store_command(command, seconds_since(sent));
+    if (e) stats.on_store_error(store_error_kind(e.code));
+  }
+
+  app_context context(reason why) const {
+    return {cfg.node_id, cfg.election, to_string(why), cfg.lease.ttl, machine.term_token()};
+  }
+
+  void carry_out(const actions::start_app& a, time_point now) {
+    spdlog::info("leading with token {}: starting the app", a.token);
+    gate.on_term(a.token);
+    socket.publish(start_event(header(now), a));
+    gate.on_published(socket.subscriber_count());
+    // The keeper kills the command at this deadline unless a renewal moves it,
+    // so a crashed or frozen daemon cannot leave its app working.
+    app.set_deadline(a.valid_until);
+    app.start(context(a.why));
+  }
+
+  void carry_out(const actions::stop_app& a, time_point now) {
+    spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running", to_string(a.why),
+                 remaining_ms(a.kill_at, now));
+    socket.publish(stop_event(header(now), a, gate.ack_required()));
+    gate.on_stop(a.kill_at, socket.subscriber_count(), now);
+    app.stop(context(a.why));
+  }
+
+  void carry_out(const actions::kill_app&, time_point now) {
+    if (gate.waiting_for_ack_only()) {
+      spdlog::warn("no socket client acknowledged the stop of term {} before the kill deadline: "
+                   "going on without it",
+                   machine.term_token());
+    } else {
+      spdlog::error("the app did not stop in time: sending SIGKILL");
+    }
+    socket.publish(kill_event(header(now), machine.term_token()));
+    app.kill();
+    if (gate.on_kill(now)) {
+      gate_timer.cancel();
+      deliver(events::app_stopped{});
+    }
+  }
+
+  // --- stop acknowledgements -------------------------------------------------
+
+  nlohmann::json acknowledge(const nlohmann::json& request, const peer_info& peer) {
+    // Errors are thrown: the socket sends them back as {"type":"error"}.
+    check_peer_uid(allowed_uids, peer.uid, "stopped");
+    auto token = ack_token(request);
+    auto now = mono_clock::now();
+    auto result = gate.on_ack(token, now);
+    if (!result.error.empty()) throw std::runtime_error(result.error);
+    spdlog::info("stop of term {} acknowledged by pid {} (uid {})", gate.token(), peer.pid,
+                 peer.uid);
+    if (result.release) {
+      gate_timer.cancel();
+      spdlog::info("app stopped");
+      deliver(events::app_stopped{});
+    }
+    return {{"type", "acknowledged"}, {"token", gate.token()}};
+  }
+
+  // --- resign ----------------------------------------------------------------
+
+  nlohmann::json resign(const peer_info& peer) {
+    // Errors are thrown: the socket sends them back as {"type":"error"}.
+    check_peer_uid(allowed_uids, peer.uid, "resign");
+    if (!machine.can_resign()) {
+      throw std::runtime_error(std::string("not the leader (state ") + to_string(machine.current()) +
+                               "): nothing to resign");
+    }
+    auto token = machine.token();
+    spdlog::info("resign requested by pid {} (uid {}): stopping the app, releasing the lease, then "
+                 "staying out of the election for {}ms",
+                 peer.pid, peer.uid, cfg.lease.resign_cooldown.count());
+    resigned = true;
+    deliver(events::resign{});
+    return {{"node_id", cfg.node_id},
+            {"token", token},
+            {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
+  }
+
+  void arm_gate_timer() {
+    auto at = gate.wake_at();
+    auto generation = ++gate_timer_generation;
+    if (!at) {
+      gate_timer.cancel();
+      return;
+    }
+    gate_timer.expires_at(*at);
+    gate_timer.async_wait([this, generation](const boost::system::error_code& ec) {
+      if (ec || generation != gate_timer_generation) return;
+      if (gate.on_timer(mono_clock::now())) {
+        spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
+                     "deadline: going on without it",
+                     machine.term_token());
+        deliver(events::app_stopped{});
+      } else {
+        arm_gate_timer();
+      }
+    });
+  }
+
+  void carry_out(const actions::arm_timer& a, time_point) {
+    if (a.id == timer_id::kill) {
+      gate.on_kill_at(a.at);
+      if (gate.waiting_for_ack_only()) arm_gate_timer();
+    }
+    auto index = static_cast<std::size_t>(a.id);
+    auto generation = ++timer_generation[index];
+    auto& timer = timers[index];
+    timer.expires_at(a.at);
+    // The generation check drops a completion that was already queued when the
+    // timer was re-armed or cancelled; asio cannot take those back.
+    timer.async_wait([this, id = a.id, index, generation,
+                      due = a.at](const boost::system::error_code& ec) {
+      if (ec || timer_generation[index] != generation) return;
+      warn_if_stalled(id, due);
+      deliver(events::timer{id});
+    });
+  }
+
+  // A timer that fires far past its due time means this process did not run
+  // (SIGSTOP, a VM pause, swapping): the reason the machine then gives, such as
+  // redis-unreachable, would otherwise hide that.
+  void warn_if_stalled(timer_id id, time_point due) {
+    auto late = std::chrono::duration_cast<milliseconds>(mono_clock::now() - due);
+    if (late < std::max(milliseconds(100), cfg.lease.renew_interval / 2)) return;
+    spdlog::warn("the {} timer fired {}ms late: the daemon did not run for that long (stopped or "
+                 "paused?)",
+                 to_string(id), late.count());
+  }
+
+  void carry_out(const actions::cancel_timer& a, time_point) {
+    auto index = static_cast<std::size_t>(a.id);
+    ++timer_generation[index];
+    timers[index].cancel();
+  }
+
+  void carry_out(const actions::lease_extended& a, time_point now) {
+    app.set_deadline(a.valid_until);
+    socket.publish(renewed_event(header(now), a, machine.term_token()));
+    gate.on_published(socket.subscriber_count());
+  }
+
+  void carry_out(const actions::exit_process& a, time_point) {
+    exit_code = a.code;
+    spdlog::info("exiting with code {}", a.code);
+    notifier.stopping();
+    signals.cancel();
+    hangups.cancel();
+    watchdog_timer.cancel();
+    if (http) http->close();
+    for (auto& t : timers) t.cancel();
+    ++gate_timer_generation;
+    gate_timer.cancel();
+    store.close();
+    socket.close();
+    io.stop();
+  }
+
+  // --- status ----------------------------------------------------------------
+
+  // A client that read "is_leader": true may work on that, just as one that
+  // heard the start event.
+  nlohmann::json status_for_client() {
+    auto s = status();
+    if (s.value("is_leader", false)) gate.on_published(1);
+    return s;
+  }
+
+  probe_view probe() const {
+    auto now = mono_clock::now();
+    auto health = assess_health(machine, now);
+    return {health.healthy, health.reason, machine.leads(now)};
+  }
+
+  std::string metrics_text() {
+    auto now = mono_clock::now();
+    double remaining = 0;
+    if (machine.holds_lease() && machine.valid_until() > now) {
+      remaining = std::chrono::duration<double>(machine.valid_until() - now).count();
+    }
+    stats.set_lease_remaining(remaining);
+    stats.set_leader(machine.leads(now));
+    stats.set_socket_clients(socket.client_count());
+    return stats.text();
+  }
+
+  nlohmann::json status() const {
+    status_inputs in;
+    in.node_id = cfg.node_id;
+    in.election = cfg.election;
+    in.machine = &machine;
+    in.store = store.status();
+    in.last_renew_latency = last_renew_latency;
+    in.transitions = transition_counts;
+    if (gate.stopping()) in.awaiting_ack = gate.waiting_for_ack_only();
+    in.child_pid = app.child_pid();
+    in.resigned = resigned;
+    return status_report(in, mono_clock::now());
+  }
+};
+
+driver::driver(asio::io_context& io, config cfg, lease_store& store, reload_source reload)
+    : impl_(std::make_unique<impl>(io, std::move(cfg), store, std::move(reload))) {}
+driver::~driver() = default;
+
+bool driver::start(bool handle_signals) { return impl_->start(handle_signals); }
+void driver::shutdown(const std::string& why) { impl_->shutdown(why); }
+std::optional<int> driver::exit_code() const { return impl_->exit_code; }
+nlohmann::json driver::status() const { return impl_->status(); }
+const election_machine& driver::machine() const { return impl_->machine; }
+
+}  // namespace baton

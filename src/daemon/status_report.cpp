@@ -1,0 +1,69 @@
+// See status_report.hpp. Field names are public (the socket protocol and
+// `baton status --json`): add, never rename.
+#include "status_report.hpp"
+
+#include "app_messages.hpp"
+#include "baton/health.hpp"
+
+namespace baton {
+
+nlohmann::json store_report(const store_status& s, time_point now) {
+  nlohmann::json j{{"kind", s.kind},
+                   {"endpoint", s.endpoint},
+                   {"link", to_string(s.link)},
+                   {"wakeups", to_string(s.wakeups)}};
+  if (!s.last_error.empty()) {
+    j["last_error"] = s.last_error;
+    j["last_error_kind"] = s.last_error_kind;
+    if (s.last_error_at) {
+      j["last_error_ago_ms"] = std::chrono::duration_cast<milliseconds>(now - *s.last_error_at).count();
+    }
+  }
+  if (!s.last_reset.empty()) j["last_reset"] = s.last_reset;
+  if (!s.members.empty()) {
+    auto& members = j["members"] = nlohmann::json::array();
+    for (const auto& m : s.members) {
+      nlohmann::json member{{"endpoint", m.endpoint},
+                            {"link", to_string(m.link)},
+                            {"holds_lease", m.holds_lease}};
+      if (!m.last_error.empty()) member["last_error"] = m.last_error;
+      members.push_back(std::move(member));
+    }
+  }
+  return j;
+}
+
+nlohmann::json status_report(const status_inputs& in, time_point now) {
+  const auto& machine = *in.machine;
+  const auto health = assess_health(machine, now);
+  nlohmann::json s{
+      {"node_id", in.node_id},
+      {"election", in.election},
+      {"state", to_string(machine.current())},
+      {"since_ms", std::chrono::duration_cast<milliseconds>(now - machine.since()).count()},
+      {"is_leader", machine.leads(now)},
+      {"token", machine.token()},
+      {"store", store_report(in.store, now)}};
+  // The Redis-era names of the store's link state and last reset, kept for
+  // the clients and scripts that read them.
+  if (in.store.kind == "redis") s["redis"] = to_string(in.store.link);
+  if (machine.holds_lease() && machine.valid_until() > now) {
+    s["valid_until_mono_ns"] = mono_ns(machine.valid_until());
+    s["lease_remaining_ms"] = remaining_ms(machine.valid_until(), now);
+  }
+  const auto leader = machine.known_leader(in.node_id, now);
+  s["leader"] = leader.empty() ? nlohmann::json(nullptr) : nlohmann::json(leader);
+  if (in.last_renew_latency) s["last_renew_latency_ms"] = in.last_renew_latency->count();
+  if (!in.store.last_reset.empty() && in.store.kind == "redis") s["redis_reset"] = in.store.last_reset;
+  if (in.awaiting_ack) s["awaiting_ack"] = *in.awaiting_ack;
+  if (in.child_pid > 0) s["child_pid"] = in.child_pid;
+  s["transitions"] = in.transitions;
+  s["healthy"] = health.healthy;
+  s["health"] = health.reason;
+  if (in.resigned && machine.held_back_until() > now) {
+    s["cooldown_remaining_ms"] = remaining_ms(machine.held_back_until(), now);
+  }
+  return s;
+}
+
+}  // namespace baton

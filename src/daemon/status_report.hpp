@@ -1,0 +1,37 @@
+// The status object behind `baton status`, the socket's status reply and
+// /status: a pure function of the machine, the store's own status and what
+// the driver counted, so it is tested without a daemon.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/election_machine.hpp"
+#include "baton/lease_store.hpp"
+
+namespace baton {
+
+struct status_inputs {
+  std::string node_id;
+  std::string election;
+  const election_machine* machine = nullptr;
+  store_status store;
+  std::optional<milliseconds> last_renew_latency;
+  std::map<std::string, std::uint64_t> transitions;
+  std::optional<bool> awaiting_ack;  ///< set while a stop is under way
+  int child_pid = 0;                 ///< 0 = none
+  bool resigned = false;             ///< the current hold-back is a resign's cool-down
+};
+
+/// The JSON status at `now` (see README, "Status").
+nlohmann::json status_report(const status_inputs& in, time_point now);
+
+/// The store part of it: kind, endpoint, link, wakeups, last error (with its
+/// kind and age), last reset, and members when the store has several.
+nlohmann::json store_report(const store_status& s, time_point now);
+
+}  // namespace baton

@@ -1,0 +1,74 @@
+// The lease store on one Redis server, over TCP or a Unix socket: the `redis`
+// store kind behind the port (baton/lease_store.hpp). Socket I/O, timeouts and
+// reconnects run in asio; hiredis only formats commands and parses replies.
+// Acquire, renew and release are Lua scripts (EVALSHA, falling back to EVAL
+// after NOSCRIPT) so each is one atomic round trip.
+//
+// Redis that forgets: when the election's token counter is missing, or the
+// server's run_id differs from the one this store saw before (a restart or a
+// failover), every acquisition is held back for one ttl by the fence key
+// (see lease_keys.hpp and scripts.hpp); acquires answer held_back with the
+// fence's remaining time meanwhile, and watchers hear store_events::reset.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "baton/lease_store.hpp"
+#include "baton/redis_url.hpp"
+#include "redis_error.hpp"
+#include "transport.hpp"
+
+namespace baton {
+
+struct redis_store_options {
+  redis_endpoint endpoint;
+  /// Overrides endpoint.password when not empty (from a file or the environment).
+  std::string password;
+  milliseconds connect_timeout{1000};
+  milliseconds command_timeout{1000};
+  /// Election, node id and ttl (> 0); fixed for the store's life.
+  store_identity identity;
+  /// First wait before resubscribing after the watch connection broke;
+  /// doubles on every failed attempt up to resubscribe_backoff_max.
+  milliseconds resubscribe_backoff_initial{100};
+  milliseconds resubscribe_backoff_max{5000};
+  /// PING on the watch connection this often to notice a dead server
+  /// (each PING gets command_timeout); 0 = never.
+  milliseconds subscription_ping_interval{5000};
+  /// Makes the byte stream of every connection (tests pass a fake); empty =
+  /// TCP or Unix socket per the endpoint.
+  redis_detail::transport_factory transport;
+};
+
+/// Errors reach handlers as redis_errc codes (see redis_error.hpp, which maps
+/// them onto store_errc), or as operation_aborted
+/// (== std::errc::operation_canceled) after close().
+/// Handlers run on `io`, never inline, and never after the store is destroyed.
+class redis_store final : public lease_store {
+ public:
+  /// Connects lazily (nothing happens until the first call). Throws
+  /// std::invalid_argument when the election or node id is empty or the ttl
+  /// is not positive.
+  redis_store(boost::asio::io_context& io, redis_store_options options);
+  ~redis_store() override;
+
+  const store_identity& identity() const override;
+  void async_acquire(acquire_handler handler) override;
+  void async_renew(renew_handler handler) override;
+  void async_release(release_handler handler) override;
+  void watch(event_listener listener) override;
+  store_status status() const override;
+  void close() override;
+
+  /// The value this candidate writes into the lease key: `<node_id>:<nonce>`,
+  /// the nonce being 128 random bits in hex, fixed for the process's life.
+  const std::string& lease_value() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace baton

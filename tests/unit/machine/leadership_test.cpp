@@ -1,0 +1,74 @@
+// The one definition of "this node leads" (election_machine::leads and
+// believes_leading) and of the leader this node knows of, plus how a standby
+// that the store holds back after a reset is told apart from one that sees a
+// holder.
+#include <gtest/gtest.h>
+
+#include "machine_harness.hpp"
+
+namespace baton::testing {
+namespace {
+
+TEST(leadership, a_working_leader_leads_until_its_validity_ends) {
+  machine_harness h;
+  h.feed(events::start{});
+  const auto sent = h.now;
+  h.feed(events::acquired{sent, 9});
+  EXPECT_TRUE(h.machine.believes_leading());
+  EXPECT_TRUE(h.machine.leads(h.now));
+  EXPECT_EQ(h.machine.known_leader("me", h.now), "me");
+  // Past sent + ttl - drift it still believes, but no longer leads.
+  const auto after = sent + h.machine.timing().validity() + 1ms;
+  EXPECT_TRUE(h.machine.believes_leading());
+  EXPECT_FALSE(h.machine.leads(after));
+  EXPECT_EQ(h.machine.known_leader("me", after), "");
+}
+
+TEST(leadership, a_standby_never_leads_and_knows_the_holder) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "node-b", 7000ms, 5, true});
+  EXPECT_FALSE(h.machine.believes_leading());
+  EXPECT_FALSE(h.machine.leads(h.now));
+  EXPECT_EQ(h.machine.known_leader("me", h.now), "node-b");
+}
+
+TEST(leadership, a_stopping_leader_does_not_lead_but_is_still_the_known_leader) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::acquired{h.now, 9});
+  h.feed(events::app_started{});
+  h.feed(events::shutdown{"SIGTERM"});
+  EXPECT_EQ(h.machine.current(), state::pausing);
+  EXPECT_FALSE(h.machine.believes_leading());
+  EXPECT_FALSE(h.machine.leads(h.now));
+  // Nobody else may start before its release: it is still the holder.
+  EXPECT_EQ(h.machine.known_leader("me", h.now), "me");
+}
+
+TEST(leadership, held_back_without_a_holder_names_no_leader_and_says_why) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "", 1500ms, 0, true, true});
+  EXPECT_EQ(h.machine.current(), state::idle);
+  EXPECT_EQ(h.machine.known_leader("me", h.now), "");
+  ASSERT_FALSE(h.transitions.empty());
+  EXPECT_EQ(h.transitions.back().why, reason::busy);
+  EXPECT_EQ(h.transitions.back().detail, "held back after a store reset");
+  // The retry goes just after the hold-back, as for a holder's expiry.
+  auto wake = h.timer(timer_id::wake);
+  ASSERT_TRUE(wake);
+  EXPECT_GE(*wake, h.now + 1501ms);
+  EXPECT_LE(*wake, h.now + 1503ms);
+}
+
+TEST(leadership, held_back_with_an_old_holder_names_it) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "node-b", 1500ms, 4, true, true});
+  EXPECT_EQ(h.machine.known_leader("me", h.now), "node-b");
+  EXPECT_EQ(h.transitions.back().detail, "held back after a store reset; node-b holds a lease");
+}
+
+}  // namespace
+}  // namespace baton::testing
