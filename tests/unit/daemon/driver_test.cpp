@@ -1,0 +1,299 @@
+// The driver over a strict scripted store, with no server: the paths that only
+// integration tests reached before (late replies, a reset during an acquire,
+// announcements while renewing, shutdown in each state). No app command and
+// no hooks, no socket, no HTTP, no signal handlers: only the driver's own
+// turning of actions into store calls and of answers into machine events.
+//
+// The lease is short (ttl 600 ms) so that timer-driven paths complete in well
+// under a second; every wait is bounded and asserts on events, not on time.
+#include "daemon/driver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+
+#include "support/scripted_lease_store.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using testing::scripted_lease_store;
+namespace answers = testing::answers;
+
+config test_config() {
+  config c;
+  c.election = "jobs";
+  c.node_id = "node-a";
+  c.lease.ttl = 600ms;
+  c.lease.renew_interval = 200ms;
+  c.lease.renew_deadline = 400ms;
+  c.lease.retry_interval = 100ms;
+  c.lease.resign_cooldown = 600ms;
+  c.child.stop_timeout = 1s;
+  c.redis.command_timeout = 100ms;
+  return c;
+}
+
+// Runs `io` until `done()` holds or `limit` passes; false on time-out.
+bool run_until(asio::io_context& io, const std::function<bool()>& done,
+               milliseconds limit = 5s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (io.stopped()) io.restart();
+    io.run_one_for(std::min<std::chrono::steady_clock::duration>(deadline - now, 50ms));
+  }
+  return true;
+}
+
+class driver_test : public ::testing::Test {
+ protected:
+  driver_test() {
+    store_status s;
+    s.kind = "scripted";
+    s.label = "Scripted";
+    s.endpoint = "scripted";
+    s.link = link_state::connected;
+    s.wakeups = wakeup_state::subscribed;
+    store.set_status(s);
+  }
+
+  // Starts the driver; the first acquire is expected.
+  void start() {
+    store.expect_acquire();
+    ASSERT_TRUE(election.start(false));
+    ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }));
+  }
+
+  // Starts and wins the first term with `token`: the app (none) starts and
+  // the node leads.
+  void lead(std::uint64_t token = 7) {
+    start();
+    store.answer_acquire(answers::acquired(token));
+    ASSERT_TRUE(run_until(io, [&] { return election.status().value("is_leader", false); }));
+  }
+
+  state current() const { return election.machine().current(); }
+
+  asio::io_context io;
+  scripted_lease_store store{io, {"jobs", "node-a", 600ms}};
+  driver election{io, test_config(), store};
+};
+
+TEST_F(driver_test, start_watches_the_store_and_acquires_once) {
+  start();
+  EXPECT_EQ(store.watch_calls(), 1);
+  EXPECT_EQ(store.acquire_calls(), 1);
+  EXPECT_EQ(current(), state::acquiring);
+  store.verify_expectations();
+}
+
+TEST_F(driver_test, a_won_term_renews_on_time_and_keeps_leading) {
+  lead(7);
+  EXPECT_EQ(election.status()["token"], 7);
+  store.expect_renew();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_renews() == 1; }));
+  EXPECT_EQ(current(), state::renewing);
+  store.answer_renew(renew_answer::renewed);
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::working; }));
+  EXPECT_TRUE(election.status()["is_leader"]);
+  EXPECT_EQ(store.acquire_calls(), 1);
+}
+
+TEST_F(driver_test, a_busy_standby_names_the_holder_and_retries_after_its_expiry) {
+  start();
+  store.answer_acquire(answers::held("node-b", 4, 150ms));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  EXPECT_EQ(election.status()["leader"], "node-b");
+  EXPECT_EQ(election.status()["token"], 4);
+  EXPECT_FALSE(election.status()["is_leader"]);
+  // The next attempt comes just after the holder's 150 ms (wakeups trusted).
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 2s));
+}
+
+TEST_F(driver_test, an_acquire_answer_after_the_renew_deadline_is_given_back) {
+  start();
+  // Hold the answer past renew_deadline (400 ms after the acquire was sent).
+  run_until(io, [] { return false; }, 450ms);
+  store.expect_release();
+  store.answer_acquire(answers::acquired(9));
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_releases() == 1; }));
+  EXPECT_EQ(current(), state::releasing);
+  EXPECT_FALSE(election.status()["is_leader"]);
+  store.answer_release(release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+}
+
+TEST_F(driver_test, a_reset_during_an_acquire_holds_the_node_back_without_a_leader) {
+  start();
+  store.emit(store_events::reset{"token counter missing"});
+  store.answer_acquire(answers::held_back(300ms));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  auto s = election.status();
+  EXPECT_TRUE(s["leader"].is_null()) << s.dump();
+  EXPECT_FALSE(s["is_leader"]);
+  // It tries again once the hold-back is over, not before.
+  const auto answered = std::chrono::steady_clock::now();
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 3s));
+  EXPECT_GE(std::chrono::steady_clock::now() - answered, 290ms);
+}
+
+TEST_F(driver_test, without_trusted_wakeups_a_standby_polls_at_the_retry_interval) {
+  auto s = store.status();
+  s.wakeups = wakeup_state::disconnected;
+  store.set_status(s);
+  start();
+  // A holder with 5 s left: with wake-ups it would wait 5 s; without, it
+  // polls every retry_interval (100 ms, jittered).
+  store.answer_acquire(answers::held("node-b", 4, 5s));
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 2s));
+}
+
+TEST_F(driver_test, a_release_announcement_wakes_a_standby_at_once) {
+  start();
+  store.answer_acquire(answers::held("node-b", 4, 5s));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  store.expect_acquire();
+  store.emit(store_events::released{});
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 1s));
+  EXPECT_EQ(current(), state::acquiring);
+}
+
+TEST_F(driver_test, announcements_while_renewing_change_nothing_but_the_known_leader_news) {
+  lead(7);
+  store.expect_renew();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_renews() == 1; }));
+  store.emit(store_events::released{});
+  store.emit(store_events::acquired{"node-a", 7});
+  store.emit(store_events::wakeups{false});
+  run_until(io, [] { return false; }, 50ms);
+  EXPECT_EQ(current(), state::renewing);
+  EXPECT_EQ(store.acquire_calls(), 1);
+  store.answer_renew(renew_answer::renewed);
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::working; }));
+  EXPECT_TRUE(election.status()["is_leader"]);
+}
+
+TEST_F(driver_test, a_lost_renewal_stops_the_app_and_competes_again_without_a_release) {
+  lead(7);
+  store.expect_renew();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_renews() == 1; }));
+  // The lease is no longer ours: nothing to release (the strict store fails
+  // the test on a release), the app stops, the node competes again.
+  store.expect_acquire();
+  store.answer_renew(renew_answer::lost);
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 3s));
+  EXPECT_FALSE(election.status()["is_leader"]);
+  EXPECT_EQ(store.release_calls(), 0);
+}
+
+TEST_F(driver_test, failing_renewals_stop_the_app_at_the_renew_deadline) {
+  lead(7);
+  store.allow_any();
+  // Every renewal fails; by renew_deadline the node must step down.
+  ASSERT_TRUE(run_until(io, [&] {
+    while (store.pending_renews() > 0) {
+      store.answer_renew({make_error_code(std::errc::timed_out), "renew: timed out"},
+                         renew_answer::renewed);
+    }
+    while (store.pending_releases() > 0) store.answer_release(release_answer::released);
+    return current() == state::idle || current() == state::acquiring;
+  }));
+  EXPECT_GE(store.release_calls(), 1);
+  EXPECT_FALSE(election.status()["is_leader"]);
+}
+
+TEST_F(driver_test, an_acquire_error_is_kept_in_the_status_and_retried) {
+  auto s = store.status();
+  s.last_error = "AUTH: WRONGPASS invalid username-password pair";
+  s.last_error_kind = "auth";
+  store.set_status(s);
+  start();
+  store.answer_acquire({make_error_code(std::errc::permission_denied), s.last_error},
+                       acquire_answer{});
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  EXPECT_EQ(election.status()["store"]["last_error_kind"], "auth");
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 3s));
+}
+
+// --- shutdown in each state ------------------------------------------------------
+
+TEST_F(driver_test, shutdown_while_idle_exits_without_touching_the_store) {
+  start();
+  store.answer_acquire(answers::held("node-b", 4, 5s));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  election.shutdown("SIGTERM");
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+  EXPECT_EQ(*election.exit_code(), 0);
+  EXPECT_TRUE(store.closed());
+  EXPECT_EQ(store.release_calls(), 0);
+}
+
+TEST_F(driver_test, shutdown_while_acquiring_gives_a_late_win_straight_back) {
+  start();
+  election.shutdown("SIGTERM");
+  store.expect_release();
+  store.answer_acquire(answers::acquired(8));
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_releases() == 1; }));
+  EXPECT_FALSE(election.status()["is_leader"]);
+  store.answer_release(release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+  EXPECT_EQ(*election.exit_code(), 0);
+  EXPECT_TRUE(store.closed());
+}
+
+TEST_F(driver_test, shutdown_while_working_releases_then_exits) {
+  lead(7);
+  store.expect_release();
+  election.shutdown("SIGTERM");
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_releases() == 1; }));
+  EXPECT_FALSE(election.exit_code().has_value()) << "exited before the release completed";
+  store.answer_release(release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+  EXPECT_EQ(*election.exit_code(), 0);
+  EXPECT_TRUE(store.closed());
+}
+
+TEST_F(driver_test, shutdown_while_renewing_waits_for_the_renewal_then_releases) {
+  lead(7);
+  store.expect_renew();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_renews() == 1; }));
+  store.allow_any();
+  election.shutdown("SIGTERM");
+  store.answer_renew(renew_answer::renewed);
+  ASSERT_TRUE(run_until(io, [&] {
+    while (store.pending_renews() > 0) store.answer_renew(renew_answer::renewed);
+    return store.pending_releases() == 1;
+  }));
+  store.answer_release(release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+  EXPECT_EQ(*election.exit_code(), 0);
+}
+
+TEST_F(driver_test, shutdown_while_releasing_exits_when_the_release_fails) {
+  lead(7);
+  store.expect_release();
+  election.shutdown("SIGTERM");
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_releases() == 1; }));
+  EXPECT_EQ(current(), state::releasing);
+  // A second signal while releasing changes nothing about the order.
+  election.shutdown("SIGTERM");
+  store.answer_release({make_error_code(std::errc::connection_reset), "release: connection lost"},
+                       release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+  EXPECT_EQ(*election.exit_code(), 0);
+  EXPECT_TRUE(store.closed());
+  EXPECT_EQ(store.release_calls(), 1);
+}
+
+}  // namespace
+}  // namespace baton
