@@ -296,6 +296,7 @@ class election_machine {
   reason stop_reason_ = reason::shutdown;
   bool voluntary_stop_ = false;
   time_point stop_started_{};
+  milliseconds stop_timeout_of_stop_{};  // stop_timeout when this stop began
   time_point kill_at_{};
   bool killed_ = false;
 

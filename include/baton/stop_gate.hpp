@@ -11,8 +11,11 @@
 //   renewed or stop event went out, and none read a status saying this node
 //   leads), so no socket app can have been told to work: nobody to wait for;
 // - the stop's kill deadline (kill_at, which the machine may move) passed, or
-//   the machine sent the kill anyway (the operator's second signal): the app
-//   was told to be done by then, and waiting longer could outlive the lease.
+//   the machine sent the kill anyway (the operator's second signal), AND the
+//   latest lease deadline any subscriber was given (valid_until of a start or
+//   renewed event, or of a status read) passed too: a client that missed the
+//   stop (its connection dropped) works on until that deadline, which is
+//   never past the lease's validity.
 // A subscriber that disconnects does not count as an acknowledgement: it may
 // still be working until the deadline it was last given.
 //
@@ -43,9 +46,10 @@ class stop_gate {
   /// previous stop and who heard what.
   void on_term(std::uint64_t token);
   /// An event of the term (start or renewed) went out to `subscribers`
-  /// clients, or (with 1) a client read a status saying this node leads.
-  /// Ignored while a stop is under way.
-  void on_published(std::size_t subscribers);
+  /// clients, or (with 1) a client read a status saying this node leads;
+  /// `deadline` is the lease validity it carried (a client may work until
+  /// then unless it hears the stop). Ignored while a stop is under way.
+  void on_published(std::size_t subscribers, time_point deadline = {});
   /// The app is told to stop (stop_app) at `now`, to be done by `kill_at`;
   /// the stop event goes out to `subscribers` clients.
   void on_stop(time_point kill_at, std::size_t subscribers, time_point now);
@@ -72,8 +76,10 @@ class stop_gate {
   /// meaning the stop under way) at `now`.
   ack_result on_ack(std::optional<std::uint64_t> token, time_point now);
 
-  /// When on_timer() should be called next: the kill deadline while the app
-  /// has stopped and only the acknowledgement is missing; nullopt otherwise.
+  /// When on_timer() should be called next while the app has stopped and
+  /// only the acknowledgement is missing: the later of the kill deadline
+  /// (unless the kill was sent) and the latest deadline a subscriber was
+  /// given; nullopt otherwise.
   std::optional<time_point> wake_at() const;
 
   /// A stop is under way and app_stopped was not delivered yet.
@@ -95,6 +101,7 @@ class stop_gate {
   phase phase_ = phase::idle;
   std::uint64_t token_ = 0;
   bool told_ = false;  // a subscriber heard an event of this term
+  time_point told_until_{};  // the latest deadline such an event carried
   time_point kill_at_{};
   bool app_down_ = false;
   bool acked_ = false;

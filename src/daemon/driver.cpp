@@ -439,7 +439,7 @@ struct driver::impl {
     spdlog::info("leading with token {}: starting the app", a.token);
     gate.on_term(a.token);
     socket.publish(start_event(header(now), a));
-    gate.on_published(socket.subscriber_count());
+    gate.on_published(socket.subscriber_count(), a.valid_until);
     // The keeper kills the command at this deadline unless a renewal moves it,
     // so a crashed or frozen daemon cannot leave its app working.
     app.set_deadline(a.valid_until);
@@ -467,6 +467,10 @@ struct driver::impl {
     if (gate.on_kill(now)) {
       gate_timer.cancel();
       deliver(events::app_stopped{});
+    } else if (gate.waiting_for_ack_only()) {
+      // A client that missed the stop may work until the deadline it was
+      // given: the gate says when that is over.
+      arm_gate_timer();
     }
   }
 
@@ -569,7 +573,7 @@ struct driver::impl {
   void carry_out(const actions::lease_extended& a, time_point now) {
     app.set_deadline(a.valid_until);
     socket.publish(renewed_event(header(now), a, machine.term_token()));
-    gate.on_published(socket.subscriber_count());
+    gate.on_published(socket.subscriber_count(), a.valid_until);
   }
 
   void carry_out(const actions::exit_process& a, time_point) {
@@ -594,7 +598,7 @@ struct driver::impl {
   // heard the start event.
   nlohmann::json status_for_client() {
     auto s = status();
-    if (s.value("is_leader", false)) gate.on_published(1);
+    if (s.value("is_leader", false)) gate.on_published(1, machine.valid_until());
     return s;
   }
 

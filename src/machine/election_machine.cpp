@@ -204,7 +204,9 @@ void election_machine::on(const events::renewed& ev, step_context& ctx) {
     valid_until_ = ev.sent + timing_.validity();
     ctx.emit(actions::lease_extended{valid_until_, true});
     ctx.emit(actions::arm_timer{timer_id::wake, ev.sent + timing_.renew_interval});
-    arm_kill(ctx, std::min(stop_started_ + timing_.stop_timeout, valid_until_));
+    // The stop_timeout of this stop, not a reloaded one: the kill_at already
+    // announced must not move earlier.
+    arm_kill(ctx, std::min(stop_started_ + stop_timeout_of_stop_, valid_until_));
   }
 }
 
@@ -272,6 +274,7 @@ void election_machine::begin_stop(step_context& ctx, reason why, bool voluntary)
   stop_reason_ = why;
   voluntary_stop_ = voluntary && holding_;
   stop_started_ = ctx.now;
+  stop_timeout_of_stop_ = timing_.stop_timeout;
   killed_ = false;
   ctx.emit(actions::cancel_timer{timer_id::deadline});
   if (!voluntary_stop_) ctx.emit(actions::cancel_timer{timer_id::wake});

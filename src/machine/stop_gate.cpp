@@ -1,22 +1,27 @@
 // The stop gate's bookkeeping; see stop_gate.hpp for the rule.
 #include "baton/stop_gate.hpp"
 
+#include <algorithm>
+
 namespace baton {
 
 void stop_gate::on_term(std::uint64_t token) {
   phase_ = phase::idle;
   token_ = token;
   told_ = false;
+  told_until_ = {};
   kill_at_ = {};
   app_down_ = false;
   acked_ = false;
   deadline_passed_ = false;
 }
 
-void stop_gate::on_published(std::size_t subscribers) {
+void stop_gate::on_published(std::size_t subscribers, time_point deadline) {
   // Renewals continue during a voluntary stop; a client that only hears
   // those was never told to start.
-  if (phase_ == phase::idle && subscribers > 0) told_ = true;
+  if (phase_ != phase::idle || subscribers == 0) return;
+  told_ = true;
+  told_until_ = std::max(told_until_, deadline);
 }
 
 void stop_gate::on_stop(time_point kill_at, std::size_t subscribers, time_point now) {
@@ -67,8 +72,10 @@ stop_gate::ack_result stop_gate::on_ack(std::optional<std::uint64_t> token, time
 }
 
 std::optional<time_point> stop_gate::wake_at() const {
-  if (!waiting_for_ack_only() || deadline_passed_) return std::nullopt;
-  return kill_at_;
+  if (!waiting_for_ack_only()) return std::nullopt;
+  // Killed (or due) already: only a told deadline can still be ahead.
+  if (deadline_passed_) return told_until_;
+  return std::max(kill_at_, told_until_);
 }
 
 bool stop_gate::waiting_for_ack_only() const {
@@ -77,8 +84,8 @@ bool stop_gate::waiting_for_ack_only() const {
 
 bool stop_gate::try_release(time_point now) {
   if (phase_ != phase::stopping || !app_down_) return false;
-  const bool ack_done =
-      !require_ack_ || acked_ || !told_ || deadline_passed_ || now >= kill_at_;
+  const bool stop_due = deadline_passed_ || now >= kill_at_;
+  const bool ack_done = !require_ack_ || acked_ || !told_ || (stop_due && now >= told_until_);
   if (!ack_done) return false;
   phase_ = phase::released;
   return true;

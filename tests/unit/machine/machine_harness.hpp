@@ -8,6 +8,9 @@
 
 #include <map>
 #include <optional>
+#include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "baton/election_machine.hpp"
@@ -25,6 +28,95 @@ inline lease_timing default_timing() {
   t.stop_timeout = 5s;
   t.drift_factor = 0.01;
   return t;
+}
+
+/// The random choices of a property test: the same seed gives the same run.
+class seeded_choices {
+ public:
+  explicit seeded_choices(std::uint64_t seed) : rng_(seed) {}
+  /// Uniform in [0, n).
+  int pick(int n) { return static_cast<int>(rng_() % static_cast<std::uint64_t>(n)); }
+  /// True with `percent` % probability.
+  bool chance(int percent) { return pick(100) < percent; }
+  /// Uniform in [lo, hi].
+  milliseconds between(milliseconds lo, milliseconds hi) {
+    auto span = static_cast<std::uint64_t>((hi - lo).count()) + 1;
+    return lo + milliseconds(static_cast<milliseconds::rep>(rng_() % span));
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+/// Milliseconds from `origin` to `t`, for traces ("+1234ms").
+inline std::string ms_after(time_point origin, time_point t) {
+  auto ms = std::chrono::duration_cast<milliseconds>(t - origin).count();
+  return (ms < 0 ? "" : "+") + std::to_string(ms) + "ms";
+}
+
+/// One line for an event in a trace; times relative to `origin`.
+inline std::string describe(const event& e, time_point origin) {
+  return std::visit(
+      [&](const auto& ev) -> std::string {
+        using T = std::decay_t<decltype(ev)>;
+        if constexpr (std::is_same_v<T, events::start>) return "start";
+        if constexpr (std::is_same_v<T, events::timer>)
+          return std::string("timer ") + to_string(ev.id);
+        if constexpr (std::is_same_v<T, events::acquired>)
+          return "acquired sent=" + ms_after(origin, ev.sent) +
+                 " token=" + std::to_string(ev.token);
+        if constexpr (std::is_same_v<T, events::busy>)
+          return "busy sent=" + ms_after(origin, ev.sent) + " holder_ttl=" +
+                 std::to_string(ev.holder_ttl.count()) + "ms token=" + std::to_string(ev.token) +
+                 (ev.watching_releases ? " watching" : "");
+        if constexpr (std::is_same_v<T, events::acquire_failed>)
+          return "acquire_failed " + ev.error;
+        if constexpr (std::is_same_v<T, events::renewed>)
+          return "renewed sent=" + ms_after(origin, ev.sent);
+        if constexpr (std::is_same_v<T, events::lost>) return "lost";
+        if constexpr (std::is_same_v<T, events::renew_failed>) return "renew_failed " + ev.error;
+        if constexpr (std::is_same_v<T, events::release_done>)
+          return "release_done" + (ev.error.empty() ? std::string() : " error=" + ev.error);
+        if constexpr (std::is_same_v<T, events::app_started>) return "app_started";
+        if constexpr (std::is_same_v<T, events::app_start_failed>) return "app_start_failed";
+        if constexpr (std::is_same_v<T, events::app_exited>)
+          return "app_exited " + std::to_string(ev.exit_code);
+        if constexpr (std::is_same_v<T, events::app_stopped>) return "app_stopped";
+        if constexpr (std::is_same_v<T, events::shutdown>) return "shutdown " + ev.signal;
+        if constexpr (std::is_same_v<T, events::peer_released>) return "peer_released";
+        if constexpr (std::is_same_v<T, events::resign>) return "resign";
+        if constexpr (std::is_same_v<T, events::peer_acquired>)
+          return "peer_acquired " + ev.holder + " token=" + std::to_string(ev.token);
+      },
+      e);
+}
+
+/// One line for an action in a trace; times relative to `origin`.
+inline std::string describe(const action& a, time_point origin) {
+  return std::visit(
+      [&](const auto& act) -> std::string {
+        using T = std::decay_t<decltype(act)>;
+        if constexpr (std::is_same_v<T, actions::acquire>) return "acquire";
+        if constexpr (std::is_same_v<T, actions::renew>) return "renew";
+        if constexpr (std::is_same_v<T, actions::release>) return "release";
+        if constexpr (std::is_same_v<T, actions::start_app>)
+          return std::string("start_app ") + to_string(act.why) + " token=" +
+                 std::to_string(act.token) + " valid_until=" + ms_after(origin, act.valid_until);
+        if constexpr (std::is_same_v<T, actions::stop_app>)
+          return std::string("stop_app ") + to_string(act.why) + " token=" +
+                 std::to_string(act.token) + " kill_at=" + ms_after(origin, act.kill_at);
+        if constexpr (std::is_same_v<T, actions::kill_app>) return "kill_app";
+        if constexpr (std::is_same_v<T, actions::arm_timer>)
+          return std::string("arm_timer ") + to_string(act.id) + " at " + ms_after(origin, act.at);
+        if constexpr (std::is_same_v<T, actions::cancel_timer>)
+          return std::string("cancel_timer ") + to_string(act.id);
+        if constexpr (std::is_same_v<T, actions::lease_extended>)
+          return "lease_extended valid_until=" + ms_after(origin, act.valid_until) +
+                 (act.stopping ? " stopping" : "");
+        if constexpr (std::is_same_v<T, actions::exit_process>)
+          return "exit_process " + std::to_string(act.code);
+      },
+      a);
 }
 
 class machine_harness {

@@ -3,9 +3,9 @@
 // the app may still run, never starts the app twice in one term, and always
 // asks for the app to be killed no later than the end of the lease's
 // validity. The random schedule is seeded, so a failure is reproducible.
+// stop_gate_safety_property_test.cpp runs the machine together with the stop
+// gate and a model of the daemon around them, against an independent bound.
 #include <gtest/gtest.h>
-
-#include <random>
 
 #include "machine_harness.hpp"
 
@@ -20,8 +20,8 @@ struct app_model {
 
 TEST(election_machine_safety, random_schedules_never_release_or_overrun_a_running_app) {
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
-    std::mt19937_64 rng(seed);
-    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
+    seeded_choices choose(seed);
+    auto pick = [&](int n) { return choose.pick(n); };
     machine_harness h(default_timing(), seed);
     app_model app;
     bool acquire_pending = false, renew_pending = false, release_pending = false;
