@@ -67,6 +67,17 @@ parsed_reply<bool> parse_flag(std::string_view what, const redis_reply& reply) {
   return r;
 }
 
+// parse_flag's 1 or 0 as one of two answers.
+template <typename T>
+parsed_reply<T> flag_as(std::string_view what, const redis_reply& reply, T one, T zero) {
+  auto flag = parse_flag(what, reply);
+  parsed_reply<T> r;
+  r.ec = flag.ec;
+  r.detail = std::move(flag.detail);
+  r.value = flag.value ? one : zero;
+  return r;
+}
+
 }  // namespace
 
 std::string describe_reply(const redis_reply& reply) {
@@ -154,21 +165,11 @@ std::string run_id_from_info(std::string_view info) {
 }
 
 parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply) {
-  auto flag = parse_flag("renew", reply);
-  parsed_reply<renew_answer> r;
-  r.ec = flag.ec;
-  r.detail = std::move(flag.detail);
-  r.value = flag.value ? renew_answer::renewed : renew_answer::lost;
-  return r;
+  return flag_as("renew", reply, renew_answer::renewed, renew_answer::lost);
 }
 
 parsed_reply<release_answer> parse_release_reply(const redis_reply& reply) {
-  auto flag = parse_flag("release", reply);
-  parsed_reply<release_answer> r;
-  r.ec = flag.ec;
-  r.detail = std::move(flag.detail);
-  r.value = flag.value ? release_answer::released : release_answer::not_ours;
-  return r;
+  return flag_as("release", reply, release_answer::released, release_answer::not_ours);
 }
 
 std::string holder_from_value(std::string_view value) {
