@@ -118,6 +118,9 @@ class app_controller {
   /// The keeper leads the process group the child runs in (pgid == this pid)
   /// and exits with the child's status; the command's own pid is its child.
   pid_t child_pid() const;
+  /// The supervised command's own pid (the keeper's child), read from /proc
+  /// when asked; 0 when it is not running or cannot be told.
+  pid_t command_pid() const;
   /// The running hook's pid (on_start or on_stop), else 0.
   pid_t hook_pid() const;
 

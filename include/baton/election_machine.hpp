@@ -39,7 +39,7 @@ enum class reason {
   renewed,            ///< a renewal succeeded
   renew_failed,       ///< a renewal failed; retrying before the deadline
   lost,               ///< the lease is no longer ours
-  redis_unreachable,  ///< no successful renewal within renew_deadline
+  redis_unreachable,  ///< no successful renewal within renew_deadline (the store did not answer)
   shutdown,           ///< SIGTERM or SIGINT
   child_exited,       ///< the supervised command exited by itself
   start_failed,       ///< on_start failed or the command could not start
@@ -48,6 +48,8 @@ enum class reason {
   peer_released,      ///< another node announced it released the lease
   late_reply,         ///< the acquire reply came after the lease would be due for renewal
   resigned,           ///< `baton resign`: step down and stay out for the cool-down
+  lease_expired,      ///< the lease ran out before the daemon could act: it did not run
+                      ///< (stopped, paused, starved) past the renew deadline
 };
 
 /// Lease timing, validated by the config loader:
@@ -229,6 +231,9 @@ class election_machine {
   time_point valid_until() const { return valid_until_; }
   /// When the last successful acquire or renew was sent.
   time_point last_renewal() const { return last_ok_; }
+  /// When this node's current or latest term began (the acquire succeeded);
+  /// renewals do not move it.
+  time_point term_started() const { return term_started_; }
   /// Our fencing token while leading; the observed holder's otherwise.
   std::uint64_t token() const { return holding_ ? token_ : holder_token_; }
   /// Fencing token of this node's current or most recent term (0 before any):
@@ -268,6 +273,7 @@ class election_machine {
 
   void go(step_context& ctx, state next, reason why, std::string detail = {});
   void begin_stop(step_context& ctx, reason why, bool voluntary);
+  reason deadline_reason(const step_context& ctx) const;
   void arm_kill(step_context& ctx, time_point at);
   void record_success(step_context& ctx, time_point sent);
   void wait_then_retry(step_context& ctx, milliseconds delay);
@@ -288,6 +294,7 @@ class election_machine {
   time_point valid_until_{};
   time_point last_ok_{};
   std::uint64_t token_ = 0;
+  time_point term_started_{};
   bool renew_in_flight_ = false;
 
   // The app and how it is being stopped.

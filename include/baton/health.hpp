@@ -6,6 +6,7 @@
 // caller's timeout reports.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "baton/election_machine.hpp"
@@ -18,7 +19,25 @@ struct health_verdict {
   std::string reason = "ok";
 };
 
-health_verdict assess_health(const election_machine& machine, time_point now);
+/// How the store has been answering, as the driver saw it.
+struct store_health {
+  /// Since when every store call failed (nullopt: the last one succeeded, or
+  /// none was made yet).
+  std::optional<time_point> failing_since;
+  /// The latest failure, for the reason text.
+  std::string last_error;
+};
+
+/// How long a store may fail without an answer before the daemon calls
+/// itself unhealthy: max(3 × ttl, 30 s). A leader stops its app much sooner
+/// (renew_deadline); this is about a node that cannot take part at all, such
+/// as one with a wrong password, which would otherwise look healthy forever.
+milliseconds store_failure_grace(milliseconds ttl);
+
+/// Unhealthy when wedged (above), or when every store call has failed for
+/// longer than store_failure_grace(ttl).
+health_verdict assess_health(const election_machine& machine, time_point now,
+                             const store_health& store = {});
 
 /// The one-line summary systemd shows in `systemctl status` (STATUS=).
 std::string service_status_line(const election_machine& machine, const std::string& node_id);

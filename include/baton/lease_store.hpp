@@ -108,6 +108,11 @@ enum class release_answer {
   not_ours,  ///< it was no longer ours; nothing was changed
 };
 
+enum class record_answer {
+  created,  ///< the election had no record; now it has one
+  existed,  ///< it had one already; nothing was changed
+};
+
 // --- events ------------------------------------------------------------------
 
 namespace store_events {
@@ -126,6 +131,9 @@ struct acquired {
 /// answers.
 struct reset {
   std::string why;
+  /// The election's record was missing: a first start on this store cannot
+  /// be told apart from lost data. False for a detected restart or failover.
+  bool record_missing = false;
 };
 /// Whether release and term announcements reach this node right now. While
 /// false, a standby must not wait for an announcement it may never hear.
@@ -182,6 +190,7 @@ class lease_store {
   using acquire_handler = std::function<void(store_error, acquire_answer)>;
   using renew_handler = std::function<void(store_error, renew_answer)>;
   using release_handler = std::function<void(store_error, release_answer)>;
+  using record_handler = std::function<void(store_error, record_answer)>;
   using event_listener = std::function<void(const store_event&)>;
 
   virtual ~lease_store() = default;
@@ -197,6 +206,12 @@ class lease_store {
   virtual void async_renew(renew_handler handler) = 0;
   /// Free the lease only if it is ours, and announce the release.
   virtual void async_release(release_handler handler) = 0;
+  /// Create the election's record if it has none (`baton init-store`), so
+  /// that its first start is not held back as a store that lost its data
+  /// would be. Creating it while a leader may be working on a store that did
+  /// lose its data would skip that hold-back: only for a new election, or
+  /// with every candidate stopped.
+  virtual void async_create_record(record_handler handler) = 0;
   /// Start reporting events to `listener` (replacing any earlier one), and
   /// start listening for announcements. Events arrive on the store's
   /// executor; the listener may close or destroy the store.

@@ -2,6 +2,7 @@
 // format and at the level of the `log` config section.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "baton/config.hpp"
@@ -18,6 +19,17 @@ namespace baton {
 /// stay unprefixed. Throws std::invalid_argument for a format or level that
 /// config validation would have rejected. Safe to call again.
 void setup_logging(const log_config& cfg, const environment& env);
+
+/// What every JSON log record carries besides its message: the election,
+/// the node, the state, and the term's fencing token (0 before any). The
+/// driver updates it on every transition; text lines do not show it.
+struct log_context {
+  std::string election;
+  std::string node_id;
+  std::string state;
+  std::uint64_t token = 0;
+};
+void set_log_context(log_context context);
 
 /// Change the default logger's level (trace ... off), e.g. on a SIGHUP
 /// reload. Throws std::invalid_argument for an unknown level.

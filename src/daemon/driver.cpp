@@ -121,6 +121,8 @@ struct driver::impl {
   systemd_notifier notifier;
   std::unique_ptr<http_server> http;
   std::string known_leader;  // for baton_leader_changes_total
+  std::string standby_note;  // the last "standing by" line, said once per change
+  store_health store_answers;  // whether the store answers, for health
   bool resigned = false;     // the current hold-back is a resign's cool-down
   std::array<asio::steady_timer, 3> timers;
   std::array<std::uint64_t, 3> timer_generation{};
@@ -154,7 +156,7 @@ struct driver::impl {
     l.stopped = [this] {
       auto now = mono_clock::now();
       if (gate.on_app_stopped(now)) {
-        spdlog::info("app stopped");
+        // The app controller has logged "app: stopped" already.
         deliver(events::app_stopped{});
         return;
       }
@@ -235,8 +237,19 @@ struct driver::impl {
   }
 
   void on_store(const store_events::reset& e) {
-    spdlog::warn("{} lost its data ({}): holding every acquisition back for one ttl ({}ms)",
-                 store.status().label, e.why, cfg.lease.ttl.count());
+    const auto label = store.status().label;
+    if (e.record_missing) {
+      // A missing record cannot be told apart from lost data: say both.
+      spdlog::warn("{} has no record of election {} ({}): holding every acquisition back for one "
+                   "ttl ({}ms). Either this is the election's first start on this store "
+                   "(`baton init-store` creates the record beforehand and skips this wait) or "
+                   "{} lost its data (a restart without persistence, a failover to a replica "
+                   "without it), and a leader may still be working",
+                   label, cfg.election, e.why, cfg.lease.ttl.count(), label);
+      return;
+    }
+    spdlog::warn("{} lost its data ({}): holding every acquisition back for one ttl ({}ms)", label,
+                 e.why, cfg.lease.ttl.count());
   }
 
   void on_store(const store_events::wakeups& e) {
@@ -355,6 +368,7 @@ struct driver::impl {
       spdlog::log(level, "state {} -> {} ({}: {})", to_string(t.from), to_string(t.to),
                   to_string(t.why), t.detail);
     }
+    set_log_context({cfg.election, cfg.node_id, to_string(t.to), machine.term_token()});
     socket.publish(state_event(header(now), t, machine.token()));
     stats.on_transition(to_string(t.from), to_string(t.to));
     stats.set_state(to_string(t.to));
@@ -367,9 +381,26 @@ struct driver::impl {
     const auto now = mono_clock::now();
     auto leader = machine.known_leader(cfg.node_id, now);
     stats.set_leader(machine.leads(now));
+    say_who_leads(leader);
     if (leader.empty() || leader == known_leader) return;
     known_leader = leader;
     stats.on_leader_change();
+  }
+
+  // A standby says once per change who leads, so its log does not end on
+  // "idle -> acquiring" as if it were stuck.
+  void say_who_leads(const std::string& leader) {
+    const auto s = machine.current();
+    if (leader == cfg.node_id || (s != state::idle && s != state::acquiring)) {
+      standby_note.clear();
+      return;
+    }
+    std::string note = leader.empty() ? "standing by: no leader known yet"
+                                      : "standing by: " + leader + " leads with token " +
+                                            std::to_string(machine.token());
+    if (note == standby_note) return;
+    standby_note = note;
+    spdlog::info("{}", note);
   }
 
   // --- actions ---------------------------------------------------------------
@@ -428,7 +459,18 @@ struct driver::impl {
 
   void observe_command(const char* command, time_point sent, const store_error& e) {
     stats.observe_store_command(command, seconds_since(sent));
-    if (e) stats.on_store_error(store_error_kind(e.code));
+    if (!e) {
+      store_answers.failing_since.reset();
+      return;
+    }
+    stats.on_store_error(store_error_kind(e.code));
+    store_answers.last_error = e.message();
+    if (!store_answers.failing_since) store_answers.failing_since = sent;
+  }
+
+  // Whether there is anything to start: a supervised command or a hook.
+  bool has_app() const {
+    return !cfg.child.command.empty() || !cfg.hooks.on_start.empty() || !cfg.hooks.on_stop.empty();
   }
 
   app_context context(reason why) const {
@@ -436,7 +478,11 @@ struct driver::impl {
   }
 
   void carry_out(const actions::start_app& a, time_point now) {
-    spdlog::info("leading with token {}: starting the app", a.token);
+    if (has_app()) {
+      spdlog::info("leading with token {}: starting the app", a.token);
+    } else {
+      spdlog::info("leading with token {} (no command or hooks: socket clients hear it)", a.token);
+    }
     gate.on_term(a.token);
     socket.publish(start_event(header(now), a));
     gate.on_published(socket.subscriber_count(), a.valid_until);
@@ -447,8 +493,19 @@ struct driver::impl {
   }
 
   void carry_out(const actions::stop_app& a, time_point now) {
-    spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running", to_string(a.why),
-                 remaining_ms(a.kill_at, now));
+    if (has_app()) {
+      const auto left = remaining_ms(a.kill_at, now);
+      // A voluntary stop allows child.stop_timeout, but never past what the
+      // lease still covers: say when that shortened it.
+      const bool capped = left < cfg.child.stop_timeout.count() && a.why != reason::redis_unreachable &&
+                          a.why != reason::lost && a.why != reason::lease_expired;
+      spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running{}", to_string(a.why),
+                   left, capped ? " (child.stop_timeout " + std::to_string(cfg.child.stop_timeout.count()) +
+                                      "ms, capped by the lease's validity)"
+                                : std::string());
+    } else {
+      spdlog::info("stepping down ({})", to_string(a.why));
+    }
     socket.publish(stop_event(header(now), a, gate.ack_required()));
     gate.on_stop(a.kill_at, socket.subscriber_count(), now);
     app.stop(context(a.why));
@@ -487,7 +544,6 @@ struct driver::impl {
                  peer.uid);
     if (result.release) {
       gate_timer.cancel();
-      spdlog::info("app stopped");
       deliver(events::app_stopped{});
     }
     return {{"type", "acknowledged"}, {"token", gate.token()}};
@@ -604,7 +660,7 @@ struct driver::impl {
 
   probe_view probe() const {
     auto now = mono_clock::now();
-    auto health = assess_health(machine, now);
+    auto health = assess_health(machine, now, store_answers);
     return {health.healthy, health.reason, machine.leads(now)};
   }
 
@@ -629,8 +685,10 @@ struct driver::impl {
     in.last_renew_latency = last_renew_latency;
     in.transitions = transition_counts;
     if (gate.stopping()) in.awaiting_ack = gate.waiting_for_ack_only();
-    in.child_pid = app.child_pid();
+    in.keeper_pid = app.child_pid();
+    in.child_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
     in.resigned = resigned;
+    in.store_answers = store_answers;
     return status_report(in, mono_clock::now());
   }
 };

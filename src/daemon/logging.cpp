@@ -75,6 +75,12 @@ std::string utc_timestamp(spdlog::log_clock::time_point time) {
   return stamp;
 }
 
+// One daemon, one thread: the context the driver last set.
+log_context& current_context() {
+  static log_context context;
+  return context;
+}
+
 class json_formatter : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
@@ -83,6 +89,13 @@ class json_formatter : public spdlog::formatter {
     record["time"] = utc_timestamp(msg.time);
     record["level"] = std::string(level.data(), level.size());
     record["message"] = std::string(msg.payload.data(), msg.payload.size());
+    const auto& context = current_context();
+    if (!context.election.empty()) {
+      record["election"] = context.election;
+      record["node_id"] = context.node_id;
+      record["state"] = context.state;
+      record["token"] = context.token;
+    }
     // replace: a log line must never throw over bytes that are not UTF-8.
     const std::string line =
         record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -163,6 +176,8 @@ void setup_logging(const log_config& cfg, const environment& env) {
   // Replaces any earlier default (registering the same name twice would throw).
   spdlog::set_default_logger(std::move(logger));
 }
+
+void set_log_context(log_context context) { current_context() = std::move(context); }
 
 void set_log_level(const std::string& level) { spdlog::default_logger()->set_level(parse_level(level)); }
 

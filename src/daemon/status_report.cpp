@@ -35,7 +35,7 @@ nlohmann::json store_report(const store_status& s, time_point now) {
 
 nlohmann::json status_report(const status_inputs& in, time_point now) {
   const auto& machine = *in.machine;
-  const auto health = assess_health(machine, now);
+  const auto health = assess_health(machine, now, in.store_answers);
   nlohmann::json s{
       {"node_id", in.node_id},
       {"election", in.election},
@@ -50,12 +50,17 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   if (machine.holds_lease() && machine.valid_until() > now) {
     s["valid_until_mono_ns"] = mono_ns(machine.valid_until());
     s["lease_remaining_ms"] = remaining_ms(machine.valid_until(), now);
+    // since_ms restarts with every renewal (working <-> renewing): these do not.
+    s["leading_for_ms"] = std::chrono::duration_cast<milliseconds>(now - machine.term_started()).count();
+    s["last_renewal_ms_ago"] =
+        std::chrono::duration_cast<milliseconds>(now - machine.last_renewal()).count();
   }
   const auto leader = machine.known_leader(in.node_id, now);
   s["leader"] = leader.empty() ? nlohmann::json(nullptr) : nlohmann::json(leader);
   if (in.last_renew_latency) s["last_renew_latency_ms"] = in.last_renew_latency->count();
   if (!in.store.last_reset.empty() && in.store.kind == "redis") s["redis_reset"] = in.store.last_reset;
   if (in.awaiting_ack) s["awaiting_ack"] = *in.awaiting_ack;
+  if (in.keeper_pid > 0) s["keeper_pid"] = in.keeper_pid;
   if (in.child_pid > 0) s["child_pid"] = in.child_pid;
   s["transitions"] = in.transitions;
   s["healthy"] = health.healthy;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/election_machine.hpp"
+#include "baton/health.hpp"
 #include "baton/lease_store.hpp"
 
 namespace baton {
@@ -23,8 +24,10 @@ struct status_inputs {
   std::optional<milliseconds> last_renew_latency;
   std::map<std::string, std::uint64_t> transitions;
   std::optional<bool> awaiting_ack;  ///< set while a stop is under way
-  int child_pid = 0;                 ///< 0 = none
+  int keeper_pid = 0;                ///< the supervised command's keeper; 0 = none
+  int child_pid = 0;                 ///< the supervised command itself; 0 = none or unknown
   bool resigned = false;             ///< the current hold-back is a resign's cool-down
+  store_health store_answers;        ///< for the health verdict
 };
 
 /// The JSON status at `now` (see README, "Status").

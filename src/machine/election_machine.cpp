@@ -91,7 +91,7 @@ void election_machine::on(const events::timer& ev, step_context& ctx) {
       return;
     case timer_id::deadline:
       if (state_ == state::working || state_ == state::renewing) {
-        begin_stop(ctx, reason::redis_unreachable, false);
+        begin_stop(ctx, deadline_reason(ctx), false);
       }
       return;
     case timer_id::kill:
@@ -126,6 +126,7 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
     return;
   }
   record_success(ctx, ev.sent);
+  term_started_ = ctx.now;
   app_ = app_phase::starting;
   ctx.emit(actions::start_app{reason::acquired, token_, valid_until_});
   go(ctx, state::working, reason::acquired);
@@ -232,7 +233,7 @@ void election_machine::on(const events::renew_failed& ev, step_context& ctx) {
   auto deadline = last_ok_ + timing_.renew_deadline;
   if (state_ == state::renewing) {
     if (ctx.now >= deadline) {
-      begin_stop(ctx, reason::redis_unreachable, false);
+      begin_stop(ctx, deadline_reason(ctx), false);
       return;
     }
     ctx.emit(actions::arm_timer{timer_id::wake, std::min(ctx.now + renew_retry_delay(), deadline)});
@@ -267,6 +268,13 @@ void election_machine::on(const events::app_exited& ev, step_context& ctx) {
   if (timing_.exit_when_app_exits) exit_code_ = ev.exit_code;
   begin_stop(ctx, reason::child_exited, true);
   ctx.result.change->detail = ev.detail;
+}
+
+// The renew deadline comes before the lease's validity ends; noticing it only
+// after the validity means this process did not run in between, which says
+// more than "the store did not answer".
+reason election_machine::deadline_reason(const step_context& ctx) const {
+  return ctx.now >= valid_until_ ? reason::lease_expired : reason::redis_unreachable;
 }
 
 void election_machine::begin_stop(step_context& ctx, reason why, bool voluntary) {
@@ -454,6 +462,7 @@ const char* to_string(reason r) {
     case reason::peer_released: return "peer-released";
     case reason::late_reply: return "late-reply";
     case reason::resigned: return "resigned";
+    case reason::lease_expired: return "lease-expired";
   }
   return "unknown";
 }

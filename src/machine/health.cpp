@@ -1,8 +1,22 @@
 #include "baton/health.hpp"
 
+#include <algorithm>
+
 namespace baton {
 
-health_verdict assess_health(const election_machine& machine, time_point now) {
+milliseconds store_failure_grace(milliseconds ttl) {
+  return std::max(ttl * 3, milliseconds(30000));
+}
+
+health_verdict assess_health(const election_machine& machine, time_point now,
+                             const store_health& store) {
+  if (store.failing_since) {
+    const auto failing = std::chrono::duration_cast<milliseconds>(now - *store.failing_since);
+    if (failing > store_failure_grace(machine.timing().ttl)) {
+      return {false, "the store has not answered for " + std::to_string(failing.count() / 1000) +
+                         "s" + (store.last_error.empty() ? "" : ": " + store.last_error)};
+    }
+  }
   if (!machine.believes_leading()) return {};
   const auto deadline = machine.timing().renew_deadline;
   const auto since = std::chrono::duration_cast<milliseconds>(now - machine.last_renewal());

@@ -20,6 +20,7 @@
 #include "hook_runner.hpp"
 #include "keeper_fork.hpp"
 #include "keeper_link.hpp"
+#include "proc_children.hpp"
 #include "spawn.hpp"
 
 namespace baton {
@@ -130,7 +131,8 @@ void app_controller::impl::stop(const app_context& context) {
     return;
   }
   if (child_pid_ != 0) {
-    spdlog::info("app: stopping child (pid {}): SIGTERM to its process group", child_pid_);
+    spdlog::info("app: stopping the child: SIGTERM to its process group {} (keeper pid {})",
+                 child_pid_, child_pid_);
     signal_child(SIGTERM);
     return;
   }
@@ -140,7 +142,8 @@ void app_controller::impl::stop(const app_context& context) {
 void app_controller::impl::kill() {
   if (hook_ && hook_->pid() != 0) hook_->kill();
   if (child_pid_ != 0) {
-    spdlog::warn("app: killing child (pid {}): SIGKILL to its process group", child_pid_);
+    spdlog::warn("app: killing the child: SIGKILL to its process group {} (keeper pid {})",
+                 child_pid_, child_pid_);
     signal_child(SIGKILL);
   }
 }
@@ -291,11 +294,11 @@ void app_controller::impl::on_child_exit(exit_status status) {
   keeper_.close();
   std::string how = status.signal != 0 ? status.describe() : "exited with " + status.describe();
   if (stop_requested_) {
-    spdlog::info("app: child (pid {}) {}", pid, how);
+    spdlog::info("app: child (keeper pid {}) {}", pid, how);
     continue_stop();
     return;
   }
-  spdlog::warn("app: child (pid {}) {}", pid, how);
+  spdlog::warn("app: child (keeper pid {}) {}", pid, how);
   post_term_event([this, status] {
     auto cb = events_.child_exited;
     if (cb) cb(status);
@@ -355,6 +358,10 @@ void app_controller::set_deadline(time_point valid_until) { impl_->set_deadline(
 void app_controller::close_keeper_pipe() { impl_->keeper_.close(); }
 bool app_controller::active() const { return impl_->active_; }
 pid_t app_controller::child_pid() const { return impl_->child_pid_; }
+pid_t app_controller::command_pid() const {
+  const auto children = children_of(impl_->child_pid_);
+  return children.size() == 1 ? children.front() : 0;
+}
 pid_t app_controller::hook_pid() const { return impl_->hook_ ? impl_->hook_->pid() : 0; }
 
 }  // namespace baton

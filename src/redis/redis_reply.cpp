@@ -168,6 +168,10 @@ parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply) {
   return flag_as("renew", reply, renew_answer::renewed, renew_answer::lost);
 }
 
+parsed_reply<record_answer> parse_record_reply(const redis_reply& reply) {
+  return flag_as("create record", reply, record_answer::created, record_answer::existed);
+}
+
 parsed_reply<release_answer> parse_release_reply(const redis_reply& reply) {
   return flag_as("release", reply, release_answer::released, release_answer::not_ours);
 }

@@ -76,6 +76,9 @@ struct acquire_script_reply {
 /// while the hold-back fence is up (held_back; see scripts.hpp).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
+/// The create-record script answers 1 (created) or 0 (it existed).
+parsed_reply<record_answer> parse_record_reply(const redis_reply& reply);
+
 /// The `run_id:` field of an `INFO server` reply (40 hex digits); "" when
 /// absent or malformed.
 std::string run_id_from_info(std::string_view info);

@@ -191,9 +191,9 @@ struct redis_store::impl {
     });
   }
 
-  void report_reset(std::string why) {
+  void report_reset(std::string why, bool record_missing = false) {
     last_reset = why;
-    tell(store_events::reset{std::move(why)});
+    tell(store_events::reset{std::move(why), record_missing});
   }
 
   // The subscriber calls back after every (re)subscribe, since a release may
@@ -277,7 +277,7 @@ void redis_store::async_acquire(acquire_handler handler) {
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<acquire_script_reply>(
                r, parse_acquire_reply, [&d, &handler](store_error e, acquire_script_reply a) {
-                 if (!e && a.found_reset) d.report_reset("token counter missing");
+                 if (!e && a.found_reset) d.report_reset("token counter missing", true);
                  handler(std::move(e), std::move(a.answer));
                });
          });
@@ -298,6 +298,15 @@ void redis_store::async_release(release_handler handler) {
   d.eval(redis_detail::release_script(), {d.lease, d.token}, {d.value, d.channel},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<release_answer>(r, parse_release_reply, handler);
+         });
+}
+
+void redis_store::async_create_record(record_handler handler) {
+  auto& d = *impl_;
+  if (d.reject_closed<record_answer>(handler)) return;
+  d.eval(redis_detail::create_record_script(), {d.token}, {},
+         [&d, handler = std::move(handler)](command_result r) {
+           d.finish<record_answer>(r, parse_record_reply, handler);
          });
 }
 

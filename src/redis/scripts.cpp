@@ -75,6 +75,15 @@ end
 return redis.call('PTTL', KEYS[2])
 )lua";
 
+// `baton init-store`: the counter, seeded as the acquire script seeds a
+// missing one, but without the fence: the operator says nothing was lost.
+constexpr std::string_view create_record_source = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local now = redis.call('TIME')
+redis.call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])))
+return 1
+)lua";
+
 constexpr std::string_view renew_source = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -121,6 +130,11 @@ const lua_script& fence_script() {
 
 const lua_script& renew_script() {
   static const lua_script script{renew_source, sha1_hex(renew_source)};
+  return script;
+}
+
+const lua_script& create_record_script() {
+  static const lua_script script{create_record_source, sha1_hex(create_record_source)};
   return script;
 }
 

@@ -31,6 +31,10 @@ const lua_script& renew_script();
 /// announced as "released <value> <token>") or 0 (not ours).
 const lua_script& release_script();
 
+/// KEYS: token. Creates the token counter from TIME in microseconds when it
+/// is missing (returns 1), else changes nothing (returns 0).
+const lua_script& create_record_script();
+
 /// SHA1 of `data` as 40 lowercase hex digits.
 std::string sha1_hex(std::string_view data);
 

@@ -128,6 +128,11 @@ outcome<renew_answer> renew(asio::io_context& io, lease_store& s) {
 outcome<release_answer> release(asio::io_context& io, lease_store& s) {
   return await(io, start_release(s), "release");
 }
+outcome<record_answer> create_record(asio::io_context& io, lease_store& s) {
+  auto out = collect<record_answer>();
+  s.async_create_record(into(out));
+  return await(io, out, "create_record");
+}
 
 // After a reset a store may need a call or two to reconnect: retries a few
 // times, 100 ms apart, while the call fails.
@@ -386,6 +391,26 @@ TEST_P(lease_store_contract, release_of_a_lease_not_ours_changes_nothing) {
   EXPECT_EQ(seen.value.holder, "node-a");
   EXPECT_EQ(seen.value.token, first.value.token);
   EXPECT_EQ(renew(io, *a).value, renew_answer::renewed);
+}
+
+TEST_P(lease_store_contract, creating_the_record_twice_changes_nothing_the_second_time) {
+  auto& io = harness().io();
+  auto a = harness().make_store("node-a", ttl);
+  auto first = create_record(io, *a);
+  ASSERT_FALSE(first.error) << first.error.message();
+  auto again = create_record(io, *a);
+  ASSERT_FALSE(again.error) << again.error.message();
+  EXPECT_EQ(again.value, record_answer::existed);
+  // With the record there, the first acquisition is not held back.
+  auto won = acquire(io, *a);
+  ASSERT_FALSE(won.error) << won.error.message();
+  EXPECT_TRUE(won.value.acquired()) << describe(won.value);
+  EXPECT_EQ(create_record(io, *a).value, record_answer::existed);
+  // And the counter was left alone: the next term still takes a larger token.
+  ASSERT_EQ(release(io, *a).value, release_answer::released);
+  auto next = acquire(io, *a);
+  ASSERT_TRUE(next.value.acquired()) << describe(next.value);
+  EXPECT_GT(next.value.token, won.value.token);
 }
 
 // --- tokens ----------------------------------------------------------------------

@@ -66,6 +66,7 @@ struct election_state {
   std::uint64_t token = 0;
   time_point expires{};
   std::uint64_t counter = 0;
+  bool recorded = false;  // async_create_record or a first acquire made it
   time_point fence_until{};
   // The longest ttl of any store made for this election: the default hold-back.
   milliseconds longest_ttl{0};
@@ -220,6 +221,7 @@ struct memory_lease_store::impl {
       e.holder = id.node_id;
       e.expires = now + id.ttl;
       e.token = ++e.counter;
+      e.recorded = true;
       a.outcome = acquire_outcome::acquired;
       a.token = e.token;
       if (was_free) announce(store_events::acquired{id.node_id, e.token});
@@ -246,6 +248,13 @@ struct memory_lease_store::impl {
     if (e.holder != id.node_id) return renew_answer::lost;
     e.expires = now + id.ttl;
     return renew_answer::renewed;
+  }
+
+  record_answer do_create_record() {
+    auto& e = election();
+    if (e.recorded) return record_answer::existed;
+    e.recorded = true;
+    return record_answer::created;
   }
 
   release_answer do_release() {
@@ -364,6 +373,11 @@ void memory_lease_store::async_renew(renew_handler handler) {
 void memory_lease_store::async_release(release_handler handler) {
   auto& d = *impl_;
   d.start<release_answer>(std::move(handler), [&d] { return d.do_release(); });
+}
+
+void memory_lease_store::async_create_record(record_handler handler) {
+  auto& d = *impl_;
+  d.start<record_answer>(std::move(handler), [&d] { return d.do_create_record(); });
 }
 
 void memory_lease_store::watch(event_listener listener) {

@@ -129,6 +129,7 @@ class memory_lease_store final : public lease_store {
   void async_acquire(acquire_handler handler) override;
   void async_renew(renew_handler handler) override;
   void async_release(release_handler handler) override;
+  void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   /// kind "memory", label "in-memory", endpoint "memory"; link connected
   /// unless the backend is unavailable or the store closed.

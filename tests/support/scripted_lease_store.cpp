@@ -121,6 +121,15 @@ void scripted_lease_store::async_release(release_handler handler) {
   releases_.push_back(std::move(handler));
 }
 
+void scripted_lease_store::async_create_record(record_handler handler) {
+  calls_.emplace_back("create_record");
+  // The driver never creates records (`baton init-store` does): always unexpected
+  // unless allow_any; answered at once.
+  int none = 0;
+  allowed("create_record", none);
+  post(std::move(handler), closed_ ? aborted() : store_error{}, record_answer::existed);
+}
+
 void scripted_lease_store::answer_acquire(store_error error, acquire_answer answer) {
   if (acquires_.empty()) {
     ADD_FAILURE() << "answer_acquire: no acquire pending";

@@ -72,7 +72,8 @@ class scripted_lease_store final : public lease_store {
   int release_calls() const { return release_calls_; }
   int watch_calls() const { return watch_calls_; }
   int close_calls() const { return close_calls_; }
-  /// Every call in order: "acquire", "renew", "release", "watch", "close".
+  /// Every call in order: "acquire", "renew", "release", "create_record",
+  /// "watch", "close".
   const std::vector<std::string>& calls() const { return calls_; }
   bool watching() const { return static_cast<bool>(listener_); }
   bool closed() const { return closed_; }
@@ -91,6 +92,9 @@ class scripted_lease_store final : public lease_store {
   void async_acquire(acquire_handler handler) override;
   void async_renew(renew_handler handler) override;
   void async_release(release_handler handler) override;
+  /// Never expected of a driver: fails the test unless allow_any; answers
+  /// existed.
+  void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override { return status_; }
   void close() override;

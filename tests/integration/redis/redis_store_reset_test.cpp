@@ -115,6 +115,39 @@ class redis_store_reset_test : public ::testing::Test {
   std::vector<std::string> b_resets;
 };
 
+// `baton init-store`: the record is created from TIME, so the first start of
+// a new election acquires at once and its tokens are above any a lost
+// counter could have reached; a second call changes nothing.
+TEST_F(redis_store_reset_test, creating_the_record_lets_a_new_election_start_at_once) {
+  outcome<baton::record_answer> made;
+  a.async_create_record([&](baton::store_error e, baton::record_answer r) {
+    ++made.calls;
+    made.error = e;
+    made.value = r;
+  });
+  ASSERT_TRUE(run_until(io, [&] { return made.calls > 0; }));
+  ASSERT_FALSE(made.error) << made.error.message();
+  EXPECT_EQ(made.value, baton::record_answer::created);
+  const auto counter = std::stoull(server.command({"GET", baton::token_key(election)}).at(0));
+  EXPECT_GT(counter, 1'700'000'000'000'000ULL) << "seeded from TIME in microseconds";
+
+  auto r = acquire(io, b);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
+  EXPECT_EQ(r.value.token, counter + 1);
+  EXPECT_TRUE(b_resets.empty());
+
+  outcome<baton::record_answer> again;
+  a.async_create_record([&](baton::store_error e, baton::record_answer r2) {
+    ++again.calls;
+    again.error = e;
+    again.value = r2;
+  });
+  ASSERT_TRUE(run_until(io, [&] { return again.calls > 0; }));
+  EXPECT_EQ(again.value, baton::record_answer::existed);
+  EXPECT_EQ(server.command({"GET", baton::token_key(election)}).at(0), std::to_string(counter + 1));
+}
+
 TEST_F(redis_store_reset_test, existing_counter_and_first_connection_acquire_at_once) {
   seed();
   auto r = acquire(io, a);

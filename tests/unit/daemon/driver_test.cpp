@@ -13,6 +13,10 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "support/scripted_lease_store.hpp"
 
@@ -155,6 +159,79 @@ TEST_F(driver_test, without_trusted_wakeups_a_standby_polls_at_the_retry_interva
   store.answer_acquire(answers::held("node-b", 4, 5s));
   store.expect_acquire();
   ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 2s));
+}
+
+// The log lines an operator reads: captured from spdlog's default logger.
+class captured_log {
+ public:
+  captured_log() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    previous_ = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink_));
+  }
+  ~captured_log() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+  std::size_t count(const std::string& needle) const {
+    const auto all = text();
+    std::size_t n = 0;
+    for (auto at = all.find(needle); at != std::string::npos; at = all.find(needle, at + 1)) ++n;
+    return n;
+  }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(driver_test, a_standby_says_once_per_change_who_leads) {
+  captured_log log;
+  start();
+  store.answer_acquire(answers::held("node-b", 4, 150ms));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 2s));
+  store.answer_acquire(answers::held("node-b", 4, 150ms));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  EXPECT_EQ(log.count("standing by: node-b leads with token 4"), 1U) << log.text();
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 2s));
+  store.answer_acquire(answers::held("node-c", 5, 5s));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  EXPECT_EQ(log.count("standing by: node-c leads with token 5"), 1U) << log.text();
+}
+
+TEST_F(driver_test, without_an_app_the_log_speaks_of_no_app_and_no_sigkill) {
+  captured_log log;
+  lead(7);
+  store.expect_release();
+  election.shutdown("SIGTERM");
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_releases() == 1; }));
+  const auto text = log.text();
+  EXPECT_NE(text.find("leading with token 7 (no command or hooks"), std::string::npos) << text;
+  EXPECT_NE(text.find("stepping down (shutdown)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("starting the app"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SIGKILL"), std::string::npos) << text;
+  store.answer_release(release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+}
+
+TEST_F(driver_test, a_reset_for_a_missing_record_names_both_causes_and_the_way_out) {
+  captured_log log;
+  start();
+  store.emit(store_events::reset{"token counter missing", true});
+  store.emit(store_events::reset{"run_id changed from a to b", false});
+  store.answer_acquire(answers::held_back(300ms));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  const auto text = log.text();
+  EXPECT_NE(text.find("Scripted has no record of election jobs (token counter missing)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("first start"), std::string::npos) << text;
+  EXPECT_NE(text.find("baton init-store"), std::string::npos) << text;
+  EXPECT_NE(text.find("Scripted lost its data (run_id changed from a to b): holding every"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("standing by: no leader known yet"), std::string::npos) << text;
 }
 
 TEST_F(driver_test, a_release_announcement_wakes_a_standby_at_once) {

@@ -117,6 +117,21 @@ TEST_F(captured_stderr, json_lines_parse_and_escape_the_message) {
                                                 << got[0];
 }
 
+TEST_F(captured_stderr, json_lines_carry_the_election_node_state_and_token_as_fields) {
+  setup_logging(config_of("json"), fake_environment({}));
+  set_log_context({"jobs", "web-1", "working", 42});
+  spdlog::info("renewed");
+  set_log_context({});  // the other tests log without a context
+  const auto got = lines();
+  ASSERT_EQ(got.size(), 1U);
+  const auto record = nlohmann::json::parse(got[0]);
+  EXPECT_EQ(record.at("message"), "renewed");
+  EXPECT_EQ(record.at("election"), "jobs");
+  EXPECT_EQ(record.at("node_id"), "web-1");
+  EXPECT_EQ(record.at("state"), "working");
+  EXPECT_EQ(record.at("token"), 42);
+}
+
 TEST_F(captured_stderr, json_replaces_invalid_utf8_instead_of_throwing) {
   setup_logging(config_of("json"), fake_environment({}));
   spdlog::info("child said {}", std::string("\xff\xfe ok"));

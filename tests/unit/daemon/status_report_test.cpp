@@ -47,6 +47,37 @@ TEST(status_report, a_leader_reports_its_lease_and_the_store) {
   EXPECT_FALSE(s["store"].contains("last_error"));
   EXPECT_GT(s["lease_remaining_ms"].get<long long>(), 0);
   EXPECT_EQ(s["last_renew_latency_ms"], 1);
+  EXPECT_EQ(s["leading_for_ms"], 1000);
+  EXPECT_EQ(s["last_renewal_ms_ago"], 1000);
+}
+
+TEST(status_report, the_term_start_survives_renewals_and_both_pids_are_named) {
+  election_machine m(timing(), 1);
+  const time_point t0 = time_point{} + 1h;
+  m.step(events::start{}, t0);
+  m.step(events::acquired{t0, 12}, t0);
+  m.step(events::timer{timer_id::wake}, t0 + 3s);
+  m.step(events::renewed{t0 + 3s}, t0 + 3s);
+  status_inputs in{"a", "jobs", &m, redis_status(), 1ms, {}, std::nullopt, 0, false};
+  in.keeper_pid = 100;
+  in.child_pid = 101;
+  const auto s = status_report(in, t0 + 4s);
+  EXPECT_EQ(s["since_ms"], 1000) << "time in the state restarts with each renewal";
+  EXPECT_EQ(s["leading_for_ms"], 4000);
+  EXPECT_EQ(s["last_renewal_ms_ago"], 1000);
+  EXPECT_EQ(s["keeper_pid"], 100);
+  EXPECT_EQ(s["child_pid"], 101);
+}
+
+TEST(status_report, a_store_failing_past_the_grace_is_unhealthy) {
+  election_machine m(timing(), 1);
+  const time_point t0 = time_point{} + 1h;
+  status_inputs in{"a", "jobs", &m, redis_status(), std::nullopt, {}, std::nullopt, 0, false};
+  in.store_answers = {t0, "connect 127.0.0.1:6390: Connection refused"};
+  EXPECT_TRUE(status_report(in, t0 + 10s)["healthy"]);
+  const auto s = status_report(in, t0 + 40s);
+  EXPECT_FALSE(s["healthy"]);
+  EXPECT_EQ(s["health"], "the store has not answered for 40s: connect 127.0.0.1:6390: Connection refused");
 }
 
 TEST(status_report, a_store_error_is_shown_with_its_kind_and_age) {

@@ -44,3 +44,31 @@ TEST(health, a_leader_past_its_renew_deadline_is_wedged) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(store_health, a_store_failing_past_the_grace_makes_even_a_standby_unhealthy) {
+  lease_timing t;
+  t.ttl = 9s;
+  t.renew_interval = 3s;
+  t.renew_deadline = 6s;
+  t.retry_interval = 1s;
+  election_machine m(t, 1);
+  const time_point t0 = time_point{} + 1h;
+  EXPECT_EQ(store_failure_grace(9s), 30s);
+  EXPECT_EQ(store_failure_grace(20s), 60s);
+  store_health failing{t0, "AUTH: WRONGPASS invalid username-password pair"};
+  EXPECT_TRUE(assess_health(m, t0 + 30s, failing).healthy);
+  const auto verdict = assess_health(m, t0 + 31s, failing);
+  EXPECT_FALSE(verdict.healthy);
+  EXPECT_EQ(verdict.reason,
+            "the store has not answered for 31s: AUTH: WRONGPASS invalid username-password pair");
+  // A store that answers again (failing_since cleared) is healthy at once.
+  EXPECT_TRUE(assess_health(m, t0 + 31s, store_health{}).healthy);
+}
+
+}  // namespace
+}  // namespace baton

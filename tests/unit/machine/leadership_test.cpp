@@ -72,3 +72,47 @@ TEST(leadership, held_back_with_an_old_holder_names_it) {
 
 }  // namespace
 }  // namespace baton::testing
+
+namespace baton::testing {
+namespace {
+
+TEST(stop_reasons, a_deadline_noticed_within_the_validity_means_the_store_did_not_answer) {
+  machine_harness h;
+  h.become_leader(7);
+  const auto deadline = h.timer(timer_id::deadline);
+  ASSERT_TRUE(deadline);
+  h.advance_to(*deadline);
+  h.feed(events::timer{timer_id::deadline});
+  auto stop = h.last<actions::stop_app>();
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->why, reason::redis_unreachable);
+}
+
+TEST(stop_reasons, a_deadline_noticed_after_the_validity_means_the_daemon_did_not_run) {
+  machine_harness h;
+  h.become_leader(7);
+  // The process was stopped past the lease's end: the timers fire late.
+  h.now = h.machine.valid_until() + 5s;
+  h.feed(events::timer{timer_id::deadline});
+  auto stop = h.last<actions::stop_app>();
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->why, reason::lease_expired);
+  EXPECT_STREQ(to_string(reason::lease_expired), "lease-expired");
+}
+
+TEST(term_start, renewals_do_not_move_the_start_of_the_term) {
+  machine_harness h;
+  h.become_leader(7);
+  const auto started = h.machine.term_started();
+  const auto wake = h.timer(timer_id::wake);
+  ASSERT_TRUE(wake);
+  h.advance_to(*wake);
+  h.feed(events::timer{timer_id::wake});
+  h.feed(events::renewed{h.now});
+  EXPECT_EQ(h.machine.current(), state::working);
+  EXPECT_EQ(h.machine.term_started(), started);
+  EXPECT_GT(h.machine.last_renewal(), started);
+}
+
+}  // namespace
+}  // namespace baton::testing

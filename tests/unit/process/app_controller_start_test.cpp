@@ -41,6 +41,27 @@ TEST(app_controller_start, runs_on_start_then_child_and_reports_started) {
   EXPECT_EQ(rec.child_exited, 0) << "an exit caused by stop() is not child_exited";
 }
 
+TEST(app_controller_start, the_commands_own_pid_is_the_keepers_child) {
+  temp_dir dir;
+  boost::asio::io_context io;
+  recorder rec;
+  app_controller app(io, make_hooks({}, {}),
+                     make_child({dir.script("child.sh", "echo $$ > \"$MARK\"; exec sleep 100")}),
+                     rec.listener(), keeper_options());
+  EXPECT_EQ(app.command_pid(), 0) << "nothing runs yet";
+  app.start(make_context());
+  ASSERT_TRUE(run_until(io, [&] { return rec.started == 1 && !dir.marker().empty(); }));
+  const pid_t keeper = app.child_pid();
+  ASSERT_GT(keeper, 0);
+  const pid_t command = app.command_pid();
+  EXPECT_NE(command, keeper);
+  EXPECT_EQ(std::to_string(command) + "\n", dir.marker()) << "the shell's $$ is the command's pid";
+  EXPECT_EQ(::getpgid(command), keeper) << "it runs in the keeper's process group";
+  app.stop(make_context("shutdown"));
+  ASSERT_TRUE(run_until(io, [&] { return rec.stopped == 1; }));
+  EXPECT_EQ(app.command_pid(), 0);
+}
+
 TEST(app_controller_start, neither_hook_nor_child_reports_started_later) {
   boost::asio::io_context io;
   recorder rec;

@@ -140,7 +140,7 @@ TEST(keeper, stop_reports_the_status_the_child_died_of) {
   app.stop(make_context("lost"));
   ASSERT_TRUE(run_until(io, [&] { return rec.stopped == 1; }));
   EXPECT_TRUE(log.has(spdlog::level::info,
-                      "app: child (pid " + std::to_string(keeper) + ") killed by SIGTERM"));
+                      "app: child (keeper pid " + std::to_string(keeper) + ") killed by SIGTERM"));
   EXPECT_EQ(rec.child_exited, 0);
 }
 
