@@ -121,6 +121,10 @@ class app_controller {
   /// The supervised command's own pid (the keeper's child), read from /proc
   /// when asked; 0 when it is not running or cannot be told.
   pid_t command_pid() const;
+  /// Whether the command and the hooks can be executed now (found in PATH,
+  /// executable), as a start would find them. False with `why` naming the
+  /// first that cannot ("child: cannot execute /x: No such file or directory").
+  bool can_execute(std::string* why = nullptr) const;
   /// The running hook's pid (on_start or on_stop), else 0.
   pid_t hook_pid() const;
 

@@ -112,6 +112,14 @@ struct release_done {
 struct app_started {};
 struct app_start_failed {
   std::string detail;
+  /// The command or a hook cannot be executed at all (missing, not
+  /// executable): competing again is pointless until it can.
+  bool cannot_execute = false;
+};
+/// The answer to actions::check_app.
+struct app_checked {
+  bool executable = false;
+  std::string detail;  ///< why not, when not
 };
 struct app_exited {
   int exit_code = 0;  ///< shell-style: code, or 128 + signal
@@ -137,7 +145,8 @@ using event =
                  events::acquire_failed, events::renewed, events::lost, events::renew_failed,
                  events::release_done, events::app_started, events::app_start_failed,
                  events::app_exited, events::app_stopped, events::shutdown,
-                 events::peer_released, events::resign, events::peer_acquired>;
+                 events::peer_released, events::resign, events::peer_acquired,
+                 events::app_checked>;
 
 namespace actions {
 struct acquire {};
@@ -154,6 +163,9 @@ struct stop_app {
   std::uint64_t token;  ///< the fencing token of the term being stopped
 };
 struct kill_app {};
+/// Find out whether the command and hooks can be executed now (answered by
+/// events::app_checked). Asked instead of an acquire while they could not.
+struct check_app {};
 struct arm_timer {
   timer_id id;
   time_point at;
@@ -176,7 +188,7 @@ struct exit_process {
 using action = std::variant<actions::acquire, actions::renew, actions::release,
                             actions::start_app, actions::stop_app, actions::kill_app,
                             actions::arm_timer, actions::cancel_timer, actions::lease_extended,
-                            actions::exit_process>;
+                            actions::exit_process, actions::check_app>;
 
 struct transition {
   state from;
@@ -241,6 +253,9 @@ class election_machine {
   std::uint64_t term_token() const { return token_; }
   /// Node id of the holder seen by the last failed acquire ("" = unknown/none).
   const std::string& observed_holder() const { return holder_; }
+  /// True while this node stays out of the election because its command or
+  /// a hook cannot be executed.
+  bool app_blocked() const { return app_blocked_; }
   /// True when a resign event would make this node step down now.
   bool can_resign() const {
     return (state_ == state::working || state_ == state::renewing) && holding_;
@@ -270,6 +285,7 @@ class election_machine {
   void on(const events::peer_released&, step_context&);
   void on(const events::resign&, step_context&);
   void on(const events::peer_acquired&, step_context&);
+  void on(const events::app_checked&, step_context&);
 
   void go(step_context& ctx, state next, reason why, std::string detail = {});
   void begin_stop(step_context& ctx, reason why, bool voluntary);
@@ -310,6 +326,9 @@ class election_machine {
   // Shutdown and exit.
   bool shutdown_requested_ = false;
   std::optional<int> exit_code_;
+
+  // The app could not be executed: no acquire until check_app says it can.
+  bool app_blocked_ = false;
 
   // Back-off: Redis errors while acquiring, and apps that fail or exit.
   unsigned acquire_errors_ = 0;

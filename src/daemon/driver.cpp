@@ -123,6 +123,7 @@ struct driver::impl {
   std::string known_leader;  // for baton_leader_changes_total
   std::string standby_note;  // the last "standing by" line, said once per change
   store_health store_answers;  // whether the store answers, for health
+  std::string app_check_note;  // why the app cannot be executed ("" = it can)
   bool resigned = false;     // the current hold-back is a resign's cool-down
   std::array<asio::steady_timer, 3> timers;
   std::array<std::uint64_t, 3> timer_generation{};
@@ -144,7 +145,10 @@ struct driver::impl {
     l.started = [this] { deliver(events::app_started{}); };
     l.start_failed = [this](std::string detail) {
       spdlog::error("app failed to start: {}", detail);
-      deliver(events::app_start_failed{std::move(detail)});
+      // A command or hook that cannot be executed at all stops this node from
+      // competing until it can (the machine asks with check_app).
+      const bool cannot_execute = !app.can_execute();
+      deliver(events::app_start_failed{std::move(detail), cannot_execute});
     };
     l.child_exited = [this](exit_status s) {
       spdlog::warn("supervised command exited by itself: {}", s.describe());
@@ -618,6 +622,19 @@ struct driver::impl {
     spdlog::warn("the {} timer fired {}ms late: the daemon did not run for that long (stopped or "
                  "paused?)",
                  to_string(id), late.count());
+  }
+
+  void carry_out(const actions::check_app&, time_point) {
+    std::string why;
+    const bool ok = app.can_execute(&why);
+    // Said once per change, not on every look.
+    if (!ok && why != app_check_note) {
+      spdlog::error("{}: not competing for the lease until it can be executed", why);
+    } else if (ok && !app_check_note.empty()) {
+      spdlog::info("the app can be executed again: competing for the lease");
+    }
+    app_check_note = ok ? std::string() : why;
+    deliver(events::app_checked{ok, why});
   }
 
   void carry_out(const actions::cancel_timer& a, time_point) {

@@ -76,7 +76,11 @@ void election_machine::on(const events::start&, step_context& ctx) {
 void election_machine::on(const events::timer& ev, step_context& ctx) {
   switch (ev.id) {
     case timer_id::wake:
-      if (state_ == state::idle) {
+      if (state_ == state::idle && app_blocked_) {
+        // Taking the lease for an app that cannot start would only churn
+        // terms (and fencing tokens): look first.
+        ctx.emit(actions::check_app{});
+      } else if (state_ == state::idle) {
         ctx.emit(actions::acquire{});
         go(ctx, state::acquiring, reason::retry);
       } else if (state_ == state::working) {
@@ -177,8 +181,23 @@ void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
   go(ctx, state::idle, reason::redis_error, ev.error);
 }
 
+void election_machine::on(const events::app_checked& ev, step_context& ctx) {
+  if (state_ != state::idle || !app_blocked_) return;
+  if (!ev.executable) {
+    // A look costs nothing: come back soon, so a restored command leads fast.
+    wait_then_retry(ctx, jittered(timing_.retry_interval, 0.2));
+    return;
+  }
+  app_blocked_ = false;
+  app_failures_ = 0;
+  backoff_until_ = ctx.now;
+  ctx.emit(actions::cancel_timer{timer_id::wake});
+  ctx.emit(actions::acquire{});
+  go(ctx, state::acquiring, reason::retry, "the app can be executed again");
+}
+
 void election_machine::on(const events::peer_released&, step_context& ctx) {
-  if (state_ != state::idle || ctx.now < backoff_until_) return;
+  if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
   ctx.emit(actions::cancel_timer{timer_id::wake});
   ctx.emit(actions::acquire{});
   go(ctx, state::acquiring, reason::peer_released);
@@ -255,6 +274,11 @@ void election_machine::on(const events::app_started&, step_context& ctx) {
 void election_machine::on(const events::app_start_failed& ev, step_context& ctx) {
   if (state_ != state::working && state_ != state::renewing) return;
   ++app_failures_;
+  if (ev.cannot_execute) {
+    app_blocked_ = true;
+    // As a shell would: 127, command not found or not executable.
+    if (timing_.exit_when_app_exits) exit_code_ = 127;
+  }
   begin_stop(ctx, reason::start_failed, true);
   ctx.result.change->detail = ev.detail;
 }

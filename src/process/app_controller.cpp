@@ -8,6 +8,8 @@
 #include <signal.h>
 
 #include <boost/asio/post.hpp>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -362,6 +364,23 @@ pid_t app_controller::command_pid() const {
   const auto children = children_of(impl_->child_pid_);
   return children.size() == 1 ? children.front() : 0;
 }
+bool app_controller::can_execute(std::string* why) const {
+  std::vector<std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) env.emplace_back(*entry);
+  const std::pair<const char*, const std::vector<std::string>*> programs[] = {
+      {"child", &impl_->child_.command},
+      {"on_start", &impl_->hooks_.on_start},
+      {"on_stop", &impl_->hooks_.on_stop}};
+  for (const auto& [name, argv] : programs) {
+    if (argv->empty()) continue;
+    if (int error = process::find_executable(argv->front(), env)) {
+      if (why != nullptr) *why = std::string(name) + ": " + process::spawn_error_message(*argv, error);
+      return false;
+    }
+  }
+  return true;
+}
+
 pid_t app_controller::hook_pid() const { return impl_->hook_ ? impl_->hook_->pid() : 0; }
 
 }  // namespace baton

@@ -12,6 +12,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <functional>
 #include <sstream>
 
@@ -300,6 +304,48 @@ TEST_F(driver_test, an_acquire_error_is_kept_in_the_status_and_retried) {
   EXPECT_EQ(election.status()["store"]["last_error_kind"], "auth");
   store.expect_acquire();
   ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 3s));
+}
+
+TEST(driver_app_check, a_command_that_vanished_stops_competing_until_it_is_back) {
+  // A scratch directory holding the command; removed to make it vanish.
+  char dir_template[] = "/tmp/baton-driver-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string command = dir + "/worker";
+  captured_log log;
+  asio::io_context io;
+  scripted_lease_store store{io, {"jobs", "node-a", 600ms}};
+  auto cfg = test_config();
+  cfg.child.command = {command};
+  driver election{io, cfg, store};
+  store.expect_acquire();
+  ASSERT_TRUE(election.start(false));
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }));
+  // The command is missing when the term starts: the start fails, the lease
+  // goes back, and the node stops competing instead of churning terms.
+  store.expect_release();
+  store.answer_acquire(answers::acquired(7));
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_releases() == 1; }));
+  store.answer_release(release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return election.machine().app_blocked(); }));
+  ASSERT_TRUE(run_until(io, [&] { return log.count("not competing for the lease") == 1; }, 5s))
+      << log.text();
+  run_until(io, [] { return false; }, 1500ms);  // several looks: still no acquire
+  EXPECT_EQ(store.acquire_calls(), 1);
+  EXPECT_EQ(log.count("not competing for the lease"), 1U) << "said once, not per look";
+  // The command appears: the node competes again.
+  {
+    std::FILE* f = std::fopen(command.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("#!/bin/sh\nexec sleep 100\n", f);
+    std::fclose(f);
+    ASSERT_EQ(::chmod(command.c_str(), 0755), 0);
+  }
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 40s));
+  EXPECT_NE(log.text().find("the app can be executed again"), std::string::npos) << log.text();
+  std::remove(command.c_str());
+  ::rmdir(dir.c_str());
 }
 
 // --- shutdown in each state ------------------------------------------------------

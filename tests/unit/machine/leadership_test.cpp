@@ -116,3 +116,66 @@ TEST(term_start, renewals_do_not_move_the_start_of_the_term) {
 
 }  // namespace
 }  // namespace baton::testing
+
+namespace baton::testing {
+namespace {
+
+TEST(app_blocked, a_command_that_cannot_execute_stops_the_node_competing_until_it_can) {
+  machine_harness h;
+  h.become_leader(7);
+  h.feed(events::app_start_failed{"child: cannot execute /x: No such file or directory", true});
+  EXPECT_TRUE(h.machine.app_blocked());
+  h.feed(events::app_stopped{});
+  ASSERT_EQ(h.count<actions::release>(), 1);
+  h.feed(events::release_done{});
+  EXPECT_EQ(h.machine.current(), state::idle);
+  // A release announcement does not bring it back while blocked.
+  h.clear_actions();
+  h.feed(events::peer_released{});
+  EXPECT_EQ(h.count<actions::acquire>(), 0);
+  // Its retry timer asks to look, not to acquire.
+  auto wake = h.timer(timer_id::wake);
+  ASSERT_TRUE(wake);
+  h.now = *wake;
+  h.feed(events::timer{timer_id::wake});
+  EXPECT_EQ(h.count<actions::check_app>(), 1);
+  EXPECT_EQ(h.count<actions::acquire>(), 0);
+  EXPECT_EQ(h.machine.current(), state::idle);
+  // Still missing: look again soon (about retry_interval), still no acquire.
+  h.feed(events::app_checked{false, "child: cannot execute /x"});
+  auto again = h.timer(timer_id::wake);
+  ASSERT_TRUE(again);
+  EXPECT_LE(*again, h.now + 1200ms);
+  EXPECT_EQ(h.count<actions::acquire>(), 0);
+  // Back: compete at once.
+  h.now = *again;
+  h.feed(events::timer{timer_id::wake});
+  h.feed(events::app_checked{true, ""});
+  EXPECT_FALSE(h.machine.app_blocked());
+  EXPECT_EQ(h.count<actions::acquire>(), 1);
+  EXPECT_EQ(h.machine.current(), state::acquiring);
+}
+
+TEST(app_blocked, with_on_exit_exit_a_command_that_cannot_execute_exits_127) {
+  auto t = default_timing();
+  t.exit_when_app_exits = true;
+  machine_harness h(t);
+  h.become_leader(7);
+  h.feed(events::app_start_failed{"child: cannot execute /x", true});
+  h.feed(events::app_stopped{});
+  h.feed(events::release_done{});
+  auto exit = h.last<actions::exit_process>();
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->code, 127);
+  EXPECT_EQ(h.machine.current(), state::stopped);
+}
+
+TEST(app_blocked, an_ordinary_start_failure_does_not_block) {
+  machine_harness h;
+  h.become_leader(7);
+  h.feed(events::app_start_failed{"on_start: exit code 3", false});
+  EXPECT_FALSE(h.machine.app_blocked());
+}
+
+}  // namespace
+}  // namespace baton::testing

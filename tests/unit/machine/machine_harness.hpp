@@ -78,7 +78,10 @@ inline std::string describe(const event& e, time_point origin) {
         if constexpr (std::is_same_v<T, events::release_done>)
           return "release_done" + (ev.error.empty() ? std::string() : " error=" + ev.error);
         if constexpr (std::is_same_v<T, events::app_started>) return "app_started";
-        if constexpr (std::is_same_v<T, events::app_start_failed>) return "app_start_failed";
+        if constexpr (std::is_same_v<T, events::app_start_failed>)
+          return std::string("app_start_failed") + (ev.cannot_execute ? " cannot_execute" : "");
+        if constexpr (std::is_same_v<T, events::app_checked>)
+          return std::string("app_checked ") + (ev.executable ? "executable" : "not executable");
         if constexpr (std::is_same_v<T, events::app_exited>)
           return "app_exited " + std::to_string(ev.exit_code);
         if constexpr (std::is_same_v<T, events::app_stopped>) return "app_stopped";
@@ -115,6 +118,7 @@ inline std::string describe(const action& a, time_point origin) {
                  (act.stopping ? " stopping" : "");
         if constexpr (std::is_same_v<T, actions::exit_process>)
           return "exit_process " + std::to_string(act.code);
+        if constexpr (std::is_same_v<T, actions::check_app>) return "check_app";
       },
       a);
 }
