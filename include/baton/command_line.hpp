@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "baton/config.hpp"
 #include "baton/environment.hpp"
@@ -24,11 +25,20 @@ struct invocation {
   /// error (`baton: ...`, one line, or usage help) for stderr. version: the
   /// version line ("baton 0.1.0").
   std::string message;
+  /// run, check_config: things worth saying that do not stop baton (an
+  /// unknown BATON_* variable), one line each without a prefix; main prints
+  /// each to stderr as `baton: warning: ...`.
+  std::vector<std::string> warnings;
 };
 
 /// Parses argv (argv[0] is the program name) over BATON_* from `env`, over
-/// the config file named by --config or BATON_CONFIG. Never throws.
-invocation parse_invocation(int argc, const char* const* argv, const environment& env);
+/// the config file named by --config or BATON_CONFIG. `variable_names` are
+/// the names in the environment (environment_variable_names() for the real
+/// one): unknown BATON_* names among them become warnings. A flag whose name
+/// holds "password" (other than --redis-password-file) is refused before
+/// anything else, and its value is never repeated. Never throws.
+invocation parse_invocation(int argc, const char* const* argv, const environment& env,
+                            const std::vector<std::string>& variable_names = {});
 
 /// The effective config as YAML that loads again: every option of the
 /// option table, in its order. A secret (the password) is never printed: a

@@ -96,7 +96,7 @@ struct socket_config {
 };
 
 struct log_config {
-  /// trace, debug, info, warn, error, critical, off.
+  /// trace, debug, info, warn (or warning), error, critical, off; kept as written.
   std::string level = "info";
   /// text (one line per record) or json (one object per line).
   std::string format = "text";
@@ -111,7 +111,8 @@ struct http_config {
 struct config {
   /// Name of the election; candidates with the same name compete. Required.
   std::string election;
-  /// This candidate's id. "" = hostname plus a short random suffix.
+  /// This candidate's id. "" = hostname plus a short hash that is stable
+  /// for one daemon instance (see default_node_id in config_load.hpp).
   std::string node_id;
   store_config store;
   redis_config redis;

@@ -35,10 +35,20 @@ class config_loader {
   void load_yaml(const std::string& text, const std::string& source);
 
   /// Applies the BATON_* variables of the option table (BATON_LEASE_TTL for
-  /// lease.ttl, ...). Other BATON_* variables are ignored: hooks inherit
-  /// BATON_EVENT and friends. BATON_CONFIG and BATON_REDIS_PASSWORD are not
+  /// lease.ttl, ...). Other BATON_* variables are ignored here (see
+  /// note_variable_names). BATON_CONFIG and BATON_REDIS_PASSWORD are not
   /// handled here (see parse_invocation and finish()).
   void load_environment();
+
+  /// Given the names of the variables in the environment, adds a warning to
+  /// warnings() for each BATON_* name that baton does not know (with "did you
+  /// mean ...?" for a near miss). Names baton itself sets for hooks and apps
+  /// (BATON_EVENT, BATON_TOKEN, ...) and the project's test and build
+  /// variables are not warned about. Never logs: the caller prints.
+  void note_variable_names(const std::vector<std::string>& names);
+
+  /// Warnings collected so far, one line each, without a prefix.
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
   /// Sets one option by its dotted name from text as a person typed it:
   /// durations with units, argv lists as a JSON array of strings or else
@@ -48,10 +58,12 @@ class config_loader {
   /// Sets child.command (the words after `--`).
   void set_child_command(std::vector<std::string> argv, const std::string& source);
 
-  /// Fills derived defaults (see fill_derived_defaults), the password
-  /// (BATON_REDIS_PASSWORD if set and non-empty, else the first line of
-  /// redis.password_file, else the URL's user-info) into redis.password,
-  /// validates, and returns the result.
+  /// Fills derived defaults (see fill_derived_defaults), validates, checks
+  /// that every command can be executed (a bare name is searched in the PATH
+  /// of the environment, as execvp would), resolves the password
+  /// (BATON_REDIS_PASSWORD if set and non-empty, or the first line of
+  /// redis.password_file, or the URL's user-info; more than one is an error)
+  /// into redis.password, and returns the result.
   config finish();
 
   /// The config as accumulated so far (no derived values yet).
@@ -61,12 +73,13 @@ class config_loader {
   environment env_;
   config cfg_;
   option_origins origins_;
+  std::vector<std::string> warnings_;
 };
 
 /// Replaces each 0 that means "derived" with its value: renew_interval =
 /// ttl/3; renew_deadline = ttl*2/3; retry_interval = min(1s,
 /// renew_interval); command_timeout = min(1s, renew_interval/2); an empty
-/// node_id = default_node_id(). Records "default: ..." in `origins` if given.
+/// node_id = default_node_id(cfg). Records "default: ..." in `origins` if given.
 void fill_derived_defaults(config& cfg, option_origins* origins = nullptr);
 
 /// Checks every rule (see config/baton.yaml); throws config_error naming the
@@ -79,13 +92,22 @@ void validate_config(const config& cfg, const option_origins& origins = {});
 milliseconds lease_drift(const lease_config& lease);
 
 /// hostname (characters outside [A-Za-z0-9._@-] replaced by '-') + "-" +
-/// 6 random hex digits; at most 128 characters.
-std::string default_node_id();
+/// 6 hex digits of a hash of what tells apart batons on one host: election,
+/// socket.path, http.listen and the effective uid. Stable across restarts
+/// (so metric series keep their labels); at most 128 characters.
+std::string default_node_id(const config& cfg);
+
+/// The names of the variables in this process's environment.
+std::vector<std::string> environment_variable_names();
 
 /// Parses an argv list as typed in an environment variable or a flag: a
-/// JSON array of strings (`["/bin/x","a b"]`), or else words separated by
-/// whitespace; "" or blanks give an empty list. Throws config_error naming
-/// `option` on a malformed JSON array.
+/// JSON array of strings (`["/bin/x","a b"]`), or else words split as a
+/// POSIX shell splits them, without expansions: blanks separate words,
+/// '...' keeps everything literally, "..." keeps everything but \" \\ \$ \`
+/// (backslash escapes), and a backslash outside quotes escapes the next
+/// character. "" or blanks give an empty list. Throws config_error naming
+/// `option` on a malformed JSON array, an unterminated quote or a trailing
+/// backslash.
 std::vector<std::string> parse_argv_text(const std::string& option, const std::string& text);
 
 }  // namespace baton

@@ -5,6 +5,8 @@
 // Everything after the first `--` is the child's argv and never reaches
 // CLI11, so the child's own flags (even --help) are passed through untouched.
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <exception>
 #include <new>
 #include <vector>
@@ -107,8 +109,11 @@ invocation exit_now(int code, std::string message) {
 }
 
 config load(const option_set& options, const environment& env, bool has_child,
-            std::vector<std::string> child) {
+            std::vector<std::string> child, const std::vector<std::string>& variable_names,
+            std::vector<std::string>& warnings) {
   config_loader loader(env);
+  loader.note_variable_names(variable_names);
+  warnings = loader.warnings();
   std::string path;
   if (options.config_flag->count() > 0) {
     path = options.config_path;
@@ -148,7 +153,38 @@ config load(const option_set& options, const environment& env, bool has_child,
   return loader.finish();
 }
 
-invocation parse(int argc, const char* const* argv, const environment& env) {
+// A secret on argv is visible to every user of the host (ps, /proc), so a
+// flag that looks like it takes a password is refused before CLI11 sees
+// argv: CLI11's messages quote the words they could not place, and the word
+// after such a flag is the secret. The message names the flag, never its
+// value. Only the words before `--` are baton's; the child's are its own.
+std::optional<std::string> password_flag(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (arg.size() < 2 || arg.front() != '-') continue;
+    std::string name = arg.substr(0, arg.find('='));
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("password") == std::string::npos && lower.find("passwd") == std::string::npos) {
+      continue;
+    }
+    bool real = false;
+    for (const auto& spec : option_table()) {
+      if (!spec.secret && !spec.flag.empty() && spec.flag_name() == name) real = true;
+    }
+    if (real) continue;
+    // Only printable ASCII of the name: it was typed as a flag, not a secret.
+    for (char& c : name) {
+      if (c < 0x20 || c > 0x7e) c = '?';
+    }
+    return "baton: " + name +
+           " is not accepted: a password on the command line is visible to every user of the host; "
+           "set BATON_REDIS_PASSWORD or use --redis-password-file FILE";
+  }
+  return std::nullopt;
+}
+
+invocation parse(int argc, const char* const* argv, const environment& env,
+                 const std::vector<std::string>& variable_names) {
   std::vector<std::string> args;
   if (argv != nullptr) {
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
@@ -158,6 +194,7 @@ invocation parse(int argc, const char* const* argv, const environment& env) {
   std::vector<std::string> child;
   if (has_child) child.assign(dashdash + 1, args.end());
   args.erase(dashdash, args.end());
+  if (auto refused = password_flag(args)) return exit_now(2, *refused);
 
   CLI::App app("baton: leader election for workers, on a Redis lease.", "baton");
   app.footer(footer);
@@ -229,19 +266,21 @@ invocation parse(int argc, const char* const* argv, const environment& env) {
   invocation result;
   if (run->parsed()) {
     result.what = invocation::verb::run;
-    result.cfg = load(run_options, env, has_child, std::move(child));
+    result.cfg = load(run_options, env, has_child, std::move(child), variable_names, result.warnings);
   } else {
     result.what = invocation::verb::check_config;
-    result.cfg = load(check_options, env, has_child, std::move(child));
+    result.cfg =
+        load(check_options, env, has_child, std::move(child), variable_names, result.warnings);
   }
   return result;
 }
 
 }  // namespace
 
-invocation parse_invocation(int argc, const char* const* argv, const environment& env) {
+invocation parse_invocation(int argc, const char* const* argv, const environment& env,
+                            const std::vector<std::string>& variable_names) {
   try {
-    return parse(argc, argv, env);
+    return parse(argc, argv, env, variable_names);
   } catch (const config_error& e) {
     return exit_now(2, std::string("baton: ") + e.what());
   } catch (const std::bad_alloc&) {

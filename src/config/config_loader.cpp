@@ -6,7 +6,12 @@
 #include "loader_messages.hpp"
 #include "option_table.hpp"
 #include "option_value.hpp"
+#include "executable_check.hpp"
 #include "redis_password.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
 
 namespace baton {
 
@@ -19,6 +24,49 @@ void config_loader::load_environment() {
     if (spec.env.empty() || spec.secret) continue;
     const std::string name(spec.env);
     if (auto value = env_(name)) set(std::string(spec.key), *value, name);
+  }
+}
+
+namespace {
+
+// BATON_* variables that are not options but are not typos either: the ones
+// baton reads elsewhere (BATON_CONFIG, the password), the ones it sets for
+// hooks and apps (a baton started by a hook inherits them), and the
+// project's test, bench and build scripts' own.
+constexpr std::array<std::string_view, 20> known_variables = {
+    "BATON_CONFIG",        "BATON_REDIS_PASSWORD", "BATON_EVENT",        "BATON_REASON",
+    "BATON_TOKEN",         "BATON_NODE_ID",        "BATON_ELECTION",     "BATON_LEASE_TTL_MS",
+    "BATON_BINARY",        "BATON_QUICK",          "BATON_BUILD_JOBS",   "BATON_BUILD_TESTS",
+    "BATON_SANITIZE",      "BATON_FUZZ",           "BATON_FUZZ_CXX",     "BATON_CLIENT_COMMANDS",
+    "BATON_SOURCE_DIR",    "BATON_VERSION",        "BATON_TEST_WORKER",  "BATON_TEST_JOBS"};
+constexpr std::array<std::string_view, 5> known_prefixes = {
+    "BATON_TEST_", "BATON_FAULT_", "BATON_BENCH_", "BATON_PROPERTY_", "BATON_FUZZ_"};
+
+}  // namespace
+
+void config_loader::note_variable_names(const std::vector<std::string>& names) {
+  std::vector<std::string> candidates(known_variables.begin(), known_variables.begin() + 2);
+  for (const auto& spec : option_table()) {
+    if (!spec.env.empty()) candidates.emplace_back(spec.env);
+  }
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (const auto& name : sorted) {
+    if (name.rfind("BATON_", 0) != 0) continue;
+    if (std::find(candidates.begin(), candidates.end(), name) != candidates.end()) continue;
+    if (std::find(known_variables.begin(), known_variables.end(), name) != known_variables.end()) {
+      continue;
+    }
+    if (std::any_of(known_prefixes.begin(), known_prefixes.end(),
+                    [&](std::string_view p) { return name.rfind(p, 0) == 0; })) {
+      continue;
+    }
+    std::string line = "unknown environment variable " + name + " is ignored";
+    if (const std::string best = nearest_name(name, candidates); !best.empty()) {
+      line += " (did you mean " + best + "?)";
+    }
+    warnings_.push_back(std::move(line));
   }
 }
 
@@ -44,6 +92,7 @@ config config_loader::finish() {
   option_origins origins = origins_;
   fill_derived_defaults(cfg, &origins);
   validate_config(cfg, origins);
+  check_executables(cfg, env_ ? env_("PATH") : std::nullopt, origins);
   cfg.redis.password = resolve_redis_password(cfg, env_, origins);
   return cfg;
 }

@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <random>
+#include <cstdint>
+#include <string_view>
 
 #include "baton/config_load.hpp"
 #include "option_table.hpp"
@@ -29,7 +30,7 @@ std::string hostname() {
 
 }  // namespace
 
-std::string default_node_id() {
+std::string default_node_id(const config& cfg) {
   std::string host = hostname();
   for (char& c : host) {
     if (!node_id_char(c)) c = '-';
@@ -38,12 +39,27 @@ std::string default_node_id() {
   if (host.size() > max_node_id - suffix_length) host.resize(max_node_id - suffix_length);
 
   // The suffix tells apart two batons on one host (or in containers sharing
-  // a hostname); it need not be secret, only unlikely to repeat.
-  std::random_device device;
-  std::uniform_int_distribution<unsigned> digit(0, 15);
+  // a hostname) without changing on a restart, which would start new metric
+  // series and make the old leader look like a stranger: a hash (FNV-1a) of
+  // what two batons on one host cannot share, or would not compete with.
+  std::uint64_t hash = 14695981039346656037ULL;
+  const auto mix = [&hash](std::string_view part) {
+    for (unsigned char c : part) {
+      hash ^= c;
+      hash *= 1099511628211ULL;
+    }
+    hash ^= 0xff;  // a separator no text holds, so ("ab","c") != ("a","bc")
+    hash *= 1099511628211ULL;
+  };
+  mix(cfg.election);
+  mix(cfg.socket.path);
+  mix(cfg.http.listen);
+  mix(std::to_string(::geteuid()));
   static constexpr char hex[] = "0123456789abcdef";
   std::string id = host + "-";
-  for (std::size_t i = 1; i < suffix_length; ++i) id += hex[digit(device)];
+  for (std::size_t i = 1; i < suffix_length; ++i) {
+    id += hex[(hash >> (60 - 4 * (i - 1))) & 0xf];
+  }
   return id;
 }
 
@@ -74,8 +90,8 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
     note(cfg.redis.command_timeout, "default: min(1s, lease.renew_interval / 2)");
   }
   if (cfg.node_id.empty()) {
-    cfg.node_id = default_node_id();
-    note(cfg.node_id, "default: hostname and a random suffix");
+    cfg.node_id = default_node_id(cfg);
+    note(cfg.node_id, "default: hostname and a hash of election, socket.path, http.listen and uid");
   }
 }
 

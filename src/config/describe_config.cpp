@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "baton/command_line.hpp"
+#include "baton/config_load.hpp"
 #include "option_table.hpp"
 #include "option_value.hpp"
 
@@ -27,6 +28,14 @@ std::string describe_config(const config& cfg) {
     }
     out << indent << spec.name() << ": " << shown_option_value(spec, cfg);
     if (!spec.empty_note.empty() && option_is_empty(spec, cfg)) out << "  # " << spec.empty_note;
+    // The daemon never lets a stop run past what the lease still covers; a
+    // longer stop_timeout would otherwise look like it is honoured.
+    if (spec.key == option_name(cfg, cfg.child.stop_timeout)) {
+      const milliseconds validity = cfg.lease.ttl - lease_drift(cfg.lease);
+      if (cfg.child.stop_timeout > validity) {
+        out << "  # capped at " << validity.count() << "ms by the lease's validity (ttl - drift)";
+      }
+    }
     out << "\n";
   }
   return out.str();

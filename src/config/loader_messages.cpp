@@ -31,20 +31,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-config_error unknown_option(const std::string& name, const std::string& source) {
-  if (const option_spec* spec = find_option(name); spec != nullptr && spec->secret) {
-    return config_error::with_message(
-        name, name + " is not accepted in a config file; " + std::string(spec->help) + " (in " +
-                  source + ")");
-  }
+std::string nearest_name(std::string_view name, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_distance = 3;  // suggest only near misses
-  std::set<std::string> candidates;
-  for (const auto& spec : option_table()) {
-    if (spec.secret) continue;
-    candidates.emplace(spec.key);
-    if (!spec.section().empty()) candidates.emplace(spec.section());
-  }
   for (const auto& candidate : candidates) {
     const std::size_t d = edit_distance(name, candidate);
     if (d < best_distance) {
@@ -52,6 +41,22 @@ config_error unknown_option(const std::string& name, const std::string& source) 
       best = candidate;
     }
   }
+  return best;
+}
+
+config_error unknown_option(const std::string& name, const std::string& source) {
+  if (const option_spec* spec = find_option(name); spec != nullptr && spec->secret) {
+    return config_error::with_message(
+        name, name + " is not accepted in a config file; " + std::string(spec->help) + " (in " +
+                  source + ")");
+  }
+  std::set<std::string> candidates;
+  for (const auto& spec : option_table()) {
+    if (spec.secret) continue;
+    candidates.emplace(spec.key);
+    if (!spec.section().empty()) candidates.emplace(spec.section());
+  }
+  const std::string best = nearest_name(name, {candidates.begin(), candidates.end()});
   std::string message = "unknown option " + name;
   if (!best.empty()) message += " (did you mean " + best + "?)";
   return config_error::with_message(name, message + " in " + source);

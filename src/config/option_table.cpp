@@ -15,7 +15,8 @@ constexpr option_spec table[] = {
      .help = "Election name; candidates with the same name compete (required)",
      .field = text_field{[](config& c) -> auto& { return c.election; }}},
     {.key = "node_id", .env = "BATON_NODE_ID", .flag = "--node-id", .placeholder = "ID",
-     .help = "This candidate's id (default: hostname-<6 hex>)",
+     .help = "This candidate's id (default: hostname-<6 hex of a hash of election, socket, "
+             "http.listen and uid>)",
      .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
@@ -41,21 +42,25 @@ constexpr option_spec table[] = {
     {.key = "redis.command_timeout", .env = "BATON_REDIS_COMMAND_TIMEOUT",
      .flag = "--redis-timeout", .placeholder = "DURATION",
      .help = "Time allowed for one reply (default min(1s, renew interval / 2))",
-     .field = duration_field{[](config& c) -> auto& { return c.redis.command_timeout; }}},
+     .field = duration_field{[](config& c) -> auto& { return c.redis.command_timeout; }},
+     .zero_derives = true},
 
     {.key = "lease.ttl", .env = "BATON_LEASE_TTL", .flag = "--ttl", .placeholder = "DURATION",
      .help = "Lease lifetime without renewal (default 10s)",
      .field = duration_field{[](config& c) -> auto& { return c.lease.ttl; }}},
     {.key = "lease.renew_interval", .env = "BATON_LEASE_RENEW_INTERVAL", .flag = "--renew-interval",
      .placeholder = "DURATION", .help = "How often the leader renews (default ttl / 3)",
-     .field = duration_field{[](config& c) -> auto& { return c.lease.renew_interval; }}},
+     .field = duration_field{[](config& c) -> auto& { return c.lease.renew_interval; }},
+     .zero_derives = true},
     {.key = "lease.renew_deadline", .env = "BATON_LEASE_RENEW_DEADLINE", .flag = "--renew-deadline",
      .placeholder = "DURATION",
      .help = "How long the leader tries to renew before stopping its app (default ttl * 2 / 3)",
-     .field = duration_field{[](config& c) -> auto& { return c.lease.renew_deadline; }}},
+     .field = duration_field{[](config& c) -> auto& { return c.lease.renew_deadline; }},
+     .zero_derives = true},
     {.key = "lease.retry_interval", .env = "BATON_LEASE_RETRY_INTERVAL", .flag = "--retry-interval",
      .placeholder = "DURATION", .help = "How often a standby retries (default min(1s, renew interval))",
-     .field = duration_field{[](config& c) -> auto& { return c.lease.retry_interval; }}},
+     .field = duration_field{[](config& c) -> auto& { return c.lease.retry_interval; }},
+     .zero_derives = true},
     {.key = "lease.drift_factor", .env = "BATON_LEASE_DRIFT_FACTOR", .flag = "--drift-factor",
      .placeholder = "FRACTION",
      .help = "Share of the ttl assumed lost to clock drift, 0 to <0.5 (default 0.01)",
@@ -65,7 +70,8 @@ constexpr option_spec table[] = {
      .placeholder = "DURATION",
      .help = "After `baton resign`, how long this node stays out of the election (default ttl)",
      .field = duration_field{[](config& c) -> auto& { return c.lease.resign_cooldown; }},
-     .reloadable = true},
+     .reloadable = true,
+     .zero_derives = true},
 
     // Hooks are read when they next run.
     {.key = "hooks.on_start", .env = "BATON_HOOKS_ON_START", .flag = "--on-start", .placeholder = "ARGV",
@@ -119,7 +125,7 @@ constexpr option_spec table[] = {
 
     // The level applies from the next log line; the format is fixed at start-up.
     {.key = "log.level", .env = "BATON_LOG_LEVEL", .flag = "--log-level", .placeholder = "LEVEL",
-     .help = "trace, debug, info, warn, error, critical or off (default info)",
+     .help = "trace, debug, info, warn (or warning), error, critical or off (default info)",
      .field = text_field{[](config& c) -> auto& { return c.log.level; }},
      .reloadable = true},
     {.key = "log.format", .env = "BATON_LOG_FORMAT", .flag = "--log-format", .placeholder = "text|json",

@@ -24,7 +24,7 @@ namespace baton {
 enum class value_kind {
   text,         ///< any string
   redis_url,    ///< a string that may carry a password: shown redacted, refused in a flag
-  duration,     ///< "250ms", "10s": a unit is required
+  duration,     ///< "250ms", "10s": a unit is required (a bare 0 if zero_derives)
   number,       ///< a finite decimal
   argv,         ///< program and arguments; a YAML list, or JSON/words in text
   file_mode,    ///< always octal
@@ -75,6 +75,9 @@ struct option_spec {
   bool secret = false;
   /// The comment check-config adds after an empty value ("off").
   std::string_view empty_note = {};
+  /// A duration whose 0 means "derive it from the other options": a bare
+  /// `0` (no unit) is accepted for it, as the example config writes it.
+  bool zero_derives = false;
 
   value_kind kind() const {
     return std::visit([](const auto& f) { return f.kind; }, field);

@@ -125,6 +125,11 @@ struct text_parser {
   void operator()(text_field f) const { f.get(cfg) = text; }
   void operator()(redis_url_field f) const { f.get(cfg) = text; }
   void operator()(duration_field f) const {
+    // 0 needs no unit where it means "derived" (renew_interval: 0).
+    if (spec.zero_derives && trim(text) == "0") {
+      f.get(cfg) = milliseconds{0};
+      return;
+    }
     std::string why;
     const auto d = try_parse_duration(text, &why);
     if (!d) throw config_error(key(), text, why);
@@ -187,6 +192,69 @@ struct shower {
 
 }  // namespace
 
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// POSIX shell word splitting without expansions: '...' is literal, "..."
+// takes backslash escapes of " \ $ ` only (others stay as typed), a
+// backslash outside quotes escapes any character. Quotes may form part of a
+// word (--msg='a b' is one word) and '' is an empty word.
+std::vector<std::string> split_words(const std::string& option, const std::string& text,
+                                     std::string_view t) {
+  const auto fail = [&](const char* why) {
+    return config_error(option, text,
+                        std::string(why) + "; write words as a shell would (quotes and backslashes, "
+                                           "no variables) or a JSON array of strings such as "
+                                           "[\"/usr/local/bin/notify\", \"hello world\"]");
+  };
+  std::vector<std::string> argv;
+  std::size_t i = 0;
+  while (i < t.size()) {
+    while (i < t.size() && is_blank(t[i])) ++i;
+    if (i >= t.size()) break;
+    std::string word;
+    while (i < t.size() && !is_blank(t[i])) {
+      const char c = t[i];
+      if (c == '\'') {
+        const auto close = t.find('\'', i + 1);
+        if (close == std::string_view::npos) throw fail("a single quote is not closed");
+        word.append(t.substr(i + 1, close - i - 1));
+        i = close + 1;
+      } else if (c == '"') {
+        ++i;
+        bool closed = false;
+        while (i < t.size()) {
+          if (t[i] == '"') {
+            closed = true;
+            ++i;
+            break;
+          }
+          if (t[i] == '\\' && i + 1 < t.size() &&
+              (t[i + 1] == '"' || t[i + 1] == '\\' || t[i + 1] == '$' || t[i + 1] == '`')) {
+            word += t[i + 1];
+            i += 2;
+            continue;
+          }
+          word += t[i++];
+        }
+        if (!closed) throw fail("a double quote is not closed");
+      } else if (c == '\\') {
+        if (i + 1 >= t.size()) throw fail("a backslash ends the text");
+        word += t[i + 1];
+        i += 2;
+      } else {
+        word += c;
+        ++i;
+      }
+    }
+    argv.push_back(std::move(word));
+  }
+  return argv;
+}
+
+}  // namespace
+
 std::vector<std::string> parse_argv_text(const std::string& option, const std::string& text) {
   const std::string_view t = trim(text);
   std::vector<std::string> argv;
@@ -203,14 +271,7 @@ std::vector<std::string> parse_argv_text(const std::string& option, const std::s
     }
     return argv;
   }
-  std::size_t i = 0;
-  while (i < t.size()) {
-    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
-    const std::size_t begin = i;
-    while (i < t.size() && !(t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
-    if (i > begin) argv.emplace_back(t.substr(begin, i - begin));
-  }
-  return argv;
+  return split_words(option, text, t);
 }
 
 void parse_option_text(const option_spec& spec, config& cfg, const std::string& text) {

@@ -45,21 +45,45 @@ std::string read_first_line(const std::string& option, const std::string& path) 
 
 std::string resolve_redis_password(const config& cfg, const environment& env,
                                    const option_origins& origins) {
+  const option_spec& secret = option_at(cfg, cfg.redis.password);
+  const std::string variable(secret.env);
+  const std::string file_option = option_name(cfg, cfg.redis.password_file);
+  const std::string url_option = option_name(cfg, cfg.redis.url);
+  const auto origin = [&origins](const std::string& option) {
+    const auto it = origins.find(option);
+    return it == origins.end() ? std::string() : " (" + it->second + ")";
+  };
   std::optional<std::string> from_env;
-  if (env) from_env = env(std::string(option_at(cfg, cfg.redis.password).env));
-  if (from_env && !from_env->empty()) return *from_env;
-  if (!cfg.redis.password_file.empty()) {
-    const std::string option = option_name(cfg, cfg.redis.password_file);
+  if (env) from_env = env(variable);
+  const bool has_env = from_env && !from_env->empty();
+  const bool has_file = !cfg.redis.password_file.empty();
+  // validate_config has already parsed the URL, so this cannot throw.
+  const std::string from_url = parse_redis_url(cfg.redis.url).password;
+  // Two sources of one secret: whichever won, the other would be a password
+  // the operator believes is in use. Never name the secret, only its sources.
+  if (!from_url.empty() && (has_env || has_file)) {
+    const std::string other =
+        has_env ? variable : file_option + origin(file_option);
+    throw config_error::with_message(
+        url_option, url_option + origin(url_option) + " carries a password and so does " + other +
+                        "; give the password in one place only (remove it from the URL)");
+  }
+  if (has_env && has_file) {
+    throw config_error::with_message(
+        file_option, "the Redis password is given twice: " + variable + " is set and " +
+                         file_option + origin(file_option) + " names a file; use only one of them");
+  }
+  if (has_env) return *from_env;
+  if (has_file) {
     try {
-      return read_first_line(option, cfg.redis.password_file);
+      return read_first_line(file_option, cfg.redis.password_file);
     } catch (const config_error& e) {
-      const auto it = origins.find(option);
+      const auto it = origins.find(file_option);
       if (it == origins.end()) throw;
       throw config_error::with_message(e.option(), std::string(e.what()) + " (" + it->second + ")");
     }
   }
-  // validate_config has already parsed the URL, so this cannot throw.
-  return parse_redis_url(cfg.redis.url).password;
+  return from_url;
 }
 
 }  // namespace baton

@@ -10,8 +10,9 @@
 namespace baton {
 
 /// The password for `cfg` (validated): the variable named by the secret
-/// option redis.password if set and non-empty, else the first line of
-/// redis.password_file, else the URL's user-info ("" = none). Throws
+/// option redis.password if set and non-empty, or the first line of
+/// redis.password_file, or the URL's user-info ("" = none). More than one of
+/// them is a config_error naming the sources (never the password). Throws
 /// config_error naming redis.password_file when that file cannot be used;
 /// `origins` says where its name came from.
 std::string resolve_redis_password(const config& cfg, const environment& env,

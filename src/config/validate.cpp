@@ -238,13 +238,15 @@ void check_rest(const config& cfg) {
   if (cfg.log.format != "text" && cfg.log.format != "json") {
     throw config_error(option_name(cfg, cfg.log.format), cfg.log.format, "must be text or json");
   }
-  static constexpr std::string_view levels[] = {"trace", "debug", "info",    "warn",
+  // As spdlog::level::from_str takes them; "warning" is spdlog's own name
+  // for warn. Kept as written: check-config shows what the user typed.
+  static constexpr std::string_view levels[] = {"trace", "debug",    "info", "warn", "warning",
                                                 "error", "critical", "off"};
   bool level_ok = false;
   for (auto level : levels) level_ok = level_ok || cfg.log.level == level;
   if (!level_ok) {
     throw config_error(option_name(cfg, cfg.log.level), cfg.log.level,
-                       "must be one of trace, debug, info, warn, error, critical, off");
+                       "must be one of trace, debug, info, warn (or warning), error, critical, off");
   }
 }
 

@@ -37,7 +37,7 @@ std::string generic_sample(value_kind kind) {
     case value_kind::number:
       return "0.25";
     case value_kind::argv:
-      return "/bin/sample -v";
+      return "/bin/echo -v";
     case value_kind::file_mode:
       return "0600";
     case value_kind::exit_policy:
@@ -62,16 +62,18 @@ std::string valid_sample(const option_spec& spec) {
       {"log.level", "debug"},
       {"log.format", "json"},
   };
+  // A password file that exists (the password has one source only).
+  static const temp_dir dir;
+  static const std::string password_file = dir.write("pw", "ctx\n");
+  if (spec.key == "redis.password_file") return password_file;
   const auto it = overrides.find(spec.key);
   return it != overrides.end() ? it->second : generic_sample(spec.kind());
 }
 
-// What every option needs besides its own sample to pass validation: the
-// password from the environment (so redis.password_file is not opened), a
+// What every option needs besides its own sample to pass validation: a
 // socket (for socket.require_ack), a fixed node_id (so configs compare).
 std::map<std::string, std::string> context_env() {
-  return {{"BATON_REDIS_PASSWORD", "ctx"},
-          {"BATON_SOCKET_PATH", "/tmp/ctx.sock"},
+  return {{"BATON_SOCKET_PATH", "/tmp/ctx.sock"},
           {"BATON_NODE_ID", "ctx-node"}};
 }
 
@@ -181,7 +183,7 @@ TEST(option_table, every_yaml_key_sets_its_option) {
     const std::string text = generic_sample(spec.kind());
     // As YAML: argv is a real list; everything else a quoted scalar.
     std::string value = "\"" + text + "\"";
-    if (spec.kind() == value_kind::argv) value = "[/bin/sample, -v]";
+    if (spec.kind() == value_kind::argv) value = "[/bin/echo, -v]";
     const std::string yaml = spec.section().empty()
                                  ? std::string(spec.key) + ": " + value
                                  : std::string(spec.section()) + ": {" + std::string(spec.name()) +

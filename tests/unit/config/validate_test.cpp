@@ -87,7 +87,7 @@ TEST(validate, each_rule_names_its_option) {
       {"socket path", [](config& c) { c.socket.path = "/" + std::string(107, 'p'); }, "socket.path",
        "107 bytes"},
       {"log level", [](config& c) { c.log.level = "verbose"; }, "log.level",
-       "trace, debug, info, warn, error, critical, off"},
+       "trace, debug, info, warn (or warning), error, critical, off"},
       {"log level case", [](config& c) { c.log.level = "INFO"; }, "log.level", "must be one of"},
   };
   for (const auto& c : cases) {
