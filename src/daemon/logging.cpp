@@ -27,9 +27,9 @@
 namespace baton {
 namespace {
 
-constexpr const char* text_pattern = "%Y-%m-%dT%H:%M:%S.%eZ %l %v";
+constexpr const char* text_pattern = "%Y-%m-%dT%H:%M:%S.%eZ %& %v";
 // '*' is the journal priority flag below.
-constexpr const char* journal_text_pattern = "%*%l %v";
+constexpr const char* journal_text_pattern = "%*%& %v";
 
 // sd-daemon.h priorities (syslog's).
 char journal_priority(spdlog::level::level_enum level) {
@@ -51,6 +51,26 @@ class journal_priority_flag : public spdlog::custom_flag_formatter {
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<journal_priority_flag>();
+  }
+};
+
+// The level as log.level spells it (spdlog's own names say "warning" for
+// what the option calls warn).
+std::string_view level_name(spdlog::level::level_enum level) {
+  if (level == spdlog::level::warn) return "warn";
+  const auto name = spdlog::level::to_string_view(level);
+  return {name.data(), name.size()};
+}
+
+class level_name_flag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm& /*time*/,
+              spdlog::memory_buf_t& dest) override {
+    const auto name = level_name(msg.level);
+    dest.append(name.data(), name.data() + name.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<level_name_flag>();
   }
 };
 
@@ -84,7 +104,7 @@ log_context& current_context() {
 class json_formatter : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    const auto level = spdlog::level::to_string_view(msg.level);
+    const auto level = level_name(msg.level);
     nlohmann::ordered_json record;
     record["time"] = utc_timestamp(msg.time);
     record["level"] = std::string(level.data(), level.size());
@@ -116,9 +136,10 @@ std::unique_ptr<spdlog::formatter> make_formatter(const std::string& format, boo
   }
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (journal) {
-    formatter->add_flag<journal_priority_flag>('*').set_pattern(journal_text_pattern);
+    formatter->add_flag<journal_priority_flag>('*');
+    formatter->add_flag<level_name_flag>('&').set_pattern(journal_text_pattern);
   } else {
-    formatter->set_pattern(text_pattern);
+    formatter->add_flag<level_name_flag>('&').set_pattern(text_pattern);
   }
   return formatter;
 }

@@ -43,7 +43,8 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
       {"since_ms", std::chrono::duration_cast<milliseconds>(now - machine.since()).count()},
       {"is_leader", machine.leads(now)},
       {"token", machine.token()},
-      {"store", store_report(in.store, now)}};
+      {"store", store_report(in.store, now)},
+      {"protocol", socket_protocol_version}};
   // The Redis-era names of the store's link state and last reset, kept for
   // the clients and scripts that read them.
   if (in.store.kind == "redis") s["redis"] = to_string(in.store.link);

@@ -30,6 +30,10 @@ struct status_inputs {
   store_health store_answers;        ///< for the health verdict
 };
 
+/// The version of the socket protocol (status fields, events, commands):
+/// raised only when a change would break an existing client.
+inline constexpr int socket_protocol_version = 1;
+
 /// The JSON status at `now` (see README, "Status").
 nlohmann::json status_report(const status_inputs& in, time_point now);
 

@@ -98,7 +98,7 @@ TEST_F(captured_stderr, text_lines_have_utc_time_level_and_message) {
   EXPECT_EQ(match[1], "info");
   EXPECT_EQ(match[2], "started 1");
   ASSERT_TRUE(std::regex_match(got[1], match, text_line)) << got[1];
-  EXPECT_EQ(match[1], "warning");
+  EXPECT_EQ(match[1], "warn") << "named as log.level names it";
   EXPECT_EQ(match[2], "careful");
 }
 
@@ -149,7 +149,7 @@ TEST_F(captured_stderr, journal_text_has_priority_prefix_and_no_time) {
   spdlog::info("d");
   spdlog::debug("e");
   spdlog::trace("f");
-  const std::vector<std::string> expected = {"<2>critical a", "<3>error b", "<4>warning c",
+  const std::vector<std::string> expected = {"<2>critical a", "<3>error b", "<4>warn c",
                                              "<6>info d",     "<7>debug e", "<7>trace f"};
   EXPECT_EQ(lines(), expected);
 }
@@ -169,7 +169,7 @@ TEST_F(captured_stderr, journal_json_stays_unprefixed_json) {
   const auto got = lines();
   ASSERT_EQ(got.size(), 1U);
   EXPECT_EQ(got[0].front(), '{');
-  EXPECT_EQ(nlohmann::json::parse(got[0]).at("level"), "warning");
+  EXPECT_EQ(nlohmann::json::parse(got[0]).at("level"), "warn");
 }
 
 TEST_F(captured_stderr, stderr_is_journal_needs_an_exact_match) {

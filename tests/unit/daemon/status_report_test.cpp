@@ -37,6 +37,7 @@ TEST(status_report, a_leader_reports_its_lease_and_the_store) {
   status_inputs in{"a", "jobs", &m, redis_status(), 1ms, {}, std::nullopt, 0, false};
   const auto s = status_report(in, t0 + 1s);
   EXPECT_EQ(s["is_leader"], true);
+  EXPECT_EQ(s["protocol"], 1);
   EXPECT_EQ(s["leader"], "a");
   EXPECT_EQ(s["token"], 12);
   EXPECT_EQ(s["redis"], "connected");
