@@ -1,8 +1,9 @@
 # The Debian package: `cpack -G DEB` in the build tree makes
 # baton_VERSION-REVISION_ARCH.deb with /usr/bin/baton, the systemd units in
 # /lib/systemd/system, the example configuration as the conffile
-# /etc/baton/baton.yaml, the docs in /usr/share/doc/baton and the maintainer
-# scripts in packaging/debian (they create the `baton` user and group).
+# /etc/baton/baton.yaml, the docs in /usr/share/doc/baton, the man page
+# baton(1), the bash completion and the maintainer scripts in packaging/debian
+# (they create the `baton` user and group).
 #
 # The Debian revision comes from the top entry of packaging/debian/changelog,
 # whose upstream part must equal the project's version: bump both together.
@@ -44,6 +45,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/config/baton.yaml DESTINATION ${BATON_CONFIG
 install(FILES ${BATON_DEBIAN_DIR}/lintian-overrides DESTINATION share/lintian/overrides RENAME baton)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${BATON_DEBIAN_DIR}/copyright ${baton_changelog_gz}
         DESTINATION share/doc/baton)
+# baton(1), gzipped -9n, and the bash completion: generated at build time by
+# the baton_docs target (CMakeLists.txt) from the binary's own tables.
+if(TARGET baton_docs)
+  install(FILES ${BATON_MAN_PAGE}.gz DESTINATION share/man/man1)
+  install(FILES ${BATON_BASH_COMPLETION} DESTINATION share/bash-completion/completions
+          RENAME baton)
+endif()
 
 set(CPACK_PACKAGE_NAME baton)
 set(CPACK_PACKAGE_VENDOR "baton maintainers")

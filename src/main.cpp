@@ -1,8 +1,8 @@
 // baton's entry point: answer the client verbs (status, watch, resign,
 // health) by talking to a running daemon, or parse the command line (flags,
 // environment, config file) and run the daemon or answer check-config /
-// version. Exceptions stop here and become exit codes: 2 for configuration,
-// 1 for anything else.
+// version (with the commit it was built from). Exceptions stop here and
+// become exit codes: 2 for configuration, 1 for anything else.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -13,6 +13,7 @@
 
 #include "baton/cli.hpp"
 #include "baton/command_line.hpp"
+#include "baton/config_load.hpp"
 #include "baton/daemon.hpp"
 #include "baton/keeper.hpp"
 #include "baton/logging.hpp"
@@ -52,13 +53,16 @@ int main(int argc, char** argv) {
                                             std::cerr)) {
     return *code;
   }
-  auto inv = baton::parse_invocation(argc, argv, baton::process_environment());
+  auto inv = baton::parse_invocation(argc, argv, baton::process_environment(),
+                                     baton::environment_variable_names());
+  for (const auto& warning : inv.warnings) std::cerr << "baton: warning: " << warning << '\n';
   switch (inv.what) {
     case baton::invocation::verb::exit_now:
       (inv.exit_code == 0 ? std::cout : std::cerr) << inv.message << (inv.message.ends_with('\n') ? "" : "\n");
       return inv.exit_code;
     case baton::invocation::verb::version:
-      std::cout << inv.message << '\n';
+      // inv.message is "baton VERSION"; the line here adds the commit.
+      std::cout << baton::version_line() << '\n';
       return 0;
     case baton::invocation::verb::check_config:
       std::cout << baton::describe_config(inv.cfg);

@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include "baton/environment.hpp"
 
@@ -32,7 +33,25 @@ inline constexpr const char* default_socket_path = "/run/baton/baton.sock";
 /// starting with "baton: ") to `err`. Every wait is bounded by --timeout,
 /// except `watch`, which runs until the daemon closes the connection or
 /// SIGINT/SIGTERM arrives. Never throws.
+///
+/// Also answers two hidden verbs that print generated documentation from the
+/// program's own tables (the build runs them; see CMakeLists.txt):
+///   baton __man                 the baton(1) man page, as roff
+///   baton __completion bash     the bash completion script
 std::optional<int> run_client_command(int argc, const char* const* argv, const environment& env,
                                       std::ostream& out, std::ostream& err);
+
+/// "baton 0.1.0 (commit 8fa2c5e)": the version, then the commit the build
+/// came from (`git describe --always --dirty` at configure time, "unknown"
+/// outside a git checkout). Scripts may rely on the first two words.
+std::string version_line();
+
+/// The baton(1) man page as roff: the verbs, every flag of the option table
+/// with its variable and default, exit status, files and environment.
+std::string man_page();
+
+/// A bash completion script for baton: the verbs, and for each verb its
+/// flags (run and check-config: every flag of the option table).
+std::string bash_completion();
 
 }  // namespace baton

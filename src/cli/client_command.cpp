@@ -46,12 +46,47 @@ constexpr std::array<verb_spec, 4> verbs{{
      cli::run_resign},
 }};
 
+// The hidden verbs that print generated documentation (see baton/cli.hpp).
+std::optional<int> run_doc_command(int argc, const char* const* argv, std::ostream& out,
+                                   std::ostream& err) {
+  const std::string_view verb = argv[1];
+  if (verb == "__man") {
+    if (argc != 2) {
+      err << "baton: __man takes no arguments\n";
+      return cli::exit_usage;
+    }
+    out << man_page() << std::flush;
+    return cli::exit_ok;
+  }
+  if (verb == "__completion") {
+    if (argc != 3 || argv[2] == nullptr || std::string_view(argv[2]) != "bash") {
+      err << "baton: usage: baton __completion bash\n";
+      return cli::exit_usage;
+    }
+    out << bash_completion() << std::flush;
+    return cli::exit_ok;
+  }
+  return std::nullopt;
+}
+
 const verb_spec* find_verb(std::string_view name) {
   for (const auto& v : verbs) {
     if (name == v.name) return &v;
   }
   return nullptr;
 }
+
+// Flag help, shared by the verbs' CLI11 apps and client_verb_docs().
+constexpr const char* socket_help = "Unix socket of the daemon";
+constexpr const char* config_help = "Take the socket path from this YAML config file";
+constexpr const char* timeout_help = "Bound on connecting and each reply (default 5s)";
+constexpr const char* resign_timeout_help =
+    "Bound on connecting and each reply (default 5s); with --wait, how long to wait for a "
+    "successor (default 30s)";
+constexpr const char* status_json_help = "Print the status as one JSON object";
+constexpr const char* watch_json_help = "Print each message as one JSON line, as received";
+constexpr const char* verbose_help = "Say so when healthy too";
+constexpr const char* wait_help = "Then wait until another node holds the lease; print it";
 
 constexpr const char* footer =
     "The socket is the first of: --socket, socket.path in the --config file, BATON_SOCKET_PATH,\n"
@@ -72,27 +107,24 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
   std::string config_flag;
   std::string timeout_text;
   auto* socket_option =
-      app.add_option("--socket", socket_flag, "Unix socket of the daemon")->type_name("PATH");
+      app.add_option("--socket", socket_flag, socket_help)->type_name("PATH");
   auto* config_option =
-      app.add_option("-c,--config", config_flag, "Take the socket path from this YAML config file")
+      app.add_option("-c,--config", config_flag, config_help)
           ->type_name("FILE");
   auto* timeout_option =
-      app.add_option("--timeout", timeout_text,
-                     is_resign ? "Bound on connecting and each reply (default 5s); with --wait, "
-                                 "how long to wait for a successor (default 30s)"
-                               : "Bound on connecting and each reply (default 5s)")
+      app.add_option("--timeout", timeout_text, is_resign ? resign_timeout_help : timeout_help)
           ->type_name("DURATION");
   for (auto* option : {socket_option, config_option, timeout_option}) {
     option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   const std::string_view name = verb.name;
   if (name == "status")
-    app.add_flag("--json", settings.json, "Print the status as one JSON object");
+    app.add_flag("--json", settings.json, status_json_help);
   if (name == "watch")
-    app.add_flag("--json", settings.json, "Print each message as one JSON line, as received");
-  if (name == "health") app.add_flag("-v,--verbose", settings.verbose, "Say so when healthy too");
+    app.add_flag("--json", settings.json, watch_json_help);
+  if (name == "health") app.add_flag("-v,--verbose", settings.verbose, verbose_help);
   if (is_resign) {
-    app.add_flag("--wait", settings.wait, "Then wait until another node holds the lease; print it");
+    app.add_flag("--wait", settings.wait, wait_help);
   }
 
   std::vector<std::string> args;
@@ -146,9 +178,33 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
 
 }  // namespace
 
+namespace cli {
+
+const char* const client_footer = footer;
+
+std::vector<client_verb_doc> client_verb_docs() {
+  std::vector<client_verb_doc> docs;
+  for (const auto& verb : verbs) {
+    const std::string_view name = verb.name;
+    client_verb_doc doc{verb.name, verb.description, {}};
+    if (name == "status") doc.flags.push_back({"--json", "", status_json_help});
+    if (name == "watch") doc.flags.push_back({"--json", "", watch_json_help});
+    if (name == "health") doc.flags.push_back({"-v,--verbose", "", verbose_help});
+    if (name == "resign") doc.flags.push_back({"--wait", "", wait_help});
+    doc.flags.push_back({"--socket", "PATH", socket_help});
+    doc.flags.push_back({"-c,--config", "FILE", config_help});
+    doc.flags.push_back({"--timeout", "DURATION", name == "resign" ? resign_timeout_help : timeout_help});
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+}  // namespace cli
+
 std::optional<int> run_client_command(int argc, const char* const* argv, const environment& env,
                                       std::ostream& out, std::ostream& err) {
   if (argv == nullptr || argc < 2 || argv[1] == nullptr) return std::nullopt;
+  if (auto code = run_doc_command(argc, argv, out, err)) return code;
   const verb_spec* verb = find_verb(argv[1]);
   if (verb == nullptr) return std::nullopt;
   try {

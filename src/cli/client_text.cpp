@@ -262,4 +262,24 @@ std::string clock_time_now() {
   return text;
 }
 
+std::string plain_error(const std::string& text) {
+  static constexpr std::string_view tag = "[json.exception.";
+  const auto at = text.find(tag);
+  if (at == std::string::npos) return text;
+  std::string before = text.substr(0, at);
+  const bool parse_error = text.compare(at + tag.size(), 11, "parse_error") == 0;
+  const auto close = text.find("] ", at);
+  std::string after = close == std::string::npos ? std::string() : text.substr(close + 2);
+  if (parse_error) {
+    // "invalid JSON: [json.exception.parse_error.101] parse error at ..."
+    while (!before.empty() && (before.back() == ' ' || before.back() == ':')) before.pop_back();
+    return before.empty() ? "the line is not valid JSON" : before;
+  }
+  return before + after;
+}
+
+std::string daemon_error_text(const nlohmann::json& reply) {
+  return printable(plain_error(string_field(reply, "error").value_or("an error without a message")));
+}
+
 }  // namespace baton::cli

@@ -22,6 +22,16 @@ std::optional<bool> bool_field(const nlohmann::json& object, const char* key);
 /// `text` with control characters (and DEL) replaced by '?'.
 std::string printable(const std::string& text);
 
+/// An error text without the JSON library's internals: "[json.exception.
+/// type_error.302] type must be ..." loses its bracketed tag, and a parse
+/// error's "parse error at line 1, column 1: syntax error ..." becomes "the
+/// line is not valid JSON". Other text is returned as it is.
+std::string plain_error(const std::string& text);
+
+/// The "error" of an error reply from the daemon, plain and printable ("an
+/// error without a message" when it has none).
+std::string daemon_error_text(const nlohmann::json& reply);
+
 /// Milliseconds for people: "850ms", "12.3s", "2m05s", "3h04m"; negative is "0ms".
 std::string human_duration(std::int64_t ms);
 

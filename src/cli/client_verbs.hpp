@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "baton/environment.hpp"
 #include "baton/time.hpp"
@@ -32,6 +33,26 @@ struct client_settings {
   bool wait = false;     ///< resign: wait for a successor
   bool verbose = false;  ///< health: say so on success
 };
+
+/// One flag of a client verb, for the man page and the completion.
+struct client_flag_doc {
+  std::string names;        ///< as CLI11 takes them: "-c,--config"
+  std::string placeholder;  ///< "PATH"; "" for a switch
+  std::string help;
+};
+
+/// A client verb (status, health, watch, resign) as its --help describes it.
+struct client_verb_doc {
+  std::string name;
+  std::string description;
+  std::vector<client_flag_doc> flags;
+};
+
+/// The client verbs and their flags, from the same strings their --help shows.
+std::vector<client_verb_doc> client_verb_docs();
+
+/// How the client finds the socket, durations and exit codes (--help's footer).
+extern const char* const client_footer;
 
 int run_status(const client_settings& settings, std::ostream& out, std::ostream& err);
 int run_health(const client_settings& settings, std::ostream& out, std::ostream& err);

@@ -2,6 +2,7 @@
 #include "daemon_client.hpp"
 
 #include "baton/duration.hpp"
+#include "client_text.hpp"
 
 namespace baton::cli {
 
@@ -54,9 +55,12 @@ message daemon_client::next(std::optional<time_point> deadline) {
   m.line = std::move(read.text);
   try {
     m.object = nlohmann::json::parse(m.line);
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const nlohmann::json::exception&) {
+    // The parser's own text ("[json.exception.parse_error.101] ...") means
+    // nothing to an operator; what was sent says more.
     m.what = io_result::kind::failed;
-    m.why = std::string("the reply is not JSON (") + e.what() + ")";
+    m.why = "the daemon sent a line that is not JSON: \"" + printable(m.line.substr(0, 80)) +
+            (m.line.size() > 80 ? "...\"" : "\"");
     return m;
   }
   if (!m.object.is_object()) {

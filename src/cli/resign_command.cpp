@@ -13,7 +13,7 @@ namespace baton::cli {
 namespace {
 
 std::string error_of(const nlohmann::json& reply) {
-  return printable(string_field(reply, "error").value_or("an error without a message"));
+  return daemon_error_text(reply);
 }
 
 int wait_for_successor(daemon_client& client, std::optional<std::string> node,

@@ -1,5 +1,6 @@
 // `baton status` and `baton health`: one {"cmd":"status"} request each, read
-// as a table, a JSON line or a health verdict.
+// as a table, a JSON line or a health verdict. When there is no status,
+// `status --json` still prints one JSON object: {"error":...,"socket":...}.
 #include "client_text.hpp"
 #include "client_verbs.hpp"
 #include "daemon_client.hpp"
@@ -7,39 +8,48 @@
 namespace baton::cli {
 namespace {
 
-/// The daemon's status object, or nullopt after printing why there is none.
-std::optional<nlohmann::json> fetch_status(daemon_client& client, time_point deadline,
-                                           std::ostream& err) {
-  if (auto why = client.connect(deadline); !why.empty()) {
-    err << client.unreachable(why) << '\n';
-    return std::nullopt;
-  }
+/// The daemon's status object, or why there is none: a phrase for "baton:
+/// <why>" ("cannot reach the daemon at <path>: ...", "the daemon answered:
+/// ...").
+struct status_or_why {
+  std::optional<nlohmann::json> status;
+  std::string why;
+};
+
+status_or_why fetch_status(daemon_client& client, time_point deadline) {
+  // unreachable() words it for stderr; the JSON error has no "baton: ".
+  const auto failed = [](std::string line) {
+    if (line.starts_with("baton: ")) line.erase(0, 7);
+    return status_or_why{std::nullopt, std::move(line)};
+  };
+  if (auto why = client.connect(deadline); !why.empty()) return failed(client.unreachable(why));
   message reply = client.ask({{"cmd", "status"}}, deadline);
-  if (!reply.ok()) {
-    err << client.unreachable(reply) << '\n';
-    return std::nullopt;
-  }
+  if (!reply.ok()) return failed(client.unreachable(reply));
   const auto type = string_field(reply.object, "type");
   if (type == "error") {
-    err << "baton: the daemon answered: "
-        << printable(string_field(reply.object, "error").value_or("an error without a message"))
-        << '\n';
-    return std::nullopt;
+    return failed("the daemon answered: " + daemon_error_text(reply.object));
   }
   if (type != "status") {
-    err << client.unreachable("unexpected reply to status: " + printable(reply.line.substr(0, 200)))
-        << '\n';
-    return std::nullopt;
+    return failed(client.unreachable("unexpected reply to status: " +
+                                     printable(reply.line.substr(0, 200))));
   }
-  return std::move(reply.object);
+  return {std::move(reply.object), ""};
 }
 
 }  // namespace
 
 int run_status(const client_settings& settings, std::ostream& out, std::ostream& err) {
   daemon_client client(settings.socket_path, settings.timeout);
-  auto status = fetch_status(client, mono_clock::now() + settings.timeout, err);
-  if (!status) return exit_failure;
+  auto [status, why] = fetch_status(client, mono_clock::now() + settings.timeout);
+  if (!status) {
+    err << "baton: " << why << '\n';
+    // A script reading --json gets an object either way, and the exit code.
+    if (settings.json) {
+      const nlohmann::json error{{"error", why}, {"socket", settings.socket_path}};
+      out << error.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    }
+    return exit_failure;
+  }
   if (settings.json) {
     status->erase("type");
     out << status->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
@@ -52,8 +62,11 @@ int run_status(const client_settings& settings, std::ostream& out, std::ostream&
 
 int run_health(const client_settings& settings, std::ostream& out, std::ostream& err) {
   daemon_client client(settings.socket_path, settings.timeout);
-  auto status = fetch_status(client, mono_clock::now() + settings.timeout, err);
-  if (!status) return exit_failure;
+  auto [status, why] = fetch_status(client, mono_clock::now() + settings.timeout);
+  if (!status) {
+    err << "baton: " << why << '\n';
+    return exit_failure;
+  }
   // A daemon that does not report health is healthy as long as it answers.
   if (bool_field(*status, "healthy").value_or(true)) {
     if (settings.verbose) out << "healthy: " << status_line(*status) << std::endl;

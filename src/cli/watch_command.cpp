@@ -62,9 +62,7 @@ int run_watch(const client_settings& settings, std::ostream& out, std::ostream& 
     if (type == "status") {
       have_status = true;
     } else if (type == "error" && !settled) {
-      err << "baton: the daemon answered: "
-          << printable(string_field(m.object, "error").value_or("an error without a message"))
-          << '\n';
+      err << "baton: the daemon answered: " << daemon_error_text(m.object) << '\n';
       return exit_failure;
     }
     if (settings.json) {

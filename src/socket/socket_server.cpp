@@ -178,6 +178,11 @@ nlohmann::json socket_server::dispatch(session& client, const std::string& cmd,
   nlohmann::json result;
   try {
     result = handler(request, client.peer());
+  } catch (const nlohmann::json::exception&) {
+    // A handler reading a field of the wrong type: the library's text
+    // ("[json.exception.type_error.302] ...") means nothing to the client.
+    return error_reply("command '" + clip(cmd) + "': a field of the request is missing or has "
+                       "the wrong type");
   } catch (const std::exception& e) {
     return error_reply(e.what());
   } catch (...) {

@@ -5,14 +5,37 @@
 
 namespace baton::socket_detail {
 
+namespace {
+
+// What went wrong, in words for the client: the parser's own text
+// ("[json.exception.parse_error.101] parse error at line 1, column 1: ...")
+// is an implementation detail.
+std::string json_error_phrase(const nlohmann::json::exception& e, std::string_view line) {
+  if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) return "the line is empty";
+  const std::string_view what = e.what();
+  const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+  const std::string at = parse ? " at byte " + std::to_string(parse->byte) : "";
+  if (what.find("unexpected end of input") != std::string_view::npos) {
+    return "the line ends before the JSON value does";
+  }
+  if (what.find("expected end of input") != std::string_view::npos) {
+    return "more text follows the JSON value" + at;
+  }
+  if (what.find("UTF-8") != std::string_view::npos) return "not valid UTF-8" + at;
+  if (what.find("invalid string") != std::string_view::npos) return "a malformed string" + at;
+  if (what.find("number") != std::string_view::npos) return "a number out of range" + at;
+  return "syntax error" + at;
+}
+
+}  // namespace
+
 parsed_request parse_request(std::string_view line) {
   parsed_request out;
   try {
     out.request = nlohmann::json::parse(line.begin(), line.end());
   } catch (const nlohmann::json::exception& e) {
     out.request = nlohmann::json();
-    // The parser quotes the offending token; keep the reply short.
-    out.error = "invalid JSON: " + clip(e.what(), 200);
+    out.error = "invalid JSON: " + json_error_phrase(e, line);
     return out;
   }
   if (!out.request.is_object()) {

@@ -174,11 +174,41 @@ TEST_F(status_test, garbage_reply_is_a_failure) {
   raw_server liar(socket_path(), "hello there\n");
   auto r = run_cli({"status", "--socket", socket_path(), "--timeout", "5s"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(
-      r.err.rfind("baton: cannot reach the daemon at " + socket_path() + ": the reply is not JSON",
-                  0),
-      0u)
-      << r.err;
+  EXPECT_EQ(r.err,
+            "baton: cannot reach the daemon at " + socket_path() +
+                ": the daemon sent a line that is not JSON: \"hello there\"\n");
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+}
+
+TEST_F(status_test, json_when_unreachable_prints_an_error_object) {
+  const auto path = socket_path("nobody.sock");
+  auto r = run_cli({"status", "--json", "--socket", path});
+  EXPECT_EQ(r.code, 1);
+  ASSERT_FALSE(r.out.empty()) << r.err;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line";
+  const auto printed = json::parse(r.out);
+  ASSERT_TRUE(printed.is_object()) << r.out;
+  EXPECT_EQ(printed.size(), 2u) << r.out;
+  EXPECT_EQ(printed.value("socket", ""), path);
+  const std::string error = printed.value("error", "");
+  EXPECT_EQ(error.rfind("cannot reach the daemon at " + path + ": ", 0), 0u) << error;
+  // stderr still says it for people.
+  EXPECT_EQ(r.err, "baton: " + error + "\n");
+}
+
+TEST_F(status_test, json_when_the_daemon_fails_prints_an_error_object) {
+  fake_daemon daemon(socket_path());
+  daemon.set_status_fn([](int) -> json { throw std::runtime_error("redis is on fire"); });
+  auto r = run_cli({"status", "--json", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(json::parse(r.out),
+            (json{{"error", "the daemon answered: status unavailable: redis is on fire"},
+                  {"socket", daemon.path()}}));
+
+  raw_server liar(socket_path("liar.sock"), "hello there\n");
+  r = run_cli({"status", "--json", "--socket", socket_path("liar.sock")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(json::parse(r.out).value("error", "").find("not JSON"), std::string::npos) << r.out;
 }
 
 TEST_F(status_test, reply_of_another_type_is_a_failure) {
