@@ -11,6 +11,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "baton/init_store.hpp"
 #include "baton/cli.hpp"
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
     case baton::invocation::verb::check_config:
       std::cout << baton::describe_config(inv.cfg);
       return 0;
+    case baton::invocation::verb::init_store:
+      return baton::init_store(inv.cfg, std::cout, std::cerr);
     case baton::invocation::verb::run:
       break;
   }

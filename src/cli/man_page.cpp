@@ -75,7 +75,8 @@ std::string man_page() {
 
   m << ".SH SYNOPSIS\n"
     << ".B baton run\n[\\fIoptions\\fR] [\\fB\\-\\-\\fR \\fICMD\\fR [\\fIARGS\\fR...]]\n.br\n"
-    << ".B baton check\\-config\n[\\fIoptions\\fR]\n.br\n";
+    << ".B baton check\\-config\n[\\fIoptions\\fR]\n.br\n"
+    << ".B baton init\\-store\n[\\fIoptions\\fR]\n.br\n";
   for (const auto& verb : cli::client_verb_docs()) {
     m << ".B baton " << roff(verb.name) << "\n[\\fIoptions\\fR]\n.br\n";
   }
@@ -101,7 +102,12 @@ std::string man_page() {
     << "standby. Takes the options below; the supervised command follows \\fB\\-\\-\\fR.\n"
     << ".TP\n.B check\\-config\n"
     << "Load and validate the configuration as \\fBrun\\fR would, print the effective\n"
-    << "configuration as YAML (secrets hidden) and exit: 0 if valid, 2 if not.\n";
+    << "configuration as YAML (secrets hidden) and exit: 0 if valid, 2 if not.\n"
+    << ".TP\n.B init\\-store\n"
+    << "Create the election's record in the store (the same options as \\fBrun\\fR), so that\n"
+    << "its first start is not held back as after a data loss; 0 created or already there, 1 the\n"
+    << "store cannot be reached, 2 a bad configuration. Only for a new election, or with every\n"
+    << "candidate stopped.\n";
   for (const auto& verb : cli::client_verb_docs()) {
     m << ".TP\n.B " << roff(verb.name) << "\n" << roff(sentence(verb.description)) << "\n"
       << ".br\nOptions:\n.RS\n";

@@ -205,6 +205,9 @@ invocation parse(int argc, const char* const* argv, const environment& env,
       "run", "Compete for the lease; run the hooks and the child (after --) while leading");
   CLI::App* check = app.add_subcommand(
       "check-config", "Print the effective configuration as YAML; exit 2 if it is invalid");
+  CLI::App* init = app.add_subcommand(
+      "init-store",
+      "Create the election's record in the store, so that its first start is not held back");
   CLI::App* version = app.add_subcommand("version", "Print the version and exit");
   // The client verbs are answered before this parser runs (baton/cli.hpp);
   // they are listed here so that `baton --help` shows them.
@@ -217,14 +220,20 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   run->footer(std::string("The child command goes after --: baton run [OPTIONS] -- CMD ARGS...\n") +
               footer);
   check->footer(footer);
+  init->footer(std::string("Only for a new election, or with every candidate stopped: on a store that "
+                           "lost its data while a leader works, the record would skip the hold-back "
+                           "that protects it.\n") +
+               footer);
   option_set run_options;
   option_set check_options;
+  option_set init_options;
   run_options.add_to(*run);
   check_options.add_to(*check);
+  init_options.add_to(*init);
 
   if (args.empty() && !has_child) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config, status, watch, resign, "
-                       "health or version\n\n" + app.help());
+    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, status, watch, "
+                       "resign, health or version\n\n" + app.help());
   }
 
   const bool names_run = std::find(args.begin(), args.end(), std::string("run")) != args.end();
@@ -259,9 +268,16 @@ invocation parse(int argc, const char* const* argv, const environment& env,
                              " [options]; see baton " + verb->get_name() + " --help");
     }
   }
+  if (init->parsed()) {
+    if (has_child) return exit_now(2, "baton: init-store takes no command after --");
+    invocation result;
+    result.what = invocation::verb::init_store;
+    result.cfg = load(init_options, env, false, {}, variable_names, result.warnings);
+    return result;
+  }
   if (!run->parsed() && !check->parsed()) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config, status, watch, resign, "
-                       "health or version\n\n" + app.help());
+    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, status, watch, "
+                       "resign, health or version\n\n" + app.help());
   }
   invocation result;
   if (run->parsed()) {

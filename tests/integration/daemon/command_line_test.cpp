@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "support/baton_process.hpp"
+#include "support/redis_server.hpp"
 
 namespace baton::testing {
 namespace {
@@ -80,6 +81,40 @@ TEST(command_line, version_answers) {
   auto r = run_baton({"--version"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.output.find("baton 0.1.0"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace baton::testing
+
+namespace baton::testing {
+namespace {
+
+// `baton init-store` against a real redis-server: the first call creates the
+// election's record (the counter, from TIME), a second changes nothing, and
+// an unreachable store is exit 1 with the cause.
+TEST(init_store, creates_the_record_once_and_reports_an_unreachable_store) {
+  redis_server server;
+  const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
+  auto first = run_baton({"init-store", "--election", "fresh", "--redis-url", url});
+  EXPECT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("created the record of election fresh"), std::string::npos)
+      << first.output;
+  const auto counter = server.command({"GET", "baton:{fresh}:token"});
+  ASSERT_EQ(counter.size(), 1U);
+  EXPECT_GT(std::stoull(counter[0]), 1'700'000'000'000'000ULL);
+  EXPECT_EQ(server.command({"EXISTS", "baton:{fresh}:fence"}), std::vector<std::string>{"0"});
+
+  auto second = run_baton({"init-store", "--election", "fresh", "--redis-url", url});
+  EXPECT_EQ(second.code, 0) << second.output;
+  EXPECT_NE(second.output.find("already has a record"), std::string::npos) << second.output;
+  EXPECT_EQ(server.command({"GET", "baton:{fresh}:token"}), counter);
+
+  server.kill_and_wait();
+  auto down = run_baton({"init-store", "--election", "fresh", "--redis-url", url,
+                         "--redis-connect-timeout", "300ms", "--redis-timeout", "300ms"});
+  EXPECT_EQ(down.code, 1) << down.output;
+  EXPECT_NE(down.output.find("baton: init-store: "), std::string::npos) << down.output;
+  EXPECT_NE(down.output.find("127.0.0.1"), std::string::npos) << down.output;
 }
 
 }  // namespace
