@@ -39,6 +39,10 @@ std::string leader_text(const json& status) {
 
 std::string state_text(const json& status) {
   std::string text = printable(string_field(status, "state").value_or("unknown"));
+  // The state's own age restarts with every renewal; the term's does not.
+  if (auto leading = int_field(status, "leading_for_ms")) {
+    return text + ", leading for " + human_duration(*leading);
+  }
   if (auto since = int_field(status, "since_ms")) text += " for " + human_duration(*since);
   return text;
 }
@@ -61,6 +65,9 @@ rows status_rows(const json& status) {
 
   std::string lease;
   if (auto left = int_field(status, "lease_remaining_ms")) lease = human_duration(*left) + " left";
+  if (auto ago = int_field(status, "last_renewal_ms_ago")) {
+    lease += (lease.empty() ? "" : ", ") + std::string("renewed ") + human_duration(*ago) + " ago";
+  }
   if (auto latency = int_field(status, "last_renew_latency_ms")) {
     lease +=
         (lease.empty() ? "" : ", ") + std::string("last renewal took ") + human_duration(*latency);
@@ -95,8 +102,13 @@ rows status_rows(const json& status) {
       r.emplace_back("error", text);
     }
   }
-  if (auto pid = int_field(status, "child_pid"))
-    r.emplace_back("child", "pid " + std::to_string(*pid));
+  if (auto pid = int_field(status, "child_pid")) {
+    std::string text = "pid " + std::to_string(*pid);
+    if (auto keeper = int_field(status, "keeper_pid")) text += " (keeper pid " + std::to_string(*keeper) + ")";
+    r.emplace_back("child", text);
+  } else if (auto keeper = int_field(status, "keeper_pid")) {
+    r.emplace_back("child", "keeper pid " + std::to_string(*keeper));
+  }
   if (auto awaiting = bool_field(status, "awaiting_ack")) {
     r.emplace_back("stopping",
                    *awaiting ? "waiting for the app's acknowledgement" : "stopping the app");

@@ -209,7 +209,12 @@ struct driver::impl {
                  BATON_VERSION, cfg.node_id, cfg.election, store.status().endpoint,
                  cfg.lease.ttl.count(), cfg.lease.renew_interval.count(),
                  cfg.lease.renew_deadline.count());
-    if (!cfg.socket.path.empty()) spdlog::info("app socket at {}", cfg.socket.path);
+    if (!cfg.socket.path.empty()) {
+      spdlog::info("app socket at {} (baton status --socket {})", cfg.socket.path, cfg.socket.path);
+    } else {
+      spdlog::info("no app socket (socket.path is not set): baton status and socket apps need "
+                   "one, e.g. --socket $XDG_RUNTIME_DIR/baton.sock");
+    }
     if (handle_signals) {
       wait_for_signal();
       wait_for_hangup();

@@ -15,6 +15,12 @@
 #include "wire.hpp"
 
 namespace baton::socket_detail {
+
+namespace {
+// The socket protocol's version: status, hello and subscribed say it. Raised
+// only for a change that would break an existing client.
+constexpr int protocol_version = 1;
+}  // namespace
 namespace {
 
 using stream_protocol = boost::asio::local::stream_protocol;
@@ -163,10 +169,14 @@ void socket_server::handle_line(session& client, const std::string& line) {
 nlohmann::json socket_server::dispatch(session& client, const std::string& cmd,
                                        const nlohmann::json& request) {
   if (cmd == "ping") return {{"type", "pong"}};
+  // A client that wants to know whom it talks to before relying on fields.
+  if (cmd == "hello") {
+    return {{"type", "hello"}, {"protocol", protocol_version}, {"baton", BATON_VERSION}};
+  }
   if (cmd == "status") return status_reply();
   if (cmd == "subscribe") {
     client.subscribed = true;
-    return {{"type", "subscribed"}};
+    return {{"type", "subscribed"}, {"protocol", protocol_version}};
   }
   const auto found = commands_.find(cmd);
   if (found == commands_.end()) {

@@ -56,6 +56,22 @@ TEST_F(status_test, standby_exits_3_and_names_the_leader) {
   EXPECT_EQ(r.out.find("lease"), std::string::npos) << r.out;
 }
 
+TEST_F(status_test, a_leader_shows_its_terms_age_and_both_pids) {
+  auto status = leader_status();
+  status["since_ms"] = 43;  // renewed just now: the state is young
+  status["leading_for_ms"] = 45'000;
+  status["last_renewal_ms_ago"] = 43;
+  status["keeper_pid"] = 4321;
+  status["child_pid"] = 4322;
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_NE(r.out.find("state     working, leading for 45.0s\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lease     6.1s left, renewed 43ms ago, last renewal took 1ms\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("child     pid 4322 (keeper pid 4321)\n"), std::string::npos) << r.out;
+}
+
 TEST_F(status_test, the_stores_last_error_and_a_non_redis_store_show) {
   auto status = leader_status();
   status["store"] = {{"kind", "redis"},

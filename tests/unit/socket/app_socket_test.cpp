@@ -219,6 +219,14 @@ class app_socket_test : public ::testing::Test {
   std::string path_;
 };
 
+TEST_F(app_socket_test, hello_names_the_protocol_version_and_the_daemon) {
+  auto socket = open_socket();
+  test_client client(path_);
+  ASSERT_TRUE(client.connected());
+  EXPECT_EQ(request(client, {{"cmd", "hello"}, {"id", 1}}),
+            (json{{"type", "hello"}, {"protocol", 1}, {"baton", BATON_VERSION}, {"id", 1}}));
+}
+
 TEST_F(app_socket_test, ping_pongs_and_echoes_the_id) {
   auto socket = open_socket();
   test_client client(path_);
@@ -253,7 +261,7 @@ TEST_F(app_socket_test, failing_status_provider_gives_an_error_reply) {
 TEST_F(app_socket_test, subscriber_gets_published_events_in_order) {
   auto socket = open_socket();
   test_client client(path_);
-  EXPECT_EQ(request(client, {{"cmd", "subscribe"}}), (json{{"type", "subscribed"}}));
+  EXPECT_EQ(request(client, {{"cmd", "subscribe"}}), (json{{"type", "subscribed"}, {"protocol", 1}}));
   EXPECT_EQ(socket->subscriber_count(), 1u);
   for (int i = 0; i < 3; ++i) socket->publish({{"type", "event"}, {"seq", i}});
   for (int i = 0; i < 3; ++i) {
