@@ -46,6 +46,16 @@ fake_redis_transport::responder server(const std::string& run_id) {
 }
 
 struct fence_test : ::testing::Test {
+  // node-a in election jobs, ttl 3 s, over the fake transports.
+  baton::redis_store_options options() {
+    baton::redis_store_options o;
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = 6399;
+    o.identity = {"jobs", "node-a", 3000ms};
+    o.transport = factory.factory();
+    return o;
+  }
+
   asio::io_context io;
   fake_redis_factory factory;
 };
@@ -65,12 +75,7 @@ TEST_F(fence_test, a_changed_run_id_fences_before_the_queued_command_and_reports
       (which <= 0 ? a : b)(tr, c);
     });
   });
-  baton::redis_store_options o;
-  o.endpoint.host = "127.0.0.1";
-  o.endpoint.port = 6399;
-  o.identity = {"jobs", "node-a", 3000ms};
-  o.transport = factory.factory();
-  baton::redis_store store(io, std::move(o));
+  baton::redis_store store(io, options());
   std::vector<baton::store_events::reset> resets;
   store.watch([&](const baton::store_event& e) {
     if (auto r = std::get_if<baton::store_events::reset>(&e)) resets.push_back(*r);
@@ -128,12 +133,7 @@ TEST_F(fence_test, a_reconnect_to_the_same_server_sets_no_fence) {
     t.set_responder([a = server(run_a)](fake_redis_transport& tr,
                                         const fake_redis_transport::command& c) { a(tr, c); });
   });
-  baton::redis_store_options o;
-  o.endpoint.host = "127.0.0.1";
-  o.endpoint.port = 6399;
-  o.identity = {"jobs", "node-a", 3000ms};
-  o.transport = factory.factory();
-  baton::redis_store store(io, std::move(o));
+  baton::redis_store store(io, options());
   int done = 0;
   store.async_acquire([&](baton::store_error, baton::acquire_answer) { ++done; });
   ASSERT_TRUE(run_until(io, [&] { return done == 1; }));
