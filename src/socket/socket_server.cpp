@@ -17,7 +17,7 @@
 namespace baton::socket_detail {
 
 namespace {
-// The socket protocol's version: status, hello and subscribed say it. Raised
+// The socket protocol's version: hello says it (and status, from the daemon). Raised
 // only for a change that would break an existing client.
 constexpr int protocol_version = 1;
 }  // namespace
@@ -176,7 +176,8 @@ nlohmann::json socket_server::dispatch(session& client, const std::string& cmd,
   if (cmd == "status") return status_reply();
   if (cmd == "subscribe") {
     client.subscribed = true;
-    return {{"type", "subscribed"}, {"protocol", protocol_version}};
+    // Unchanged on purpose: clients compare this line as it is.
+    return {{"type", "subscribed"}};
   }
   const auto found = commands_.find(cmd);
   if (found == commands_.end()) {

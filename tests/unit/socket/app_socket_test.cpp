@@ -261,7 +261,7 @@ TEST_F(app_socket_test, failing_status_provider_gives_an_error_reply) {
 TEST_F(app_socket_test, subscriber_gets_published_events_in_order) {
   auto socket = open_socket();
   test_client client(path_);
-  EXPECT_EQ(request(client, {{"cmd", "subscribe"}}), (json{{"type", "subscribed"}, {"protocol", 1}}));
+  EXPECT_EQ(request(client, {{"cmd", "subscribe"}}), (json{{"type", "subscribed"}}));
   EXPECT_EQ(socket->subscriber_count(), 1u);
   for (int i = 0; i < 3; ++i) socket->publish({{"type", "event"}, {"seq", i}});
   for (int i = 0; i < 3; ++i) {
