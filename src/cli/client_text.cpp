@@ -102,12 +102,13 @@ rows status_rows(const json& status) {
       r.emplace_back("error", text);
     }
   }
-  if (auto pid = int_field(status, "child_pid")) {
-    std::string text = "pid " + std::to_string(*pid);
-    if (auto keeper = int_field(status, "keeper_pid")) text += " (keeper pid " + std::to_string(*keeper) + ")";
+  // child_pid is the keeper (the process group); command_pid the command.
+  if (auto command = int_field(status, "command_pid")) {
+    std::string text = "pid " + std::to_string(*command);
+    if (auto keeper = int_field(status, "child_pid")) text += " (keeper pid " + std::to_string(*keeper) + ")";
     r.emplace_back("child", text);
-  } else if (auto keeper = int_field(status, "keeper_pid")) {
-    r.emplace_back("child", "keeper pid " + std::to_string(*keeper));
+  } else if (auto pid = int_field(status, "child_pid")) {
+    r.emplace_back("child", "pid " + std::to_string(*pid));
   }
   if (auto awaiting = bool_field(status, "awaiting_ack")) {
     r.emplace_back("stopping",

@@ -708,7 +708,7 @@ struct driver::impl {
     in.transitions = transition_counts;
     if (gate.stopping()) in.awaiting_ack = gate.waiting_for_ack_only();
     in.keeper_pid = app.child_pid();
-    in.child_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
+    in.command_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
     in.resigned = resigned;
     in.store_answers = store_answers;
     return status_report(in, mono_clock::now());

@@ -61,8 +61,10 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   if (in.last_renew_latency) s["last_renew_latency_ms"] = in.last_renew_latency->count();
   if (!in.store.last_reset.empty() && in.store.kind == "redis") s["redis_reset"] = in.store.last_reset;
   if (in.awaiting_ack) s["awaiting_ack"] = *in.awaiting_ack;
+  // child_pid stays the keeper, the process group leader scripts signal.
+  if (in.keeper_pid > 0) s["child_pid"] = in.keeper_pid;
   if (in.keeper_pid > 0) s["keeper_pid"] = in.keeper_pid;
-  if (in.child_pid > 0) s["child_pid"] = in.child_pid;
+  if (in.command_pid > 0) s["command_pid"] = in.command_pid;
   s["transitions"] = in.transitions;
   s["healthy"] = health.healthy;
   s["health"] = health.reason;

@@ -25,7 +25,7 @@ struct status_inputs {
   std::map<std::string, std::uint64_t> transitions;
   std::optional<bool> awaiting_ack;  ///< set while a stop is under way
   int keeper_pid = 0;                ///< the supervised command's keeper; 0 = none
-  int child_pid = 0;                 ///< the supervised command itself; 0 = none or unknown
+  int command_pid = 0;               ///< the supervised command itself; 0 = none or unknown
   bool resigned = false;             ///< the current hold-back is a resign's cool-down
   store_health store_answers;        ///< for the health verdict
 };

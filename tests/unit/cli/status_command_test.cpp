@@ -62,7 +62,8 @@ TEST_F(status_test, a_leader_shows_its_terms_age_and_both_pids) {
   status["leading_for_ms"] = 45'000;
   status["last_renewal_ms_ago"] = 43;
   status["keeper_pid"] = 4321;
-  status["child_pid"] = 4322;
+  status["child_pid"] = 4321;
+  status["command_pid"] = 4322;
   fake_daemon daemon(socket_path(), status);
   auto r = run_cli({"status", "--socket", daemon.path()});
   EXPECT_NE(r.out.find("state     working, leading for 45.0s\n"), std::string::npos) << r.out;

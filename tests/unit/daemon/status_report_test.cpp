@@ -61,13 +61,14 @@ TEST(status_report, the_term_start_survives_renewals_and_both_pids_are_named) {
   m.step(events::renewed{t0 + 3s}, t0 + 3s);
   status_inputs in{"a", "jobs", &m, redis_status(), 1ms, {}, std::nullopt, 0, false};
   in.keeper_pid = 100;
-  in.child_pid = 101;
+  in.command_pid = 101;
   const auto s = status_report(in, t0 + 4s);
   EXPECT_EQ(s["since_ms"], 1000) << "time in the state restarts with each renewal";
   EXPECT_EQ(s["leading_for_ms"], 4000);
   EXPECT_EQ(s["last_renewal_ms_ago"], 1000);
   EXPECT_EQ(s["keeper_pid"], 100);
-  EXPECT_EQ(s["child_pid"], 101);
+  EXPECT_EQ(s["child_pid"], 100) << "the keeper, as before: the process group to signal";
+  EXPECT_EQ(s["command_pid"], 101);
 }
 
 TEST(status_report, a_store_failing_past_the_grace_is_unhealthy) {
