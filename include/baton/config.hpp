@@ -21,8 +21,9 @@ namespace baton {
 struct store_config {
   /// The kinds validate_config accepts, as store.kind spells them;
   /// make_lease_store (store_factory.hpp) must be able to build each.
-  static constexpr std::array<std::string_view, 1> known_kinds{"redis"};
-  /// One of known_kinds: redis (one Redis server, the redis: section).
+  static constexpr std::array<std::string_view, 2> known_kinds{"redis", "postgres"};
+  /// One of known_kinds: redis (one Redis server, the redis: section) or
+  /// postgres (a lease table in PostgreSQL, the postgres: section).
   std::string kind = "redis";
 };
 
@@ -38,6 +39,29 @@ struct redis_config {
   milliseconds connect_timeout{1000};
   /// Time allowed for one command's reply; past it the connection is dropped
   /// and re-established. 0 = min(1s, lease.renew_interval / 2).
+  milliseconds command_timeout{0};
+};
+
+struct postgres_config {
+  /// A libpq connection string (`host=... dbname=... user=...`) or URI
+  /// (`postgresql://user@host:port/db?sslmode=verify-full`), as libpq reads
+  /// it; sslmode, sslrootcert and the rest keep libpq's names.
+  std::string url = "postgresql://127.0.0.1:5432/postgres";
+  /// Secret. Never logged, never taken from argv: from
+  /// BATON_POSTGRES_PASSWORD, postgres.password_file, or the URL
+  /// (discouraged). libpq's own PGPASSWORD / PGPASSFILE work too.
+  std::string password;
+  /// File whose first line is the password ("" = none).
+  std::string password_file;
+  /// The lease table, `name` or `schema.name`; its sequence is
+  /// `<table>_token` and its notification channel the table's name.
+  std::string table = "baton_lease";
+  /// Create the table and sequence on first use when they are missing.
+  bool create_schema = true;
+  /// Time allowed to connect, authenticate and set the session up.
+  milliseconds connect_timeout{1000};
+  /// Time allowed for one statement (also the session's statement_timeout).
+  /// 0 = min(1s, lease.renew_interval / 2).
   milliseconds command_timeout{0};
 };
 
@@ -116,6 +140,7 @@ struct config {
   std::string node_id;
   store_config store;
   redis_config redis;
+  postgres_config postgres;
   lease_config lease;
   hooks_config hooks;
   child_config child;

@@ -30,8 +30,7 @@ int init_store(const config& cfg, std::ostream& out, std::ostream& err) {
   });
   // Connect, log in and one round trip: bounded by the store's own timeouts,
   // with a margin; the store then fails the call by itself.
-  const auto deadline = mono_clock::now() + cfg.redis.connect_timeout +
-                        cfg.redis.command_timeout + milliseconds(2000);
+  const auto deadline = mono_clock::now() + store_call_bound(cfg) + milliseconds(2000);
   while (!failure && !answer && mono_clock::now() < deadline) {
     io.run_one_until(deadline);
   }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "baton/redis_url.hpp"
+#include "postgres/lease_sql.hpp"
+#include "postgres/postgres_store.hpp"
 #include "redis/redis_store.hpp"
 
 namespace baton {
@@ -24,13 +26,43 @@ std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const
   return std::make_unique<redis_store>(io, std::move(o));
 }
 
+std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, const config& cfg) {
+  postgres_store_options o;
+  o.conninfo = cfg.postgres.url;
+  o.password = cfg.postgres.password;
+  o.table = cfg.postgres.table;
+  o.create_schema = cfg.postgres.create_schema;
+  o.connect_timeout = cfg.postgres.connect_timeout;
+  o.command_timeout = cfg.postgres.command_timeout;
+  o.identity = identity_of(cfg);
+  return std::make_unique<postgres_store>(io, std::move(o));
+}
+
 }  // namespace
 
 // Every kind in store_config::known_kinds (what validation accepts) has a case
 // here; store_factory_test checks that each one is built.
 std::unique_ptr<lease_store> make_lease_store(boost::asio::io_context& io, const config& cfg) {
   if (cfg.store.kind == "redis") return make_redis_store(io, cfg);
+  if (cfg.store.kind == "postgres") return make_postgres_store(io, cfg);
   throw std::invalid_argument("unknown store kind \"" + cfg.store.kind + "\"");
+}
+
+}  // namespace baton
+
+namespace baton {
+
+milliseconds store_call_bound(const config& cfg) {
+  if (cfg.store.kind == "postgres") {
+    // The table check, its creation and the statement itself.
+    return cfg.postgres.connect_timeout + 3 * cfg.postgres.command_timeout;
+  }
+  return cfg.redis.connect_timeout + cfg.redis.command_timeout;
+}
+
+std::string store_schema_text(const config& cfg) {
+  if (cfg.store.kind == "postgres") return postgres_detail::lease_sql(cfg.postgres.table).ddl_for_people();
+  return {};
 }
 
 }  // namespace baton

@@ -1,0 +1,72 @@
+#include "lease_answers.hpp"
+
+#include <charconv>
+
+#include "postgres_error.hpp"
+
+namespace baton::postgres_detail {
+namespace {
+
+store_error unexpected(const std::string& what) {
+  return {postgres_errc::unexpected_reply, "acquire: " + what};
+}
+
+std::optional<long long> integer(const std::optional<std::string>& cell) {
+  if (!cell) return std::nullopt;
+  long long value = 0;
+  const auto* end = cell->data() + cell->size();
+  const auto [ptr, ec] = std::from_chars(cell->data(), end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> boolean(const std::optional<std::string>& cell) {
+  if (cell == "t") return true;
+  if (cell == "f") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+parsed_acquire parse_acquire_rows(const result_rows& rows) {
+  parsed_acquire out;
+  if (rows.empty()) {
+    // Another candidate created the row during this statement (its insert won
+    // and this one's update could not see the new row): try again later.
+    out.answer = {acquire_outcome::held, 0, "", milliseconds(-1)};
+    return out;
+  }
+  if (rows.size() != 1 || rows[0].size() < 8) {
+    out.error = unexpected(std::to_string(rows.size()) + " rows of " +
+                           std::to_string(rows[0].size()) + " columns, expected 1 of 9");
+    return out;
+  }
+  const auto& row = rows[0];
+  const auto reset = boolean(row[1]);
+  const auto missing = boolean(row[2]);
+  const auto token = integer(row[5]);
+  const auto remaining = integer(row[6]);
+  if (!row[0] || !reset || !missing || !row[4] || !token || *token < 0 || !remaining) {
+    out.error = unexpected("a row with a missing or malformed column");
+    return out;
+  }
+  if (*row[0] == "acquired") {
+    out.answer.outcome = acquire_outcome::acquired;
+  } else if (*row[0] == "held") {
+    out.answer.outcome = acquire_outcome::held;
+  } else if (*row[0] == "held_back") {
+    out.answer.outcome = acquire_outcome::held_back;
+  } else {
+    out.error = unexpected("unknown outcome \"" + *row[0] + "\"");
+    return out;
+  }
+  out.answer.holder = *row[4];
+  out.answer.token = static_cast<std::uint64_t>(*token);
+  out.answer.remaining = milliseconds(*remaining);
+  out.reset = *reset;
+  out.missing = *missing;
+  out.epoch = row[7].value_or("");
+  return out;
+}
+
+}  // namespace baton::postgres_detail

@@ -1,0 +1,397 @@
+// postgres_store: the lease statements on one session, announcements on a
+// second (listener.hpp). Every completion passes through a guard that drops it
+// when the store is gone and turns it into operation_aborted once close() was
+// called, so each handler runs exactly once (or, after destruction, never).
+//
+// Before the first statement (and again after the table went missing) the
+// store makes sure the table and its sequence exist, creating them when
+// allowed; statements that arrive meanwhile wait for that check.
+#include "postgres_store.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+#include <utility>
+
+#include "conninfo.hpp"
+#include "lease_answers.hpp"
+#include "lease_sql.hpp"
+#include "listener.hpp"
+#include "pg_connection.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+using postgres_detail::connection;
+using postgres_detail::lease_sql;
+using postgres_detail::listener;
+using postgres_detail::query_result;
+
+store_error aborted() {
+  return {boost::system::error_code(asio::error::operation_aborted), {}};
+}
+
+// 128 bits per store: a lease row names the session that holds it, so a
+// restarted daemon with the same node id never renews its predecessor's term.
+std::string session_nonce() {
+  std::random_device rd;
+  std::string hex;
+  for (int i = 0; i < 4; ++i) {
+    char buf[9];
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned int>(rd()));
+    hex += buf;
+  }
+  return hex;
+}
+
+// Any role may take an advisory lock; it serialises two daemons creating the
+// table at once (CREATE ... IF NOT EXISTS alone can still collide).
+constexpr std::string_view ddl_lock = "SELECT pg_advisory_xact_lock(7302845529143265113);\n";
+
+}  // namespace
+
+struct postgres_store::impl {
+  impl(asio::io_context& context, postgres_store_options opts)
+      : io(context),
+        options(std::move(opts)),
+        sql(options.table),
+        session(session_nonce()),
+        ttl_ms(std::to_string(options.identity.ttl.count())),
+        where(postgres_detail::summarize_conninfo(options.conninfo).where) {
+    conn_options.conninfo = options.conninfo;
+    conn_options.password = options.password;
+    options.password.clear();
+    conn_options.application_name = "baton " + options.identity.node_id;
+    conn_options.connect_timeout = options.connect_timeout;
+    conn_options.command_timeout = options.command_timeout;
+    // The server gives up on a statement when baton does; every write is
+    // durable (and on a synchronous standby, if one is configured) before it
+    // is acknowledged, whatever the server's default.
+    conn_options.setup_sql = "SET statement_timeout = " +
+                             std::to_string(options.command_timeout.count()) +
+                             "; SET synchronous_commit = on";
+    conn = connection::create(io, conn_options);
+  }
+
+  ~impl() {
+    alive.reset();
+    conn->close();
+    if (watcher) watcher->stop();
+  }
+
+  template <typename Handler, typename... Args>
+  void post_result(Handler handler, Args... args) {
+    asio::post(io, [weak = std::weak_ptr<int>(alive), handler = std::move(handler), args...] {
+      if (!weak.expired()) handler(args...);
+    });
+  }
+
+  template <typename T, typename Handler>
+  bool reject_closed(Handler& handler) {
+    if (!closed) return false;
+    post_result(std::move(handler), aborted(), T{});
+    return true;
+  }
+
+  store_error note_failure(store_error e) {
+    last_error = e.detail;
+    last_error_kind = store_error_kind(e.code);
+    last_error_at = mono_clock::now();
+    return e;
+  }
+
+  // Runs `statement` once the table is known to exist; `done` gets the
+  // result (or the schema check's failure) only while the store is alive.
+  void run(std::string statement, std::vector<std::string> params,
+           std::function<void(query_result)> done) {
+    auto go = [this, weak = std::weak_ptr<int>(alive), statement = std::move(statement),
+               params = std::move(params), done = std::move(done)](store_error e) mutable {
+      if (weak.expired()) return;
+      if (e) {
+        done({e.code, e.detail, {}});
+        return;
+      }
+      conn->async_query(std::move(statement), std::move(params),
+                        [this, weak, done = std::move(done)](query_result r) {
+                          if (weak.expired()) return;
+                          if (r.ec == postgres_errc::missing_schema) schema_ready = false;
+                          done(std::move(r));
+                        });
+    };
+    if (schema_ready) {
+      go({});
+      return;
+    }
+    schema_waiters.push_back(std::move(go));
+    if (schema_waiters.size() == 1) check_schema();
+  }
+
+  void check_schema() {
+    conn->async_query(sql.schema_exists(), {sql.table(), sql.sequence()},
+                      [this, weak = std::weak_ptr<int>(alive)](query_result r) {
+                        if (weak.expired()) return;
+                        if (r.ec) return schema_checked({r.ec, r.detail});
+                        if (r.rows.size() == 1 && !r.rows[0].empty() && r.rows[0][0] == "t") {
+                          return schema_checked({});
+                        }
+                        if (!options.create_schema) {
+                          return schema_checked(
+                              {postgres_errc::missing_schema,
+                               "lease table " + sql.table() + " or sequence " + sql.sequence() +
+                                   " does not exist on " + where +
+                                   " and postgres.create_schema is off: apply the output of "
+                                   "`baton init-store --print`"});
+                        }
+                        create_schema();
+                      });
+  }
+
+  void create_schema() {
+    conn->async_query(std::string(ddl_lock) + sql.ddl(), {},
+                      [this, weak = std::weak_ptr<int>(alive)](query_result r) {
+                        if (weak.expired()) return;
+                        if (r.ec) {
+                          return schema_checked({r.ec, "cannot create lease table " + sql.table() +
+                                                           " on " + where + ": " + r.detail +
+                                                           "; create it with the output of `baton "
+                                                           "init-store --print`"});
+                        }
+                        schema_checked({});
+                      });
+  }
+
+  void schema_checked(store_error e) {
+    schema_ready = !e;
+    auto waiters = std::move(schema_waiters);
+    schema_waiters.clear();
+    for (auto& w : waiters) w(e);
+  }
+
+  // The common tail: closed -> aborted; a failure -> its code and detail
+  // (kept for status()); else the parsed value.
+  template <typename T, typename Handler, typename Parse>
+  void finish(const query_result& r, const Handler& handler, Parse parse) {
+    if (closed) {
+      handler(aborted(), T{});
+      return;
+    }
+    if (r.ec) {
+      handler(note_failure({r.ec, r.detail}), T{});
+      return;
+    }
+    parse(r.rows);
+  }
+
+  void report_reset(std::string why, bool record_missing) {
+    last_reset = why;
+    tell(store_events::reset{std::move(why), record_missing});
+  }
+
+  void note_listening() {
+    const bool trusted = current_wakeups() == wakeup_state::subscribed;
+    if (trusted == wakeups_trusted) return;
+    wakeups_trusted = trusted;
+    tell(store_events::wakeups{trusted});
+  }
+
+  wakeup_state current_wakeups() const {
+    if (!watcher) return wakeup_state::off;
+    switch (watcher->current_state()) {
+      case listener::state::listening: return wakeup_state::subscribed;
+      case listener::state::connecting: return wakeup_state::connecting;
+      case listener::state::waiting: return wakeup_state::disconnected;
+      default: return wakeup_state::off;
+    }
+  }
+
+  void tell(const store_event& e) {
+    if (closed || !event_sink) return;
+    auto call = event_sink;
+    call(e);
+  }
+
+  asio::io_context& io;
+  postgres_store_options options;
+  postgres_detail::connection_options conn_options;
+  const lease_sql sql;
+  const std::string session;
+  const std::string ttl_ms;
+  const std::string where;
+  std::shared_ptr<connection> conn;
+  std::shared_ptr<listener> watcher;
+  event_listener event_sink;
+  bool wakeups_trusted = false;
+  std::shared_ptr<int> alive = std::make_shared<int>(0);
+  bool closed = false;
+  bool schema_ready = false;
+  std::vector<std::function<void(store_error)>> schema_waiters;
+  // The token of the term this store holds (0 = none): renew and release
+  // match it, so a term taken over and won again is never mistaken for ours.
+  std::uint64_t token = 0;
+  // The server epoch of this store's last acquire ("" = none yet).
+  std::string epoch;
+  std::string last_error;
+  std::string last_error_kind;
+  std::optional<time_point> last_error_at;
+  std::string last_reset;
+};
+
+postgres_store::postgres_store(asio::io_context& io, postgres_store_options options) {
+  const auto& id = options.identity;
+  if (id.election.empty()) throw std::invalid_argument("postgres_store: election is empty");
+  if (id.node_id.empty()) throw std::invalid_argument("postgres_store: node_id is empty");
+  if (id.ttl <= milliseconds::zero()) {
+    throw std::invalid_argument("postgres_store: ttl must be positive, got " +
+                                std::to_string(id.ttl.count()) + " ms");
+  }
+  if (const auto problem = postgres_detail::table_name_problem(options.table)) {
+    throw std::invalid_argument("postgres_store: table \"" + options.table + "\": " + *problem);
+  }
+  const auto parsed = postgres_detail::summarize_conninfo(options.conninfo);
+  if (!parsed.error.empty()) {
+    throw std::invalid_argument("postgres_store: connection string: " + parsed.error);
+  }
+  impl_ = std::make_unique<impl>(io, std::move(options));
+}
+
+postgres_store::~postgres_store() = default;
+
+const store_identity& postgres_store::identity() const { return impl_->options.identity; }
+
+void postgres_store::async_acquire(acquire_handler handler) {
+  auto& d = *impl_;
+  if (d.reject_closed<acquire_answer>(handler)) return;
+  const auto& id = d.options.identity;
+  d.run(d.sql.acquire(), {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table()},
+        [&d, handler = std::move(handler)](query_result r) {
+          d.finish<acquire_answer>(r, handler, [&](const auto& rows) {
+            auto parsed = postgres_detail::parse_acquire_rows(rows);
+            if (parsed.error) {
+              handler(d.note_failure(parsed.error), acquire_answer{});
+              return;
+            }
+            if (parsed.answer.acquired()) d.token = parsed.answer.token;
+            const auto seen_before = std::exchange(d.epoch, parsed.epoch);
+            if (parsed.reset) {
+              d.report_reset(parsed.missing
+                                 ? "the lease row of election " + d.options.identity.election +
+                                       " was missing"
+                                 : "the server changed (restarted, restored or promoted; now " +
+                                       parsed.epoch + ")",
+                             parsed.missing);
+            } else if (!seen_before.empty() && seen_before != parsed.epoch) {
+              // Another candidate's acquire found the change first (and set
+              // the hold-back); this store hears of it here.
+              d.report_reset("the server changed from " + seen_before + " to " + parsed.epoch,
+                             false);
+            }
+            handler(store_error{}, std::move(parsed.answer));
+          });
+        });
+}
+
+void postgres_store::async_renew(renew_handler handler) {
+  auto& d = *impl_;
+  if (d.reject_closed<renew_answer>(handler)) return;
+  const auto& id = d.options.identity;
+  d.run(d.sql.renew(), {id.election, id.node_id, d.session, std::to_string(d.token), d.ttl_ms},
+        [&d, handler = std::move(handler)](query_result r) {
+          d.finish<renew_answer>(r, handler, [&](const auto& rows) {
+            handler(store_error{}, rows.size() == 1 ? renew_answer::renewed : renew_answer::lost);
+          });
+        });
+}
+
+void postgres_store::async_release(release_handler handler) {
+  auto& d = *impl_;
+  if (d.reject_closed<release_answer>(handler)) return;
+  const auto& id = d.options.identity;
+  d.run(d.sql.release(),
+        {id.election, id.node_id, d.session, std::to_string(d.token), d.sql.table()},
+        [&d, handler = std::move(handler)](query_result r) {
+          d.finish<release_answer>(r, handler, [&](const auto& rows) {
+            if (rows.size() == 1) d.token = 0;
+            handler(store_error{},
+                    rows.size() == 1 ? release_answer::released : release_answer::not_ours);
+          });
+        });
+}
+
+void postgres_store::async_create_record(record_handler handler) {
+  auto& d = *impl_;
+  if (d.reject_closed<record_answer>(handler)) return;
+  d.run(d.sql.create_record(), {d.options.identity.election},
+        [&d, handler = std::move(handler)](query_result r) {
+          d.finish<record_answer>(r, handler, [&](const auto& rows) {
+            handler(store_error{},
+                    rows.size() == 1 ? record_answer::created : record_answer::existed);
+          });
+        });
+}
+
+void postgres_store::watch(event_listener listener_fn) {
+  auto& d = *impl_;
+  if (d.closed) return;
+  d.event_sink = std::move(listener_fn);
+  if (d.watcher) return;
+  postgres_detail::listener_options o;
+  o.connection = d.conn_options;
+  o.connection.application_name = "baton " + d.options.identity.node_id + " (listen)";
+  o.connection.setup_sql.clear();
+  o.channel = d.sql.table();
+  o.election = d.options.identity.election;
+  o.own_session = d.session;
+  o.backoff_initial = d.options.relisten_backoff_initial;
+  o.backoff_max = d.options.relisten_backoff_max;
+  o.ping_interval = d.options.listen_ping_interval;
+  const std::weak_ptr<int> weak = d.alive;
+  o.on_release_or_relisten = [&d, weak] {
+    if (weak.expired()) return;
+    d.note_listening();
+    d.tell(store_events::released{});
+  };
+  o.on_acquired = [&d, weak](std::string holder, std::uint64_t token) {
+    if (!weak.expired()) d.tell(store_events::acquired{std::move(holder), token});
+  };
+  o.on_listening_change = [&d, weak](bool) {
+    if (!weak.expired()) d.note_listening();
+  };
+  o.on_error = [&d, weak](store_error e) {
+    if (!weak.expired()) d.note_failure(std::move(e));
+  };
+  d.watcher = listener::create(d.io, std::move(o));
+  d.watcher->start();
+}
+
+void postgres_store::close() {
+  auto& d = *impl_;
+  if (d.closed) return;
+  d.closed = true;
+  d.conn->close();
+  if (d.watcher) d.watcher->stop();
+  d.event_sink = nullptr;
+}
+
+store_status postgres_store::status() const {
+  const auto& d = *impl_;
+  store_status s;
+  s.kind = "postgres";
+  s.label = "PostgreSQL";
+  s.endpoint = d.where + " table " + d.sql.table();
+  switch (d.conn->current_state()) {
+    case connection::state::connected: s.link = link_state::connected; break;
+    case connection::state::connecting: s.link = link_state::connecting; break;
+    default: s.link = link_state::disconnected; break;
+  }
+  s.wakeups = d.current_wakeups();
+  s.last_error = d.last_error;
+  s.last_error_kind = d.last_error_kind;
+  s.last_error_at = d.last_error_at;
+  s.last_reset = d.last_reset;
+  return s;
+}
+
+}  // namespace baton

@@ -1,0 +1,73 @@
+// The lease store on PostgreSQL: the `postgres` store kind behind the port
+// (baton/lease_store.hpp). One row per election in a lease table; acquire,
+// renew and release are single statements on the server's clock (see
+// lease_sql.hpp). A second session LISTENs on the table's channel for
+// releases and new terms. All I/O is libpq's asynchronous API on the
+// daemon's io_context (pg_connection.hpp).
+//
+// A changed server (a restore, a promoted replica, a restart: the system
+// identifier, timeline or postmaster start time differ from those the row
+// was written under) and a missing row are store resets: the acquire that
+// finds one holds every acquisition back for one ttl, in the row itself, so
+// candidates that never saw the old server are held back too.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "baton/lease_store.hpp"
+#include "postgres_error.hpp"
+
+namespace baton {
+
+struct postgres_store_options {
+  /// libpq connection string or URI.
+  std::string conninfo;
+  /// Overrides a password in the conninfo when not empty.
+  std::string password;
+  /// The lease table: `name` or `schema.name` (see table_name_problem).
+  std::string table = "baton_lease";
+  /// Create the table and its sequence when they are missing (needs CREATE
+  /// on the schema); when false, a missing table is an error naming
+  /// `baton init-store --print`.
+  bool create_schema = true;
+  milliseconds connect_timeout{1000};
+  /// For one statement; also the session's statement_timeout, so the server
+  /// gives up on a stalled statement by itself.
+  milliseconds command_timeout{1000};
+  /// Election, node id and ttl (> 0); fixed for the store's life.
+  store_identity identity;
+  /// First wait before listening again after the listening session broke;
+  /// doubles on each failure up to relisten_backoff_max.
+  milliseconds relisten_backoff_initial{100};
+  milliseconds relisten_backoff_max{5000};
+  /// A `SELECT 1` on the listening session this often, to notice a dead
+  /// server or a hung connection (0 = never).
+  milliseconds listen_ping_interval{5000};
+};
+
+/// Errors reach handlers as postgres_errc codes (postgres_error.hpp maps them
+/// onto store_errc), or operation_aborted after close().
+class postgres_store final : public lease_store {
+ public:
+  /// Connects lazily. Throws std::invalid_argument for an empty election or
+  /// node id, a ttl <= 0, a bad table name or a conninfo libpq cannot parse.
+  postgres_store(boost::asio::io_context& io, postgres_store_options options);
+  ~postgres_store() override;
+
+  const store_identity& identity() const override;
+  void async_acquire(acquire_handler handler) override;
+  void async_renew(renew_handler handler) override;
+  void async_release(release_handler handler) override;
+  void async_create_record(record_handler handler) override;
+  void watch(event_listener listener) override;
+  store_status status() const override;
+  void close() override;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace baton

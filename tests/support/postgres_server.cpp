@@ -1,0 +1,331 @@
+// postgres_server: initdb, the postmaster as our child, readiness by PQping
+// (PostgreSQL offers no event to wait on), and synchronous libpq helpers.
+// As root, initdb and postgres run as the `postgres` user (they refuse root).
+#include "postgres_server.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace baton::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr auto ready_timeout = 20s;
+constexpr int port_attempts = 5;
+
+std::string find_bindir() {
+  // Debian keeps the server binaries out of PATH, one directory per major.
+  std::string best;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+    const auto dir = entry.path() / "bin";
+    if (fs::exists(dir / "postgres") && dir.string() > best) best = dir.string();
+  }
+  if (best.empty()) {
+    throw std::runtime_error(
+        "PostgreSQL server binaries not found in /usr/lib/postgresql/*/bin; the postgres tests "
+        "need them (Debian: apt-get install postgresql)");
+  }
+  return best;
+}
+
+unsigned short free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+const passwd* postgres_user() {
+  if (::geteuid() != 0) return nullptr;
+  const passwd* pw = ::getpwnam("postgres");
+  if (pw == nullptr) {
+    throw std::runtime_error(
+        "running as root, and there is no `postgres` user to run initdb and postgres as "
+        "(Debian's postgresql package creates it)");
+  }
+  return pw;
+}
+
+// fork + exec `argv`, as the postgres user when root, output appended to `log`.
+pid_t spawn_as_postgres(const std::vector<std::string>& argv, const fs::path& log, bool die_with_us) {
+  const passwd* pw = postgres_user();
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    if (die_with_us) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    if (pw != nullptr) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 || ::setuid(pw->pw_uid) != 0) {
+        ::_exit(126);
+      }
+      ::setenv("HOME", pw->pw_dir, 1);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Children of `parent` right now (the postmaster's backends), from /proc.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+struct conn_deleter {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+using conn_ptr = std::unique_ptr<PGconn, conn_deleter>;
+
+}  // namespace
+
+postgres_server::postgres_server() {
+  bindir_ = find_bindir();
+  char templ[] = "/tmp/baton-pg-XXXXXX";
+  if (::mkdtemp(templ) == nullptr) {
+    throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  }
+  dir_ = templ;
+  try {
+    if (const passwd* pw = postgres_user()) {
+      if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+        throw std::runtime_error(std::string("chown ") + dir_.string() + ": " + std::strerror(errno));
+      }
+    }
+    const pid_t init = spawn_as_postgres({bindir_ + "/initdb", "-D", (dir_ / "data").string(), "-U",
+                                          "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
+                                          "--no-instructions"},
+                                         dir_ / "initdb.log", true);
+    int status = 0;
+    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::ifstream in(dir_ / "initdb.log");
+      std::stringstream text;
+      text << in.rdbuf();
+      throw std::runtime_error("initdb failed:\n" + text.str());
+    }
+    for (int attempt = 0; attempt < port_attempts; ++attempt) {
+      port_ = free_loopback_port();
+      spawn();
+      if (wait_ready()) return;
+      kill_and_wait();
+    }
+    throw std::runtime_error("postgres: did not come up after " + std::to_string(port_attempts) +
+                             " attempts; log:\n" + log_tail());
+  } catch (...) {
+    kill_and_wait();
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+    throw;
+  }
+}
+
+postgres_server::~postgres_server() {
+  kill_and_wait();
+  std::error_code ignored;
+  fs::remove_all(dir_, ignored);
+}
+
+std::string postgres_server::conninfo(const std::string& user) const {
+  return "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=postgres user=" + user;
+}
+
+void postgres_server::spawn() {
+  pid_ = spawn_as_postgres({bindir_ + "/postgres", "-D", (dir_ / "data").string(), "-p",
+                            std::to_string(port_), "-k", dir_.string(), "-c",
+                            "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c",
+                            "full_page_writes=off", "-c", "synchronous_commit=on", "-c",
+                            "max_connections=200", "-c", "log_min_messages=warning"},
+                           dir_ / "server.log", true);
+}
+
+bool postgres_server::wait_ready() {
+  const std::string info = conninfo() + " connect_timeout=2";
+  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;  // exited: most likely the port was taken
+      return false;
+    }
+    if (PQping(info.c_str()) == PQPING_OK) {
+      // Ours, not another server that took the port: postmaster.pid names our child.
+      std::ifstream pidfile(dir_ / "data" / "postmaster.pid");
+      pid_t owner = 0;
+      if (pidfile >> owner && owner == pid_) return true;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+void postgres_server::kill_and_wait() {
+  if (pid_ <= 0) return;
+  const auto backends = children_of(pid_);
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  // Backends notice the postmaster's death and exit; a new postmaster on
+  // the same data refuses to start while they hold its shared memory.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (const pid_t b : backends) {
+    while (::kill(b, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+}
+
+void postgres_server::start() {
+  if (pid_ > 0) return;
+  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    spawn();
+    if (wait_ready()) return;
+    kill_and_wait();
+    std::this_thread::sleep_for(200ms);
+  }
+  throw std::runtime_error("postgres: cannot start again on port " + std::to_string(port_) +
+                           "; log:\n" + log_tail());
+}
+
+void postgres_server::restart_immediate() {
+  if (pid_ > 0) {
+    const auto backends = children_of(pid_);
+    ::kill(pid_, SIGQUIT);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (const pid_t b : backends) {
+      while (::kill(b, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(10ms);
+      }
+    }
+  }
+  start();
+}
+
+void postgres_server::signal(int sig) {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
+std::vector<std::vector<std::string>> postgres_server::query(const std::string& sql) const {
+  conn_ptr c(PQconnectdb((conninfo() + " connect_timeout=5").c_str()));
+  if (PQstatus(c.get()) != CONNECTION_OK) {
+    throw std::runtime_error("connect for `" + sql + "`: " + PQerrorMessage(c.get()));
+  }
+  PGresult* r = PQexec(c.get(), sql.c_str());
+  const auto status = PQresultStatus(r);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    const std::string message = PQresultErrorMessage(r);
+    PQclear(r);
+    throw std::runtime_error("`" + sql + "`: " + message);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    std::vector<std::string> row;
+    for (int j = 0; j < PQnfields(r); ++j) row.emplace_back(PQgetvalue(r, i, j));
+    rows.push_back(std::move(row));
+  }
+  PQclear(r);
+  return rows;
+}
+
+int postgres_server::terminate_backends(const std::string& prefix) const {
+  std::string quoted;
+  for (char ch : prefix) {
+    quoted += ch;
+    if (ch == '\'') quoted += '\'';
+  }
+  const auto rows = query(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name LIKE '" +
+      quoted + "%' AND pid <> pg_backend_pid()");
+  return rows.empty() ? 0 : std::stoi(rows[0][0]);
+}
+
+postgres_server::held_lock::~held_lock() {
+  auto* c = static_cast<PGconn*>(connection_);
+  PQclear(PQexec(c, "ROLLBACK"));
+  PQfinish(c);
+}
+
+std::unique_ptr<postgres_server::held_lock> postgres_server::lock_table(const std::string& table) const {
+  conn_ptr c(PQconnectdb((conninfo() + " connect_timeout=5").c_str()));
+  if (PQstatus(c.get()) != CONNECTION_OK) {
+    throw std::runtime_error(std::string("lock_table connect: ") + PQerrorMessage(c.get()));
+  }
+  PGresult* r = PQexec(c.get(), ("BEGIN; LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE").c_str());
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  const std::string message = PQresultErrorMessage(r);
+  PQclear(r);
+  if (!ok) throw std::runtime_error("LOCK TABLE " + table + ": " + message);
+  return std::unique_ptr<held_lock>(new held_lock(c.release()));
+}
+
+std::string postgres_server::log_tail() const {
+  std::ifstream in(dir_ / "server.log");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  std::string out;
+  const std::size_t from = lines.size() > 40 ? lines.size() - 40 : 0;
+  for (std::size_t i = from; i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
+}
+
+}  // namespace baton::testing

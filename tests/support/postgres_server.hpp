@@ -1,0 +1,81 @@
+// A real PostgreSQL server for integration tests: a fresh cluster (initdb)
+// in its own temporary directory, the postmaster started directly as our
+// child on a free loopback port (fsync off), killed and reaped by the
+// destructor. initdb and postgres refuse to run as root, so as root both run
+// as the `postgres` user. Only the postmaster this object started is ever
+// signalled. Authentication is trust: the tests are about leases, and only
+// the loopback interface listens.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace baton::testing {
+
+class postgres_server {
+ public:
+  /// initdb, start, and wait (up to 20 s) until it accepts connections.
+  /// Throws std::runtime_error with a clear message when PostgreSQL is not
+  /// installed or does not come up (the test then fails; never skipped).
+  postgres_server();
+  ~postgres_server();
+  postgres_server(const postgres_server&) = delete;
+  postgres_server& operator=(const postgres_server&) = delete;
+
+  unsigned short port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+  /// A libpq connection string for `user` on 127.0.0.1:port, database postgres.
+  std::string conninfo(const std::string& user = "postgres") const;
+
+  /// Runs `sql` (may hold several statements) as the superuser; the last
+  /// result's rows, NULL as "". Throws std::runtime_error naming the SQL and
+  /// the server's message.
+  std::vector<std::vector<std::string>> query(const std::string& sql) const;
+
+  /// SIGKILL and reap the postmaster; waits (bounded) until its backends are
+  /// gone too. Idempotent.
+  void kill_and_wait();
+  /// Start again on the same port with the same data (after kill_and_wait).
+  void start();
+  /// Immediate shutdown (SIGQUIT: no checkpoint, crash recovery on start),
+  /// then start again on the same port.
+  void restart_immediate();
+  /// Sends `sig` to the postmaster, if running.
+  void signal(int sig);
+  /// pg_terminate_backend for every session whose application_name starts
+  /// with `prefix`; returns how many.
+  int terminate_backends(const std::string& prefix) const;
+
+  /// Holds ACCESS EXCLUSIVE on a table in an open transaction until destroyed.
+  class held_lock {
+   public:
+    ~held_lock();
+    held_lock(const held_lock&) = delete;
+    held_lock& operator=(const held_lock&) = delete;
+
+   private:
+    friend class postgres_server;
+    explicit held_lock(void* connection) : connection_(connection) {}
+    void* connection_;
+  };
+  std::unique_ptr<held_lock> lock_table(const std::string& table) const;
+
+  /// The last lines of the server's log, for failure messages.
+  std::string log_tail() const;
+
+ private:
+  void spawn();
+  bool wait_ready();
+
+  std::filesystem::path dir_;
+  std::string bindir_;
+  unsigned short port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace baton::testing

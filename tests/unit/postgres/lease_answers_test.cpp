@@ -1,0 +1,77 @@
+// Rows of the acquire statement into answers, including every malformed
+// shape a broken server, proxy or schema could produce.
+#include "postgres/lease_answers.hpp"
+
+#include <gtest/gtest.h>
+
+#include "postgres/postgres_error.hpp"
+
+namespace baton::postgres_detail {
+namespace {
+
+using cell = std::optional<std::string>;
+
+result_rows row(cell outcome, cell reset, cell missing, cell holder, cell token, cell remaining) {
+  return {{outcome, reset, missing, cell("f"), holder, token, remaining, cell("1/00000001/2"),
+           cell()}};
+}
+
+TEST(postgres_acquire_rows, acquired_carries_the_new_token_and_a_full_ttl) {
+  const auto p = parse_acquire_rows(row("acquired", "f", "f", "n1", "1795478993544884", "3000"));
+  ASSERT_FALSE(p.error) << p.error.message();
+  EXPECT_EQ(p.answer.outcome, acquire_outcome::acquired);
+  EXPECT_EQ(p.answer.token, 1795478993544884u);
+  EXPECT_EQ(p.answer.holder, "n1");
+  EXPECT_EQ(p.answer.remaining, milliseconds(3000));
+  EXPECT_FALSE(p.reset);
+  EXPECT_EQ(p.epoch, "1/00000001/2");
+}
+
+TEST(postgres_acquire_rows, held_names_the_holder_and_its_remaining_time) {
+  const auto p = parse_acquire_rows(row("held", "f", "f", "n2", "7", "1234"));
+  ASSERT_FALSE(p.error);
+  EXPECT_EQ(p.answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(p.answer.holder, "n2");
+  EXPECT_EQ(p.answer.token, 7u);
+  EXPECT_EQ(p.answer.remaining, milliseconds(1234));
+}
+
+TEST(postgres_acquire_rows, a_reset_found_by_this_statement_is_flagged) {
+  const auto p = parse_acquire_rows(row("held_back", "t", "t", "", "9", "3000"));
+  ASSERT_FALSE(p.error);
+  EXPECT_EQ(p.answer.outcome, acquire_outcome::held_back);
+  EXPECT_TRUE(p.reset);
+  EXPECT_TRUE(p.missing);
+}
+
+TEST(postgres_acquire_rows, no_row_means_the_row_is_being_created_try_later) {
+  const auto p = parse_acquire_rows({});
+  ASSERT_FALSE(p.error);
+  EXPECT_EQ(p.answer.outcome, acquire_outcome::held);
+  EXPECT_LT(p.answer.remaining, milliseconds::zero());
+}
+
+TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
+  const std::vector<result_rows> bad{
+      {{cell("acquired")}},                                      // too few columns
+      row("won", "f", "f", "n1", "1", "1"),                      // unknown outcome
+      row("acquired", "x", "f", "n1", "1", "1"),                 // not a boolean
+      row("acquired", "f", "f", "n1", "twelve", "1"),            // not a number
+      row("acquired", "f", "f", "n1", "-5", "1"),                // negative token
+      row("acquired", "f", "f", "n1", "1", cell()),              // NULL remaining
+      row(cell(), "f", "f", "n1", "1", "1"),                     // NULL outcome
+      row("acquired", "f", "f", cell(), "1", "1"),               // NULL holder
+  };
+  auto two = row("held", "f", "f", "n1", "1", "1");
+  two.push_back(two[0]);
+  for (const auto& rows : bad) {
+    const auto p = parse_acquire_rows(rows);
+    EXPECT_EQ(p.error.code, postgres_errc::unexpected_reply);
+    EXPECT_EQ(p.error.code, store_errc::protocol);
+    EXPECT_NE(p.error.detail.find("acquire: "), std::string::npos);
+  }
+  EXPECT_EQ(parse_acquire_rows(two).error.code, postgres_errc::unexpected_reply);
+}
+
+}  // namespace
+}  // namespace baton::postgres_detail

@@ -1,0 +1,55 @@
+// The statements' text: names are validated and quoted, and the DDL a DBA is
+// given names what the statements use.
+#include "postgres/lease_sql.hpp"
+
+#include <gtest/gtest.h>
+
+namespace baton::postgres_detail {
+namespace {
+
+TEST(postgres_table_name, plain_and_schema_qualified_names_pass) {
+  for (const char* good : {"baton_lease", "ops.baton_lease", "_x", "A1.b2"}) {
+    EXPECT_FALSE(table_name_problem(good)) << good;
+  }
+}
+
+TEST(postgres_table_name, anything_that_would_need_quoting_is_refused) {
+  for (const std::string bad : {std::string(), std::string("a.b.c"), std::string("1x"),
+                                std::string("x-y"), std::string("a."), std::string(".a"),
+                                std::string("x\"y"), std::string("x y"), std::string(64, 'a')}) {
+    EXPECT_TRUE(table_name_problem(bad)) << bad;
+  }
+  EXPECT_FALSE(table_name_problem(std::string(63, 'a')));
+}
+
+TEST(postgres_lease_sql, names_are_quoted_and_the_sequence_follows_the_table) {
+  const lease_sql sql("ops.leases");
+  EXPECT_EQ(sql.table(), "ops.leases");
+  EXPECT_EQ(sql.sequence(), "ops.leases_token");
+  EXPECT_NE(sql.ddl().find("CREATE TABLE IF NOT EXISTS \"ops\".\"leases\""), std::string::npos);
+  EXPECT_NE(sql.ddl().find("CREATE SEQUENCE IF NOT EXISTS \"ops\".\"leases_token\""),
+            std::string::npos);
+  EXPECT_NE(sql.acquire().find("nextval('\"ops\".\"leases_token\"')"), std::string::npos);
+  EXPECT_EQ(sql.listen(), "LISTEN \"ops.leases\"");
+}
+
+TEST(postgres_lease_sql, the_printed_ddl_grants_what_the_statements_need) {
+  const auto text = lease_sql("baton_lease").ddl_for_people();
+  EXPECT_NE(text.find("GRANT SELECT, INSERT, UPDATE ON \"baton_lease\" TO baton;"),
+            std::string::npos);
+  EXPECT_NE(text.find("GRANT USAGE ON SEQUENCE \"baton_lease_token\" TO baton;"),
+            std::string::npos);
+  // Never DELETE: rows are created once and kept.
+  EXPECT_EQ(text.find("DELETE"), std::string::npos);
+  EXPECT_EQ(lease_sql("baton_lease").acquire().find("DELETE"), std::string::npos);
+}
+
+TEST(postgres_lease_sql, every_statement_reads_the_servers_clock_not_a_parameter) {
+  const lease_sql sql("baton_lease");
+  for (const auto& text : {sql.acquire(), sql.renew(), sql.release(), sql.create_record()}) {
+    EXPECT_NE(text.find("clock_timestamp()"), std::string::npos) << text;
+  }
+}
+
+}  // namespace
+}  // namespace baton::postgres_detail
