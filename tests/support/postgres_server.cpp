@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -124,6 +125,62 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
+// initdb takes about a second and a half; a copy of its result a tenth of
+// that. The first server of a test process runs initdb into a template
+// (removed at exit); every server copies it.
+const fs::path& template_cluster(const std::string& bindir) {
+  static const fs::path dir = [&bindir] {
+    char templ[] = "/tmp/baton-pg-template-XXXXXX";
+    if (::mkdtemp(templ) == nullptr) {
+      throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    }
+    const fs::path root = templ;
+    if (const passwd* pw = postgres_user()) {
+      if (::chown(root.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+        throw std::runtime_error(std::string("chown ") + root.string() + ": " + std::strerror(errno));
+      }
+    }
+    const pid_t init = spawn_as_postgres({bindir + "/initdb", "-D", (root / "data").string(), "-U",
+                                          "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
+                                          "--no-instructions"},
+                                         root / "initdb.log", true);
+    int status = 0;
+    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::ifstream in(root / "initdb.log");
+      std::stringstream text;
+      text << in.rdbuf();
+      throw std::runtime_error("initdb failed:\n" + text.str());
+    }
+    static const std::string remove_at_exit = root.string();
+    std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(remove_at_exit, ignored);
+    });
+    return root / "data";
+  }();
+  return dir;
+}
+
+// A fresh cluster at `target`: the template's files, owned by the postgres
+// user as initdb left them, the directory 0700 as postgres demands.
+void copy_template_cluster(const std::string& bindir, const fs::path& target) {
+  fs::copy(template_cluster(bindir), target, fs::copy_options::recursive);
+  fs::permissions(target, fs::perms::owner_all, fs::perm_options::replace);
+  if (const passwd* pw = postgres_user()) {
+    if (::chown(target.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+      throw std::runtime_error(std::string("chown ") + target.string() + ": " + std::strerror(errno));
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(target)) {
+      if (::lchown(entry.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+        throw std::runtime_error(std::string("chown ") + entry.path().string() + ": " +
+                                 std::strerror(errno));
+      }
+    }
+  }
+}
+
 struct conn_deleter {
   void operator()(PGconn* c) const { PQfinish(c); }
 };
@@ -144,19 +201,7 @@ postgres_server::postgres_server() {
         throw std::runtime_error(std::string("chown ") + dir_.string() + ": " + std::strerror(errno));
       }
     }
-    const pid_t init = spawn_as_postgres({bindir_ + "/initdb", "-D", (dir_ / "data").string(), "-U",
-                                          "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
-                                          "--no-instructions"},
-                                         dir_ / "initdb.log", true);
-    int status = 0;
-    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::ifstream in(dir_ / "initdb.log");
-      std::stringstream text;
-      text << in.rdbuf();
-      throw std::runtime_error("initdb failed:\n" + text.str());
-    }
+    copy_template_cluster(bindir_, dir_ / "data");
     for (int attempt = 0; attempt < port_attempts; ++attempt) {
       port_ = free_loopback_port();
       spawn();
@@ -174,6 +219,19 @@ postgres_server::postgres_server() {
 }
 
 postgres_server::~postgres_server() {
+  // Immediate shutdown: the postmaster takes its backends down with it at
+  // once (after a SIGKILL they take over a second to notice).
+  if (pid_ > 0) {
+    ::kill(pid_, SIGQUIT);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    int status = 0;
+    pid_t reaped = 0;
+    while ((reaped = ::waitpid(pid_, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    if (reaped == pid_) pid_ = -1;
+  }
   kill_and_wait();
   std::error_code ignored;
   fs::remove_all(dir_, ignored);
