@@ -140,6 +140,9 @@ void connection::connect_step(int polling_status) {
 
 void connection::on_connected() {
   PQsetnonblocking(pg_, 1);
+  // libpq prints the server's notices (WARNING: terminating connection ...)
+  // on stderr by default; the store reports failures through its errors.
+  PQsetNoticeProcessor(pg_, [](void*, const char*) {}, nullptr);
   backend_pid_ = PQbackendPID(pg_);
   forget_socket();
   watch_socket();
