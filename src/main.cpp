@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
       std::cout << baton::describe_config(inv.cfg);
       return 0;
     case baton::invocation::verb::init_store:
+      if (inv.print_schema) return baton::print_store_schema(inv.cfg, std::cout);
       return baton::init_store(inv.cfg, std::cout, std::cerr);
     case baton::invocation::verb::run:
       break;

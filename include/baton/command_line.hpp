@@ -29,6 +29,8 @@ struct invocation {
   /// unknown BATON_* variable), one line each without a prefix; main prints
   /// each to stderr as `baton: warning: ...`.
   std::vector<std::string> warnings;
+  /// init_store: --print, only print the schema the store needs.
+  bool print_schema = false;
 };
 
 /// Parses argv (argv[0] is the program name) over BATON_* from `env`, over

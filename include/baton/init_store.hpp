@@ -14,4 +14,9 @@ namespace baton {
 /// 0 created or already there, 1 the store could not be reached or refused.
 int init_store(const config& cfg, std::ostream& out, std::ostream& err);
 
+/// `baton init-store --print`: the schema `cfg`'s store needs (the postgres
+/// DDL and grants) on `out`, exit 0; for a store that needs none, says so
+/// and exits 0. Connects to nothing.
+int print_store_schema(const config& cfg, std::ostream& out);
+
 }  // namespace baton

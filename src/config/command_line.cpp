@@ -15,6 +15,7 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
 #include "option_table.hpp"
 
@@ -141,6 +142,13 @@ config load(const option_set& options, const environment& env, bool has_child,
                 name + "); use BATON_REDIS_PASSWORD or redis.password_file");
       }
     }
+    if (flag.spec->kind() == value_kind::postgres_url &&
+        !summarize_conninfo(value).password.empty()) {
+      throw config_error::with_message(
+          std::string(flag.spec->key),
+          std::string(flag.spec->key) + ": a password is not accepted on the command line (" +
+              name + "); use BATON_POSTGRES_PASSWORD or postgres.password_file");
+    }
     loader.set(std::string(flag.spec->key), value, name);
   }
   if (has_child) {
@@ -176,9 +184,12 @@ std::optional<std::string> password_flag(const std::vector<std::string>& args) {
     for (char& c : name) {
       if (c < 0x20 || c > 0x7e) c = '?';
     }
+    const bool postgres = lower.find("postgres") != std::string::npos ||
+                          lower.find("pg") != std::string::npos;
     return "baton: " + name +
-           " is not accepted: a password on the command line is visible to every user of the host; "
-           "set BATON_REDIS_PASSWORD or use --redis-password-file FILE";
+           " is not accepted: a password on the command line is visible to every user of the host; " +
+           (postgres ? "set BATON_POSTGRES_PASSWORD or use --postgres-password-file FILE"
+                     : "set BATON_REDIS_PASSWORD or use --redis-password-file FILE");
   }
   return std::nullopt;
 }
@@ -227,6 +238,10 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   option_set run_options;
   option_set check_options;
   option_set init_options;
+  bool print_schema = false;
+  init->add_flag("--print", print_schema,
+                 "Print the schema the store needs (the postgres DDL and grants) for a DBA to "
+                 "apply, and change nothing");
   run_options.add_to(*run);
   check_options.add_to(*check);
   init_options.add_to(*init);
@@ -272,6 +287,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
     if (has_child) return exit_now(2, "baton: init-store takes no command after --");
     invocation result;
     result.what = invocation::verb::init_store;
+    result.print_schema = print_schema;
     result.cfg = load(init_options, env, false, {}, variable_names, result.warnings);
     return result;
   }

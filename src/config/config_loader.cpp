@@ -94,6 +94,7 @@ config config_loader::finish() {
   validate_config(cfg, origins);
   check_executables(cfg, env_ ? env_("PATH") : std::nullopt, origins);
   cfg.redis.password = resolve_redis_password(cfg, env_, origins);
+  cfg.postgres.password = resolve_postgres_password(cfg, env_, origins);
   return cfg;
 }
 

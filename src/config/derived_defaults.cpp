@@ -89,6 +89,10 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
     cfg.redis.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
     note(cfg.redis.command_timeout, "default: min(1s, lease.renew_interval / 2)");
   }
+  if (cfg.postgres.command_timeout.count() == 0) {
+    cfg.postgres.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
+    note(cfg.postgres.command_timeout, "default: min(1s, lease.renew_interval / 2)");
+  }
   if (cfg.node_id.empty()) {
     cfg.node_id = default_node_id(cfg);
     note(cfg.node_id, "default: hostname and a hash of election, socket.path, http.listen and uid");

@@ -24,6 +24,7 @@ namespace baton {
 enum class value_kind {
   text,         ///< any string
   redis_url,    ///< a string that may carry a password: shown redacted, refused in a flag
+  postgres_url, ///< a libpq string or URI, the same rules as redis_url
   duration,     ///< "250ms", "10s": a unit is required (a bare 0 if zero_derives)
   number,       ///< a finite decimal
   argv,         ///< program and arguments; a YAML list, or JSON/words in text
@@ -44,6 +45,7 @@ struct field_of {
 
 using text_field = field_of<std::string, value_kind::text>;
 using redis_url_field = field_of<std::string, value_kind::redis_url>;
+using postgres_url_field = field_of<std::string, value_kind::postgres_url>;
 using duration_field = field_of<milliseconds, value_kind::duration>;
 using number_field = field_of<double, value_kind::number>;
 using argv_field = field_of<std::vector<std::string>, value_kind::argv>;
@@ -51,7 +53,7 @@ using file_mode_field = field_of<unsigned, value_kind::file_mode>;
 using exit_policy_field = field_of<child_exit_policy, value_kind::exit_policy>;
 using boolean_field = field_of<bool, value_kind::boolean>;
 using uid_list_field = field_of<std::vector<unsigned>, value_kind::uid_list>;
-using option_field = std::variant<text_field, redis_url_field, duration_field, number_field,
+using option_field = std::variant<text_field, redis_url_field, postgres_url_field, duration_field, number_field,
                                   argv_field, file_mode_field, exit_policy_field, boolean_field,
                                   uid_list_field>;
 

@@ -15,6 +15,7 @@
 
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
+#include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
 
 namespace baton {
@@ -115,6 +116,20 @@ std::string shown_url(const std::string& url) {
   }
 }
 
+// The URL with any password masked; "" when libpq cannot parse it (never
+// echoed: it might hold a password).
+std::string shown_postgres_url(const std::string& url) {
+  const auto summary = summarize_conninfo(url);
+  if (!summary.error.empty()) return "<invalid connection string>";
+  if (summary.password.empty()) return url;
+  std::string shown = url;
+  for (auto at = shown.find(summary.password); at != std::string::npos;
+       at = shown.find(summary.password, at + 3)) {
+    shown.replace(at, summary.password.size(), "***");
+  }
+  return shown;
+}
+
 struct text_parser {
   const option_spec& spec;
   config& cfg;
@@ -124,6 +139,7 @@ struct text_parser {
 
   void operator()(text_field f) const { f.get(cfg) = text; }
   void operator()(redis_url_field f) const { f.get(cfg) = text; }
+  void operator()(postgres_url_field f) const { f.get(cfg) = text; }
   void operator()(duration_field f) const {
     // 0 needs no unit where it means "derived" (renew_interval: 0).
     if (spec.zero_derives && trim(text) == "0") {
@@ -177,6 +193,9 @@ struct shower {
 
   std::string operator()(text_field f) const { return json_string(f.get(cfg)); }
   std::string operator()(redis_url_field f) const { return json_string(shown_url(f.get(cfg))); }
+  std::string operator()(postgres_url_field f) const {
+    return json_string(shown_postgres_url(f.get(cfg)));
+  }
   std::string operator()(duration_field f) const { return format_duration(f.get(cfg)); }
   std::string operator()(number_field f) const { return number_text(f.get(cfg)); }
   std::string operator()(argv_field f) const {
@@ -282,6 +301,7 @@ const char* expected_yaml_shape(const option_spec& spec) {
   switch (spec.kind()) {
     case value_kind::text:
     case value_kind::redis_url:
+    case value_kind::postgres_url:
       return "must be a single string";
     case value_kind::duration:
       return "must be a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";

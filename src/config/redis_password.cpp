@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
 #include "option_table.hpp"
 
@@ -41,14 +42,21 @@ std::string read_first_line(const std::string& option, const std::string& path) 
   return line;
 }
 
-}  // namespace
+// One secret's sources, whichever store it belongs to.
+struct password_sources {
+  const option_spec& secret;      // its variable
+  std::string file_option;        // e.g. redis.password_file
+  std::string file_path;
+  std::string url_option;         // e.g. redis.url
+  std::string url_password;       // what the URL carries ("" = none)
+  std::string label;              // "Redis", "PostgreSQL"
+};
 
-std::string resolve_redis_password(const config& cfg, const environment& env,
-                                   const option_origins& origins) {
-  const option_spec& secret = option_at(cfg, cfg.redis.password);
-  const std::string variable(secret.env);
-  const std::string file_option = option_name(cfg, cfg.redis.password_file);
-  const std::string url_option = option_name(cfg, cfg.redis.url);
+std::string resolve_password(const password_sources& src, const environment& env,
+                             const option_origins& origins) {
+  const std::string variable(src.secret.env);
+  const std::string& file_option = src.file_option;
+  const std::string& url_option = src.url_option;
   const auto origin = [&origins](const std::string& option) {
     const auto it = origins.find(option);
     return it == origins.end() ? std::string() : " (" + it->second + ")";
@@ -56,9 +64,8 @@ std::string resolve_redis_password(const config& cfg, const environment& env,
   std::optional<std::string> from_env;
   if (env) from_env = env(variable);
   const bool has_env = from_env && !from_env->empty();
-  const bool has_file = !cfg.redis.password_file.empty();
-  // validate_config has already parsed the URL, so this cannot throw.
-  const std::string from_url = parse_redis_url(cfg.redis.url).password;
+  const bool has_file = !src.file_path.empty();
+  const std::string& from_url = src.url_password;
   // Two sources of one secret: whichever won, the other would be a password
   // the operator believes is in use. Never name the secret, only its sources.
   if (!from_url.empty() && (has_env || has_file)) {
@@ -70,13 +77,13 @@ std::string resolve_redis_password(const config& cfg, const environment& env,
   }
   if (has_env && has_file) {
     throw config_error::with_message(
-        file_option, "the Redis password is given twice: " + variable + " is set and " +
+        file_option, "the " + src.label + " password is given twice: " + variable + " is set and " +
                          file_option + origin(file_option) + " names a file; use only one of them");
   }
   if (has_env) return *from_env;
   if (has_file) {
     try {
-      return read_first_line(file_option, cfg.redis.password_file);
+      return read_first_line(file_option, src.file_path);
     } catch (const config_error& e) {
       const auto it = origins.find(file_option);
       if (it == origins.end()) throw;
@@ -84,6 +91,26 @@ std::string resolve_redis_password(const config& cfg, const environment& env,
     }
   }
   return from_url;
+}
+
+}  // namespace
+
+std::string resolve_redis_password(const config& cfg, const environment& env,
+                                   const option_origins& origins) {
+  // validate_config has already parsed the URL, so this cannot throw.
+  return resolve_password({option_at(cfg, cfg.redis.password), option_name(cfg, cfg.redis.password_file),
+                           cfg.redis.password_file, option_name(cfg, cfg.redis.url),
+                           parse_redis_url(cfg.redis.url).password, "Redis"},
+                          env, origins);
+}
+
+std::string resolve_postgres_password(const config& cfg, const environment& env,
+                                      const option_origins& origins) {
+  return resolve_password(
+      {option_at(cfg, cfg.postgres.password), option_name(cfg, cfg.postgres.password_file),
+       cfg.postgres.password_file, option_name(cfg, cfg.postgres.url),
+       summarize_conninfo(cfg.postgres.url).password, "PostgreSQL"},
+      env, origins);
 }
 
 }  // namespace baton

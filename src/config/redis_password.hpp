@@ -18,4 +18,10 @@ namespace baton {
 std::string resolve_redis_password(const config& cfg, const environment& env,
                                    const option_origins& origins);
 
+/// The same rules for the PostgreSQL password: BATON_POSTGRES_PASSWORD,
+/// postgres.password_file, or the password in postgres.url ("" = none, and
+/// libpq may still find one in PGPASSWORD or its password file).
+std::string resolve_postgres_password(const config& cfg, const environment& env,
+                                      const option_origins& origins);
+
 }  // namespace baton

@@ -12,6 +12,7 @@
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
 #include "baton/listen_address.hpp"
+#include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
 #include "option_table.hpp"
 
@@ -90,6 +91,20 @@ void check_store(const config& cfg) {
   }
   throw config_error(option_name(cfg, cfg.store.kind), cfg.store.kind,
                      "must be a store kind this build knows: " + known);
+}
+
+void check_postgres(const config& cfg) {
+  const auto summary = summarize_conninfo(cfg.postgres.url);
+  if (!summary.error.empty()) {
+    throw config_error::with_message(
+        option_name(cfg, cfg.postgres.url),
+        option_name(cfg, cfg.postgres.url) + ": libpq cannot read it: " + summary.error);
+  }
+  if (const auto problem = postgres_table_problem(cfg.postgres.table)) {
+    throw config_error(option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);
+  }
+  require_positive(cfg, cfg.postgres.connect_timeout);
+  require_positive(cfg, cfg.postgres.command_timeout);
 }
 
 void check_redis(const config& cfg) {
@@ -185,6 +200,8 @@ void require_utf8(const config& cfg, const std::vector<std::string>& argv) {
 void check_text(const config& cfg) {
   require_utf8(cfg, cfg.redis.url);
   require_utf8(cfg, cfg.redis.password_file);
+  require_utf8(cfg, cfg.postgres.url);
+  require_utf8(cfg, cfg.postgres.password_file);
   require_utf8(cfg, cfg.socket.path);
   require_utf8(cfg, cfg.hooks.on_start);
   require_utf8(cfg, cfg.hooks.on_stop);
@@ -265,6 +282,7 @@ void validate_config(const config& cfg, const option_origins& origins) {
     check_identity(cfg);
     check_store(cfg);
     check_redis(cfg);
+    check_postgres(cfg);
     check_lease(cfg, origins);
     check_rest(cfg);
   } catch (const config_error& e) {

@@ -51,4 +51,14 @@ int init_store(const config& cfg, std::ostream& out, std::ostream& err) {
   return 1;
 }
 
+int print_store_schema(const config& cfg, std::ostream& out) {
+  const auto text = store_schema_text(cfg);
+  if (text.empty()) {
+    out << "-- the " << cfg.store.kind << " store needs no schema: nothing to apply\n";
+  } else {
+    out << text;
+  }
+  return 0;
+}
+
 }  // namespace baton

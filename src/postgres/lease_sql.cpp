@@ -1,21 +1,10 @@
-// The statements themselves. Identifiers are validated (table_name_problem)
+// The statements themselves. Identifiers are validated (postgres_table_problem)
 // and double-quoted; every value travels as a parameter.
 #include "lease_sql.hpp"
 
-#include <cctype>
 
 namespace baton::postgres_detail {
 namespace {
-
-bool valid_part(std::string_view part) {
-  if (part.empty()) return false;
-  const auto first = static_cast<unsigned char>(part.front());
-  if (std::isalpha(first) == 0 && part.front() != '_') return false;
-  for (char c : part) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return false;
-  }
-  return true;
-}
 
 std::string quote(std::string_view name) {
   const auto dot = name.find('.');
@@ -37,16 +26,6 @@ constexpr std::string_view epoch_expression =
 constexpr std::string_view clock_micros = "(extract(epoch FROM s.now) * 1000000)::bigint";
 
 }  // namespace
-
-std::optional<std::string> table_name_problem(std::string_view table) {
-  const std::string why =
-      "a table name or schema.table, letters, digits and _ (not first), at most 63 characters";
-  if (table.size() > 63) return why;
-  const auto dot = table.find('.');
-  if (dot == std::string_view::npos) return valid_part(table) ? std::nullopt : std::optional(why);
-  if (!valid_part(table.substr(0, dot)) || !valid_part(table.substr(dot + 1))) return why;
-  return std::nullopt;
-}
 
 lease_sql::lease_sql(std::string table)
     : table_(std::move(table)),

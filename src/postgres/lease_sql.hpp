@@ -18,20 +18,14 @@
 // - release expires our term in place and announces it, only when it matched.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
 namespace baton::postgres_detail {
 
-/// Checks a `postgres.table` value: `name` or `schema.name`, each part
-/// [A-Za-z_][A-Za-z0-9_]*, at most 63 characters in all (it also names the
-/// notification channel, which has that limit). nullopt when fine, else why not.
-std::optional<std::string> table_name_problem(std::string_view table);
-
 class lease_sql {
  public:
-  /// `table` must pass table_name_problem.
+  /// `table` must pass postgres_table_problem (baton/postgres_conninfo.hpp).
   explicit lease_sql(std::string table);
 
   /// The DDL: CREATE TABLE / SEQUENCE IF NOT EXISTS, with comments. Safe to

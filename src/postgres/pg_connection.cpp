@@ -9,7 +9,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
-#include "conninfo.hpp"
+#include "baton/postgres_conninfo.hpp"
 #include "postgres_error.hpp"
 
 namespace baton::postgres_detail {

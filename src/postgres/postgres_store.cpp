@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "conninfo.hpp"
+#include "baton/postgres_conninfo.hpp"
 #include "lease_answers.hpp"
 #include "lease_sql.hpp"
 #include "listener.hpp"
@@ -60,7 +60,7 @@ struct postgres_store::impl {
         sql(options.table),
         session(session_nonce()),
         ttl_ms(std::to_string(options.identity.ttl.count())),
-        where(postgres_detail::summarize_conninfo(options.conninfo).where) {
+        where(summarize_conninfo(options.conninfo).where) {
     conn_options.conninfo = options.conninfo;
     conn_options.password = options.password;
     options.password.clear();
@@ -247,10 +247,10 @@ postgres_store::postgres_store(asio::io_context& io, postgres_store_options opti
     throw std::invalid_argument("postgres_store: ttl must be positive, got " +
                                 std::to_string(id.ttl.count()) + " ms");
   }
-  if (const auto problem = postgres_detail::table_name_problem(options.table)) {
+  if (const auto problem = postgres_table_problem(options.table)) {
     throw std::invalid_argument("postgres_store: table \"" + options.table + "\": " + *problem);
   }
-  const auto parsed = postgres_detail::summarize_conninfo(options.conninfo);
+  const auto parsed = summarize_conninfo(options.conninfo);
   if (!parsed.error.empty()) {
     throw std::invalid_argument("postgres_store: connection string: " + parsed.error);
   }

@@ -26,7 +26,7 @@ struct postgres_store_options {
   std::string conninfo;
   /// Overrides a password in the conninfo when not empty.
   std::string password;
-  /// The lease table: `name` or `schema.name` (see table_name_problem).
+  /// The lease table: `name` or `schema.name` (see postgres_table_problem).
   std::string table = "baton_lease";
   /// Create the table and its sequence when they are missing (needs CREATE
   /// on the schema); when false, a missing table is an error naming

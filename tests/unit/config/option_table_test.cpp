@@ -32,6 +32,8 @@ std::string generic_sample(value_kind kind) {
       return "sample-1";
     case value_kind::redis_url:
       return "redis://sample:7000/3";
+    case value_kind::postgres_url:
+      return "postgresql://sample:7000/app";
     case value_kind::duration:
       return "1234ms";
     case value_kind::number:
@@ -50,6 +52,15 @@ std::string generic_sample(value_kind kind) {
   return {};
 }
 
+// A sample unlike the option's default: the generic one of its kind, except
+// where that is the default (a boolean that defaults to true) or not a
+// value of the option at all (a table name cannot hold '-').
+std::string sample_of(const option_spec& spec) {
+  if (spec.key == "postgres.create_schema") return "false";
+  if (spec.key == "postgres.table") return "sample_1";
+  return generic_sample(spec.kind());
+}
+
 // A sample that also passes validation (in the context below), for the
 // sources that go through finish(). store.kind has no valid value other than
 // its default today; store_kind_test.cpp shows its flag and variable reach it
@@ -65,9 +76,9 @@ std::string valid_sample(const option_spec& spec) {
   // A password file that exists (the password has one source only).
   static const temp_dir dir;
   static const std::string password_file = dir.write("pw", "ctx\n");
-  if (spec.key == "redis.password_file") return password_file;
+  if (spec.key == "redis.password_file" || spec.key == "postgres.password_file") return password_file;
   const auto it = overrides.find(spec.key);
-  return it != overrides.end() ? it->second : generic_sample(spec.kind());
+  return it != overrides.end() ? it->second : sample_of(spec);
 }
 
 // What every option needs besides its own sample to pass validation: a
@@ -148,7 +159,7 @@ TEST(option_table, every_variable_sets_its_option) {
   for (const auto& spec : option_table()) {
     if (spec.env.empty() || spec.secret) continue;
     SCOPED_TRACE(std::string(spec.env));
-    const std::string text = generic_sample(spec.kind());
+    const std::string text = sample_of(spec);
     config_loader from_env(fake_env({{std::string(spec.env), text}}));
     from_env.load_environment();
     config_loader by_key(fake_env({}));
@@ -180,7 +191,7 @@ TEST(option_table, every_yaml_key_sets_its_option) {
   for (const auto& spec : option_table()) {
     if (spec.secret) continue;
     SCOPED_TRACE(std::string(spec.key));
-    const std::string text = generic_sample(spec.kind());
+    const std::string text = sample_of(spec);
     // As YAML: argv is a real list; everything else a quoted scalar.
     std::string value = "\"" + text + "\"";
     if (spec.kind() == value_kind::argv) value = "[/bin/echo, -v]";
@@ -234,7 +245,7 @@ TEST(option_table, reload_rule_matches_plan_reload) {
   for (const auto& spec : option_table()) {
     SCOPED_TRACE(std::string(spec.key));
     config fresh = running;
-    parse_option_text(spec, fresh, generic_sample(spec.kind()));
+    parse_option_text(spec, fresh, sample_of(spec));
     const reload_plan plan = plan_reload(running, fresh);
     const std::string prefix = std::string(spec.key) + ": ";
     if (spec.secret) {

@@ -1,6 +1,7 @@
 // The statements' text: names are validated and quoted, and the DDL a DBA is
 // given names what the statements use.
 #include "postgres/lease_sql.hpp"
+#include "baton/postgres_conninfo.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@ namespace {
 
 TEST(postgres_table_name, plain_and_schema_qualified_names_pass) {
   for (const char* good : {"baton_lease", "ops.baton_lease", "_x", "A1.b2"}) {
-    EXPECT_FALSE(table_name_problem(good)) << good;
+    EXPECT_FALSE(postgres_table_problem(good)) << good;
   }
 }
 
@@ -17,9 +18,9 @@ TEST(postgres_table_name, anything_that_would_need_quoting_is_refused) {
   for (const std::string bad : {std::string(), std::string("a.b.c"), std::string("1x"),
                                 std::string("x-y"), std::string("a."), std::string(".a"),
                                 std::string("x\"y"), std::string("x y"), std::string(64, 'a')}) {
-    EXPECT_TRUE(table_name_problem(bad)) << bad;
+    EXPECT_TRUE(postgres_table_problem(bad)) << bad;
   }
-  EXPECT_FALSE(table_name_problem(std::string(63, 'a')));
+  EXPECT_FALSE(postgres_table_problem(std::string(63, 'a')));
 }
 
 TEST(postgres_lease_sql, names_are_quoted_and_the_sequence_follows_the_table) {

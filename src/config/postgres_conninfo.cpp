@@ -1,12 +1,27 @@
 // PQconninfoParse is libpq's own parser, so what baton accepts is exactly
 // what libpq will connect with. It allocates; both results are freed here.
-#include "conninfo.hpp"
+#include "baton/postgres_conninfo.hpp"
 
 #include <libpq-fe.h>
 
+#include <cctype>
 #include <string_view>
 
-namespace baton::postgres_detail {
+namespace baton {
+namespace {
+
+bool valid_part(std::string_view part) {
+  if (part.empty()) return false;
+  const auto first = static_cast<unsigned char>(part.front());
+  if (std::isalpha(first) == 0 && part.front() != '_') return false;
+  for (char c : part) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 
 conninfo_summary summarize_conninfo(const std::string& conninfo) {
   conninfo_summary out;
@@ -29,7 +44,7 @@ conninfo_summary summarize_conninfo(const std::string& conninfo) {
     if (key == "port") port = o->val;
     if (key == "dbname") dbname = o->val;
     if (key == "user") user = o->val;
-    if (key == "password") out.has_password = true;
+    if (key == "password") out.password = o->val;
   }
   PQconninfoFree(options);
   out.where = !host.empty() ? host : !hostaddr.empty() ? hostaddr : "(default host)";
@@ -39,4 +54,14 @@ conninfo_summary summarize_conninfo(const std::string& conninfo) {
   return out;
 }
 
-}  // namespace baton::postgres_detail
+std::optional<std::string> postgres_table_problem(std::string_view table) {
+  const std::string why =
+      "a table name or schema.table, letters, digits and _ (not first), at most 63 characters";
+  if (table.size() > 63) return why;
+  const auto dot = table.find('.');
+  if (dot == std::string_view::npos) return valid_part(table) ? std::nullopt : std::optional(why);
+  if (!valid_part(table.substr(0, dot)) || !valid_part(table.substr(dot + 1))) return why;
+  return std::nullopt;
+}
+
+}  // namespace baton

@@ -1,0 +1,32 @@
+// What baton reads from a libpq connection string or URI: whether libpq
+// accepts it, and a description of where it points that never holds the
+// password (for logs, status and error lines). Used by config validation
+// and by the postgres store alike, so both read it as libpq does.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace baton {
+
+struct conninfo_summary {
+  /// libpq's complaint when it cannot parse the string ("" = it parsed).
+  std::string error;
+  /// "host:port/dbname as user", with libpq's defaults left out when the
+  /// string does not name them (e.g. "127.0.0.1:5432/app as baton").
+  std::string where;
+  /// The password the string itself holds ("" = none; discouraged: it may
+  /// reach argv).
+  std::string password;
+};
+
+conninfo_summary summarize_conninfo(const std::string& conninfo);
+
+/// Checks a `postgres.table` value: `name` or `schema.name`, each part
+/// [A-Za-z_][A-Za-z0-9_]*, at most 63 characters in all (it also names the
+/// notification channel, which has that limit). nullopt when fine, else what
+/// is allowed.
+std::optional<std::string> postgres_table_problem(std::string_view table);
+
+}  // namespace baton

@@ -1,0 +1,106 @@
+// The postgres: options: every source reaches them, libpq judges the URL, the
+// table name is one libpq and the channel can carry, the command timeout is
+// derived like Redis's, and the password follows the Redis password's rules
+// (never a flag, one source only, never shown).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "baton/command_line.hpp"
+#include "baton/config_load.hpp"
+#include "config_test_util.hpp"
+
+namespace baton {
+namespace {
+
+using namespace config_test_util;
+using namespace std::chrono_literals;
+
+std::string error_of(const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no config_error";
+  return {};
+}
+
+TEST(postgres_options, the_kind_and_its_section_from_yaml_env_and_flags) {
+  const auto cfg = from_yaml(
+      "store: {kind: postgres}\n"
+      "postgres: {url: \"host=db dbname=app user=baton\", table: ops.leases, create_schema: false,\n"
+      "           connect_timeout: 2s, command_timeout: 300ms}\n");
+  EXPECT_EQ(cfg.store.kind, "postgres");
+  EXPECT_EQ(cfg.postgres.url, "host=db dbname=app user=baton");
+  EXPECT_EQ(cfg.postgres.table, "ops.leases");
+  EXPECT_FALSE(cfg.postgres.create_schema);
+  EXPECT_EQ(cfg.postgres.connect_timeout, 2s);
+  EXPECT_EQ(cfg.postgres.command_timeout, 300ms);
+  EXPECT_EQ(from_yaml("", {{"BATON_POSTGRES_TABLE", "t2"}}).postgres.table, "t2");
+  const auto inv = parse({"run", "--election", "e", "--store-kind", "postgres", "--postgres-url",
+                          "postgresql://baton@db:5433/app", "--postgres-timeout", "250ms"});
+  ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
+  EXPECT_EQ(inv.cfg.postgres.url, "postgresql://baton@db:5433/app");
+  EXPECT_EQ(inv.cfg.postgres.command_timeout, 250ms);
+}
+
+TEST(postgres_options, the_command_timeout_is_derived_from_the_renew_interval) {
+  EXPECT_EQ(from_yaml("lease: {ttl: 900ms}").postgres.command_timeout, 150ms);
+  EXPECT_EQ(from_yaml("").postgres.command_timeout, 1000ms);
+}
+
+TEST(postgres_options, a_url_libpq_cannot_read_is_one_line_naming_the_option) {
+  const auto e = error_of([] { from_yaml("postgres: {url: \"host=db port\"}"); });
+  EXPECT_EQ(e.rfind("postgres.url: libpq cannot read it: ", 0), 0u) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  const auto u = error_of([] { from_yaml("postgres: {url: \"postgresql://db/app?nosuch=1\"}"); });
+  EXPECT_NE(u.find("nosuch"), std::string::npos) << u;
+}
+
+TEST(postgres_options, table_names_that_would_need_quoting_are_refused) {
+  for (const char* bad : {"", "a.b.c", "1x", "x-y", "a.", "x y"}) {
+    const auto e = error_of([bad] {
+      from_yaml(std::string("postgres: {table: \"") + bad + "\"}");
+    });
+    EXPECT_EQ(e.rfind("postgres.table: ", 0), 0u) << e;
+  }
+  EXPECT_NE(error_of([] { from_yaml("postgres: {table: " + std::string(64, 'a') + "}"); }), "");
+  for (const char* good : {"baton_lease", "ops.baton_lease", "_x"}) {
+    EXPECT_EQ(from_yaml(std::string("postgres: {table: ") + good + "}").postgres.table, good);
+  }
+}
+
+TEST(postgres_options, the_password_comes_from_the_environment_or_a_file_never_a_flag) {
+  EXPECT_EQ(from_yaml("", {{"BATON_POSTGRES_PASSWORD", "s3cret"}}).postgres.password, "s3cret");
+  const temp_dir dir;
+  const auto file = dir.write("pw", "from-file\n");
+  EXPECT_EQ(from_yaml("postgres: {password_file: " + file + "}").postgres.password, "from-file");
+  const auto missing = error_of([&] { from_yaml("postgres: {password_file: " + file + "x}"); });
+  EXPECT_NE(missing.find("postgres.password_file"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("cannot open it"), std::string::npos) << missing;
+  EXPECT_EQ(from_yaml("postgres: {url: \"host=db password=inurl\"}").postgres.password, "inurl");
+  const auto twice = error_of([&] {
+    from_yaml("postgres: {url: \"host=db password=inurl\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
+  });
+  EXPECT_NE(twice.find("give the password in one place only"), std::string::npos) << twice;
+
+  const auto inv = parse({"run", "--election", "e", "--postgres-url", "host=db password=hunter2"});
+  EXPECT_EQ(inv.what, invocation::verb::exit_now);
+  EXPECT_EQ(inv.exit_code, 2);
+  EXPECT_NE(inv.message.find("a password is not accepted on the command line (--postgres-url)"),
+            std::string::npos)
+      << inv.message;
+  EXPECT_EQ(inv.message.find("hunter2"), std::string::npos) << inv.message;
+}
+
+TEST(postgres_options, check_config_masks_a_password_in_the_url) {
+  const auto cfg = from_yaml("postgres: {url: \"postgresql://baton:hunter2@db/app\"}");
+  const auto shown = describe_config(cfg);
+  EXPECT_EQ(shown.find("hunter2"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("postgresql://baton:***@db/app"), std::string::npos) << shown;
+}
+
+}  // namespace
+}  // namespace baton
