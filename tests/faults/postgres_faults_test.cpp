@@ -146,5 +146,43 @@ TEST(postgres_faults, killed_under_a_leader_stops_the_app_within_validity) {
   }
 }
 
+// The primary dies; its streaming replica is promoted. Every candidate's URL
+// names both servers with target_session_attrs=read-write, as a deployment
+// would, so libpq finds whichever is the primary. The promoted server has
+// another timeline: its first acquire holds everyone back for one ttl.
+TEST(postgres_faults, primary_killed_and_its_replica_promoted_under_a_leader) {
+  for (int round = 1; round <= rounds; ++round) {
+    postgres_server primary;
+    auto replica = primary.make_replica();
+    const std::string url = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
+                            std::to_string(replica->port()) +
+                            " dbname=postgres user=postgres target_session_attrs=read-write";
+    node_options o = via_redis_url("redis://127.0.0.1:1");
+    o.baton_args = {"--store-kind", "postgres", "--postgres-url", url};
+    fault_cluster c(round_name(round), ttl, false);
+    c.start_node(1, o);
+    c.start_node(2, o);
+    auto leader = single_leader(c, primary);
+    ASSERT_TRUE(leader);
+
+    const std::int64_t inject = mono_now_ns();
+    primary.kill_and_wait();
+    replica->promote();
+    const std::int64_t promoted = mono_now_ns();
+    c.start_node(3, o);
+    expect_a_leader_again(c, *replica);
+
+    const event_log log = c.log();
+    if (const auto next = first_started_after(log, inject)) {
+      // Held back one ttl from the promoted server's first acquire.
+      EXPECT_GT(next->start_ns, promoted) << c.logs();
+      EXPECT_GT(token_value(*next), token_value(*leader)) << "tokens went back across the promotion";
+    }
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c, "postgres: primary SIGKILL + replica promoted", inject,
+                              leader->pid, overlaps));
+  }
+}
+
 }  // namespace
 }  // namespace baton::testing

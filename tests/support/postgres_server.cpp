@@ -188,34 +188,83 @@ using conn_ptr = std::unique_ptr<PGconn, conn_deleter>;
 
 }  // namespace
 
-postgres_server::postgres_server() {
-  bindir_ = find_bindir();
+void postgres_server::make_temp_dir() {
   char templ[] = "/tmp/baton-pg-XXXXXX";
   if (::mkdtemp(templ) == nullptr) {
     throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
   }
   dir_ = templ;
+  if (const passwd* pw = postgres_user()) {
+    if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+      throw std::runtime_error(std::string("chown ") + dir_.string() + ": " + std::strerror(errno));
+    }
+  }
+}
+
+void postgres_server::start_on_free_port() {
+  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    port_ = free_loopback_port();
+    spawn();
+    if (wait_ready()) return;
+    kill_and_wait();
+  }
+  throw std::runtime_error("postgres: did not come up after " + std::to_string(port_attempts) +
+                           " attempts; log:\n" + log_tail());
+}
+
+postgres_server::postgres_server() {
+  bindir_ = find_bindir();
+  make_temp_dir();
   try {
-    if (const passwd* pw = postgres_user()) {
-      if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-        throw std::runtime_error(std::string("chown ") + dir_.string() + ": " + std::strerror(errno));
-      }
-    }
     copy_template_cluster(bindir_, dir_ / "data");
-    for (int attempt = 0; attempt < port_attempts; ++attempt) {
-      port_ = free_loopback_port();
-      spawn();
-      if (wait_ready()) return;
-      kill_and_wait();
-    }
-    throw std::runtime_error("postgres: did not come up after " + std::to_string(port_attempts) +
-                             " attempts; log:\n" + log_tail());
+    start_on_free_port();
   } catch (...) {
     kill_and_wait();
     std::error_code ignored;
     fs::remove_all(dir_, ignored);
     throw;
   }
+}
+
+postgres_server::postgres_server(replica_tag, const postgres_server& primary) {
+  bindir_ = primary.bindir_;
+  make_temp_dir();
+  try {
+    // -R writes standby.signal and primary_conninfo: it starts as a standby.
+    const pid_t backup = spawn_as_postgres(
+        {bindir_ + "/pg_basebackup", "-D", (dir_ / "data").string(), "-R", "-X", "stream", "-h",
+         "127.0.0.1", "-p", std::to_string(primary.port_), "-U", "postgres", "--no-sync"},
+        dir_ / "basebackup.log", true);
+    int status = 0;
+    while (::waitpid(backup, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::ifstream in(dir_ / "basebackup.log");
+      std::stringstream text;
+      text << in.rdbuf();
+      throw std::runtime_error("pg_basebackup failed:\n" + text.str());
+    }
+    start_on_free_port();
+  } catch (...) {
+    kill_and_wait();
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+    throw;
+  }
+}
+
+std::unique_ptr<postgres_server> postgres_server::make_replica() const {
+  return std::unique_ptr<postgres_server>(new postgres_server(replica_tag{}, *this));
+}
+
+void postgres_server::promote() const {
+  query("SELECT pg_promote(true, 30)");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (query("SELECT pg_is_in_recovery()")[0][0] == "f") return;
+    std::this_thread::sleep_for(20ms);
+  }
+  throw std::runtime_error("postgres: the replica did not leave recovery within 30 s");
 }
 
 postgres_server::~postgres_server() {

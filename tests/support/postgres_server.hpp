@@ -65,10 +65,20 @@ class postgres_server {
   };
   std::unique_ptr<held_lock> lock_table(const std::string& table) const;
 
+  /// A streaming replica of this server (pg_basebackup -R), started as a
+  /// hot standby on its own free port; it owns its own postmaster.
+  std::unique_ptr<postgres_server> make_replica() const;
+  /// Promote this replica (pg_promote) and wait until it accepts writes.
+  void promote() const;
+
   /// The last lines of the server's log, for failure messages.
   std::string log_tail() const;
 
  private:
+  struct replica_tag {};
+  postgres_server(replica_tag, const postgres_server& primary);
+  void make_temp_dir();
+  void start_on_free_port();
   void spawn();
   bool wait_ready();
 
