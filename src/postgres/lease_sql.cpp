@@ -52,10 +52,15 @@ std::string lease_sql::ddl() const {
 }
 
 std::string lease_sql::ddl_for_people() const {
+  // A table outside the search path's default needs its schema, and the role
+  // needs USAGE on it.
+  const auto dot = table_.find('.');
+  const std::string schema = dot == std::string::npos ? "" : "\"" + table_.substr(0, dot) + "\"";
   return "-- baton's lease table for the postgres store (postgres.table = " + table_ +
          ").\n-- Run as a role that may create tables, e.g. psql -f this-file; safe to run again.\n" +
-         ddl() +
-         "-- What the role baton connects as needs (replace baton with that role):\n"
+         (schema.empty() ? "" : "CREATE SCHEMA IF NOT EXISTS " + schema + ";\n") + ddl() +
+         "-- What the role baton connects as needs (replace baton with that role):\n" +
+         (schema.empty() ? "" : "GRANT USAGE ON SCHEMA " + schema + " TO baton;\n") +
          "GRANT SELECT, INSERT, UPDATE ON " + quoted_table_ + " TO baton;\n" +
          "GRANT USAGE ON SEQUENCE " + quoted_sequence_ + " TO baton;\n";
 }

@@ -40,6 +40,10 @@ TEST(postgres_lease_sql, the_printed_ddl_grants_what_the_statements_need) {
             std::string::npos);
   EXPECT_NE(text.find("GRANT USAGE ON SEQUENCE \"baton_lease_token\" TO baton;"),
             std::string::npos);
+  EXPECT_EQ(text.find("SCHEMA"), std::string::npos) << "public needs no schema lines";
+  const auto qualified = lease_sql("ops.leases").ddl_for_people();
+  EXPECT_NE(qualified.find("CREATE SCHEMA IF NOT EXISTS \"ops\";"), std::string::npos);
+  EXPECT_NE(qualified.find("GRANT USAGE ON SCHEMA \"ops\" TO baton;"), std::string::npos);
   // Never DELETE: rows are created once and kept.
   EXPECT_EQ(text.find("DELETE"), std::string::npos);
   EXPECT_EQ(lease_sql("baton_lease").acquire().find("DELETE"), std::string::npos);
