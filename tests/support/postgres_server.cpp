@@ -3,14 +3,14 @@
 // As root, initdb and postgres run as the `postgres` user (they refuse root).
 #include "postgres_server.hpp"
 
+#include "free_port.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <libpq-fe.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,23 +46,6 @@ std::string find_bindir() {
         "need them (Debian: apt-get install postgresql)");
   }
   return best;
-}
-
-unsigned short free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw std::runtime_error(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 const passwd* postgres_user() {
@@ -125,6 +108,31 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
+// Waits (at most 10 s) until every pid in `pids` has exited. They are not our
+// children (the postmaster's), so only kill(pid, 0) can tell.
+void wait_until_gone(const std::vector<pid_t>& pids) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (const pid_t p : pids) {
+    while (::kill(p, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+}
+
+// Runs `argv` as the postgres user to its end; throws with its log when it fails.
+void run_to_completion(const std::vector<std::string>& argv, const fs::path& log) {
+  const pid_t pid = spawn_as_postgres(argv, log, true);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    throw std::runtime_error(fs::path(argv.front()).filename().string() + " failed:\n" + text.str());
+  }
+}
+
 // initdb takes about a second and a half; a copy of its result a tenth of
 // that. The first server of a test process runs initdb into a template
 // (removed at exit); every server copies it.
@@ -140,19 +148,9 @@ const fs::path& template_cluster(const std::string& bindir) {
         throw std::runtime_error(std::string("chown ") + root.string() + ": " + std::strerror(errno));
       }
     }
-    const pid_t init = spawn_as_postgres({bindir + "/initdb", "-D", (root / "data").string(), "-U",
-                                          "postgres", "--auth=trust", "-E", "UTF8", "--no-sync",
-                                          "--no-instructions"},
-                                         root / "initdb.log", true);
-    int status = 0;
-    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::ifstream in(root / "initdb.log");
-      std::stringstream text;
-      text << in.rdbuf();
-      throw std::runtime_error("initdb failed:\n" + text.str());
-    }
+    run_to_completion({bindir + "/initdb", "-D", (root / "data").string(), "-U", "postgres",
+                       "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"},
+                      root / "initdb.log");
     static const std::string remove_at_exit = root.string();
     std::atexit([] {
       std::error_code ignored;
@@ -231,19 +229,10 @@ postgres_server::postgres_server(replica_tag, const postgres_server& primary) {
   make_temp_dir();
   try {
     // -R writes standby.signal and primary_conninfo: it starts as a standby.
-    const pid_t backup = spawn_as_postgres(
-        {bindir_ + "/pg_basebackup", "-D", (dir_ / "data").string(), "-R", "-X", "stream", "-h",
-         "127.0.0.1", "-p", std::to_string(primary.port_), "-U", "postgres", "--no-sync"},
-        dir_ / "basebackup.log", true);
-    int status = 0;
-    while (::waitpid(backup, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::ifstream in(dir_ / "basebackup.log");
-      std::stringstream text;
-      text << in.rdbuf();
-      throw std::runtime_error("pg_basebackup failed:\n" + text.str());
-    }
+    run_to_completion({bindir_ + "/pg_basebackup", "-D", (dir_ / "data").string(), "-R", "-X",
+                       "stream", "-h", "127.0.0.1", "-p", std::to_string(primary.port_), "-U",
+                       "postgres", "--no-sync"},
+                      dir_ / "basebackup.log");
     start_on_free_port();
   } catch (...) {
     kill_and_wait();
@@ -329,12 +318,7 @@ void postgres_server::kill_and_wait() {
   pid_ = -1;
   // Backends notice the postmaster's death and exit; a new postmaster on
   // the same data refuses to start while they hold its shared memory.
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  for (const pid_t b : backends) {
-    while (::kill(b, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(10ms);
-    }
-  }
+  wait_until_gone(backends);
 }
 
 void postgres_server::start() {
@@ -357,12 +341,7 @@ void postgres_server::restart_immediate() {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    for (const pid_t b : backends) {
-      while (::kill(b, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(10ms);
-      }
-    }
+    wait_until_gone(backends);
   }
   start();
 }
