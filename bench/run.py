@@ -3,7 +3,8 @@
 
 Runs baton, redis-py's Lock (with a renewal thread) and redlock v5 (`using()`)
 through the same scenarios -- start-up, crash takeover, graceful handover,
-idle cost -- plus baton alone at scale, and prints one Markdown table of
+idle cost -- plus baton on PostgreSQL (baton-pg) through the same scenarios on
+a PostgreSQL server the run starts itself, and baton alone at scale, and prints one Markdown table of
 medians with each peer's ratio to baton, min/median/max details, baton's
 targets from issue 3 with met/missed, and writes everything (raw samples
 included) to a JSON file. Timing comes from the workers' own event log
@@ -33,17 +34,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baton_bench import report  # noqa: E402
-from baton_bench.candidates import baton_kind, candidate_kind, peer_kind  # noqa: E402
+from baton_bench.candidates import (baton_kind, baton_postgres_kind, candidate_kind,  # noqa: E402
+                                    peer_kind)
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
                                      install_redlock, peer_setup_error)
+from baton_bench.postgres_server import find_bindir, postgres_server, server_version  # noqa: E402
 from baton_bench.processes import registry  # noqa: E402
 from baton_bench.redis_server import harness_error, redis_server  # noqa: E402
-from baton_bench.scenarios import (measure_idle, measure_redis_baseline,  # noqa: E402
+from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # noqa: E402
+                                   measure_redis_baseline,
                                    measure_scale, measure_startup, measure_takeover,
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("baton", "redis-py", "redlock")
+KINDS = ("baton", "baton-pg", "redis-py", "redlock")
 SCENARIOS = ("startup", "crash", "handover", "idle", "scale")
 TTL_MS = 3000
 EXIT_HARNESS = 1
@@ -129,6 +133,9 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
     worker = binary(args.worker, "BATON_BENCH_WORKER", REPO_ROOT / "build" / "tests" / "test_worker",
                     "test_worker")
     kinds["baton"] = baton_kind(baton, worker, cfg.ttl_ms)
+    if "baton-pg" in args.only:
+        kinds["baton-pg"] = baton_postgres_kind(baton, worker, cfg.ttl_ms)
+        versions["postgres"] = server_version(find_bindir())
     versions["baton"] = report.baton_version(baton)
     versions["baton_binary"] = str(baton)
     if "redis-py" in args.only:
@@ -182,30 +189,41 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     def step(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
-    shared = None
+    # One server of each store for start-up, crash and handover, shared by all kinds on it.
+    shared: dict = {}
+
+    def server_for(kind: candidate_kind):
+        if kind.store not in shared:
+            shared[kind.store] = (postgres_server(procs, out_dir, "shared")
+                                  if kind.store == "postgres"
+                                  else redis_server(procs, redis_binary, out_dir, "shared"))
+        return shared[kind.store]
+
     try:
         for scenario in ("startup", "crash", "handover"):
             if scenario not in args.scenarios:
                 continue
-            if shared is None:
-                shared = redis_server(procs, redis_binary, out_dir, "shared")
             for kind in order:
                 step(f"{scenario}: {kind} ({cfg.reps} repetitions)")
+                server = server_for(kinds[kind])
                 if scenario == "startup":
-                    samples = measure_startup(ctx, kinds[kind], shared)
+                    samples = measure_startup(ctx, kinds[kind], server)
                 else:
-                    samples = measure_takeover(ctx, kinds[kind], shared, scenario)
+                    samples = measure_takeover(ctx, kinds[kind], server, scenario)
                 raw[kind][scenario] = samples
                 results[kind][scenario] = {m: report.summarize(v) for m, v in samples.items()}
                 step(f"  {json.dumps(results[kind][scenario])}")
     finally:
-        if shared is not None:
-            shared.stop()
+        for server in shared.values():
+            server.stop()
     baseline = None
     if "idle" in args.scenarios or "scale" in args.scenarios:
         window = min(cfg.idle_window_s, 20.0)
         step(f"redis baseline: a redis-server without clients ({window:.0f}s)")
         baseline = measure_redis_baseline(ctx, window)
+        if "baton-pg" in kinds and "idle" in args.scenarios:
+            step(f"postgres baseline: a PostgreSQL server without clients ({window:.0f}s)")
+            baseline.update(measure_postgres_baseline(ctx, window))
         step("  " + json.dumps(baseline))
     if "idle" in args.scenarios:
         for kind in order:
@@ -251,6 +269,8 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     document["overlaps"] = overlaps_found
     document["problems"] = ctx.problems
     document["targets"] = report.evaluate_targets(results["baton"], scale)
+    if "baton-pg" in results:
+        document["targets"] += report.evaluate_postgres_targets(results["baton-pg"])
 
     print()
     print(report.headline_table(results, order))
@@ -262,6 +282,9 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     if baseline:
         print(f"\nredis-server with no clients: {baseline['redis_cpu_pct']:.2f} % of one core "
               f"(its own timers; included in every Redis CPU figure above)")
+        if "postgres_cpu_pct" in baseline:
+            print(f"PostgreSQL with no clients: {baseline['postgres_cpu_pct']:.2f} % of one core "
+                  f"(its background processes; included in baton-pg's store CPU above)")
     print()
     print(report.targets_table(document["targets"]))
     for problem in ctx.problems:

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import proc_stats
 from .event_log import event_log
 from .processes import kill_group, registry, wait_exit
+from .redis_server import harness_error
 from .redis_wire import redis_connection
 
 WORKER_COMM = "test_worker"
@@ -35,12 +36,24 @@ class candidate_kind:
     label = ""
     # A word in the command line of the candidate's processes (for safe cleanup).
     marker = ""
+    # Which server the candidates share: "redis" or "postgres".
+    store = "redis"
 
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         raise NotImplementedError
 
     def lock_key(self, election: str) -> str:
         raise NotImplementedError
+
+    def prepare_election(self, port: int, election: str) -> None:
+        """Runs once before the first candidate of a new election starts."""
+
+    def remaining_ms(self, conn, election: str) -> float:
+        """The lease's remaining time in the store's clock, read on `conn` (the server's)."""
+        pttl = conn.command("PTTL", self.lock_key(election))
+        if not isinstance(pttl, int) or pttl <= 0:
+            raise harness_error(f"PTTL {self.lock_key(election)} = {pttl!r}")
+        return float(pttl)
 
 
 class baton_kind(candidate_kind):
@@ -61,6 +74,59 @@ class baton_kind(candidate_kind):
 
     def lock_key(self, election: str) -> str:
         return f"baton:{{{election}}}:lease"
+
+    def prepare_election(self, port: int, election: str) -> None:
+        # A missing fencing counter looks like a Redis that lost its data, which
+        # baton answers by holding every acquisition back for one ttl. These
+        # elections are new, not recovering: seed the counter so that start-up
+        # and takeover measure a free lease, not the hold-back.
+        with redis_connection(port) as conn:
+            conn.command("SET", f"baton:{{{election}}}:token", "1", "NX")
+
+
+class baton_postgres_kind(baton_kind):
+    """baton with `store.kind: postgres`, against the run's own PostgreSQL server."""
+
+    slug = "baton-pg"
+    label = "baton (PostgreSQL)"
+    store = "postgres"
+    table = "baton_lease"
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [str(self.baton), "run", "--election", election, "--node-id", name,
+                "--store-kind", "postgres", "--postgres-url", self._url(port),
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", "warn", "--",
+                str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"{self.table}[{election}]"
+
+    @staticmethod
+    def _url(port: int) -> str:
+        return f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+    def prepare_election(self, port: int, election: str) -> None:
+        # Like the Redis counter above: a missing row is created held back one
+        # ttl (it could be a restored database); `init-store` is how operators
+        # create it beforehand, and the table with it.
+        argv = [str(self.baton), "init-store", "--election", election, "--store-kind", "postgres",
+                "--postgres-url", self._url(port)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired as error:
+            raise harness_error(f"baton init-store for {election} took over 30 s") from error
+        if done.returncode != 0:
+            raise harness_error(f"baton init-store for {election} failed ({done.returncode}): "
+                                f"{done.stderr.strip()}")
+
+    def remaining_ms(self, conn, election: str) -> float:
+        value = conn.scalar(
+            "SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 FROM "
+            f"{self.table} WHERE election = '{election}'")
+        remaining = float(value) if value is not None else 0.0
+        if remaining <= 0:
+            raise harness_error(f"{self.lock_key(election)}: remaining {value!r} ms")
+        return remaining
 
 
 class peer_kind(candidate_kind):
@@ -142,13 +208,7 @@ class election_group:
         self.members: dict[int, candidate] = {}
         self._generation = 0
         self._output = open(out_dir / f"{election}.out", "ab")
-        if kind.slug == "baton":
-            # A missing fencing counter looks like a Redis that lost its data, which
-            # baton answers by holding every acquisition back for one ttl. These
-            # elections are new, not recovering: seed the counter so that start-up
-            # and takeover measure a free lease, not the hold-back.
-            with redis_connection(port) as conn:
-                conn.command("SET", f"baton:{{{election}}}:token", "1", "NX")
+        kind.prepare_election(port, election)
 
     @property
     def key(self) -> str:

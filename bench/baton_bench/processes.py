@@ -32,7 +32,9 @@ class registry:
         self.extra_pids: dict[int, str] = {}
 
     def spawn(self, argv: list[str], output: IO | int, env: dict[str, str] | None = None,
-              cwd: Path | None = None) -> subprocess.Popen:
+              cwd: Path | None = None, user: int | None = None, group: int | None = None,
+              extra_groups: list[int] | None = None) -> subprocess.Popen:
+        """`user`/`group`/`extra_groups`: run as another user (root only; postgres refuses root)."""
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -42,6 +44,9 @@ class registry:
             cwd=cwd,
             start_new_session=True,
             close_fds=True,
+            user=user,
+            group=group,
+            extra_groups=extra_groups,
         )
         self.procs.append(proc)
         return proc

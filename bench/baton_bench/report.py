@@ -133,11 +133,11 @@ HEADLINE_ROWS = [
      lambda r: r.get("idle_view", {}).get("standby_cpu_s_per_min"), 3),
     ("idle: CPU of the leader (s/min)",
      lambda r: r.get("idle_view", {}).get("leader_cpu_s_per_min"), 3),
-    ("idle: Redis commands/s per standby",
+    ("idle: store requests/s per standby (Redis commands, PostgreSQL statements)",
      lambda r: r.get("idle_view", {}).get("standby_cmds_per_s"), 2),
-    ("idle: Redis commands/s of the leader",
+    ("idle: store requests/s of the leader",
      lambda r: r.get("idle_view", {}).get("leader_cmds_per_s"), 2),
-    ("idle: Redis CPU for 3 candidates (% of a core)",
+    ("idle: store server CPU for 3 candidates (% of a core)",
      lambda r: r.get("idle_view", {}).get("redis_cpu_pct"), 2),
 ]
 
@@ -252,6 +252,32 @@ def evaluate_targets(baton: dict, scale: dict | None) -> list[dict]:
     if start and start.get("n"):
         add("start-up to working ≤ 50 ms",
             f"median {start['median']:.1f} ms, max {start['max']:.1f} ms", start["median"] <= 50)
+    return targets
+
+
+def evaluate_postgres_targets(baton_pg: dict) -> list[dict]:
+    """The postgres kind's own bar: wake-ups by LISTEN/NOTIFY, not a polling interval."""
+    targets = []
+    handover = baton_pg.get("handover", {}).get("handover_gap_ms")
+    if handover and handover.get("n"):
+        targets.append({"target": "PostgreSQL: handover_gap median ≤ 10 ms",
+                        "value": f"median {handover['median']:.1f} ms, max {handover['max']:.1f} ms",
+                        "status": "met" if handover["median"] <= 10 else "missed"})
+    lag = baton_pg.get("crash", {}).get("lag_after_expiry_ms")
+    if lag and lag.get("n"):
+        targets.append({"target": "PostgreSQL: lag_after_expiry median ≤ 10 ms",
+                        "value": f"median {lag['median']:.1f} ms, max {lag['max']:.1f} ms",
+                        "status": "met" if lag["median"] <= 10 else "missed"})
+    if "overlaps" in baton_pg:
+        targets.append({"target": "PostgreSQL: 0 overlaps",
+                        "value": f"{baton_pg['overlaps']} among "
+                                 f"{baton_pg.get('intervals_checked', '?')} worker intervals",
+                        "status": "met" if baton_pg["overlaps"] == 0 else "missed"})
+    idle = baton_pg.get("idle_view")
+    if idle and idle.get("standby_cmds_per_s") is not None:
+        targets.append({"target": "PostgreSQL: ≤ 1 statement/s per standby",
+                        "value": f"{idle['standby_cmds_per_s']:.2f} /s",
+                        "status": "met" if idle["standby_cmds_per_s"] <= 1 else "missed"})
     return targets
 
 

@@ -21,6 +21,7 @@ from . import proc_stats
 from .candidates import candidate, candidate_kind, election_group
 from .event_log import event_log, interval
 from .processes import registry, wait_exit
+from .postgres_server import postgres_server
 from .redis_server import harness_error, redis_server
 from .redis_wire import redis_connection
 
@@ -133,11 +134,9 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             if leader is None:
                 raise harness_error(f"{election}: worker {leader_iv.name} belongs to no candidate")
             if mode == "crash":
-                pttl = conn.command("PTTL", group.key)
+                pttl = kind.remaining_ms(conn, election)
                 replied = time.monotonic_ns()
-                if not isinstance(pttl, int) or pttl <= 0:
-                    raise harness_error(f"{election} rep {rep}: PTTL {group.key} = {pttl!r}")
-                expiry_ns = replied + pttl * NS_PER_MS
+                expiry_ns = replied + int(pttl * NS_PER_MS)
                 acted = time.monotonic_ns()
                 leader.crash(ctx.procs)
             else:
@@ -257,7 +256,37 @@ def _cpu_by_pid(members: list[candidate]) -> dict[int, float]:
     return values
 
 
+def _member_figures(member: candidate, leader_name: str, cpu_before: dict[int, float],
+                    cpu_after: dict[int, float], elapsed: float,
+                    commands: dict[str, int]) -> dict:
+    """Memory now, CPU over the window and store commands of one candidate."""
+    pids = member.cost_pids()
+    memory = [proc_stats.memory_kb(pid) for pid in pids]
+    memory = [m for m in memory if m is not None]
+    main_memory = proc_stats.memory_kb(member.pid) or (0, 0)
+    cpu = sum(cpu_after[p] - cpu_before[p] for p in pids if p in cpu_after and p in cpu_before)
+    return {
+        "name": member.name,
+        "role": "leader" if member.name == leader_name else "standby",
+        "processes": len(pids),
+        "rss_kb_main": main_memory[0],
+        "pss_kb_main": main_memory[1],
+        "rss_kb": sum(m[0] for m in memory),
+        "pss_kb": sum(m[1] for m in memory),
+        "cpu_s_per_min": round(cpu / elapsed * 60.0, 4),
+        # Redis commands, or PostgreSQL statements, this candidate's sessions sent.
+        "redis_cmds_per_s": round(sum(commands.values()) / elapsed, 3),
+        "redis_commands": commands,
+    }
+
+
 def measure_idle(ctx: run_context, kind: candidate_kind) -> dict:
+    if kind.store == "postgres":
+        return measure_idle_postgres(ctx, kind)
+    return measure_idle_redis(ctx, kind)
+
+
+def measure_idle_redis(ctx: run_context, kind: candidate_kind) -> dict:
     """RSS, CPU and Redis commands of N candidates doing nothing but compete."""
     cfg = ctx.config
     server = redis_server(ctx.procs, ctx.redis_binary, ctx.out_dir, f"idle-{kind.slug}")
@@ -302,24 +331,8 @@ def measure_idle(ctx: run_context, kind: candidate_kind) -> dict:
                     for command, n in per_command.items():
                         commands[command] = commands.get(command, 0) + n
             attributed += sum(commands.values())
-            pids = member.cost_pids()
-            memory = [proc_stats.memory_kb(pid) for pid in pids]
-            memory = [m for m in memory if m is not None]
-            main_memory = proc_stats.memory_kb(member.pid) or (0, 0)
-            cpu = sum(cpu_after[p] - cpu_before[p] for p in pids
-                      if p in cpu_after and p in cpu_before)
-            per_member.append({
-                "name": member.name,
-                "role": "leader" if member.name == leader_iv.name else "standby",
-                "processes": len(pids),
-                "rss_kb_main": main_memory[0],
-                "pss_kb_main": main_memory[1],
-                "rss_kb": sum(m[0] for m in memory),
-                "pss_kb": sum(m[1] for m in memory),
-                "cpu_s_per_min": round(cpu / elapsed * 60.0, 4),
-                "redis_cmds_per_s": round(sum(commands.values()) / elapsed, 3),
-                "redis_commands": commands,
-            })
+            per_member.append(_member_figures(member, leader_iv.name, cpu_before, cpu_after,
+                                              elapsed, commands))
         total_client = sum(sum(c.values()) for c in counts.values())
         return {
             "window_s": round(elapsed, 3),
@@ -336,6 +349,72 @@ def measure_idle(ctx: run_context, kind: candidate_kind) -> dict:
         if monitor is not None:
             monitor.close()
         ctx.finish_group(group)
+        server.stop()
+
+
+def measure_idle_postgres(ctx: run_context, kind: candidate_kind) -> dict:
+    """As measure_idle_redis, on a PostgreSQL server that logs every client statement."""
+    cfg = ctx.config
+    server = postgres_server(ctx.procs, ctx.out_dir, f"idle-{kind.slug}", log_statements=True)
+    election = f"idle-{kind.slug}"
+    log = ctx.new_log(kind, election)
+    group = election_group(ctx.procs, kind, server.port, election, log, ctx.out_dir,
+                           cfg.idle_tick_ms)
+    try:
+        group.start_all(cfg.idle_candidates)
+        leader_iv = wait_single_leader(log, 15.0 + cfg.ttl_ms / 1000.0, election)
+        time.sleep(cfg.idle_warmup_s)
+        members = list(group.members.values())
+        offset = server.log_offset()
+        server_cpu_before = server.cpu_seconds()
+        cpu_before = _cpu_by_pid(members)
+        started = time.monotonic()
+        time.sleep(cfg.idle_window_s)
+        elapsed = time.monotonic() - started
+        cpu_after = _cpu_by_pid(members)
+        server_cpu_after = server.cpu_seconds()
+        # Statements are logged as they start; one still being written when the
+        # window closed is counted in the next read, not lost from this one.
+        counts = server.statements_since(offset)
+        log.refresh()
+        live = log.live()
+        if len(live) != 1 or live[0].name != leader_iv.name:
+            ctx.problems.append(f"{election}: the leader changed during the idle window")
+        per_member = []
+        attributed = 0
+        for member in members:
+            # baton names its sessions "baton <node id>" and "baton <node id> (listen)".
+            sessions = {app: n for app, n in counts.items()
+                        if app.split(" ")[1:2] == [member.name] and app.startswith("baton ")}
+            attributed += sum(sessions.values())
+            per_member.append(_member_figures(member, leader_iv.name, cpu_before, cpu_after,
+                                              elapsed, sessions))
+        total = sum(counts.values())
+        return {
+            "window_s": round(elapsed, 3),
+            "candidates": per_member,
+            "redis_cpu_pct": round((server_cpu_after - server_cpu_before) / elapsed * 100.0, 3),
+            "redis_client_cmds_per_s": round(total / elapsed, 3),
+            "redis_unattributed_cmds_per_s": round((total - attributed) / elapsed, 3),
+            "statements_by_session": counts,
+        }
+    finally:
+        ctx.finish_group(group)
+        server.stop()
+
+
+def measure_postgres_baseline(ctx: run_context, window_s: float) -> dict:
+    """CPU of a PostgreSQL server nobody talks to (its background processes)."""
+    server = postgres_server(ctx.procs, ctx.out_dir, "baseline")
+    try:
+        time.sleep(1.0)
+        before = server.cpu_seconds()
+        started = time.monotonic()
+        time.sleep(window_s)
+        elapsed = time.monotonic() - started
+        return {"window_s": round(elapsed, 3),
+                "postgres_cpu_pct": round((server.cpu_seconds() - before) / elapsed * 100.0, 3)}
+    finally:
         server.stop()
 
 
