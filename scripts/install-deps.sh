@@ -14,8 +14,9 @@ packages=(
   nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev
   libgtest-dev libgmock-dev
   redis-server procps
-  # the postgres store (libpq) and its tests (a PostgreSQL 15 server, initdb).
-  libpq-dev postgresql
+  # the postgres store (libpq) and its tests (a PostgreSQL 15 server, initdb;
+  # PgBouncer for the check that catches transaction pooling).
+  libpq-dev postgresql pgbouncer
   # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (a
   # Recommends of clang-14, so not installed by --no-install-recommends).
   clang-14 libclang-rt-14-dev

@@ -139,6 +139,9 @@ struct reset {
 /// false, a standby must not wait for an announcement it may never hear.
 struct wakeups {
   bool trusted = false;
+  /// Why not, when the store knows (the watch's failure): logged, so an
+  /// operator learns that standbys fall back to their timers, and why.
+  std::string why;
 };
 }  // namespace store_events
 

@@ -262,6 +262,12 @@ struct driver::impl {
   }
 
   void on_store(const store_events::wakeups& e) {
+    if (!e.why.empty()) {
+      spdlog::warn("store announcements do not reach this node: {}; until they do, a standby "
+                   "tries again when the holder's lease ends rather than at its release",
+                   e.why);
+      return;
+    }
     spdlog::debug("store announcements {}", e.trusted ? "reach this node" : "do not reach this node");
   }
 

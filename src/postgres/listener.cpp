@@ -5,6 +5,7 @@
 
 #include "announcement.hpp"
 #include "postgres_error.hpp"
+#include "session_pinning.hpp"
 
 namespace baton::postgres_detail {
 namespace {
@@ -38,6 +39,7 @@ void listener::stop() {
   if (stopped_) return;
   stopped_ = true;
   ++attempt_;
+  end_check();
   timer_.cancel();
   if (conn_) conn_->close();
   conn_.reset();
@@ -76,7 +78,11 @@ void listener::open() {
     auto self = weak.lock();
     if (ec || !self || self->stopped_ || attempt != self->attempt_) return;
     if (self->state_ != state::connecting) return;
-    if (self->conn_ && self->conn_->current_state() == connection::state::connected) {
+    if (self->checking_) {
+      self->lost({postgres_errc::timeout,
+                  "listening session: the check for a pooler in transaction mode did not finish "
+                  "in time"});
+    } else if (self->conn_ && self->conn_->current_state() == connection::state::connected) {
       self->lost({postgres_errc::pooler,
                   "notifications sent on the listening session did not come back: baton needs a "
                   "direct or session-pooled connection (not a pooler in transaction mode, such as "
@@ -105,6 +111,20 @@ void listener::on_notification(const std::string& payload) {
 }
 
 void listener::on_probe_returned() {
+  if (checking_) return;
+  checking_ = true;
+  abandon_check_ = check_session_pinned(io_, conn_, options_.connection,
+                       [weak = weak_from_this(), attempt = attempt_](std::optional<store_error> e) {
+                         auto self = weak.lock();
+                         if (!self || self->stopped_ || attempt != self->attempt_) return;
+                         self->checking_ = false;
+                         self->abandon_check_ = nullptr;
+                         if (e) return self->lost(std::move(*e));
+                         self->on_session_checked();
+                       });
+}
+
+void listener::on_session_checked() {
   backoff_ = options_.backoff_initial;
   set_state(state::listening);
   if (options_.on_release_or_relisten) options_.on_release_or_relisten();
@@ -132,6 +152,7 @@ void listener::schedule_ping() {
 
 void listener::lost(store_error why) {
   ++attempt_;
+  end_check();
   if (conn_) conn_->close();
   conn_.reset();
   if (options_.on_error) options_.on_error(why);
@@ -144,6 +165,12 @@ void listener::lost(store_error why) {
     if (ec || !self || self->stopped_ || attempt != self->attempt_) return;
     self->open();
   });
+}
+
+void listener::end_check() {
+  checking_ = false;
+  if (auto abandon = std::move(abandon_check_)) abandon();
+  abandon_check_ = nullptr;
 }
 
 void listener::set_state(state next) {

@@ -2,9 +2,9 @@
 // channel, and report baton's announcements for one election.
 //
 // A session counts as listening only once a probe it sent itself (pg_notify
-// on the same channel) came back: that proves notifications reach it. They
-// do not through a pooler in transaction mode (the LISTEN and the probe land
-// on different server sessions), which is then reported as such. A
+// on the same channel) came back, and the session is seen to stay on one
+// server session (session_pinning.hpp): a pooler in transaction mode, which
+// LISTEN does not work through, is reported as such. A
 // `SELECT 1` every ping interval notices a dead server or a hung socket.
 // When the session breaks it is made again after a backoff, and the store is
 // told, since announcements may have been missed meanwhile.
@@ -54,6 +54,8 @@ class listener : public std::enable_shared_from_this<listener> {
   void open();
   void on_notification(const std::string& payload);
   void on_probe_returned();
+  void on_session_checked();
+  void end_check();
   void lost(store_error why);
   void schedule_ping();
   void set_state(state next);
@@ -64,6 +66,8 @@ class listener : public std::enable_shared_from_this<listener> {
   bool stopped_ = false;
   std::shared_ptr<connection> conn_;
   std::string probe_session_;
+  bool checking_ = false;  // check_session_pinned is running
+  std::function<void()> abandon_check_;
   std::uint64_t attempt_ = 0;  // bumped per session: stale callbacks are ignored
   milliseconds backoff_;
   boost::asio::steady_timer timer_;  // probe deadline, ping, or backoff

@@ -192,9 +192,21 @@ struct postgres_store::impl {
 
   void note_listening() {
     const bool trusted = current_wakeups() == wakeup_state::subscribed;
+    if (trusted) told_watch_failure.reset();
     if (trusted == wakeups_trusted) return;
     wakeups_trusted = trusted;
-    tell(store_events::wakeups{trusted});
+    tell(store_events::wakeups{trusted, {}});
+  }
+
+  // A failure of the listening session, told once per kind of failure until
+  // it listens again: the session retries with a backoff, and a pooler or a
+  // missing privilege would otherwise repeat the same line every few seconds.
+  void note_watch_failure(store_error e) {
+    note_failure(e);
+    if (told_watch_failure == e.code) return;
+    told_watch_failure = e.code;
+    wakeups_trusted = false;
+    tell(store_events::wakeups{false, e.message()});
   }
 
   wakeup_state current_wakeups() const {
@@ -222,6 +234,7 @@ struct postgres_store::impl {
   const std::string where;
   std::shared_ptr<connection> conn;
   std::shared_ptr<listener> watcher;
+  std::optional<std::error_code> told_watch_failure;
   event_listener event_sink;
   bool wakeups_trusted = false;
   std::shared_ptr<int> alive = std::make_shared<int>(0);
@@ -360,7 +373,7 @@ void postgres_store::watch(event_listener listener_fn) {
     if (!weak.expired()) d.note_listening();
   };
   o.on_error = [&d, weak](store_error e) {
-    if (!weak.expired()) d.note_failure(std::move(e));
+    if (!weak.expired()) d.note_watch_failure(std::move(e));
   };
   d.watcher = listener::create(d.io, std::move(o));
   d.watcher->start();

@@ -208,7 +208,7 @@ struct redis_store::impl {
     const bool trusted = current_wakeups() == wakeup_state::subscribed;
     if (trusted == wakeups_trusted) return;
     wakeups_trusted = trusted;
-    tell(store_events::wakeups{trusted});
+    tell(store_events::wakeups{trusted, {}});
   }
 
 

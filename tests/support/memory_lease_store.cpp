@@ -198,7 +198,7 @@ struct memory_lease_store::impl {
       return;
     }
     wakeups = wakeup_state::subscribed;
-    tell(store_events::wakeups{true});
+    tell(store_events::wakeups{true, {}});
     // As after a Redis resubscribe: a release may have gone unheard.
     if (ever_subscribed) tell(store_events::released{});
     ever_subscribed = true;
@@ -207,7 +207,7 @@ struct memory_lease_store::impl {
   void watch_down() {
     if (closed || wakeups != wakeup_state::subscribed) return;
     wakeups = wakeup_state::disconnected;
-    tell(store_events::wakeups{false});
+    tell(store_events::wakeups{false, {}});
   }
 
   acquire_answer do_acquire() {

@@ -4,6 +4,7 @@
 #include "postgres_server.hpp"
 
 #include "free_port.hpp"
+#include "run_as_postgres.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -46,45 +47,6 @@ std::string find_bindir() {
         "need them (Debian: apt-get install postgresql)");
   }
   return best;
-}
-
-const passwd* postgres_user() {
-  if (::geteuid() != 0) return nullptr;
-  const passwd* pw = ::getpwnam("postgres");
-  if (pw == nullptr) {
-    throw std::runtime_error(
-        "running as root, and there is no `postgres` user to run initdb and postgres as "
-        "(Debian's postgresql package creates it)");
-  }
-  return pw;
-}
-
-// fork + exec `argv`, as the postgres user when root, output appended to `log`.
-pid_t spawn_as_postgres(const std::vector<std::string>& argv, const fs::path& log, bool die_with_us) {
-  const passwd* pw = postgres_user();
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    if (die_with_us) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    if (pw != nullptr) {
-      if (::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 || ::setuid(pw->pw_uid) != 0) {
-        ::_exit(126);
-      }
-      ::setenv("HOME", pw->pw_dir, 1);
-    }
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  return pid;
 }
 
 // Children of `parent` right now (the postmaster's backends), from /proc.
@@ -138,16 +100,7 @@ void run_to_completion(const std::vector<std::string>& argv, const fs::path& log
 // (removed at exit); every server copies it.
 const fs::path& template_cluster(const std::string& bindir) {
   static const fs::path dir = [&bindir] {
-    char templ[] = "/tmp/baton-pg-template-XXXXXX";
-    if (::mkdtemp(templ) == nullptr) {
-      throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
-    }
-    const fs::path root = templ;
-    if (const passwd* pw = postgres_user()) {
-      if (::chown(root.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-        throw std::runtime_error(std::string("chown ") + root.string() + ": " + std::strerror(errno));
-      }
-    }
+    const fs::path root = make_postgres_owned_temp_dir("baton-pg-template-");
     run_to_completion({bindir + "/initdb", "-D", (root / "data").string(), "-U", "postgres",
                        "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"},
                       root / "initdb.log");
@@ -186,18 +139,7 @@ using conn_ptr = std::unique_ptr<PGconn, conn_deleter>;
 
 }  // namespace
 
-void postgres_server::make_temp_dir() {
-  char templ[] = "/tmp/baton-pg-XXXXXX";
-  if (::mkdtemp(templ) == nullptr) {
-    throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
-  }
-  dir_ = templ;
-  if (const passwd* pw = postgres_user()) {
-    if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-      throw std::runtime_error(std::string("chown ") + dir_.string() + ": " + std::strerror(errno));
-    }
-  }
-}
+void postgres_server::make_temp_dir() { dir_ = make_postgres_owned_temp_dir("baton-pg-"); }
 
 void postgres_server::start_on_free_port() {
   for (int attempt = 0; attempt < port_attempts; ++attempt) {

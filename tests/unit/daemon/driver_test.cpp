@@ -254,7 +254,7 @@ TEST_F(driver_test, announcements_while_renewing_change_nothing_but_the_known_le
   ASSERT_TRUE(run_until(io, [&] { return store.pending_renews() == 1; }));
   store.emit(store_events::released{});
   store.emit(store_events::acquired{"node-a", 7});
-  store.emit(store_events::wakeups{false});
+  store.emit(store_events::wakeups{false, {}});
   run_until(io, [] { return false; }, 50ms);
   EXPECT_EQ(current(), state::renewing);
   EXPECT_EQ(store.acquire_calls(), 1);

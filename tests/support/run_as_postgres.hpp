@@ -1,0 +1,28 @@
+// Starting PostgreSQL's programs (initdb, postgres, pg_basebackup, pgbouncer)
+// from tests. They refuse to run as root, so as root they run as the
+// `postgres` user that Debian's postgresql package creates.
+#pragma once
+
+#include <pwd.h>
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace baton::testing {
+
+/// The `postgres` user when running as root, nullptr otherwise. Throws
+/// std::runtime_error when root and there is no such user.
+const passwd* postgres_user();
+
+/// fork + exec `argv` (argv[0] a path), as the postgres user when root,
+/// stdout and stderr appended to `log`. With `die_with_us` the child gets
+/// SIGKILL when the test process dies, so no server outlives a crashed test.
+pid_t spawn_as_postgres(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                        bool die_with_us);
+
+/// A new directory /tmp/<prefix>XXXXXX, owned by the postgres user when root.
+std::filesystem::path make_postgres_owned_temp_dir(const std::string& prefix);
+
+}  // namespace baton::testing
