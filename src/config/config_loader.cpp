@@ -94,7 +94,11 @@ config config_loader::finish() {
   validate_config(cfg, origins);
   check_executables(cfg, env_ ? env_("PATH") : std::nullopt, origins);
   cfg.redis.password = resolve_redis_password(cfg, env_, origins);
-  cfg.postgres.password = resolve_postgres_password(cfg, env_, origins);
+  // Only for the postgres store: reading the URL opens libpq, which costs
+  // every other daemon memory for nothing (src/libpq/libpq_on_demand.hpp).
+  if (cfg.store.kind == "postgres") {
+    cfg.postgres.password = resolve_postgres_password(cfg, env_, origins);
+  }
   return cfg;
 }
 

@@ -4,6 +4,8 @@
 
 #include <libpq-fe.h>
 
+#include "libpq/libpq_on_demand.hpp"
+
 #include <cctype>
 #include <string_view>
 
@@ -25,6 +27,10 @@ bool valid_part(std::string_view part) {
 
 conninfo_summary summarize_conninfo(const std::string& conninfo) {
   conninfo_summary out;
+  if (const auto why = libpq_load_error()) {
+    out.error = "the postgres store needs libpq: " + *why;
+    return out;
+  }
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
   if (options == nullptr) {

@@ -14,6 +14,7 @@
 #include "baton/listen_address.hpp"
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
+#include "libpq/libpq_on_demand.hpp"
 #include "option_table.hpp"
 
 namespace baton {
@@ -94,11 +95,16 @@ void check_store(const config& cfg) {
 }
 
 void check_postgres(const config& cfg) {
-  const auto summary = summarize_conninfo(cfg.postgres.url);
-  if (!summary.error.empty()) {
-    throw config_error::with_message(
-        option_name(cfg, cfg.postgres.url),
-        option_name(cfg, cfg.postgres.url) + ": libpq cannot read it: " + summary.error);
+  // libpq reads the URL, and opening libpq costs memory: only for its store.
+  if (cfg.store.kind == "postgres") {
+    const std::string url = option_name(cfg, cfg.postgres.url);
+    if (const auto why = libpq_load_error()) {
+      throw config_error::with_message(url, "store.kind postgres needs libpq: " + *why);
+    }
+    const auto summary = summarize_conninfo(cfg.postgres.url);
+    if (!summary.error.empty()) {
+      throw config_error::with_message(url, url + ": libpq cannot read it: " + summary.error);
+    }
   }
   if (const auto problem = postgres_table_problem(cfg.postgres.table)) {
     throw config_error(option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);

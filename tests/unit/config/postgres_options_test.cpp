@@ -17,6 +17,9 @@ namespace {
 using namespace config_test_util;
 using namespace std::chrono_literals;
 
+// The postgres options are read only when the postgres store is chosen.
+const std::string pg = "store: {kind: postgres}\n";
+
 std::string error_of(const std::function<void()>& load) {
   try {
     load();
@@ -52,11 +55,19 @@ TEST(postgres_options, the_command_timeout_is_derived_from_the_renew_interval) {
 }
 
 TEST(postgres_options, a_url_libpq_cannot_read_is_one_line_naming_the_option) {
-  const auto e = error_of([] { from_yaml("postgres: {url: \"host=db port\"}"); });
+  const auto e = error_of([] { from_yaml(pg + "postgres: {url: \"host=db port\"}"); });
   EXPECT_EQ(e.rfind("postgres.url: libpq cannot read it: ", 0), 0u) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  const auto u = error_of([] { from_yaml("postgres: {url: \"postgresql://db/app?nosuch=1\"}"); });
+  const auto u =
+      error_of([] { from_yaml(pg + "postgres: {url: \"postgresql://db/app?nosuch=1\"}"); });
   EXPECT_NE(u.find("nosuch"), std::string::npos) << u;
+}
+
+TEST(postgres_options, another_store_kind_does_not_read_the_postgres_url_or_password) {
+  // Reading them would open libpq in every Redis daemon (src/libpq/libpq_on_demand.hpp).
+  const auto cfg = from_yaml("postgres: {url: \"host=db port\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
+  EXPECT_EQ(cfg.store.kind, "redis");
+  EXPECT_EQ(cfg.postgres.password, "");
 }
 
 TEST(postgres_options, table_names_that_would_need_quoting_are_refused) {
@@ -73,16 +84,16 @@ TEST(postgres_options, table_names_that_would_need_quoting_are_refused) {
 }
 
 TEST(postgres_options, the_password_comes_from_the_environment_or_a_file_never_a_flag) {
-  EXPECT_EQ(from_yaml("", {{"BATON_POSTGRES_PASSWORD", "s3cret"}}).postgres.password, "s3cret");
+  EXPECT_EQ(from_yaml(pg, {{"BATON_POSTGRES_PASSWORD", "s3cret"}}).postgres.password, "s3cret");
   const temp_dir dir;
   const auto file = dir.write("pw", "from-file\n");
-  EXPECT_EQ(from_yaml("postgres: {password_file: " + file + "}").postgres.password, "from-file");
-  const auto missing = error_of([&] { from_yaml("postgres: {password_file: " + file + "x}"); });
+  EXPECT_EQ(from_yaml(pg + "postgres: {password_file: " + file + "}").postgres.password, "from-file");
+  const auto missing = error_of([&] { from_yaml(pg + "postgres: {password_file: " + file + "x}"); });
   EXPECT_NE(missing.find("postgres.password_file"), std::string::npos) << missing;
   EXPECT_NE(missing.find("cannot open it"), std::string::npos) << missing;
-  EXPECT_EQ(from_yaml("postgres: {url: \"host=db password=inurl\"}").postgres.password, "inurl");
+  EXPECT_EQ(from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}").postgres.password, "inurl");
   const auto twice = error_of([&] {
-    from_yaml("postgres: {url: \"host=db password=inurl\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
+    from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
   });
   EXPECT_NE(twice.find("give the password in one place only"), std::string::npos) << twice;
 
