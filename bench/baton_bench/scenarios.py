@@ -403,34 +403,30 @@ def measure_idle_postgres(ctx: run_context, kind: candidate_kind) -> dict:
         server.stop()
 
 
-def measure_postgres_baseline(ctx: run_context, window_s: float) -> dict:
-    """CPU of a PostgreSQL server nobody talks to (its background processes)."""
-    server = postgres_server(ctx.procs, ctx.out_dir, "baseline")
+def _server_alone_cpu(server, window_s: float) -> tuple[float, float]:
+    """(window, % of one core) of a store server nobody talks to; stops it."""
     try:
         time.sleep(1.0)
         before = server.cpu_seconds()
         started = time.monotonic()
         time.sleep(window_s)
         elapsed = time.monotonic() - started
-        return {"window_s": round(elapsed, 3),
-                "postgres_cpu_pct": round((server.cpu_seconds() - before) / elapsed * 100.0, 3)}
+        return round(elapsed, 3), round((server.cpu_seconds() - before) / elapsed * 100.0, 3)
     finally:
         server.stop()
+
+
+def measure_postgres_baseline(ctx: run_context, window_s: float) -> dict:
+    """CPU of a PostgreSQL server nobody talks to (its background processes)."""
+    window, pct = _server_alone_cpu(postgres_server(ctx.procs, ctx.out_dir, "baseline"), window_s)
+    return {"window_s": window, "postgres_cpu_pct": pct}
 
 
 def measure_redis_baseline(ctx: run_context, window_s: float) -> dict:
     """CPU of a redis-server nobody talks to (its own timers), to read the others against."""
-    server = redis_server(ctx.procs, ctx.redis_binary, ctx.out_dir, "baseline")
-    try:
-        time.sleep(1.0)
-        before = server.cpu_seconds()
-        started = time.monotonic()
-        time.sleep(window_s)
-        elapsed = time.monotonic() - started
-        return {"window_s": round(elapsed, 3),
-                "redis_cpu_pct": round((server.cpu_seconds() - before) / elapsed * 100.0, 3)}
-    finally:
-        server.stop()
+    window, pct = _server_alone_cpu(
+        redis_server(ctx.procs, ctx.redis_binary, ctx.out_dir, "baseline"), window_s)
+    return {"window_s": window, "redis_cpu_pct": pct}
 
 
 # --- scale -----------------------------------------------------------------------
