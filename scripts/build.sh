@@ -9,6 +9,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="$root/build"
 jobs=${BATON_BUILD_JOBS:-2}
 
-cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "$@"
 cmake --build "$build_dir" -j "$jobs"

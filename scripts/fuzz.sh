@@ -40,7 +40,8 @@ command -v "$cxx" >/dev/null 2>&1 || {
 # Tests are not needed here; only the fuzz targets and the libraries they
 # link are built. -O1 -g1 as in scripts/sanitize.sh (the usual libFuzzer
 # setting: fast enough to run, line tables for the stacks).
-cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Debug \
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -D_GLIBCXX_ASSERTIONS" -DCMAKE_CXX_COMPILER="$cxx" \
   -DBATON_FUZZ=ON -DBATON_SANITIZE=address,undefined -DBATON_BUILD_TESTS=OFF
 cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"

@@ -10,6 +10,8 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
+  # scripts/compiler-cache.sh: later builds on this machine reuse earlier objects.
+  ccache
   libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev
   libgtest-dev libgmock-dev

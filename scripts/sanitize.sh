@@ -44,7 +44,8 @@ reports="$build_dir/sanitizer-reports"
 # several times slower; not -O2 either, which takes longer to compile for
 # little gain. -g1 (line tables) is all the symbolised stacks need and keeps
 # the build and link fast. No NDEBUG, and libstdc++'s own bounds checks on.
-cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Debug \
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -D_GLIBCXX_ASSERTIONS" -DBATON_SANITIZE=address,undefined \
   -DBATON_FAULT_TESTS=OFF "$@"
 cmake --build "$build_dir" -j "$jobs"
