@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baton_bench import report  # noqa: E402
+from baton_bench import floor, report  # noqa: E402
 from baton_bench.candidates import (baton_kind, baton_postgres_kind, candidate_kind,  # noqa: E402
                                     peer_kind)
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
@@ -61,6 +61,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--baton", help="baton binary (default: $BATON_BENCH_BATON or build/baton)")
     parser.add_argument("--worker", help="test_worker binary (default: $BATON_BENCH_WORKER or "
                                          "build/tests/test_worker)")
+    parser.add_argument("--floor-probe", help="floor_probe binary (default: $BATON_BENCH_FLOOR_PROBE "
+                                              "or build/bench/floor_probe)")
     parser.add_argument("--redis-server", default=None, help="redis-server binary (default: PATH)")
     parser.add_argument("--python", default=None, help="python3 with redis-py for the redis-py peer")
     parser.add_argument("--cache-dir", default=None,
@@ -133,6 +135,10 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
     worker = binary(args.worker, "BATON_BENCH_WORKER", REPO_ROOT / "build" / "tests" / "test_worker",
                     "test_worker")
     kinds["baton"] = baton_kind(baton, worker, cfg.ttl_ms)
+    args.worker_path = worker
+    if "crash" in args.scenarios or "handover" in args.scenarios:
+        args.floor_probe_path = binary(args.floor_probe, "BATON_BENCH_FLOOR_PROBE",
+                                       REPO_ROOT / "build" / "bench" / "floor_probe", "floor_probe")
     if "baton-pg" in args.only:
         kinds["baton-pg"] = baton_postgres_kind(baton, worker, cfg.ttl_ms)
         versions["postgres"] = server_version(find_bindir())
@@ -199,7 +205,18 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                                   else redis_server(procs, redis_binary, out_dir, "shared"))
         return shared[kind.store]
 
+    floor_runs: list[dict] = []
+
+    def measure_floor(when: str) -> None:
+        if not getattr(args, "floor_probe_path", None):
+            return
+        step(f"floor ({when}): fork+exec of the worker and a Redis round trip")
+        server = shared.get("redis") or server_for(kinds["baton"])
+        floor_runs.append(floor.probe(args.floor_probe_path, args.worker_path, server.port,
+                                      out_dir / f"floor-{when}.log", 10 if cfg.smoke else 50))
+
     try:
+        measure_floor("before")
         for scenario in ("startup", "crash", "handover"):
             if scenario not in args.scenarios:
                 continue
@@ -213,6 +230,7 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 raw[kind][scenario] = samples
                 results[kind][scenario] = {m: report.summarize(v) for m, v in samples.items()}
                 step(f"  {json.dumps(results[kind][scenario])}")
+        measure_floor("after")
     finally:
         for server in shared.values():
             server.stop()
@@ -268,7 +286,13 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     document["redis_baseline"] = baseline
     document["overlaps"] = overlaps_found
     document["problems"] = ctx.problems
-    document["targets"] = report.evaluate_targets(results["baton"], scale)
+    floor_figures = None
+    if floor_runs:
+        document["raw_floor"] = floor.merge(floor_runs)
+        floor_figures = floor.floors(document["raw_floor"])
+        document["floor"] = floor_figures
+        document["overheads"] = floor.overheads(results, floor_figures, order)
+    document["targets"] = report.evaluate_targets(results["baton"], scale, document.get("overheads"))
     if "baton-pg" in results:
         document["targets"] += report.evaluate_postgres_targets(results["baton-pg"])
 
@@ -276,6 +300,9 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     print(report.headline_table(results, order))
     print()
     print(report.detail_table(results, order))
+    if floor_figures:
+        print()
+        print(floor.table(floor_figures, document["overheads"]))
     if scale:
         print()
         print(report.scale_table(scale))

@@ -211,7 +211,8 @@ def scale_table(scale: dict) -> str:
 
 # --- targets ---------------------------------------------------------------------
 
-def evaluate_targets(baton: dict, scale: dict | None) -> list[dict]:
+def evaluate_targets(baton: dict, scale: dict | None,
+                     overheads: list[dict] | None = None) -> list[dict]:
     targets = []
 
     def add(name: str, value: str, met: bool | None) -> None:
@@ -228,6 +229,12 @@ def evaluate_targets(baton: dict, scale: dict | None) -> list[dict]:
         add("lag_after_expiry median ≤ 5 ms, max ≤ 30 ms",
             f"median {lag['median']:.1f} ms, max {lag['max']:.1f} ms",
             lag["median"] <= 5 and lag["max"] <= 30)
+    for row in overheads or []:
+        if row["kind"] == "baton":
+            add(f"{row['figure']}: overhead over the floor ≤ 1.5 ms (median)",
+                f"{row['median_ms']:.2f} ms = floor {row['floor_ms']:.2f} + "
+                f"{row['overhead_ms']:.2f} ms ({row['ratio']:.1f}× the floor)",
+                row["overhead_ms"] <= 1.5)
     if "overlaps" in baton:
         add("0 overlaps", f"{baton['overlaps']} among {baton.get('intervals_checked', '?')} worker "
             "intervals", baton["overlaps"] == 0)

@@ -1,0 +1,102 @@
+"""The machine's floor for a takeover, and baton's figures as floor + overhead.
+
+No leader election can start a worker faster than the machine starts a
+process, and none can take a lease faster than one store round trip. The
+floor probe (bench/floor_probe.cpp, a small C++ program) measures both in the
+same run as the daemons: a plain fork + exec of the same worker binary (from
+before the fork to the worker's own `start` line) and a Redis PING round trip.
+
+Floors per figure:
+  - crash lag after expiry: fork+exec + one round trip (the acquire);
+  - graceful handover gap: fork+exec + two round trips (the old leader's
+    release, then the acquire; the announcement travels with the release);
+  - a socket app (no process to start): one round trip after expiry, two
+    after a handover.
+Overhead = median - floor median; ratio = median / floor median.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+from pathlib import Path
+
+from .redis_server import harness_error
+
+
+def probe(floor_probe: Path, worker: Path, redis_port: int, log: Path, reps: int) -> dict:
+    """Runs the probe once; returns its samples (lists of ms)."""
+    argv = [str(floor_probe), "--worker", str(worker), "--log", str(log),
+            "--redis-port", str(redis_port), "--reps", str(reps)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as error:
+        raise harness_error("floor_probe took over 120 s") from error
+    if done.returncode != 0:
+        raise harness_error(f"floor_probe failed ({done.returncode}): {done.stderr.strip()}")
+    try:
+        return json.loads(done.stdout)
+    except ValueError as error:
+        raise harness_error(f"floor_probe printed no JSON: {done.stdout[:200]!r}") from error
+
+
+def merge(runs: list[dict]) -> dict:
+    merged: dict[str, list[float]] = {}
+    for run in runs:
+        for name, samples in run.items():
+            merged.setdefault(name, []).extend(samples)
+    return merged
+
+
+def floors(samples: dict) -> dict:
+    """Medians of the probe, and the floor of each takeover figure (ms)."""
+    spawn = statistics.median(samples["fork_exec_ms"])
+    rtt = statistics.median(samples["redis_rtt_ms"])
+    return {
+        "fork_exec_ms": round(spawn, 3),
+        "posix_spawn_ms": round(statistics.median(samples["posix_spawn_ms"]), 3),
+        "redis_rtt_ms": round(rtt, 3),
+        "crash_ms": round(spawn + rtt, 3),
+        "handover_ms": round(spawn + 2 * rtt, 3),
+        "socket_crash_ms": round(rtt, 3),
+        "socket_handover_ms": round(2 * rtt, 3),
+    }
+
+
+# (label, scenario, metric, floor key for a supervised worker, floor key for a socket app)
+ROWS = [
+    ("crash: lag after expiry", "crash", "lag_after_expiry_ms", "crash_ms", "socket_crash_ms"),
+    ("graceful: handover gap", "handover", "handover_gap_ms", "handover_ms", "socket_handover_ms"),
+]
+
+
+def overheads(results: dict, floor: dict, kinds: list[str]) -> list[dict]:
+    """One row per baton kind and figure: median, floor, overhead, ratio."""
+    rows = []
+    for kind in kinds:
+        if not kind.startswith("baton"):
+            continue
+        socket_app = kind.endswith("-socket")
+        for label, scenario, metric, worker_key, socket_key in ROWS:
+            summary = results.get(kind, {}).get(scenario, {}).get(metric)
+            if not summary or not summary.get("n"):
+                continue
+            base = floor[socket_key if socket_app else worker_key]
+            rows.append({"kind": kind, "figure": label, "median_ms": summary["median"],
+                         "floor_ms": base, "overhead_ms": round(summary["median"] - base, 3),
+                         "ratio": round(summary["median"] / base, 2) if base > 0 else None})
+    return rows
+
+
+def table(floor: dict, rows: list[dict]) -> str:
+    lines = [f"floor (same run): fork+exec of the worker {floor['fork_exec_ms']:.2f} ms "
+             f"(posix_spawn {floor['posix_spawn_ms']:.2f} ms), Redis round trip "
+             f"{floor['redis_rtt_ms']:.3f} ms (medians)", "",
+             "| kind | figure (median) | measured (ms) | floor (ms) | overhead (ms) | ratio |",
+             "|---|---|---|---|---|---|"]
+    for row in rows:
+        ratio = "—" if row["ratio"] is None else f"{row['ratio']:.1f}×"
+        lines.append(f"| {row['kind']} | {row['figure']} | {row['median_ms']:.2f} | "
+                     f"{row['floor_ms']:.2f} | {row['overhead_ms']:.2f} | {ratio} |")
+    return "\n".join(lines)
