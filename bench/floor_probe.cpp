@@ -8,7 +8,10 @@
 //     candidates supervise), from before the fork to the `start` line the
 //     worker writes to its event log (its own CLOCK_MONOTONIC reading);
 //   - posix_spawn: the same with posix_spawn (glibc: a vfork-style clone);
-//   - redis: PING over one TCP connection to 127.0.0.1:PORT, send to reply.
+//   - redis: PING over one TCP connection to 127.0.0.1:PORT, send to reply,
+//     back to back ("hot") and after 20 ms of rest ("idle"). A standby's
+//     acquire comes after rest (a timer or an announcement wakes it), and on
+//     a virtual machine waking both processes costs more than the exchange.
 // Each is repeated --reps times, alternating fork and posix_spawn, and printed
 // as one JSON object of millisecond samples on stdout.
 //
@@ -131,7 +134,7 @@ double start_worker(const options& opts, const std::string& name, bool use_posix
   return static_cast<double>(*started - before) / 1e6;
 }
 
-std::vector<double> redis_round_trips(int port, int reps) {
+std::vector<double> redis_round_trips(int port, int reps, int pause_ms) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) fail(std::string("socket: ") + std::strerror(errno));
   int one = 1;
@@ -148,6 +151,7 @@ std::vector<double> redis_round_trips(int port, int reps) {
   std::vector<double> samples;
   const char ping[] = "*1\r\n$4\r\nPING\r\n";
   for (int i = 0; i < reps; ++i) {
+    if (pause_ms > 0) ::usleep(static_cast<useconds_t>(pause_ms) * 1000);
     std::int64_t before = now_ns();
     if (::write(fd, ping, sizeof ping - 1) != static_cast<ssize_t>(sizeof ping - 1)) {
       fail(std::string("write to redis: ") + std::strerror(errno));
@@ -184,11 +188,13 @@ int main(int argc, char** argv) {
     fork_exec.push_back(start_worker(opts, prefix + "fork-" + std::to_string(i), false));
     posix_spawned.push_back(start_worker(opts, prefix + "spawn-" + std::to_string(i), true));
   }
-  auto rtt = redis_round_trips(opts.redis_port, opts.reps);
+  auto rtt = redis_round_trips(opts.redis_port, opts.reps, 0);
+  auto rtt_idle = redis_round_trips(opts.redis_port, opts.reps, 20);
   std::printf("{\n");
   print_samples("fork_exec_ms", fork_exec, false);
   print_samples("posix_spawn_ms", posix_spawned, false);
-  print_samples("redis_rtt_ms", rtt, true);
+  print_samples("redis_rtt_ms", rtt, false);
+  print_samples("redis_rtt_idle_ms", rtt_idle, true);
   std::printf("}\n");
   return 0;
 }

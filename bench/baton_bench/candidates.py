@@ -14,6 +14,7 @@ separate app, and that app is the user's, not baton's.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -27,6 +28,14 @@ from .redis_server import harness_error
 from .redis_wire import redis_connection
 
 WORKER_COMM = "test_worker"
+# baton's log level in the benchmark: warn keeps logging off the measured path;
+# BATON_BENCH_LOG_LEVEL=debug shows its takeover timing lines (in OUT/*.out).
+BATON_LOG_LEVEL = os.environ.get("BATON_BENCH_LOG_LEVEL", "warn")
+
+
+# {PTTL, microseconds of TIME}, read in one script so that both are one instant.
+PRECISE_REMAINING = ("local p = redis.call('PTTL', KEYS[1]) "
+                     "return {p, redis.call('TIME')[2]}")
 
 
 class candidate_kind:
@@ -49,11 +58,19 @@ class candidate_kind:
         """Runs once before the first candidate of a new election starts."""
 
     def remaining_ms(self, conn, election: str) -> float:
-        """The lease's remaining time in the store's clock, read on `conn` (the server's)."""
-        pttl = conn.command("PTTL", self.lock_key(election))
-        if not isinstance(pttl, int) or pttl <= 0:
-            raise harness_error(f"PTTL {self.lock_key(election)} = {pttl!r}")
-        return float(pttl)
+        """The lease's remaining time in the store's clock, read on `conn` (the server's).
+
+        To the microsecond: PTTL is rounded down to the millisecond, and Redis
+        deletes the key once its millisecond clock has passed the expiry, so
+        the key is free PTTL + (1 ms - the microseconds into the current
+        millisecond) later. Plain PTTL would put the expiry up to 1 ms early
+        and overstate every lag after it.
+        """
+        reply = conn.command("EVAL", PRECISE_REMAINING, "1", self.lock_key(election))
+        if not (isinstance(reply, list) and len(reply) == 2 and isinstance(reply[0], int)
+                and reply[0] > 0):
+            raise harness_error(f"PTTL {self.lock_key(election)} = {reply!r}")
+        return reply[0] + (1000 - int(reply[1]) % 1000) / 1000.0
 
 
 class baton_kind(candidate_kind):
@@ -69,7 +86,7 @@ class baton_kind(candidate_kind):
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--redis-url", f"redis://127.0.0.1:{port}", "--ttl", f"{self.ttl_ms}ms",
-                "--log-level", "warn", "--",
+                "--log-level", BATON_LOG_LEVEL, "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:
@@ -95,7 +112,7 @@ class baton_postgres_kind(baton_kind):
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--store-kind", "postgres", "--postgres-url", self._url(port),
-                "--ttl", f"{self.ttl_ms}ms", "--log-level", "warn", "--",
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL, "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:

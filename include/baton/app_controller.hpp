@@ -43,6 +43,9 @@ struct app_context {
   std::string reason;  ///< BATON_REASON: acquired, lost, redis-unreachable, shutdown, ...
   milliseconds lease_ttl{0};
   std::uint64_t token = 0;  ///< fencing token of the term
+  /// When the acquire that won this term was sent (default: unknown). Only
+  /// for the takeover timing lines logged at debug level.
+  time_point acquire_sent{};
 };
 
 /// Start-up settings of an app_controller that the config does not hold.

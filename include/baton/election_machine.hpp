@@ -95,6 +95,10 @@ struct busy {
   /// The store holds every acquisition back after a reset (lost data, a
   /// failover); `holder` is then a node whose lease predates the reset, or "".
   bool held_back = false;
+  /// When the store can tell to the microsecond (Redis): the time from its
+  /// answer until the holder's lease is free. Negative when unknown; then
+  /// `holder_ttl` (whole milliseconds, rounded down by the store) is used.
+  std::chrono::microseconds free_in{-1};
 };
 struct acquire_failed {
   std::string error;
@@ -292,7 +296,7 @@ class election_machine {
   reason deadline_reason(const step_context& ctx) const;
   void arm_kill(step_context& ctx, time_point at);
   void record_success(step_context& ctx, time_point sent);
-  void wait_then_retry(step_context& ctx, milliseconds delay);
+  void wait_then_retry(step_context& ctx, mono_clock::duration delay);
   void finish_term(step_context& ctx, const std::string& detail = {});
   milliseconds jittered(milliseconds base, double spread);
   milliseconds error_backoff() const;

@@ -19,10 +19,16 @@ namespace baton::process {
 /// argv[1] that selects the keeper mode of the baton binary.
 inline constexpr std::string_view keeper_verb = "__keeper";
 
+/// Optional flag before "--": `--trace-since <ns>` (CLOCK_MONOTONIC). The
+/// command's process then writes "baton keeper: takeover timing: command
+/// exec'd <N>us after the acquire was sent" to stderr right before its exec
+/// (the daemon passes it at debug log level only).
+inline constexpr std::string_view keeper_trace_flag = "--trace-since";
+
 /// Descriptor on which the keeper reads its deadlines.
 inline constexpr int keeper_deadline_fd = 3;
 
-/// The keeper's main: `argv` is {baton, "__keeper", "--", CMD, ARGS...}, with
+/// The keeper's main: `argv` is {baton, "__keeper", ["--trace-since", NS,] "--", CMD, ARGS...}, with
 /// the deadline pipe as descriptor 3, started as leader of its own process
 /// group. Returns 125 on usage errors, and 127 when CMD cannot be executed
 /// (after "baton keeper: cannot execute CMD: <reason>" on stderr); otherwise

@@ -94,6 +94,10 @@ struct acquire_answer {
   /// Held: the holder's remaining lease. Held back: the time until both the
   /// hold-back and any such lease are over. Negative = unknown.
   milliseconds remaining{-1};
+  /// Held, from stores that can tell to the microsecond: the time from the
+  /// answer until the lease is free, so a standby can try right then rather
+  /// than up to a millisecond late. Negative = unknown (use `remaining`).
+  std::chrono::microseconds free_in{-1};
 
   bool acquired() const { return outcome == acquire_outcome::acquired; }
 };

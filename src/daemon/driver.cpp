@@ -139,6 +139,13 @@ struct driver::impl {
   std::map<std::string, std::uint64_t> transition_counts;
   std::optional<milliseconds> last_renew_latency;
   std::string last_store_error;  // "" while the store answers
+  // The steps of the latest won acquire, for the debug-level timing lines
+  // that show an operator where takeover time goes.
+  struct {
+    time_point acquire_sent{};
+    time_point answered{};
+    bool first_renewal_pending = false;
+  } takeover;
 
   app_controller::listener app_listener() {
     app_controller::listener l;
@@ -428,12 +435,15 @@ struct driver::impl {
       if (e) {
         deliver(events::acquire_failed{e.message()});
       } else if (r.acquired()) {
+        takeover.acquire_sent = sent;
+        takeover.answered = mono_clock::now();
+        takeover.first_renewal_pending = true;
         deliver(events::acquired{sent, r.token});
       } else {
         // Wait for an announcement only while announcements reach us.
         const bool wakeups = store.status().wakeups == wakeup_state::subscribed;
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups,
-                             r.outcome == acquire_outcome::held_back});
+                             r.outcome == acquire_outcome::held_back, r.free_in});
       }
     });
   }
@@ -449,6 +459,11 @@ struct driver::impl {
       }
       last_renew_latency = std::chrono::duration_cast<milliseconds>(mono_clock::now() - sent);
       if (r == renew_answer::renewed) {
+        if (takeover.first_renewal_pending) {
+          takeover.first_renewal_pending = false;
+          spdlog::debug("takeover timing: first renewal answered {} after the acquire was sent",
+                        microseconds_text(mono_clock::now() - takeover.acquire_sent));
+        }
         deliver(events::renewed{sent});
       } else {
         spdlog::error("lease lost: the key no longer holds this node's value");
@@ -493,6 +508,9 @@ struct driver::impl {
   }
 
   void carry_out(const actions::start_app& a, time_point now) {
+    // Measured before anything below runs; logged after the app started, so
+    // the debug line itself is not part of what it measures.
+    const auto start_requested = mono_clock::now();
     if (has_app()) {
       spdlog::info("leading with token {}: starting the app", a.token);
     } else {
@@ -504,7 +522,16 @@ struct driver::impl {
     // The keeper kills the command at this deadline unless a renewal moves it,
     // so a crashed or frozen daemon cannot leave its app working.
     app.set_deadline(a.valid_until);
-    app.start(context(a.why));
+    auto term = context(a.why);
+    term.acquire_sent = takeover.acquire_sent;
+    app.start(term);
+    if (takeover.acquire_sent != time_point{} && spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("takeover timing: acquire answered {}, app start requested {}, start() "
+                    "returned {} after the acquire was sent",
+                    microseconds_text(takeover.answered - takeover.acquire_sent),
+                    microseconds_text(start_requested - takeover.acquire_sent),
+                    microseconds_text(mono_clock::now() - takeover.acquire_sent));
+    }
   }
 
   void carry_out(const actions::stop_app& a, time_point now) {

@@ -13,9 +13,10 @@ namespace baton {
 namespace {
 
 // Largest stagger added after a holder's expiry, so standbys that wake for
-// the same expiry do not all hit Redis in the same millisecond. Kept small:
-// it adds directly to the takeover lag after a crash.
-constexpr milliseconds expiry_stagger{2};
+// the same expiry do not all hit the store at the same instant. Kept small:
+// it adds directly to the takeover lag after a crash (the first of several
+// standbys wins, so on average a fraction of it).
+constexpr std::chrono::microseconds expiry_stagger{300};
 // Ceiling of the back-off after the app failed to start or exited.
 constexpr milliseconds max_failure_backoff{30000};
 
@@ -149,16 +150,21 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // renewal only moves that later: the next attempt goes just after it. A
   // release announcement wakes us sooner; without one, a graceful release
   // would only be seen by polling, so fall back to retry_interval.
-  auto delay = jittered(timing_.retry_interval, 0.2);
+  mono_clock::duration delay = jittered(timing_.retry_interval, 0.2);
   if (ev.holder_ttl >= milliseconds(0)) {
-    auto stagger = milliseconds(
-        static_cast<milliseconds::rep>(splitmix64(rng_) % (expiry_stagger.count() + 1)));
-    auto after_expiry = ev.holder_ttl + milliseconds(1) + stagger;
+    auto stagger = std::chrono::microseconds(
+        static_cast<std::chrono::microseconds::rep>(splitmix64(rng_) % (expiry_stagger.count() + 1)));
+    // The store counted the lease down from before its answer left, so
+    // either figure, counted from our receipt of it, ends at or after the
+    // expiry. holder_ttl is rounded down to the millisecond: the key can
+    // live up to 1 ms longer than it says.
+    mono_clock::duration until_free = ev.free_in >= std::chrono::microseconds(0)
+                                          ? mono_clock::duration(ev.free_in)
+                                          : mono_clock::duration(ev.holder_ttl + milliseconds(1));
+    auto after_expiry = until_free + stagger;
     delay = ev.watching_releases ? after_expiry : std::min(delay, after_expiry);
   }
-  if (backoff_until_ > ctx.now) {
-    delay = std::max(delay, std::chrono::ceil<milliseconds>(backoff_until_ - ctx.now));
-  }
+  if (backoff_until_ > ctx.now) delay = std::max(delay, backoff_until_ - ctx.now);
   wait_then_retry(ctx, delay);
   if (ev.held_back) {
     go(ctx, state::idle, reason::busy,
@@ -426,7 +432,7 @@ void election_machine::on(const events::peer_acquired& ev, step_context&) {
 
 // --- timing helpers ---------------------------------------------------------
 
-void election_machine::wait_then_retry(step_context& ctx, milliseconds delay) {
+void election_machine::wait_then_retry(step_context& ctx, mono_clock::duration delay) {
   ctx.emit(actions::arm_timer{timer_id::wake, ctx.now + delay});
 }
 

@@ -223,7 +223,10 @@ void app_controller::impl::spawn_child_and_report() {
       return;
     }
     process::spawn_request request;
-    request.argv = process::keeper_argv(keeper_program_, child_.command);
+    const bool trace = start_context_.acquire_sent != time_point{} &&
+                       spdlog::should_log(spdlog::level::debug);
+    request.argv = process::keeper_argv(keeper_program_, child_.command,
+                                        trace ? start_context_.acquire_sent : time_point{});
     request.env = std::move(env);
     request.keep_fd = keeper_.keeper_end();
     // stdout/stderr stay the daemon's: the child's logs show up as the app's.
@@ -239,6 +242,10 @@ void app_controller::impl::spawn_child_and_report() {
       return;
     }
     child_pid_ = spawned.pid;
+    if (trace) {
+      spdlog::debug("takeover timing: keeper started {} after the acquire was sent",
+                    microseconds_text(mono_clock::now() - start_context_.acquire_sent));
+    }
     spdlog::info("app: child started: {} (keeper pid {}, process group {})",
                  child_.command.front(), child_pid_, child_pid_);
     send_deadline();

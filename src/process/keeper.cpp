@@ -196,11 +196,28 @@ void append(char* line, std::size_t capacity, std::size_t& used, const char* tex
   for (; *text != '\0' && used < capacity; ++text) line[used++] = *text;
 }
 
+// "baton keeper: takeover timing: command exec'd <N>us after the acquire was
+// sent", written by the command's process right before its exec. Async-signal-
+// safe: no allocation, one write.
+void say_exec_timing(std::int64_t elapsed_ns) {
+  char line[128];
+  std::size_t used = 0;
+  append(line, sizeof line - 1, used, "baton keeper: takeover timing: command exec'd ");
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits - 1, elapsed_ns / 1000);
+  *end = '\0';
+  append(line, sizeof line - 1, used, ec == std::errc{} ? digits : "?");
+  append(line, sizeof line - 1, used, "us after the acquire was sent");
+  line[used++] = '\n';
+  write_all(STDERR_FILENO, line, used);
+}
+
 // The forked child, until it becomes the command. The keeper is single-
 // threaded, so nothing here can meet a lock held by another thread at fork;
 // the calls are still kept to async-signal-safe ones (execvp and strerror
 // aside, which glibc implements without locks or allocation for this use).
-[[noreturn]] void run_command_when_released(char** command, int release_fd) {
+[[noreturn]] void run_command_when_released(char** command, int release_fd,
+                                            std::int64_t trace_since) {
   // Stop signals are still blocked (the keeper's mask): a group signal that
   // arrives now stays pending here, and the keeper will know it need not
   // pass its own copy on.
@@ -242,6 +259,7 @@ void append(char* line, std::size_t capacity, std::size_t& used, const char* tex
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
+  if (trace_since > 0) say_exec_timing(monotonic_ns() - trace_since);
   ::execvp(command[0], command);
   int error = errno;
   // The line the daemon and its tests know, on the stderr we share.
@@ -260,7 +278,7 @@ void append(char* line, std::size_t capacity, std::size_t& used, const char* tex
 // dispositions and an empty mask, passing on the stop signals that reached
 // only the keeper (see the top of the file). Descriptors above 2 are all
 // close-on-exec by now. Returns the pid, or -1 after telling why on stderr.
-pid_t start_command(char** command, int sfd) {
+pid_t start_command(char** command, int sfd, std::int64_t trace_since) {
   int release[2];
   if (::pipe2(release, O_CLOEXEC) != 0) {
     say(std::string("cannot execute ") + command[0] + ": " + std::strerror(errno));
@@ -270,7 +288,7 @@ pid_t start_command(char** command, int sfd) {
   if (pid == 0) {
     // Without the write end, the keeper's death reads as end of file.
     ::close(release[1]);
-    run_command_when_released(command, release[0]);
+    run_command_when_released(command, release[0], trace_since);
   }
   int fork_error = errno;
   ::close(release[0]);
@@ -306,7 +324,18 @@ int run_keeper(int argc, char** argv) {
   // A closed stderr must not kill the keeper while the app runs.
   ::signal(SIGPIPE, SIG_IGN);
 
-  if (argc < 4 || std::string_view(argv[2]) != "--" || argv[3][0] == '\0') {
+  int first = 2;  // argv[first] is "--"
+  std::int64_t trace_since = 0;
+  if (argc > 3 && std::string_view(argv[2]) == keeper_trace_flag) {
+    std::string_view text(argv[3]);
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), trace_since);
+    if (ec != std::errc{} || end != text.data() + text.size() || trace_since <= 0) {
+      say("--trace-since wants a CLOCK_MONOTONIC time in nanoseconds");
+      return usage_error;
+    }
+    first = 4;
+  }
+  if (argc < first + 2 || std::string_view(argv[first]) != "--" || argv[first + 1][0] == '\0') {
     say("internal mode of the baton daemon; usage: baton __keeper -- COMMAND [ARGS...]");
     return usage_error;
   }
@@ -333,7 +362,7 @@ int run_keeper(int argc, char** argv) {
   // Told to stop before the command even started: do not start it.
   if (int sig = first_of(drain_signals(sfd))) die_by(sig);
 
-  pid_t child = start_command(argv + 3, sfd);
+  pid_t child = start_command(argv + first + 1, sfd, trace_since);
   if (child < 0) return exec_error;
 
   std::optional<std::int64_t> deadline;

@@ -51,8 +51,14 @@ void close_fd(int& fd) {
 }  // namespace
 
 std::vector<std::string> keeper_argv(const std::string& program,
-                                     const std::vector<std::string>& command) {
-  std::vector<std::string> argv{program, std::string(keeper_verb), "--"};
+                                     const std::vector<std::string>& command,
+                                     time_point trace_since) {
+  std::vector<std::string> argv{program, std::string(keeper_verb)};
+  if (trace_since != time_point{}) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(trace_since.time_since_epoch());
+    argv.insert(argv.end(), {std::string(keeper_trace_flag), std::to_string(ns.count())});
+  }
+  argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }

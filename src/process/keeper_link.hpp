@@ -12,8 +12,11 @@
 namespace baton::process {
 
 /// {program, "__keeper", "--", command...}: `program` runs `command` under a keeper.
+/// With `trace_since` set, the keeper says on stderr when the command was
+/// exec'd, counted from that moment ({..., "--trace-since", "<ns>", "--", ...}).
 std::vector<std::string> keeper_argv(const std::string& program,
-                                     const std::vector<std::string>& command);
+                                     const std::vector<std::string>& command,
+                                     time_point trace_since = {});
 
 /// "deadline <ns>\n", <ns> being `deadline` on CLOCK_MONOTONIC in nanoseconds.
 std::string deadline_message(time_point deadline);

@@ -127,12 +127,20 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
     answer.token = static_cast<std::uint64_t>(e[1].integer);
     return r;
   }
-  if (e[0].integer != 0 || (e.size() != 4 && e.size() != 5) || e[1].kind != type::string ||
+  if (e[0].integer != 0 || e.size() < 4 || e.size() > 6 || e[1].kind != type::string ||
       e[2].kind != type::integer || !token_from(e[3], answer.token))
     return unexpected<result>(what, reply);
   answer.outcome = acquire_outcome::held;
   answer.holder = holder_from_value(e[1].str);
-  if (e.size() == 5) {
+  if (e.size() == 6) {
+    // {0, holder, pttl, token, '', free_in_us}: held, with the time to the
+    // microsecond. It can exceed PTTL by at most one millisecond.
+    if (e[4].kind != type::string || !e[4].str.empty() || e[5].kind != type::integer ||
+        e[2].integer < 0 || e[5].integer < e[2].integer * 1000 ||
+        e[5].integer > e[2].integer * 1000 + 2000)
+      return unexpected<result>(what, reply);
+    answer.free_in = std::chrono::microseconds(e[5].integer);
+  } else if (e.size() == 5) {
     if (e[4].kind != type::string || (e[4].str != "fence" && e[4].str != "reset"))
       return unexpected<result>(what, reply);
     answer.outcome = acquire_outcome::held_back;

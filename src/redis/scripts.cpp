@@ -45,7 +45,14 @@ local token = redis.call('GET', KEYS[2])
 if token == false then token = '' end
 local wait = redis.call('PTTL', KEYS[1])
 if fence == -2 then
-  return {0, current, wait, token}
+  if wait < 0 then return {0, current, wait, token} end
+  -- PTTL is rounded down to the millisecond, and the key lives until the
+  -- server's millisecond clock passes its expiry: it is free in
+  -- wait * 1000 + (1000 - the microseconds into the current millisecond).
+  -- TIME is read after PTTL, so a millisecond boundary in between makes this
+  -- late by 1 ms, never early.
+  local now = redis.call('TIME')
+  return {0, current, wait, token, '', wait * 1000 + 1000 - tonumber(now[2]) % 1000}
 end
 if current == false then current = '(store reset)' end
 if fence == -1 or wait == -1 then

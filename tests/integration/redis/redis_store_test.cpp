@@ -115,6 +115,9 @@ TEST_F(redis_store_test, second_candidate_sees_the_holder) {
   EXPECT_EQ(second.value.token, first.value.token);
   EXPECT_GT(second.value.remaining, 5000ms);
   EXPECT_LE(second.value.remaining, 8000ms);
+  // The free time to the microsecond: PTTL plus the rest of its millisecond.
+  EXPECT_GT(second.value.free_in, second.value.remaining);
+  EXPECT_LE(second.value.free_in, second.value.remaining + 1000us);
   // The holder's lease is untouched.
   EXPECT_EQ(server.command({"GET", baton::lease_key(election)}),
             std::vector<std::string>{a.lease_value()});

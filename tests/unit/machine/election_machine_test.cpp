@@ -73,7 +73,21 @@ TEST(election_machine, standby_watching_releases_retries_just_after_the_holders_
   auto wake = h.timer(timer_id::wake);
   ASSERT_TRUE(wake);
   EXPECT_GE(*wake, h.now + 7001ms);
-  EXPECT_LE(*wake, h.now + 7003ms);
+  EXPECT_LE(*wake, h.now + 7001ms + 300us);
+}
+
+TEST(election_machine, standby_told_the_exact_free_time_retries_right_then) {
+  // The store knows the lease is free in 7000.250 ms (PTTL says 7000): the
+  // standby tries then, plus at most the 300 us stagger, not 1 ms later.
+  for (int i = 0; i < 20; ++i) {
+    machine_harness h;
+    h.feed(events::start{});
+    h.feed(events::busy{h.now, "node-b", 7000ms, 5, true, false, 7000250us});
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_GE(*wake, h.now + 7000250us);
+    EXPECT_LE(*wake, h.now + 7000550us);
+  }
 }
 
 TEST(election_machine, standby_without_release_watch_polls_on_retry_interval) {

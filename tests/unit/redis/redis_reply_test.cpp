@@ -33,6 +33,34 @@ TEST(acquire_reply_parsing, held_by_another_node) {
   EXPECT_EQ(p.value.answer.token, 42u);
 }
 
+TEST(acquire_reply_parsing, held_with_the_free_time_to_the_microsecond) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("node-b:0123456789abcdef"), r::integer_reply(2500),
+                r::string("42"), r::string(""), r::integer_reply(2500731)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_EQ(p.value.answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(p.value.answer.remaining, baton::milliseconds(2500));
+  EXPECT_EQ(p.value.answer.free_in, std::chrono::microseconds(2500731));
+  // Without it (older replies, other stores) it is unknown.
+  auto plain = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(2500), r::string("7")}));
+  ASSERT_FALSE(plain.ec);
+  EXPECT_LT(plain.value.answer.free_in.count(), 0);
+}
+
+TEST(acquire_reply_parsing, a_free_time_that_contradicts_pttl_is_unexpected) {
+  for (long long free_us : {2499999LL, 2502001LL, -1LL}) {
+    auto p = baton::parse_acquire_reply(
+        r::array({r::integer_reply(0), r::string("b:c"), r::integer_reply(2500), r::string("7"),
+                  r::string(""), r::integer_reply(free_us)}));
+    EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << free_us;
+  }
+  auto flagged = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("b:c"), r::integer_reply(2500), r::string("7"),
+                r::string("fence"), r::integer_reply(2500100)}));
+  EXPECT_EQ(flagged.ec, redis_errc::unexpected_reply);
+}
+
 TEST(acquire_reply_parsing, held_without_token_or_expiry) {
   // A key written by hand: no token counter, no TTL (PTTL -1).
   auto p = baton::parse_acquire_reply(
