@@ -6,10 +6,12 @@
 // program can:
 //   - spawn: fork() + execv() of the worker (the same binary the benchmark's
 //     candidates supervise), from before the fork to the `start` line the
-//     worker writes to its event log (its own CLOCK_MONOTONIC reading);
+//     worker writes to its event log (its own CLOCK_MONOTONIC reading), back
+//     to back ("hot") and after 50 ms of rest ("rested": a takeover comes
+//     after rest, when caches and idle CPUs make the same start 1.5-2x slower);
 //   - posix_spawn: the same with posix_spawn (glibc: a vfork-style clone);
 //   - redis: PING over one TCP connection to 127.0.0.1:PORT, send to reply,
-//     back to back ("hot") and after 20 ms of rest ("idle"). A standby's
+//     back to back ("hot") and after 50 ms of rest ("idle"). A standby's
 //     acquire comes after rest (a timer or an announcement wakes it), and on
 //     a virtual machine waking both processes costs more than the exchange.
 // Each is repeated --reps times, alternating fork and posix_spawn, and printed
@@ -181,17 +183,22 @@ void print_samples(const char* name, const std::vector<double>& samples, bool la
 
 int main(int argc, char** argv) {
   const options opts = parse(argc, argv);
-  std::vector<double> fork_exec, posix_spawned;
+  std::vector<double> fork_exec, fork_exec_rested, posix_spawned;
   // Names carry our pid: a log shared with an earlier probe run stays unambiguous.
   const std::string prefix = "floor-" + std::to_string(::getpid()) + "-";
   for (int i = 0; i < opts.reps; ++i) {
     fork_exec.push_back(start_worker(opts, prefix + "fork-" + std::to_string(i), false));
     posix_spawned.push_back(start_worker(opts, prefix + "spawn-" + std::to_string(i), true));
   }
+  for (int i = 0; i < opts.reps; ++i) {
+    ::usleep(50'000);
+    fork_exec_rested.push_back(start_worker(opts, prefix + "rested-" + std::to_string(i), false));
+  }
   auto rtt = redis_round_trips(opts.redis_port, opts.reps, 0);
-  auto rtt_idle = redis_round_trips(opts.redis_port, opts.reps, 20);
+  auto rtt_idle = redis_round_trips(opts.redis_port, opts.reps, 50);
   std::printf("{\n");
   print_samples("fork_exec_ms", fork_exec, false);
+  print_samples("fork_exec_rested_ms", fork_exec_rested, false);
   print_samples("posix_spawn_ms", posix_spawned, false);
   print_samples("redis_rtt_ms", rtt, false);
   print_samples("redis_rtt_idle_ms", rtt_idle, true);

@@ -97,6 +97,12 @@ class app_controller {
   /// `context.reason`. Completes with stopped. Safe to call in any phase,
   /// including when nothing runs (then it runs on_stop only if start() ran).
   void stop(const app_context& context);
+  /// Prepare the next start while standing by (child.park): start a keeper
+  /// with the command forked but not exec'd, for a term of `context`'s node,
+  /// election and ttl. start() then only releases it. Does nothing while
+  /// active(), when one is parked already, without a command, or for 30 s
+  /// after a parked keeper failed. Never runs any of the command's code.
+  void prepare(const app_context& context);
   /// Replace the hooks (SIGHUP reload). Hooks already running finish as they
   /// were started; the next hook run uses the new argv and timeout.
   void set_hooks(hooks_config hooks);
@@ -130,6 +136,8 @@ class app_controller {
   bool can_execute(std::string* why = nullptr) const;
   /// The running hook's pid (on_start or on_stop), else 0.
   pid_t hook_pid() const;
+  /// The parked keeper's pid (see prepare()), else 0.
+  pid_t parked_pid() const;
 
  private:
   struct impl;

@@ -103,6 +103,9 @@ struct child_config {
   /// What to do when the command exits by itself: release and compete again,
   /// or release and exit with the command's status.
   child_exit_policy on_exit = child_exit_policy::compete;
+  /// A standby keeps the next term's keeper started and the command forked,
+  /// waiting before its exec, so that winning the lease costs one exec.
+  bool park = true;
 };
 
 struct socket_config {

@@ -25,6 +25,19 @@ inline constexpr std::string_view keeper_verb = "__keeper";
 /// (the daemon passes it at debug log level only).
 inline constexpr std::string_view keeper_trace_flag = "--trace-since";
 
+/// Optional flag before "--": `--parked`. The keeper forks the command at once;
+/// the command's process waits on descriptor 4 (the daemon's start pipe) for
+/// one line `start <token> <reason> <trace_ns>` (the lease was won:
+/// BATON_TOKEN and BATON_REASON are set from it, a non-zero trace_ns acts as
+/// --trace-since), then execs. End of file there (the daemon gave the term up
+/// or is gone) ends it without running anything. The daemon writes that line
+/// itself, so winning costs one wake-up and one exec. Otherwise the keeper
+/// supervises as usual (deadlines on descriptor 3). A standby keeps one parked.
+inline constexpr std::string_view keeper_parked_flag = "--parked";
+
+/// The parked command's start pipe (see keeper_parked_flag).
+inline constexpr int keeper_start_fd = 4;
+
 /// Descriptor on which the keeper reads its deadlines.
 inline constexpr int keeper_deadline_fd = 3;
 

@@ -128,6 +128,11 @@ constexpr option_spec table[] = {
      .placeholder = "compete|exit",
      .help = "When the child exits by itself: compete again, or exit with its status (default compete)",
      .field = exit_policy_field{[](config& c) -> auto& { return c.child.on_exit; }}},
+    {.key = "child.park", .env = "BATON_CHILD_PARK", .flag = "--park",
+     .help = "While standing by, keep the next term's keeper started and the command forked, "
+             "waiting before its exec, so winning costs one exec (default true; "
+             "--park=false turns it off)",
+     .field = boolean_field{[](config& c) -> auto& { return c.child.park; }}},
 
     {.key = "socket.path", .env = "BATON_SOCKET_PATH", .flag = "--socket", .placeholder = "PATH",
      .help = "Unix socket for apps (default: none)",

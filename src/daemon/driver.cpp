@@ -146,6 +146,9 @@ struct driver::impl {
     time_point answered{};
     bool first_renewal_pending = false;
   } takeover;
+  // When the app was last reported stopped: the handover timing line counts
+  // the release from there.
+  time_point handover_app_stopped{};
 
   app_controller::listener app_listener() {
     app_controller::listener l;
@@ -166,6 +169,7 @@ struct driver::impl {
     };
     l.stopped = [this] {
       auto now = mono_clock::now();
+      handover_app_stopped = now;
       if (gate.on_app_stopped(now)) {
         // The app controller has logged "app: stopped" already.
         deliver(events::app_stopped{});
@@ -397,6 +401,13 @@ struct driver::impl {
     tell_systemd_status();
     if (t.to == state::acquiring) resigned = false;
     note_leader();
+    if ((t.to == state::idle || t.to == state::acquiring) && !app.active()) {
+      // A standby parks the next term's keeper (child.park). Posted, so that
+      // an acquire this step sends goes out first.
+      asio::post(io, [this] {
+        if (!app.active()) app.prepare(context(reason::acquired));
+      });
+    }
   }
 
   void note_leader() {
@@ -483,6 +494,14 @@ struct driver::impl {
         return;
       }
       if (r == release_answer::not_ours) spdlog::info("release: the lease was no longer ours");
+      if (handover_app_stopped != time_point{} && spdlog::should_log(spdlog::level::debug)) {
+        spdlog::debug("handover timing: release sent {} and answered {} after the app was "
+                      "reported stopped (at monotonic {} ns)",
+                      microseconds_text(sent - handover_app_stopped),
+                      microseconds_text(mono_clock::now() - handover_app_stopped),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          handover_app_stopped.time_since_epoch()).count());
+      }
       deliver(events::release_done{});
     });
   }

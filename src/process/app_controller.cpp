@@ -42,6 +42,7 @@ struct app_controller::impl {
         reaper_(io) {}
 
   void start(const app_context& context);
+  void prepare(const app_context& context);
   void stop(const app_context& context);
   void kill();
   void shutdown();
@@ -54,6 +55,11 @@ struct app_controller::impl {
   void retire_hook(const hook_result& result);
   void on_start_finished(const hook_result& result);
   void spawn_child_and_report();
+  bool launch_child();
+  bool release_parked(bool trace);
+  void discard_parked();
+  void close_parked_pipes();
+  void on_keeper_exit(pid_t pid, exit_status status);
   void report_start_failure(std::string detail);
   void on_child_exit(exit_status status);
   void continue_stop();
@@ -95,8 +101,109 @@ struct app_controller::impl {
   app_context start_context_;
   app_context stop_context_;
   std::vector<std::weak_ptr<process::output_pump>> pumps_;
+  // The next term's keeper, started while standing by (prepare()).
+  struct {
+    process::keeper_link link;
+    int start_fd = -1;             // write end of the command's start pipe
+    pid_t pid = 0;
+    app_context context;           // node, election and ttl it was started for
+    std::vector<std::string> env;  // its environment (PATH, for find_executable)
+  } parked_;
+  time_point park_retry_after_{};
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
+
+namespace {
+// After a parked keeper failed, the next attempt waits this long.
+constexpr std::chrono::seconds park_retry_delay{30};
+}  // namespace
+
+void app_controller::impl::prepare(const app_context& context) {
+  if (!child_.park || child_.command.empty() || active_ || parked_.pid != 0 ||
+      mono_clock::now() < park_retry_after_) {
+    return;
+  }
+  app_context term = context;
+  term.reason = "prepared";  // both replaced at the release
+  term.token = 0;
+  auto env = process::app_environment(term, "start");
+  // Nothing to park: the start will say why in the usual words.
+  if (process::find_executable(child_.command.front(), env) != 0) return;
+  int start_pipe[2] = {-1, -1};
+  int error = parked_.link.open();
+  if (error == 0) error = process::open_start_pipe(start_pipe);
+  if (error != 0) {
+    parked_.link.close();
+    spdlog::warn("app: cannot park a keeper for the next term: {}", std::strerror(error));
+    park_retry_after_ = mono_clock::now() + park_retry_delay;
+    return;
+  }
+  process::spawn_request request;
+  // Exec'd, not forked from the daemon: a small program waits in the standby.
+  const std::string& program =
+      fork_keeper_ ? process::parked_keeper_program() : keeper_program_;
+  request.argv = process::keeper_argv(program, child_.command, {}, true);
+  request.env = env;
+  request.keep_fd = parked_.link.keeper_end();
+  request.start_fd = start_pipe[0];
+  auto spawned = process::spawn_process(request);
+  parked_.link.close_keeper_end();
+  ::close(start_pipe[0]);
+  if (!spawned.ok()) {
+    parked_.link.close();
+    ::close(start_pipe[1]);
+    spdlog::warn("app: cannot park a keeper for the next term: {}",
+                 process::spawn_error_message({program}, spawned.error));
+    park_retry_after_ = mono_clock::now() + park_retry_delay;
+    return;
+  }
+  parked_.pid = spawned.pid;
+  parked_.start_fd = start_pipe[1];
+  parked_.context = context;
+  parked_.env = std::move(env);
+  const pid_t pid = spawned.pid;
+  reaper_.watch(
+      pid,
+      [this, alive = std::weak_ptr<char>(alive_), pid](exit_status status) {
+        if (!alive.expired()) on_keeper_exit(pid, status);
+      },
+      [pid] {
+        // As for any keeper (see launch_child): nothing of its group outlives it.
+        if (::killpg(pid, SIGKILL) != 0 && errno != ESRCH) {
+          spdlog::warn("app: cannot clear process group {}: {}", pid, std::strerror(errno));
+        }
+      });
+  spdlog::debug("app: keeper parked for the next term: {} (pid {})", program, pid);
+}
+
+// Lets the parked keeper go away (its pipe closes; it kills its waiting
+// command and exits). Its exit is then ignored.
+void app_controller::impl::discard_parked() {
+  if (parked_.pid == 0) return;
+  spdlog::debug("app: discarding the parked keeper (pid {})", parked_.pid);
+  parked_.pid = 0;
+  close_parked_pipes();
+}
+
+void app_controller::impl::close_parked_pipes() {
+  parked_.link.close();
+  if (parked_.start_fd >= 0) ::close(parked_.start_fd);
+  parked_.start_fd = -1;
+}
+
+void app_controller::impl::on_keeper_exit(pid_t pid, exit_status status) {
+  if (pid == child_pid_) {
+    on_child_exit(status);
+    return;
+  }
+  if (pid != parked_.pid) return;  // a discarded one
+  parked_.pid = 0;
+  close_parked_pipes();
+  park_retry_after_ = mono_clock::now() + park_retry_delay;
+  spdlog::warn("app: the parked keeper (pid {}) {} before it was needed; the next start "
+               "begins a keeper of its own",
+               pid, status.signal != 0 ? status.describe() : "exited with " + status.describe());
+}
 
 void app_controller::impl::start(const app_context& context) {
   if (active_) {
@@ -159,6 +266,12 @@ void app_controller::impl::shutdown() {
     child_pid_ = 0;
   }
   keeper_.close();
+  if (parked_.pid != 0) {
+    ::killpg(parked_.pid, SIGKILL);
+    reaper_.reap_blocking(parked_.pid);
+    parked_.pid = 0;
+  }
+  close_parked_pipes();
   for (auto& weak : pumps_) {
     if (auto pump = weak.lock()) pump->close();
   }
@@ -209,22 +322,71 @@ void app_controller::impl::on_start_finished(const hook_result& result) {
 }
 
 void app_controller::impl::spawn_child_and_report() {
-  if (!child_.command.empty()) {
+  if (!child_.command.empty() && !launch_child()) return;
+  post_term_event([this] {
+    auto cb = events_.started;
+    if (cb) cb();
+  });
+}
+
+// Releases the parked keeper's command: one write, then one exec in the
+// waiting process. False when it is gone (its pipe is closed).
+bool app_controller::impl::release_parked(bool trace) {
+  // The command's process first: it is what the takeover waits for. Its
+  // keeper gets the deadline right after, as a new keeper would.
+  const auto line = process::start_message(start_context_.token, start_context_.reason,
+                                           trace ? start_context_.acquire_sent : time_point{});
+  if (process::write_start(parked_.start_fd, line) != 0) {
+    discard_parked();
+    return false;
+  }
+  ::close(parked_.start_fd);
+  parked_.start_fd = -1;
+  keeper_ = std::move(parked_.link);
+  child_pid_ = parked_.pid;
+  parked_.pid = 0;
+  send_deadline();
+  if (trace) {
+    spdlog::debug("takeover timing: parked keeper released {} after the acquire was sent",
+                  microseconds_text(mono_clock::now() - start_context_.acquire_sent));
+  }
+  spdlog::info("app: child started: {} (keeper pid {}, process group {}; parked)",
+               child_.command.front(), child_pid_, child_pid_);
+  return true;
+}
+
+// Starts the command under a keeper: the parked one when it fits this term,
+// else a new one. False after reporting a start failure.
+bool app_controller::impl::launch_child() {
+  const bool trace = start_context_.acquire_sent != time_point{} &&
+                     spdlog::should_log(spdlog::level::debug);
+  if (parked_.pid != 0) {
+    const auto& parked = parked_.context;
+    if (parked.node_id == start_context_.node_id && parked.election == start_context_.election &&
+        parked.lease_ttl == start_context_.lease_ttl) {
+      if (int error = process::find_executable(child_.command.front(), parked_.env)) {
+        report_start_failure("child: " + process::spawn_error_message(child_.command, error));
+        return false;
+      }
+      if (release_parked(trace)) return true;
+    } else {
+      discard_parked();
+    }
+  }
+  {
     auto env = process::app_environment(start_context_, "start");
     // The keeper would only report these by exiting 127; checking first keeps
     // a missing or non-executable command a start failure, as it always was.
     if (int error = process::find_executable(child_.command.front(), env)) {
       report_start_failure("child: " + process::spawn_error_message(child_.command, error));
-      return;
+      return false;
     }
     if (int error = keeper_.open()) {
       report_start_failure(std::string("child: cannot create the keeper's pipe: ") +
                            std::strerror(error));
-      return;
+      return false;
     }
     process::spawn_request request;
-    const bool trace = start_context_.acquire_sent != time_point{} &&
-                       spdlog::should_log(spdlog::level::debug);
     request.argv = process::keeper_argv(keeper_program_, child_.command,
                                         trace ? start_context_.acquire_sent : time_point{});
     request.env = std::move(env);
@@ -239,7 +401,7 @@ void app_controller::impl::spawn_child_and_report() {
       keeper_.close();
       report_start_failure("child: cannot start its keeper: " +
                            process::spawn_error_message({keeper_program_}, spawned.error));
-      return;
+      return false;
     }
     child_pid_ = spawned.pid;
     if (trace) {
@@ -252,8 +414,8 @@ void app_controller::impl::spawn_child_and_report() {
     pid_t pid = child_pid_;
     reaper_.watch(
         pid,
-        [this, alive = std::weak_ptr<char>(alive_)](exit_status status) {
-          if (!alive.expired()) on_child_exit(status);
+        [this, alive = std::weak_ptr<char>(alive_), pid](exit_status status) {
+          if (!alive.expired()) on_keeper_exit(pid, status);
         },
         [pid] {
           // The keeper is a zombie, so the group id is still ours. Anything
@@ -265,10 +427,7 @@ void app_controller::impl::spawn_child_and_report() {
           }
         });
   }
-  post_term_event([this] {
-    auto cb = events_.started;
-    if (cb) cb();
-  });
+  return true;
 }
 
 void app_controller::impl::report_start_failure(std::string detail) {
@@ -361,6 +520,8 @@ app_controller::~app_controller() {
 }
 
 void app_controller::start(const app_context& context) { impl_->start(context); }
+void app_controller::prepare(const app_context& context) { impl_->prepare(context); }
+pid_t app_controller::parked_pid() const { return impl_->parked_.pid; }
 void app_controller::stop(const app_context& context) { impl_->stop(context); }
 void app_controller::kill() { impl_->kill(); }
 void app_controller::set_deadline(time_point valid_until) { impl_->set_deadline(valid_until); }

@@ -138,6 +138,40 @@ signal_bits drain_signals(int sfd) {
   ::_exit(128 + SIGKILL);
 }
 
+// What a parked keeper's command is told when the lease is won.
+struct term_start {
+  std::uint64_t token = 0;
+  std::int64_t trace_since = 0;  // 0: no timing line
+  char reason[48] = {};          // BATON_REASON's value, NUL-terminated
+};
+
+// Parses "start <token> <reason> <trace_ns>" (without the newline).
+// Async-signal-safe: the parked command's process runs it.
+bool parse_start_line(std::string_view line, term_start& start) {
+  constexpr std::string_view prefix = "start ";
+  if (!line.starts_with(prefix)) return false;
+  std::string_view rest = line.substr(prefix.size());
+  std::string_view fields[3];
+  for (auto& field : fields) {
+    auto space = rest.find(' ');
+    field = rest.substr(0, space);
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  auto number = [](std::string_view text, auto& value) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc{} && end == text.data() + text.size();
+  };
+  term_start parsed;
+  if (!number(fields[0], parsed.token) || fields[1].empty() ||
+      fields[1].size() >= sizeof parsed.reason || !number(fields[2], parsed.trace_since) ||
+      parsed.trace_since < 0 || !rest.empty()) {
+    return false;
+  }
+  fields[1].copy(parsed.reason, fields[1].size());
+  start = parsed;
+  return true;
+}
+
 // Splits descriptor 3's byte stream into lines and keeps the latest deadline.
 class message_reader {
  public:
@@ -216,8 +250,33 @@ void say_exec_timing(std::int64_t elapsed_ns) {
 // threaded, so nothing here can meet a lock held by another thread at fork;
 // the calls are still kept to async-signal-safe ones (execvp and strerror
 // aside, which glibc implements without locks or allocation for this use).
-[[noreturn]] void run_command_when_released(char** command, int release_fd,
-                                            std::int64_t trace_since) {
+// "NAME=value" into `buffer` (of `capacity` bytes), cut short rather than
+// overflowing. Async-signal-safe.
+char* environment_entry(char* buffer, std::size_t capacity, const char* name, const char* value) {
+  std::size_t used = 0;
+  append(buffer, capacity - 1, used, name);
+  append(buffer, capacity - 1, used, "=");
+  append(buffer, capacity - 1, used, value);
+  buffer[used] = '\0';
+  return buffer;
+}
+
+// Sets BATON_TOKEN and BATON_REASON for a command that was forked before its
+// term was known (a parked keeper's). The keeper is single-threaded, so its
+// forked copy may use putenv; the entries live in static storage.
+void apply_term(const term_start& term) {
+  static char token_entry[48];
+  static char reason_entry[64];
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits - 1, term.token);
+  *end = '\0';
+  ::putenv(environment_entry(token_entry, sizeof token_entry, "BATON_TOKEN",
+                             ec == std::errc{} ? digits : "0"));
+  ::putenv(environment_entry(reason_entry, sizeof reason_entry, "BATON_REASON", term.reason));
+}
+
+// The stop signals the keeper passes on, read from the release pipe.
+signal_bits wait_for_release(int release_fd) {
   // Stop signals are still blocked (the keeper's mask): a group signal that
   // arrives now stays pending here, and the keeper will know it need not
   // pass its own copy on.
@@ -233,6 +292,47 @@ void say_exec_timing(std::int64_t elapsed_ns) {
     got += static_cast<std::size_t>(n);
   }
   ::close(release_fd);
+  return passed_on;
+}
+
+// A parked command's process: waits for the daemon's start line on the start
+// descriptor (the lease is won) and takes the term from it. Written by the
+// daemon itself, so winning costs this one wake-up and the exec.
+term_start wait_for_start(int start_fd) {
+  char line[max_message_bytes];
+  std::size_t used = 0;
+  for (;;) {
+    ssize_t n = ::read(start_fd, line + used, 1);
+    if (n < 0 && errno == EINTR) continue;
+    // The daemon gave the term up (or is gone): the command never runs.
+    if (n <= 0) ::_exit(0);
+    if (line[used] == '\n') break;
+    if (++used == sizeof line) {
+      say("the start line from the daemon is too long; the command does not run");
+      ::_exit(usage_error);
+    }
+  }
+  ::close(start_fd);
+  term_start term;
+  if (!parse_start_line(std::string_view(line, used), term)) {
+    say("malformed start line from the daemon; the command does not run");
+    ::_exit(usage_error);
+  }
+  return term;
+}
+
+[[noreturn]] void run_command_when_released(char** command, int release_fd, int start_fd,
+                                            std::int64_t trace_since) {
+  signal_bits passed_on = 0;
+  if (start_fd >= 0) {
+    // Parked: forked right after the keeper drained its stop signals, so a
+    // group signal since then has reached us too; nothing to pass on.
+    term_start term = wait_for_start(start_fd);
+    apply_term(term);
+    if (term.trace_since > 0) trace_since = term.trace_since;
+  } else {
+    passed_on = wait_for_release(release_fd);
+  }
 
   // Signals the keeper took before we existed, unless we got our own copy
   // since (it arrived after the fork): pending ones of a kind do not add up,
@@ -274,38 +374,46 @@ void say_exec_timing(std::int64_t elapsed_ns) {
   ::_exit(exec_error);
 }
 
-// Starts the command in the keeper's own process group with default signal
-// dispositions and an empty mask, passing on the stop signals that reached
-// only the keeper (see the top of the file). Descriptors above 2 are all
-// close-on-exec by now. Returns the pid, or -1 after telling why on stderr.
-pid_t start_command(char** command, int sfd, std::int64_t trace_since) {
-  int release[2];
-  if (::pipe2(release, O_CLOEXEC) != 0) {
+// Forks the command's process in the keeper's own process group. It waits,
+// stop signals blocked, until release_command() or, when parked, until the
+// daemon's start line on `start_fd`. Descriptors above 2 are all
+// close-on-exec by now. Returns the pid and the release pipe's write end in
+// `release_fd` (-1 when parked), or -1 after telling why on stderr.
+pid_t fork_command(char** command, int start_fd, std::int64_t trace_since, int& release_fd) {
+  int release[2] = {-1, -1};
+  if (start_fd < 0 && ::pipe2(release, O_CLOEXEC) != 0) {
     say(std::string("cannot execute ") + command[0] + ": " + std::strerror(errno));
     return -1;
   }
   pid_t pid = ::fork();
   if (pid == 0) {
     // Without the write end, the keeper's death reads as end of file.
-    ::close(release[1]);
-    run_command_when_released(command, release[0], trace_since);
+    if (release[1] >= 0) ::close(release[1]);
+    run_command_when_released(command, release[0], start_fd, trace_since);
   }
   int fork_error = errno;
-  ::close(release[0]);
+  if (release[0] >= 0) ::close(release[0]);
   if (pid < 0) {
-    ::close(release[1]);
+    if (release[1] >= 0) ::close(release[1]);
     say(std::string("cannot execute ") + command[0] + ": " + std::strerror(fork_error));
     return -1;
   }
+  release_fd = release[1];
+  return pid;
+}
+
+// Lets the forked command exec, with default signal dispositions and an
+// empty mask, passing on the stop signals that reached only the keeper (see
+// the top of the file).
+void release_command(int release_fd, int sfd) {
   // Everything that reached the keeper up to now. The child re-raises only
   // what it lacks, so reading first and the child checking after is the
   // safe order: a signal in between reaches the child, which then has it.
   signal_bits stops = drain_signals(sfd);
   // A child that is already gone (the group was SIGKILLed) makes this fail
   // with EPIPE (SIGPIPE is ignored): the main loop reaps it.
-  write_all(release[1], &stops, sizeof stops);
-  ::close(release[1]);
-  return pid;
+  write_all(release_fd, &stops, sizeof stops);
+  ::close(release_fd);
 }
 
 }  // namespace
@@ -326,14 +434,23 @@ int run_keeper(int argc, char** argv) {
 
   int first = 2;  // argv[first] is "--"
   std::int64_t trace_since = 0;
-  if (argc > 3 && std::string_view(argv[2]) == keeper_trace_flag) {
-    std::string_view text(argv[3]);
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), trace_since);
-    if (ec != std::errc{} || end != text.data() + text.size() || trace_since <= 0) {
-      say("--trace-since wants a CLOCK_MONOTONIC time in nanoseconds");
-      return usage_error;
+  bool parked = false;
+  while (first < argc) {
+    std::string_view flag(argv[first]);
+    if (flag == keeper_parked_flag) {
+      parked = true;
+      ++first;
+    } else if (flag == keeper_trace_flag && first + 1 < argc) {
+      std::string_view text(argv[first + 1]);
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), trace_since);
+      if (ec != std::errc{} || end != text.data() + text.size() || trace_since <= 0) {
+        say("--trace-since wants a CLOCK_MONOTONIC time in nanoseconds");
+        return usage_error;
+      }
+      first += 2;
+    } else {
+      break;
     }
-    first = 4;
   }
   if (argc < first + 2 || std::string_view(argv[first]) != "--" || argv[first + 1][0] == '\0') {
     say("internal mode of the baton daemon; usage: baton __keeper -- COMMAND [ARGS...]");
@@ -362,8 +479,27 @@ int run_keeper(int argc, char** argv) {
   // Told to stop before the command even started: do not start it.
   if (int sig = first_of(drain_signals(sfd))) die_by(sig);
 
-  pid_t child = start_command(argv + first + 1, sfd, trace_since);
+  if (parked && ::fcntl(keeper_start_fd, F_GETFD) < 0) {
+    say("--parked needs descriptor 4 (the daemon's start pipe); it is started by the baton "
+        "daemon only");
+    return usage_error;
+  }
+  int release_fd = -1;
+  pid_t child = fork_command(argv + first + 1, parked ? keeper_start_fd : -1, trace_since,
+                             release_fd);
   if (child < 0) return exec_error;
+  if (parked) {
+    // Only the waiting command reads the start pipe.
+    ::close(keeper_start_fd);
+    // A stop signal that reached only us (it came before the fork) would
+    // not reach the command: when in doubt, nothing runs.
+    if (int sig = first_of(drain_signals(sfd))) {
+      ::kill(child, SIGKILL);
+      die_by(sig);
+    }
+  } else {
+    release_command(release_fd, sfd);
+  }
 
   std::optional<std::int64_t> deadline;
   message_reader messages;
@@ -376,7 +512,15 @@ int run_keeper(int argc, char** argv) {
       kill_group(std::string("lost track of the app (waitpid: ") + std::strerror(errno) + ")",
                  child);
     }
-    if (!pipe_open) kill_group("the daemon is gone (its deadline pipe closed)", child);
+    if (!pipe_open) {
+      // Parked and never given a deadline: the daemon gave this term up
+      // (or is gone) before winning it; the command never ran. Quietly.
+      if (parked && !deadline) {
+        ::kill(child, SIGKILL);
+        ::_exit(0);
+      }
+      kill_group("the daemon is gone (its deadline pipe closed)", child);
+    }
 
     timespec wait{};
     timespec* timeout = nullptr;
@@ -395,13 +539,8 @@ int run_keeper(int argc, char** argv) {
       if (errno == EINTR) continue;
       kill_group(std::string("cannot wait (ppoll: ") + std::strerror(errno) + ")", child);
     }
-    if (fds[0].revents != 0) {
-      // Stop signals went to the whole group; the child acts on them.
-      drain_signals(sfd);
-      // Back to waitpid first: a child that exited as the daemon went away
-      // is reported with its own status.
-      continue;
-    }
+    // The daemon's lines first: a started command's deadline comes before
+    // any stop signal the daemon sends it.
     if (fds[1].revents != 0) {
       char buffer[512];
       ssize_t n = ::read(keeper_deadline_fd, buffer, sizeof buffer);
@@ -411,6 +550,18 @@ int run_keeper(int argc, char** argv) {
         // End of file, or a descriptor that is no longer a pipe to the daemon.
         pipe_open = false;
       }
+    }
+    if (fds[0].revents != 0) {
+      // Stop signals went to the whole group; the child acts on them.
+      const signal_bits stops = drain_signals(sfd);
+      // Still parked (never given a deadline): the command waits with stop
+      // signals blocked and would not act on them. Nothing of it runs.
+      if (parked && !deadline && first_of(stops) != 0) {
+        ::kill(child, SIGKILL);
+        die_by(first_of(stops));
+      }
+      // Back to waitpid first: a child that exited as the daemon went away
+      // is reported with its own status.
     }
   }
 }

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <utility>
 
 #include "baton/keeper.hpp"
 
@@ -52,8 +53,9 @@ void close_fd(int& fd) {
 
 std::vector<std::string> keeper_argv(const std::string& program,
                                      const std::vector<std::string>& command,
-                                     time_point trace_since) {
+                                     time_point trace_since, bool parked) {
   std::vector<std::string> argv{program, std::string(keeper_verb)};
+  if (parked) argv.emplace_back(keeper_parked_flag);
   if (trace_since != time_point{}) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(trace_since.time_since_epoch());
     argv.insert(argv.end(), {std::string(keeper_trace_flag), std::to_string(ns.count())});
@@ -68,6 +70,77 @@ std::string deadline_message(time_point deadline) {
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch());
   auto count = ns.count() < 0 ? 0 : ns.count();
   return "deadline " + std::to_string(count) + "\n";
+}
+
+std::string start_message(std::uint64_t token, const std::string& reason,
+                          time_point trace_since) {
+  std::int64_t trace_ns = 0;
+  if (trace_since != time_point{}) {
+    trace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(trace_since.time_since_epoch())
+                   .count();
+  }
+  return "start " + std::to_string(token) + " " + reason + " " + std::to_string(trace_ns) + "\n";
+}
+
+int open_start_pipe(int (&fds)[2]) {
+  int raw[2];
+  if (::pipe2(raw, O_CLOEXEC) != 0) return errno;
+  for (int i = 0; i < 2; ++i) {
+    // Descriptors 3 and 4 are where the keeper expects its pipes: a start
+    // pipe numbered 3 would be overwritten while they are put in place.
+    fds[i] = raw[i] >= 5 ? raw[i] : ::fcntl(raw[i], F_DUPFD_CLOEXEC, 5);
+    if (fds[i] != raw[i]) ::close(raw[i]);
+  }
+  int flags = fds[1] >= 0 ? ::fcntl(fds[1], F_GETFL) : -1;
+  if (fds[0] < 0 || flags < 0 || ::fcntl(fds[1], F_SETFL, flags | O_NONBLOCK) != 0) {
+    int error = errno;
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+    return error;
+  }
+  return 0;
+}
+
+int write_start(int fd, const std::string& line) {
+  if (fd < 0) return EBADF;
+  if (line.size() > PIPE_BUF) return EINVAL;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ssize_t n = write_without_sigpipe(fd, line.data(), line.size());
+    if (n == static_cast<ssize_t>(line.size())) return 0;
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 ? errno : EAGAIN;
+  }
+  return EINTR;
+}
+
+const std::string& parked_keeper_program() {
+  static const std::string path = [] {
+    const std::string& self = self_executable_path();
+    auto slash = self.rfind('/');
+    if (slash != std::string::npos) {
+      const std::string dir = self.substr(0, slash);
+      for (const std::string& candidate :
+           {dir + "/baton-keeper", dir + "/../libexec/baton/baton-keeper"}) {
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      }
+    }
+    return self;
+  }();
+  return path;
+}
+
+keeper_link::keeper_link(keeper_link&& other) noexcept
+    : read_fd_(std::exchange(other.read_fd_, -1)), write_fd_(std::exchange(other.write_fd_, -1)) {}
+
+keeper_link& keeper_link::operator=(keeper_link&& other) noexcept {
+  if (this != &other) {
+    close_keeper_end();
+    close();
+    read_fd_ = std::exchange(other.read_fd_, -1);
+    write_fd_ = std::exchange(other.write_fd_, -1);
+  }
+  return *this;
 }
 
 keeper_link::~keeper_link() {
@@ -95,12 +168,14 @@ int keeper_link::open() {
 
 void keeper_link::close_keeper_end() { close_fd(read_fd_); }
 
-int keeper_link::send_deadline(time_point deadline) {
+int keeper_link::send_deadline(time_point deadline) { return send(deadline_message(deadline)); }
+
+int keeper_link::send(const std::string& line) {
   if (write_fd_ < 0) return EBADF;
-  std::string line = deadline_message(deadline);
   // Lines are far below PIPE_BUF, so a non-blocking write is all or nothing:
   // a full pipe never leaves half a line behind.
-  static_assert(PIPE_BUF >= 64);
+  static_assert(PIPE_BUF >= 512);
+  if (line.size() > PIPE_BUF) return EINVAL;
   for (int attempt = 0; attempt < 3; ++attempt) {
     ssize_t n = write_without_sigpipe(write_fd_, line.data(), line.size());
     if (n == static_cast<ssize_t>(line.size())) return 0;

@@ -4,6 +4,7 @@
 // skips one deadline (the next renewal writes again), a gone keeper is ignored.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,29 @@ namespace baton::process {
 /// {program, "__keeper", "--", command...}: `program` runs `command` under a keeper.
 /// With `trace_since` set, the keeper says on stderr when the command was
 /// exec'd, counted from that moment ({..., "--trace-since", "<ns>", "--", ...}).
+/// `parked` adds --parked: the command waits for start_message() before its exec.
 std::vector<std::string> keeper_argv(const std::string& program,
                                      const std::vector<std::string>& command,
-                                     time_point trace_since = {});
+                                     time_point trace_since = {}, bool parked = false);
+
+/// "start <token> <reason> <trace_ns>\n": releases a parked keeper's command
+/// for the term `token`; trace_ns is 0 unless `trace_since` is set.
+std::string start_message(std::uint64_t token, const std::string& reason,
+                          time_point trace_since);
+
+/// A pipe for a parked command's start line: both ends close-on-exec and
+/// numbered 5 or above (the keeper gets the read end as descriptor 4), the
+/// write end non-blocking. Returns 0 or an errno.
+int open_start_pipe(int (&fds)[2]);
+
+/// Writes the start line into the start pipe's write end: all or nothing,
+/// without blocking or SIGPIPE. Returns 0 or an errno (EPIPE: it is gone).
+int write_start(int fd, const std::string& line);
+
+/// The program a standby parks as its next keeper: baton-keeper next to this
+/// executable or in ../libexec/baton/ (a small program of libc only), else
+/// this executable itself (`baton __keeper`). Resolved once.
+const std::string& parked_keeper_program();
 
 /// "deadline <ns>\n", <ns> being `deadline` on CLOCK_MONOTONIC in nanoseconds.
 std::string deadline_message(time_point deadline);
@@ -28,6 +49,8 @@ class keeper_link {
   ~keeper_link();
   keeper_link(const keeper_link&) = delete;
   keeper_link& operator=(const keeper_link&) = delete;
+  keeper_link(keeper_link&& other) noexcept;
+  keeper_link& operator=(keeper_link&& other) noexcept;
 
   /// Creates a new pipe (closing any previous one). Both ends close-on-exec;
   /// the write end is non-blocking. Returns 0 or an errno.
@@ -40,6 +63,9 @@ class keeper_link {
   /// 0, or the errno that stopped it (EAGAIN: pipe full; EPIPE: keeper gone;
   /// EBADF: not open).
   int send_deadline(time_point deadline);
+  /// Writes `lines` (at most PIPE_BUF bytes, so all or nothing), with the
+  /// same rules as send_deadline.
+  int send(const std::string& lines);
   /// Closes the write end: a running keeper kills its process group at once.
   void close();
   /// True while the write end is open.

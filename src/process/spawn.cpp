@@ -59,6 +59,12 @@ int configure(spawn_attributes& a, const spawn_request& request) {
     // dup2 onto itself (keep_fd == 3) clears close-on-exec in glibc, as POSIX asks.
     if (int rc = posix_spawn_file_actions_adddup2(&a.actions, request.keep_fd, 3)) return rc;
     first_closed = 4;
+    if (request.start_fd > STDERR_FILENO) {
+      // dup2 onto 3 above would have replaced it.
+      if (request.start_fd == 3) return EINVAL;
+      if (int rc = posix_spawn_file_actions_adddup2(&a.actions, request.start_fd, 4)) return rc;
+      first_closed = 5;
+    }
   }
   // Whatever the daemon (or a library in it) opened without O_CLOEXEC stays
   // out of the app: Redis sockets, the app socket, the pipe ends.

@@ -56,7 +56,7 @@ std::string generic_sample(value_kind kind) {
 // where that is the default (a boolean that defaults to true) or not a
 // value of the option at all (a table name cannot hold '-').
 std::string sample_of(const option_spec& spec) {
-  if (spec.key == "postgres.create_schema") return "false";
+  if (spec.key == "postgres.create_schema" || spec.key == "child.park") return "false";
   if (spec.key == "postgres.table") return "sample_1";
   return generic_sample(spec.kind());
 }
