@@ -34,8 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baton_bench import floor, report  # noqa: E402
-from baton_bench.candidates import (baton_kind, baton_postgres_kind, candidate_kind,  # noqa: E402
-                                    peer_kind)
+from baton_bench.candidates import (baton_kind, baton_postgres_kind,  # noqa: E402
+                                    baton_socket_kind, candidate_kind, peer_kind)
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
                                      install_redlock, peer_setup_error)
 from baton_bench.postgres_server import find_bindir, postgres_server, server_version  # noqa: E402
@@ -47,7 +47,7 @@ from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # n
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("baton", "baton-pg", "redis-py", "redlock")
+KINDS = ("baton", "baton-socket", "baton-pg", "redis-py", "redlock")
 SCENARIOS = ("startup", "crash", "handover", "idle", "scale")
 TTL_MS = 3000
 EXIT_HARNESS = 1
@@ -139,6 +139,9 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
     if "crash" in args.scenarios or "handover" in args.scenarios:
         args.floor_probe_path = binary(args.floor_probe, "BATON_BENCH_FLOOR_PROBE",
                                        REPO_ROOT / "build" / "bench" / "floor_probe", "floor_probe")
+    if "baton-socket" in args.only:
+        kinds["baton-socket"] = baton_socket_kind(baton, worker, cfg.ttl_ms,
+                                                  PEERS_DIR / "socket_app.py", out_dir)
     if "baton-pg" in args.only:
         kinds["baton-pg"] = baton_postgres_kind(baton, worker, cfg.ttl_ms)
         versions["postgres"] = server_version(find_bindir())
@@ -245,6 +248,8 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
         step("  " + json.dumps(baseline))
     if "idle" in args.scenarios:
         for kind in order:
+            if not kinds[kind].measure_idle:
+                continue
             step(f"idle: {kind} ({cfg.idle_candidates} candidates, {cfg.idle_window_s:.0f}s window)")
             idle = measure_idle(ctx, kinds[kind])
             raw[kind]["idle"] = idle

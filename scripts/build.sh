@@ -3,6 +3,8 @@
 # optimised, with line tables only (-g1: enough for symbolised backtraces, and
 # a third faster to compile than full debug info). Extra arguments go to the CMake configure step,
 # e.g. scripts/build.sh -DBATON_BUILD_TESTS=OFF.
+# Environment: BATON_BUILD_TARGETS="baton" builds only those targets (default:
+# all), BATON_BUILD_JOBS (default 2).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,4 +14,6 @@ jobs=${BATON_BUILD_JOBS:-2}
 source "$root/scripts/compiler-cache.sh"
 cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "$@"
-cmake --build "$build_dir" -j "$jobs"
+targets=()
+for target in ${BATON_BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+cmake --build "$build_dir" -j "$jobs" "${targets[@]}"

@@ -2,7 +2,9 @@
 # Live demo of baton: three candidates, one worker at a time, failover after a
 # crash and a graceful handover.
 #
-# It builds baton (installing missing packages first), starts a throwaway
+# It installs what it needs (the compiler, CMake, the libraries' headers and
+# redis-server: scripts/install-deps.sh --demo), builds only the baton binary
+# (and its keeper), starts a throwaway
 # redis-server on a free loopback port (no persistence, everything in a temp
 # dir), and three `baton run` candidates (demo-1..3, election "demo", lease
 # ttl 3s), each supervising scripts/demo-worker.sh. Then it:
@@ -211,15 +213,34 @@ show_work() { # node: its latest worker lines
 
 # ---- build --------------------------------------------------------------------
 
+# Prints the build's progress as one line per tenth, from CMake's "[ NN%]".
+show_progress() {
+  local line shown=-10 percent
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$build_log"
+    [[ "$line" =~ ^\[\ *([0-9]+)%\] ]] || continue
+    percent=${BASH_REMATCH[1]}
+    if ((percent >= shown + 10)); then
+      shown=$percent
+      note "building: $percent % ($(seconds_since "$demo_started") s so far)"
+    fi
+  done
+}
+seconds_since() { echo $((($(now_ms) - $1) / 1000)); }
+
+demo_started=$(now_ms)
 if ((build)); then
-  say "Installing missing packages and building baton"
-  "$here/install-deps.sh"
-  "$here/build.sh" >"${TMPDIR:-/tmp}/baton-demo-build.log" 2>&1 ||
-    {
-      tail -n 40 "${TMPDIR:-/tmp}/baton-demo-build.log"
-      die "build failed (full log: ${TMPDIR:-/tmp}/baton-demo-build.log)"
-    }
-  note "built $baton"
+  say "Installing what the demo needs: compiler, CMake, the libraries' headers, redis-server"
+  "$here/install-deps.sh" --demo
+  note "packages ready ($(seconds_since "$demo_started") s)"
+  say "Building the baton binary only (the tests are built by scripts/test.sh)"
+  build_log="${TMPDIR:-/tmp}/baton-demo-build.log"
+  : >"$build_log"
+  if ! BATON_BUILD_TARGETS="baton baton-keeper" "$here/build.sh" 2>&1 | show_progress; then
+    tail -n 40 "$build_log"
+    die "build failed (full log: $build_log)"
+  fi
+  note "built $baton ($(seconds_since "$demo_started") s since the demo started; log $build_log)"
 fi
 if ((redis_only == 0)); then
   [[ -x "$baton" ]] || die "no $baton: run scripts/build.sh (or drop --no-build)"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian 12 (bookworm) packages needed to build and test baton.
 #
+# Usage: scripts/install-deps.sh [--demo]
+#   (default)  everything the test tiers need (scripts/test.sh, CI)
+#   --demo     only what building baton and running scripts/demo.sh need:
+#              the compiler, CMake, the libraries' headers and redis-server
+#
 # Nothing is done when every package is already installed; otherwise the
 # package lists are refreshed and only the missing packages are installed.
 # (procps: `ps`, used by scripts/demo.sh; redis-server brings redis-cli.)
@@ -8,17 +13,34 @@
 # as they are.
 set -euo pipefail
 
-packages=(
+demo=0
+case "${1:-}" in
+  --demo) demo=1 ;;
+  "") ;;
+  *)
+    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--demo])" >&2
+    exit 2
+    ;;
+esac
+
+# Building baton (the test libraries too: the build is configured with its
+# tests, so that scripts/test.sh later reuses the same build directory), and
+# running the demo.
+build_packages=(
   g++ cmake make pkg-config
-  # scripts/compiler-cache.sh: later builds on this machine reuse earlier objects.
-  ccache
   libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
-  nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev
+  nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev
   libgtest-dev libgmock-dev
   redis-server procps
-  # the postgres store (libpq) and its tests (a PostgreSQL 15 server, initdb;
-  # PgBouncer for the check that catches transaction pooling).
-  libpq-dev postgresql pgbouncer
+)
+
+packages=(
+  "${build_packages[@]}"
+  # scripts/compiler-cache.sh: later builds on this machine reuse earlier objects.
+  ccache
+  # the postgres store's tests (a PostgreSQL 15 server, initdb; PgBouncer for
+  # the check that catches transaction pooling).
+  postgresql pgbouncer
   # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (a
   # Recommends of clang-14, so not installed by --no-install-recommends).
   clang-14 libclang-rt-14-dev
@@ -33,6 +55,8 @@ packages=(
   podman buildah runc uidmap fuse-overlayfs
 )
 
+if ((demo)); then packages=("${build_packages[@]}"); fi
+
 missing=()
 for package in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
@@ -44,7 +68,7 @@ done
 # The benchmark's redlock peer needs npm. Debian ships it apart from nodejs; a
 # nodejs from elsewhere usually brings its own npm, which Debian's npm package
 # would conflict with, so npm is asked for only when there is none.
-if ! command -v npm >/dev/null 2>&1; then
+if ((demo == 0)) && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
@@ -62,7 +86,8 @@ else
   exit 1
 fi
 
-echo "install-deps: installing ${missing[*]}"
-"${as_root[@]}" apt-get update
+echo "install-deps: refreshing the package lists (apt-get update)"
+"${as_root[@]}" apt-get update -qq
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y --no-install-recommends "${missing[@]}"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -14,8 +14,12 @@ separate app, and that app is the user's, not baton's.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
+import sys
+import tempfile
 import subprocess
 import time
 from dataclasses import dataclass
@@ -47,6 +51,8 @@ class candidate_kind:
     marker = ""
     # Which server the candidates share: "redis" or "postgres".
     store = "redis"
+    # Whether the idle scenario measures it.
+    measure_idle = True
 
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         raise NotImplementedError
@@ -144,6 +150,30 @@ class baton_postgres_kind(baton_kind):
         if remaining <= 0:
             raise harness_error(f"{self.lock_key(election)}: remaining {value!r} ms")
         return remaining
+
+
+class baton_socket_kind(baton_kind):
+    """baton with no command: the app follows its socket (bench/peers/socket_app.py)."""
+
+    slug = "baton-socket"
+    label = "baton, socket app"
+    measure_idle = False  # its cost is baton's plus a Python app's
+
+    def __init__(self, baton: Path, worker: Path, ttl_ms: int, script: Path, out_dir: Path) -> None:
+        super().__init__(baton, worker, ttl_ms)
+        self.script = script
+        self.marker = script.name
+        # Unix socket paths are limited to 107 bytes: a short directory of
+        # their own rather than the (possibly deep) output directory.
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="baton-bench-sock-"))
+        atexit.register(shutil.rmtree, self.socket_dir, True)
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [sys.executable, str(self.script), "--baton", str(self.baton), "--port", str(port),
+                "--election", election, "--name", name, "--log", str(log),
+                "--socket", str(self.socket_dir / f"{name}-{election}.sock"),
+                "--ttl-ms", str(self.ttl_ms), "--tick-ms", str(tick_ms),
+                "--log-level", BATON_LOG_LEVEL]
 
 
 class peer_kind(candidate_kind):
