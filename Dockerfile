@@ -36,10 +36,11 @@ WORKDIR /src
 # include/, src/ and the Debian changelog that cmake/packaging.cmake reads):
 # local build directories must not leak into the build tree.
 COPY . ./
-# Only the daemon: the tests and benchmarks are not part of the image.
+# Only the daemon and its keeper (what a standby parks for its next term): the
+# tests and benchmarks are not part of the image.
 RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release -DBATON_BUILD_TESTS=OFF \
- && cmake --build build -j"$(nproc)" --target baton \
- && strip build/baton \
+ && cmake --build build -j"$(nproc)" --target baton baton-keeper \
+ && strip build/baton build/baton-keeper \
  && ./build/baton version
 
 FROM ${BASE_IMAGE}
@@ -54,6 +55,7 @@ RUN groupadd --system --gid 10001 baton \
       --shell /usr/sbin/nologin baton \
  && install -d -o baton -g baton -m 0770 /run/baton
 COPY --from=build /src/build/baton /usr/bin/baton
+COPY --from=build /src/build/baton-keeper /usr/libexec/baton/baton-keeper
 # `baton health` and `baton status` find the daemon through this variable too.
 ENV BATON_SOCKET_PATH=/run/baton/baton.sock
 # A named volume mounted here starts with this directory's owner and mode.

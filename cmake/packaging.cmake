@@ -1,5 +1,6 @@
 # The Debian package: `cpack -G DEB` in the build tree makes
-# baton_VERSION-REVISION_ARCH.deb with /usr/bin/baton, the systemd units in
+# baton_VERSION-REVISION_ARCH.deb with /usr/bin/baton and the parked keeper
+# /usr/libexec/baton/baton-keeper, the systemd units in
 # /lib/systemd/system, the example configuration as the conffile
 # /etc/baton/baton.yaml, the docs in /usr/share/doc/baton, the man page
 # baton(1), the bash completion and the maintainer scripts in packaging/debian

@@ -61,6 +61,10 @@ class metrics {
   /// "other"), in seconds; a failed run also adds 1 to
   /// baton_hook_failures_total{hook}.
   void observe_hook(std::string_view hook, double seconds, bool ok);
+  /// baton_timer_delay_seconds: how late one of the daemon's timers fired
+  /// (renewals, retries, deadlines), in seconds: the event loop's delay,
+  /// which grows on a loaded machine and eats into a short lease.
+  void observe_timer_delay(double seconds);
   /// baton_socket_clients: connected app socket clients.
   void set_socket_clients(std::size_t clients);
 

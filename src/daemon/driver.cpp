@@ -665,6 +665,7 @@ struct driver::impl {
     timer.async_wait([this, id = a.id, index, generation,
                       due = a.at](const boost::system::error_code& ec) {
       if (ec || timer_generation[index] != generation) return;
+      stats.observe_timer_delay(std::chrono::duration<double>(mono_clock::now() - due).count());
       warn_if_stalled(id, due);
       deliver(events::timer{id});
     });

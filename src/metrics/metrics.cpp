@@ -45,6 +45,10 @@ std::string_view legacy_redis_kind(std::string_view kind) {
 const prometheus::Histogram::BucketBoundaries redis_buckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0};
+// A timer on an idle machine fires within ~0.1 ms; on a loaded one, tens of
+// milliseconds late already matter to a short lease.
+const prometheus::Histogram::BucketBoundaries timer_delay_buckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
 // Hooks range from a quick notification to a long drain (up to minutes).
 const prometheus::Histogram::BucketBoundaries hook_buckets = {
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0};
@@ -111,6 +115,13 @@ struct metrics::impl {
           .Name("baton_store_errors_total")
           .Help("Failed store operations, by store-neutral kind of failure.")
           .Register(registry);
+  prometheus::Histogram& timer_delay =
+      prometheus::BuildHistogram()
+          .Name("baton_timer_delay_seconds")
+          .Help("How late the daemon's timers fired (renewals, retries, deadlines), in seconds: "
+                "the event loop's delay.")
+          .Register(registry)
+          .Add({}, timer_delay_buckets);
   prometheus::Family<prometheus::Histogram>& hook_duration =
       prometheus::BuildHistogram()
           .Name("baton_hook_duration_seconds")
@@ -200,6 +211,10 @@ void metrics::observe_store_command(std::string_view command, double seconds) {
 void metrics::on_store_error(std::string_view kind) {
   impl_->store_errors_total.Add({{"kind", impl_->store_error_kinds.admit(kind)}}).Increment();
   on_redis_error(legacy_redis_kind(kind));
+}
+
+void metrics::observe_timer_delay(double seconds) {
+  impl_->timer_delay.Observe(non_negative(seconds));
 }
 
 void metrics::observe_hook(std::string_view hook, double seconds, bool ok) {

@@ -33,14 +33,16 @@ deb=${debs[0]}
 echo "deb-package-check: built $(basename "$deb") in $((SECONDS - start))s"
 
 contents=$(dpkg-deb --contents "$deb")
-for path in ./usr/bin/baton ./lib/systemd/system/baton.service ./lib/systemd/system/baton@.service \
+for path in ./usr/bin/baton ./usr/libexec/baton/baton-keeper ./lib/systemd/system/baton.service ./lib/systemd/system/baton@.service \
             ./etc/baton/baton.yaml ./usr/share/doc/baton/copyright \
             ./usr/share/doc/baton/changelog.Debian.gz ./usr/share/doc/baton/README.md \
             ./usr/share/man/man1/baton.1.gz ./usr/share/bash-completion/completions/baton; do
   grep -q " $path\$" <<<"$contents" || fail "$path is missing from the package"
 done
-grep -q '^-rwxr-xr-x root/root .* ./usr/bin/baton$' <<<"$contents" \
-  || fail "./usr/bin/baton is not root-owned 0755: $(grep ' ./usr/bin/baton$' <<<"$contents")"
+for binary in ./usr/bin/baton ./usr/libexec/baton/baton-keeper; do
+  grep -q "^-rwxr-xr-x root/root .* $binary\$" <<<"$contents" \
+    || fail "$binary is not root-owned 0755: $(grep " $binary\$" <<<"$contents")"
+done
 
 control=$(mktemp -d)
 trap 'rm -rf "$control"' EXIT

@@ -126,11 +126,17 @@ echo "image-test: config $config"
 [[ $config == *'"/run/baton"'* ]] || fail "/run/baton is not a volume"
 "${pod[@]}" run --rm --network=none --no-healthcheck "${limits[@]}" --entrypoint id "$image" -u | grep -qx 10001 ||
   fail "the image's user is not uid 10001"
-# Every shared library the binary needs is in the runtime image.
-if "${pod[@]}" run --rm --network=none --no-healthcheck "${limits[@]}" --entrypoint ldd \
-  "$image" /usr/bin/baton | grep 'not found'; then
-  fail "the runtime image lacks libraries"
-fi
+# Every shared library the binaries need is in the runtime image (the parked
+# keeper included: without it a standby falls back to `baton __keeper`).
+for binary in /usr/bin/baton /usr/libexec/baton/baton-keeper; do
+  if ! libraries=$("${pod[@]}" run --rm --network=none --no-healthcheck "${limits[@]}" \
+    --entrypoint ldd "$image" "$binary"); then
+    fail "$binary is missing from the image, or ldd failed on it"
+  fi
+  if grep 'not found' <<<"$libraries"; then
+    fail "the runtime image lacks libraries of $binary"
+  fi
+done
 size=$("${pod[@]}" image inspect "$image" --format '{{.Size}}')
 base_size=$("${pod[@]}" image inspect "$base_image" --format '{{.Size}}')
 awk -v size="$size" -v base="$base_size" 'BEGIN {

@@ -40,7 +40,8 @@ TEST(metrics, every_metric_has_help_and_type) {
        {"baton_info", "baton_state", "baton_transitions_total", "baton_is_leader",
         "baton_leader_changes_total", "baton_lease_remaining_seconds",
         "baton_redis_command_duration_seconds", "baton_redis_errors_total",
-        "baton_hook_duration_seconds", "baton_hook_failures_total", "baton_socket_clients"}) {
+        "baton_hook_duration_seconds", "baton_hook_failures_total", "baton_socket_clients",
+        "baton_timer_delay_seconds"}) {
     EXPECT_EQ(lines_starting(text, std::string("# HELP ") + name + " ").size(), 1U) << name;
     EXPECT_EQ(lines_starting(text, std::string("# TYPE ") + name + " ").size(), 1U) << name;
   }
@@ -145,6 +146,18 @@ TEST(metrics, redis_command_histogram_buckets_count_and_sum) {
   EXPECT_EQ(lines_starting(text, name + R"(_count{command="other"})").size(), 0U);
   m.observe_redis_command("FLUSHALL", 0.001);
   EXPECT_EQ(sample(m.text(), name + R"(_count{command="other"})"), "1");
+}
+
+TEST(metrics, timer_delays_land_in_their_buckets_and_never_count_negative) {
+  metrics m("jobs", "node-1");
+  m.observe_timer_delay(0.0003);
+  m.observe_timer_delay(0.02);
+  m.observe_timer_delay(-1.0);  // a clock oddity counts as on time
+  const std::string text = m.text();
+  EXPECT_EQ(sample(text, "baton_timer_delay_seconds_bucket{le=\"0.0001\"}"), "1");
+  EXPECT_EQ(sample(text, "baton_timer_delay_seconds_bucket{le=\"0.0005\"}"), "2");
+  EXPECT_EQ(sample(text, "baton_timer_delay_seconds_bucket{le=\"0.025\"}"), "3");
+  EXPECT_EQ(sample(text, "baton_timer_delay_seconds_count"), "3");
 }
 
 TEST(metrics, redis_errors_by_kind_with_a_cap) {
