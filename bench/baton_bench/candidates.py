@@ -35,6 +35,9 @@ WORKER_COMM = "test_worker"
 # baton's log level in the benchmark: warn keeps logging off the measured path;
 # BATON_BENCH_LOG_LEVEL=debug shows its takeover timing lines (in OUT/*.out).
 BATON_LOG_LEVEL = os.environ.get("BATON_BENCH_LOG_LEVEL", "warn")
+# Extra `baton run` options for every baton candidate, e.g. "--park=false"
+# (how the benchmark compares a setting's cost).
+BATON_EXTRA_ARGS = os.environ.get("BATON_BENCH_EXTRA_ARGS", "").split()
 
 
 # {PTTL, microseconds of TIME}, read in one script so that both are one instant.
@@ -92,7 +95,7 @@ class baton_kind(candidate_kind):
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--redis-url", f"redis://127.0.0.1:{port}", "--ttl", f"{self.ttl_ms}ms",
-                "--log-level", BATON_LOG_LEVEL, "--",
+                "--log-level", BATON_LOG_LEVEL, *BATON_EXTRA_ARGS, "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:

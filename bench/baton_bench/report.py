@@ -82,6 +82,9 @@ def idle_view(idle: dict) -> dict:
     return {
         "standby_rss_mb": None if worst("rss_kb_main") is None else worst("rss_kb_main") / 1024,
         "standby_pss_mb": None if worst("pss_kb_main") is None else worst("pss_kb_main") / 1024,
+        # With its parked keeper (child.park) and the keeper's waiting child.
+        "standby_tree_rss_mb": None if worst("rss_kb") is None else worst("rss_kb") / 1024,
+        "standby_tree_pss_mb": None if worst("pss_kb") is None else worst("pss_kb") / 1024,
         "standby_cpu_s_per_min": worst("cpu_s_per_min"),
         "standby_cmds_per_s": worst("redis_cmds_per_s"),
         "leader_rss_mb": None if leader is None else leader["rss_kb"] / 1024,
@@ -127,6 +130,10 @@ HEADLINE_ROWS = [
     ("safety: worker intervals checked (leader terms)", lambda r: r.get("intervals_checked"), 0),
     ("idle: RSS per standby (MB)", lambda r: r.get("idle_view", {}).get("standby_rss_mb"), 1),
     ("idle: PSS per standby (MB)", lambda r: r.get("idle_view", {}).get("standby_pss_mb"), 1),
+    ("idle: RSS per standby with its parked keeper (MB)",
+     lambda r: r.get("idle_view", {}).get("standby_tree_rss_mb"), 1),
+    ("idle: PSS per standby with its parked keeper (MB)",
+     lambda r: r.get("idle_view", {}).get("standby_tree_pss_mb"), 1),
     ("idle: RSS of the leader, without the app (MB)",
      lambda r: r.get("idle_view", {}).get("leader_rss_mb"), 1),
     ("idle: CPU per standby (s/min)",
