@@ -125,7 +125,7 @@ def binary(flag: str | None, variable: str, default: Path, what: str) -> Path:
     path = Path(flag or os.environ.get(variable) or default)
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise harness_error(f"{what} not found at {path}: build it (cmake --build build --target "
-                            f"baton test_worker) or pass its path")
+                            f"baton test_worker floor_probe) or pass its path")
     return path.resolve()
 
 

@@ -197,8 +197,11 @@ def soak_one(args, procs: registry, out_dir: Path, ttl_ms: int, redis_binary: st
             leader = group.by_name(leader_iv.name)
             if leader is None:
                 raise harness_error(f"{election}: worker {leader_iv.name} belongs to no candidate")
+            # From before the question: a harness descheduled after the reply
+            # (the machine is loaded) must not move the expiry later.
+            asked = time.monotonic_ns()
             remaining = kind.remaining_ms(conn, election)
-            expiry_ns = time.monotonic_ns() + int(remaining * NS_PER_MS)
+            expiry_ns = asked + int(remaining * NS_PER_MS)
             acted = time.monotonic_ns()
             leader.crash(procs)
             successor = log.wait_for(

@@ -4,7 +4,9 @@
 #
 # It installs what it needs (the compiler, CMake, the libraries' headers and
 # redis-server: scripts/install-deps.sh --demo), builds only the baton binary
-# (and its keeper), starts a throwaway
+# and its keeper into build-demo/ (a Release build of the daemon alone, as
+# unity batches: a few large compile jobs instead of a hundred small ones;
+# scripts/build.sh and the tests use build/), starts a throwaway
 # redis-server on a free loopback port (no persistence, everything in a temp
 # dir), and three `baton run` candidates (demo-1..3, election "demo", lease
 # ttl 3s), each supervising scripts/demo-worker.sh. Then it:
@@ -18,14 +20,16 @@
 # temp dir. Every wait is bounded.
 #
 # Usage: scripts/demo.sh [--no-build] [--redis-only]
-#   --no-build    use the existing build/baton (skip install-deps and build)
+#   --no-build    use the existing build-demo/baton, else build/baton (skip
+#                 install-deps and the build)
 #   --redis-only  self-check: start and stop the throwaway Redis, nothing else
-# Environment: BATON_BINARY=path runs that baton instead of build/baton.
+# Environment: BATON_BINARY=path runs that baton instead.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-baton=${BATON_BINARY:-"$root/build/baton"} # override to demo another build
+demo_build="$root/build-demo"
+baton=${BATON_BINARY:-"$demo_build/baton"} # override to demo another build
 worker="$here/demo-worker.sh"
 election=demo
 lease_key="baton:{$election}:lease"
@@ -233,17 +237,26 @@ if ((build)); then
   say "Installing what the demo needs: compiler, CMake, the libraries' headers, redis-server"
   "$here/install-deps.sh" --demo
   note "packages ready ($(seconds_since "$demo_started") s)"
-  say "Building the baton binary only (the tests are built by scripts/test.sh)"
+  say "Building the baton binary only, into build-demo/ (the tests are built by scripts/test.sh)"
   build_log="${TMPDIR:-/tmp}/baton-demo-build.log"
   : >"$build_log"
-  if ! BATON_BUILD_TARGETS="baton baton-keeper" "$here/build.sh" 2>&1 | show_progress; then
+  source "$here/compiler-cache.sh"
+  if ! {
+    cmake -S "$root" -B "$demo_build" -G "Unix Makefiles" "${compiler_cache_args[@]}" \
+      -DCMAKE_BUILD_TYPE=Release -DBATON_BUILD_TESTS=OFF -DCMAKE_UNITY_BUILD=ON \
+      -DCMAKE_UNITY_BUILD_BATCH_SIZE=0 &&
+      cmake --build "$demo_build" -j "${BATON_BUILD_JOBS:-2}" --target baton baton-keeper
+  } 2>&1 | show_progress; then
     tail -n 40 "$build_log"
     die "build failed (full log: $build_log)"
   fi
   note "built $baton ($(seconds_since "$demo_started") s since the demo started; log $build_log)"
 fi
+if ((build == 0 && redis_only == 0)) && [[ -z "${BATON_BINARY:-}" && ! -x "$baton" ]]; then
+  baton="$root/build/baton" # from scripts/build.sh
+fi
 if ((redis_only == 0)); then
-  [[ -x "$baton" ]] || die "no $baton: run scripts/build.sh (or drop --no-build)"
+  [[ -x "$baton" ]] || die "no $baton: run scripts/demo.sh without --no-build, or scripts/build.sh"
 fi
 command -v redis-server >/dev/null || die "redis-server not installed (scripts/install-deps.sh)"
 

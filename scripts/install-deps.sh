@@ -23,19 +23,18 @@ case "${1:-}" in
     ;;
 esac
 
-# Building baton (the test libraries too: the build is configured with its
-# tests, so that scripts/test.sh later reuses the same build directory), and
-# running the demo.
+# Building the baton binary and running the demo.
 build_packages=(
   g++ cmake make pkg-config
   libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev
-  libgtest-dev libgmock-dev
   redis-server procps
 )
 
 packages=(
   "${build_packages[@]}"
+  # the test suites (GoogleTest, GoogleMock)
+  libgtest-dev libgmock-dev
   # scripts/compiler-cache.sh: later builds on this machine reuse earlier objects.
   ccache
   # the postgres store's tests (a PostgreSQL 15 server, initdb; PgBouncer for
