@@ -5,18 +5,13 @@
 
 #include "baton/config.hpp"
 #include "baton/duration.hpp"
+#include "text_chars.hpp"
 
 namespace baton {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
+using text::is_digit;
+using text::trim;
 
 constexpr const char* examples = "a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";
 

@@ -17,16 +17,12 @@
 #include "baton/duration.hpp"
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
+#include "text_chars.hpp"
 
 namespace baton {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
+using text::trim;
 
 std::optional<double> parse_number(std::string_view text) {
   text = trim(text);
@@ -213,7 +209,7 @@ struct shower {
 
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+using text::is_blank;
 
 // POSIX shell word splitting without expansions: '...' is literal, "..."
 // takes backslash escapes of " \ $ ` only (others stay as typed), a

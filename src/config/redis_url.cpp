@@ -7,6 +7,7 @@
 
 #include "baton/config.hpp"
 #include "baton/redis_url.hpp"
+#include "text_chars.hpp"
 
 namespace baton {
 namespace {
@@ -18,7 +19,7 @@ constexpr std::string_view unix_scheme = "unix://";
 // sun_path holds 108 bytes including the terminating NUL on Linux.
 constexpr std::size_t max_unix_path = 107;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using text::is_digit;
 bool is_alnum(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }

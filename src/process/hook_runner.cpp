@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "spawn.hpp"
+#include "close_fd.hpp"
 
 namespace baton::process {
 
@@ -35,10 +36,6 @@ bool make_pipe(pipe_pair& p) {
   return true;
 }
 
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
 
 }  // namespace
 

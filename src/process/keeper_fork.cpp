@@ -18,14 +18,6 @@ namespace baton::process {
 
 namespace {
 
-std::vector<char*> c_strings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
 [[noreturn]] void become_keeper(std::vector<char*>& args, std::vector<char*>& envp,
                                 int deadline_fd) {
   // The daemon's signal handlers (asio's) must not run in the copy: block

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "baton/keeper.hpp"
+#include "close_fd.hpp"
 
 namespace baton::process {
 
@@ -44,10 +45,6 @@ ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
   return n;
 }
 
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
 
 }  // namespace
 

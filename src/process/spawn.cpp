@@ -35,14 +35,6 @@ struct spawn_attributes {
   spawn_attributes& operator=(const spawn_attributes&) = delete;
 };
 
-std::vector<char*> c_strings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  // posix_spawn takes char* const[] for historical reasons; it does not write.
-  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
 
 int configure(spawn_attributes& a, const spawn_request& request) {
   if (!a.actions_ok || !a.attr_ok) return ENOMEM;
@@ -91,6 +83,15 @@ int configure(spawn_attributes& a, const spawn_request& request) {
 }
 
 }  // namespace
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  // exec and posix_spawn take char* const[] for historical reasons; they do not write.
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
 
 spawn_result spawn_process(const spawn_request& request) {
   spawn_result result;

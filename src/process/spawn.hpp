@@ -36,6 +36,10 @@ struct spawn_result {
   bool ok() const { return error == 0; }
 };
 
+/// argv/envp for exec: pointers into `strings`, then a null pointer. Valid
+/// while `strings` lives and is not changed.
+std::vector<char*> c_strings(const std::vector<std::string>& strings);
+
 /// Spawns `request`. Never throws for a bad command: the failure is in `error`.
 spawn_result spawn_process(const spawn_request& request);
 
