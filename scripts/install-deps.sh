@@ -85,8 +85,22 @@ else
   exit 1
 fi
 
+# The demo keeps apt's and dpkg's hundreds of lines in a log, shown on failure.
+apt_log=/dev/stdout
+if ((demo)); then
+  apt_log="${TMPDIR:-/tmp}/baton-install-deps.log"
+  : >"$apt_log"
+fi
+run_apt() {
+  if ! "$@" >>"$apt_log" 2>&1; then
+    if [[ "$apt_log" != /dev/stdout ]]; then tail -n 30 "$apt_log" >&2; fi
+    echo "install-deps: '$*' failed (log: $apt_log)" >&2
+    exit 1
+  fi
+}
 echo "install-deps: refreshing the package lists (apt-get update)"
-"${as_root[@]}" apt-get update -qq
-echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+run_apt "${as_root[@]}" apt-get update -qq
+echo "install-deps: installing ${#missing[@]} packages and what they need: ${missing[*]}"
+run_apt "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
