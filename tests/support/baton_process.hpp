@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/built_paths.hpp"
+
 namespace baton::testing {
 
 /// Path of the baton binary under test (BATON_BINARY).

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "baton/cli.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton {
 namespace {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "baton/app_controller.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton::process_test {
 
