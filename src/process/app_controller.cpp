@@ -59,6 +59,7 @@ struct app_controller::impl {
   bool release_parked(bool trace);
   void discard_parked();
   void close_parked_pipes();
+  void watch_keeper(pid_t pid);
   void on_keeper_exit(pid_t pid, exit_status status);
   void report_start_failure(std::string detail);
   void on_child_exit(exit_status status);
@@ -161,19 +162,8 @@ void app_controller::impl::prepare(const app_context& context) {
   parked_.start_fd = start_pipe[1];
   parked_.context = context;
   parked_.env = std::move(env);
-  const pid_t pid = spawned.pid;
-  reaper_.watch(
-      pid,
-      [this, alive = std::weak_ptr<char>(alive_), pid](exit_status status) {
-        if (!alive.expired()) on_keeper_exit(pid, status);
-      },
-      [pid] {
-        // As for any keeper (see launch_child): nothing of its group outlives it.
-        if (::killpg(pid, SIGKILL) != 0 && errno != ESRCH) {
-          spdlog::warn("app: cannot clear process group {}: {}", pid, std::strerror(errno));
-        }
-      });
-  spdlog::debug("app: keeper parked for the next term: {} (pid {})", program, pid);
+  watch_keeper(spawned.pid);
+  spdlog::debug("app: keeper parked for the next term: {} (pid {})", program, spawned.pid);
 }
 
 // Lets the parked keeper go away (its pipe closes; it kills its waiting
@@ -189,6 +179,24 @@ void app_controller::impl::close_parked_pipes() {
   parked_.link.close();
   if (parked_.start_fd >= 0) ::close(parked_.start_fd);
   parked_.start_fd = -1;
+}
+
+// Reaps a keeper (the running child's or a parked one) and reports its exit.
+void app_controller::impl::watch_keeper(pid_t pid) {
+  reaper_.watch(
+      pid,
+      [this, alive = std::weak_ptr<char>(alive_), pid](exit_status status) {
+        if (!alive.expired()) on_keeper_exit(pid, status);
+      },
+      [pid] {
+        // The keeper is a zombie, so the group id is still ours. Anything
+        // left in the group runs unsupervised from now on (background
+        // processes of the command, or the command itself if the keeper was
+        // killed alone): it goes too.
+        if (::killpg(pid, SIGKILL) != 0 && errno != ESRCH) {
+          spdlog::warn("app: cannot clear process group {}: {}", pid, std::strerror(errno));
+        }
+      });
 }
 
 void app_controller::impl::on_keeper_exit(pid_t pid, exit_status status) {
@@ -336,7 +344,7 @@ bool app_controller::impl::release_parked(bool trace) {
   // keeper gets the deadline right after, as a new keeper would.
   const auto line = process::start_message(start_context_.token, start_context_.reason,
                                            trace ? start_context_.acquire_sent : time_point{});
-  if (process::write_start(parked_.start_fd, line) != 0) {
+  if (process::write_lines(parked_.start_fd, line) != 0) {
     discard_parked();
     return false;
   }
@@ -411,21 +419,7 @@ bool app_controller::impl::launch_child() {
     spdlog::info("app: child started: {} (keeper pid {}, process group {})",
                  child_.command.front(), child_pid_, child_pid_);
     send_deadline();
-    pid_t pid = child_pid_;
-    reaper_.watch(
-        pid,
-        [this, alive = std::weak_ptr<char>(alive_), pid](exit_status status) {
-          if (!alive.expired()) on_keeper_exit(pid, status);
-        },
-        [pid] {
-          // The keeper is a zombie, so the group id is still ours. Anything
-          // left in the group runs unsupervised from now on (background
-          // processes of the command, or the command itself if the keeper was
-          // killed alone): it goes too.
-          if (::killpg(pid, SIGKILL) != 0 && errno != ESRCH) {
-            spdlog::warn("app: cannot clear process group {}: {}", pid, std::strerror(errno));
-          }
-        });
+    watch_keeper(child_pid_);
   }
   return true;
 }

@@ -99,8 +99,11 @@ int open_start_pipe(int (&fds)[2]) {
   return 0;
 }
 
-int write_start(int fd, const std::string& line) {
+int write_lines(int fd, const std::string& line) {
   if (fd < 0) return EBADF;
+  // Lines are far below PIPE_BUF, so a non-blocking write is all or nothing:
+  // a full pipe never leaves half a line behind.
+  static_assert(PIPE_BUF >= 512);
   if (line.size() > PIPE_BUF) return EINVAL;
   for (int attempt = 0; attempt < 3; ++attempt) {
     ssize_t n = write_without_sigpipe(fd, line.data(), line.size());
@@ -165,21 +168,8 @@ int keeper_link::open() {
 
 void keeper_link::close_keeper_end() { close_fd(read_fd_); }
 
-int keeper_link::send_deadline(time_point deadline) { return send(deadline_message(deadline)); }
-
-int keeper_link::send(const std::string& line) {
-  if (write_fd_ < 0) return EBADF;
-  // Lines are far below PIPE_BUF, so a non-blocking write is all or nothing:
-  // a full pipe never leaves half a line behind.
-  static_assert(PIPE_BUF >= 512);
-  if (line.size() > PIPE_BUF) return EINVAL;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    ssize_t n = write_without_sigpipe(write_fd_, line.data(), line.size());
-    if (n == static_cast<ssize_t>(line.size())) return 0;
-    if (n < 0 && errno == EINTR) continue;
-    return n < 0 ? errno : EAGAIN;
-  }
-  return EINTR;
+int keeper_link::send_deadline(time_point deadline) {
+  return write_lines(write_fd_, deadline_message(deadline));
 }
 
 void keeper_link::close() { close_fd(write_fd_); }

@@ -30,9 +30,10 @@ std::string start_message(std::uint64_t token, const std::string& reason,
 /// write end non-blocking. Returns 0 or an errno.
 int open_start_pipe(int (&fds)[2]);
 
-/// Writes the start line into the start pipe's write end: all or nothing,
-/// without blocking or SIGPIPE. Returns 0 or an errno (EPIPE: it is gone).
-int write_start(int fd, const std::string& line);
+/// Writes `lines` (at most PIPE_BUF bytes) into a non-blocking pipe: all or
+/// nothing, without blocking or SIGPIPE. Returns 0 or an errno (EAGAIN: the
+/// pipe is full; EPIPE: the reader is gone; EBADF: fd is -1).
+int write_lines(int fd, const std::string& lines);
 
 /// The program a standby parks as its next keeper: baton-keeper next to this
 /// executable or in ../libexec/baton/ (a small program of libc only), else
@@ -63,9 +64,6 @@ class keeper_link {
   /// 0, or the errno that stopped it (EAGAIN: pipe full; EPIPE: keeper gone;
   /// EBADF: not open).
   int send_deadline(time_point deadline);
-  /// Writes `lines` (at most PIPE_BUF bytes, so all or nothing), with the
-  /// same rules as send_deadline.
-  int send(const std::string& lines);
   /// Closes the write end: a running keeper kills its process group at once.
   void close();
   /// True while the write end is open.
