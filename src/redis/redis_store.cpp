@@ -4,14 +4,10 @@
 // into operation_aborted once close() was called, so each handler runs exactly
 // once (or, after destruction, never).
 //
-// Data loss: the command connection reads Redis's run_id (INFO server) on
-// every (re)connect. When it differs from the one this store saw before (a
-// restart or a failover), the fence script runs first on the new connection,
-// ahead of any queued command: the fence holds every candidate's acquire back
-// for one ttl (the latest ttl this store was given), and the token counter is
-// lifted to at least the server's TIME. The acquire script itself does the
-// same when it finds the counter missing. Either way the watcher hears a
-// store_events::reset.
+// Data loss: the command connection is a redis_node, which fences the
+// election when Redis's run_id changes (a restart or a failover; see
+// redis_node.hpp). The acquire script itself does the same when it finds the
+// counter missing. Either way the watcher hears a store_events::reset.
 #include "redis_store.hpp"
 
 #include <boost/asio/error.hpp>
@@ -25,6 +21,7 @@
 #include "lease_keys.hpp"
 #include "redis_reply.hpp"
 #include "connection.hpp"
+#include "redis_node.hpp"
 #include "scripts.hpp"
 #include "subscriber.hpp"
 
@@ -35,6 +32,7 @@ namespace asio = boost::asio;
 using redis_detail::command_result;
 using redis_detail::connection;
 using redis_detail::lua_script;
+using redis_detail::redis_node;
 using redis_detail::subscriber;
 
 // How often a watching store looks at its subscription's state: the
@@ -82,16 +80,23 @@ struct redis_store::impl {
     conn_options.transport = options.transport;
     // Only the command connection asks who the server is; the watch
     // connection has nothing to protect.
-    auto command_options = conn_options;
-    command_options.on_ready = [this, weak = std::weak_ptr<int>(alive)](const std::string& id) {
-      if (!weak.expired()) on_server(id);
+    redis_detail::node_options node_options;
+    node_options.connection = conn_options;
+    node_options.token_key = token;
+    node_options.fence_key = fence;
+    node_options.ttl = options.identity.ttl;
+    node_options.on_reset = [this, weak = std::weak_ptr<int>(alive)](const std::string& why) {
+      if (!weak.expired() && !closed) report_reset(why);
     };
-    conn = connection::create(io, std::move(command_options));
+    node_options.on_failure = [this, weak = std::weak_ptr<int>(alive)](store_error e) {
+      if (!weak.expired() && !closed) note_failure(std::move(e));
+    };
+    node = redis_node::create(io, std::move(node_options));
   }
 
   ~impl() {
     alive.reset();
-    conn->close();
+    node->close();
     if (watch) watch->stop();
   }
 
@@ -103,28 +108,13 @@ struct redis_store::impl {
     });
   }
 
-  // EVALSHA, and EVAL when the server does not know the script (it forgets
-  // them on restart). `done` runs only while the store is alive.
+  // Runs a script on the node; `done` runs only while the store is alive.
   void eval(const lua_script& script, std::vector<std::string> keys, std::vector<std::string> args,
             std::function<void(command_result)> done) {
-    std::vector<std::string> command{"EVALSHA", script.sha1, std::to_string(keys.size())};
-    for (auto& k : keys) command.push_back(std::move(k));
-    for (auto& a : args) command.push_back(std::move(a));
-    auto retry = command;
-    retry[0] = "EVAL";
-    retry[1] = std::string(script.source);
-    conn->async_exec(
-        std::move(command), [this, weak = std::weak_ptr<int>(alive), retry = std::move(retry),
-                             done = std::move(done)](command_result r) mutable {
-          if (weak.expired()) return;
-          if (!r.ec && !closed && is_noscript_error(r.reply)) {
-            conn->async_exec(std::move(retry), [weak, done = std::move(done)](command_result r2) {
-              if (!weak.expired()) done(std::move(r2));
-            });
-            return;
-          }
-          done(std::move(r));
-        });
+    node->eval(script, std::move(keys), std::move(args),
+               [weak = std::weak_ptr<int>(alive), done = std::move(done)](command_result r) {
+                 if (!weak.expired()) done(std::move(r));
+               });
   }
 
   // The common tail of every operation: closed -> aborted, transport error
@@ -162,33 +152,6 @@ struct redis_store::impl {
     if (!closed) return false;
     post_result(std::move(handler), aborted(), T{});
     return true;
-  }
-
-  // A new command connection is up and talks to the server `id`. Runs before
-  // any queued command is sent there.
-  void on_server(const std::string& id) {
-    if (id.empty() || id == run_id) return;
-    if (run_id.empty()) {
-      // A first connection is no change.
-      run_id = id;
-      return;
-    }
-    const auto previous = run_id;
-    std::vector<std::string> command{"EVAL", std::string(redis_detail::fence_script().source), "2",
-                                     token, fence, ttl_ms, "run_id changed"};
-    conn->async_exec(std::move(command), [this, weak = std::weak_ptr<int>(alive), previous,
-                                          id](command_result r) {
-      if (weak.expired() || closed) return;
-      if (r.ec || r.reply.kind == redis_reply::type::error) {
-        // Left unrecorded, so the next connection tries again; the acquire
-        // queued behind it meets the same failure.
-        note_failure(r.ec ? store_error{r.ec, r.detail}
-                          : store_error{classify_error_reply(r.reply.str), "fence: " + r.reply.str});
-        return;
-      }
-      run_id = id;
-      report_reset("run_id changed from " + previous + " to " + id);
-    });
   }
 
   void report_reset(std::string why, bool record_missing = false) {
@@ -238,7 +201,7 @@ struct redis_store::impl {
   const std::string fence;
   const std::string channel;
   const std::string ttl_ms;
-  std::shared_ptr<connection> conn;
+  std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
   event_listener listener;
   bool wakeups_trusted = false;
@@ -249,9 +212,6 @@ struct redis_store::impl {
   std::string last_error;
   std::string last_error_kind;
   std::optional<time_point> last_error_at;
-  // The run_id of the server the command connection last talked to ("" =
-  // none yet).
-  std::string run_id;
   std::string last_reset;
 };
 
@@ -338,7 +298,7 @@ void redis_store::close() {
   auto& d = *impl_;
   if (d.closed) return;
   d.closed = true;
-  d.conn->close();
+  d.node->close();
   if (d.watch) d.watch->stop();
   d.listener = nullptr;
 }
@@ -351,7 +311,7 @@ store_status redis_store::status() const {
   s.kind = "redis";
   s.label = "Redis";
   s.endpoint = d.conn_options.endpoint.redacted();
-  switch (d.conn->current_state()) {
+  switch (d.node->current_state()) {
     case connection::state::connected: s.link = link_state::connected; break;
     case connection::state::connecting: s.link = link_state::connecting; break;
     default: s.link = link_state::disconnected; break;

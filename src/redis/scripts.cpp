@@ -35,6 +35,11 @@ local fence = redis.call('PTTL', KEYS[3])
 local current = redis.call('GET', KEYS[1])
 if fence == -2 and (current == false or current == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if ARGV[4] == 'grant' then
+    -- One master of a Redlock quorum: the token is settled across the
+    -- masters afterwards (write_back_source), so only report the counter.
+    return {1, redis.call('GET', KEYS[2]), current == false and 1 or 0}
+  end
   local term = redis.call('INCR', KEYS[2])
   if current == false and ARGV[3] then
     redis.call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. term)
@@ -80,6 +85,24 @@ if left ~= -1 and left < tonumber(ARGV[1]) then
   redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
 end
 return redis.call('PTTL', KEYS[2])
+)lua";
+
+// The Redlock store's second round: the token chosen from the granting
+// masters' counters is written back where the lease is still ours, only
+// upward. Counters are compared as decimal strings (length, then digits):
+// Lua's doubles would round counters above 2^53.
+constexpr std::string_view write_back_source = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 'lease not ours'} end
+local counter = redis.call('GET', KEYS[2])
+if counter == false then return {0, 'token counter missing'} end
+if #counter > #ARGV[2] or (#counter == #ARGV[2] and counter >= ARGV[2]) then
+  return {0, 'token counter already at ' .. counter}
+end
+redis.call('SET', KEYS[2], ARGV[2])
+if ARGV[4] == '1' then
+  redis.call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[2])
+end
+return {1, ''}
 )lua";
 
 // `baton init-store`: the counter, seeded as the acquire script seeds a
@@ -142,6 +165,11 @@ const lua_script& renew_script() {
 
 const lua_script& create_record_script() {
   static const lua_script script{create_record_source, sha1_hex(create_record_source)};
+  return script;
+}
+
+const lua_script& write_back_script() {
+  static const lua_script script{write_back_source, sha1_hex(write_back_source)};
   return script;
 }
 

@@ -13,8 +13,9 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token, fence. ARGV: our value, ttl ms.
-/// Returns {1, token}; or {0, holder value, PTTL ms, holder token or ""} when
+/// KEYS: lease, token, fence. ARGV: our value, ttl ms, channel, and
+/// optionally "grant" (a Redlock master: no INCR, no announcement).
+/// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free}; or {0, holder value, PTTL ms, holder token or ""} when
 /// another node holds the lease; or, while the fence holds every acquisition
 /// back, {0, holder value or "(store reset)", ms until both the fence and the
 /// lease are gone (-1 = unknown), token, "fence"}, the last element being
@@ -30,6 +31,12 @@ const lua_script& renew_script();
 /// KEYS: lease, token. ARGV: our value, channel. Returns 1 (deleted and
 /// announced as "released <value> <token>") or 0 (not ours).
 const lua_script& release_script();
+
+/// The Redlock write-back. KEYS: lease, token. ARGV: our value, the token,
+/// channel, "1" to announce a new term. Sets the counter to the token only
+/// when the lease is ours and the counter is smaller, and then announces
+/// "acquired <value> <token>" if asked: {1, ""}; otherwise {0, why}.
+const lua_script& write_back_script();
 
 /// KEYS: token. Creates the token counter from TIME in microseconds when it
 /// is missing (returns 1), else changes nothing (returns 0).

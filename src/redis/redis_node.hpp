@@ -1,0 +1,62 @@
+// One Redis server as a lease store uses it: a pipelined command connection
+// that runs the lease scripts (EVALSHA, then EVAL when the server answers
+// NOSCRIPT: it forgets scripts on restart), and the server's own reset fence.
+// The connection reads Redis's run_id on every (re)connect; when it differs
+// from the one seen before (a restart or a failover), the fence script runs on
+// the new connection ahead of every queued command, holding each candidate's
+// acquire back for one ttl and lifting the token counter to the server's
+// clock. The single-server store is one node; the Redlock store is N.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "connection.hpp"
+#include "scripts.hpp"
+
+namespace baton::redis_detail {
+
+struct node_options {
+  /// Where and how to connect; on_ready is the node's own.
+  connection_options connection;
+  /// The election's token counter and fence keys on this server.
+  std::string token_key;
+  std::string fence_key;
+  milliseconds ttl{0};
+  /// The fence was set after the run_id changed; `why` names both ids.
+  std::function<void(const std::string& why)> on_reset;
+  /// Setting that fence failed (left for the next connection to retry).
+  std::function<void(store_error)> on_failure;
+};
+
+class redis_node : public std::enable_shared_from_this<redis_node> {
+ public:
+  static std::shared_ptr<redis_node> create(boost::asio::io_context& io, node_options options);
+  ~redis_node();
+  redis_node(const redis_node&) = delete;
+  redis_node& operator=(const redis_node&) = delete;
+
+  /// Runs `script` with `keys` and `args`; `done` runs exactly once, posted
+  /// (operation_aborted after close()).
+  void eval(const lua_script& script, std::vector<std::string> keys, std::vector<std::string> args,
+            std::function<void(command_result)> done);
+  connection::state current_state() const;
+  /// Final: fails what is pending with operation_aborted; no callback after.
+  void close();
+
+ private:
+  redis_node(boost::asio::io_context& io, node_options options);
+  void on_server(const std::string& id);
+
+  node_options options_;
+  std::shared_ptr<connection> conn_;
+  // The run_id of the server the connection last talked to ("" = none yet).
+  std::string run_id_;
+  bool closed_ = false;
+};
+
+}  // namespace baton::redis_detail

@@ -1,0 +1,126 @@
+// The quorum rules of quorum.hpp. Everything here is arithmetic over the
+// answers the store recorded; the store owns the clock and the sockets.
+#include "quorum.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace baton::redlock_detail {
+
+quorum_tally::quorum_tally(std::size_t masters) : outcome_(masters, mark::none) {}
+
+bool quorum_tally::record(std::size_t index, mark m) {
+  if (index >= outcome_.size() || outcome_[index] != mark::none) return false;
+  outcome_[index] = m;
+  ++(m == mark::success ? successes_ : failures_);
+  return true;
+}
+
+bool quorum_tally::succeeded(std::size_t index) { return record(index, mark::success); }
+bool quorum_tally::failed(std::size_t index) { return record(index, mark::failure); }
+
+bool quorum_tally::answered(std::size_t index) const {
+  return index < outcome_.size() && outcome_[index] != mark::none;
+}
+
+bool quorum_tally::succeeded_at(std::size_t index) const {
+  return index < outcome_.size() && outcome_[index] == mark::success;
+}
+
+verdict quorum_tally::current() const {
+  const auto need = majority_of(outcome_.size());
+  if (successes_ >= need) return verdict::reached;
+  // More failures than the masters a majority can spare.
+  if (failures_ > outcome_.size() - need) return verdict::impossible;
+  return verdict::open;
+}
+
+acquire_round::acquire_round(std::size_t masters) : tally_(masters), answers_(masters) {}
+
+bool acquire_round::record(std::size_t index, master_answer answer) {
+  const bool granted = answer.what == master_answer::kind::granted;
+  if (!(granted ? tally_.succeeded(index) : tally_.failed(index))) return false;
+  answers_[index] = std::move(answer);
+  return true;
+}
+
+std::vector<std::size_t> acquire_round::granted() const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < answers_.size(); ++i) {
+    if (tally_.succeeded_at(i)) out.push_back(i);
+  }
+  return out;
+}
+
+std::uint64_t acquire_round::token() const {
+  std::uint64_t largest = 0;
+  for (const auto i : granted()) largest = std::max(largest, answers_[i]->counter);
+  return largest + 1;
+}
+
+bool acquire_round::new_term() const {
+  for (const auto i : granted()) {
+    if (answers_[i]->was_free) return true;
+  }
+  return false;
+}
+
+std::size_t acquire_round::usable_answers() const {
+  return static_cast<std::size_t>(std::count_if(answers_.begin(), answers_.end(), [](const auto& a) {
+    return a && a->what != master_answer::kind::failed;
+  }));
+}
+
+acquire_answer acquire_round::refusal() const {
+  using kind = master_answer::kind;
+  acquire_answer out;
+  out.outcome = acquire_outcome::held_back;
+  std::map<std::string, std::size_t> named;
+  // Per master: how long until it would grant; nullopt = never (failed,
+  // silent, or a time it did not say).
+  std::vector<std::optional<std::chrono::microseconds>> free_in;
+  for (const auto& a : answers_) {
+    if (!a || a->what == kind::failed) {
+      free_in.emplace_back();
+      continue;
+    }
+    if (a->what == kind::granted) {
+      free_in.emplace_back(std::chrono::microseconds::zero());
+      continue;
+    }
+    if (a->what == kind::held) {
+      out.outcome = acquire_outcome::held;
+      if (!a->holder.empty()) ++named[a->holder];
+      out.token = std::max(out.token, a->counter);
+    }
+    free_in.push_back(a->free_in.count() >= 0 ? std::optional(a->free_in) : std::nullopt);
+  }
+  std::size_t most = 0;
+  for (const auto& [holder, count] : named) {
+    if (count > most) {
+      most = count;
+      out.holder = holder;
+    }
+  }
+  // Sorted with "never" last: the majority-th smallest is when a majority
+  // would grant.
+  std::sort(free_in.begin(), free_in.end(), [](const auto& a, const auto& b) {
+    if (!a) return false;
+    if (!b) return true;
+    return *a < *b;
+  });
+  const auto& when = free_in[majority_of(free_in.size()) - 1];
+  if (when) {
+    out.free_in = *when;
+    // Rounded up: a standby that waits `remaining` is never early.
+    out.remaining = std::chrono::ceil<milliseconds>(*when);
+  }
+  return out;
+}
+
+mono_clock::duration remaining_validity(time_point sent, time_point now, milliseconds ttl,
+                                        milliseconds drift) {
+  return ttl - drift - (now - sent);
+}
+
+}  // namespace baton::redlock_detail

@@ -1,0 +1,128 @@
+// The pure half of the Redlock store: how the answers of N independent Redis
+// masters combine into one answer for the port. No asio, no hiredis, no clock
+// reads: the store feeds in each master's answer and the times it measured,
+// and asks for the verdict. Unit and property tests drive it by hand.
+//
+// The rules (README "Redlock", docs/safety.md):
+// - a round is decided as soon as a majority succeeded, or as soon as so many
+//   failed that a majority can no longer succeed: a slow minority costs
+//   nothing;
+// - an acquire is granted only by a majority, and only while the lease's
+//   validity (ttl - drift - the time since the first request went out) is
+//   positive;
+// - the token is one more than the largest counter among the granting
+//   masters, and counts only once a second round wrote it back to a majority
+//   (see write_back_script in redlock_scripts.hpp for why that orders tokens).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "baton/time.hpp"
+
+namespace baton::redlock_detail {
+
+/// The smallest number of masters that is more than half of `masters`.
+constexpr std::size_t majority_of(std::size_t masters) { return masters / 2 + 1; }
+
+/// Where a round stands.
+enum class verdict {
+  open,        ///< neither a majority of successes nor of failures yet
+  reached,     ///< a majority succeeded
+  impossible,  ///< so many failed that a majority cannot succeed any more
+};
+
+/// Counts one round's successes and failures over `masters` masters; each
+/// master is counted once, whatever arrives later.
+class quorum_tally {
+ public:
+  explicit quorum_tally(std::size_t masters);
+
+  /// Records master `index`'s outcome; false (and ignored) when it already
+  /// had one or the index is out of range.
+  bool succeeded(std::size_t index);
+  bool failed(std::size_t index);
+
+  verdict current() const;
+  std::size_t masters() const { return outcome_.size(); }
+  std::size_t successes() const { return successes_; }
+  std::size_t failures() const { return failures_; }
+  bool answered(std::size_t index) const;
+  bool succeeded_at(std::size_t index) const;
+
+ private:
+  enum class mark : unsigned char { none, success, failure };
+  bool record(std::size_t index, mark m);
+
+  std::vector<mark> outcome_;
+  std::size_t successes_ = 0;
+  std::size_t failures_ = 0;
+};
+
+/// One master's answer to the acquire round.
+struct master_answer {
+  enum class kind {
+    granted,    ///< the lease is ours on this master
+    held,       ///< another node holds it there
+    held_back,  ///< the master's reset fence refuses every grant for now
+    failed,     ///< no usable answer (error, timeout, unexpected reply)
+  };
+  kind what = kind::failed;
+  /// Granted: the master's token counter (the largest token it has seen
+  /// written); held: the holder's token there (0 = unknown).
+  std::uint64_t counter = 0;
+  /// Granted: the lease was free there (a new term on this master).
+  bool was_free = false;
+  /// Held: the holder's node id; held back: a node still holding an older
+  /// lease there, if any.
+  std::string holder;
+  /// Held / held back: time from the answer until this master would grant;
+  /// negative = unknown.
+  std::chrono::microseconds free_in{-1};
+};
+
+/// The acquire round over all masters.
+class acquire_round {
+ public:
+  explicit acquire_round(std::size_t masters);
+
+  /// Master `index` answered (first answer counts). False when ignored.
+  bool record(std::size_t index, master_answer answer);
+
+  /// Reached = a majority granted; impossible = it cannot any more.
+  verdict current() const { return tally_.current(); }
+  /// Indexes of the masters that granted so far.
+  std::vector<std::size_t> granted() const;
+  /// One more than the largest counter among the granting masters: the token
+  /// to write back. A master whose counter is missing never granted (its
+  /// acquire script raises the fence instead), so every granting master has
+  /// one.
+  std::uint64_t token() const;
+  /// True when any granting master had the lease free: a new term.
+  bool new_term() const;
+  /// How many masters gave a usable answer (granted, held or held back).
+  std::size_t usable_answers() const;
+
+  /// The port's answer for a refused round: held when some master named
+  /// another holder (the one named most often; its largest token), else
+  /// held_back. remaining / free_in: when a majority of masters would grant,
+  /// counting our own grants (released at once) as free and failed or
+  /// silent masters as never; negative when that is never.
+  acquire_answer refusal() const;
+
+ private:
+  quorum_tally tally_;
+  std::vector<std::optional<master_answer>> answers_;
+};
+
+/// What is left of a lease's validity at `now` when its first request went
+/// out at `sent`: ttl - drift - (now - sent). Zero or negative = spent.
+mono_clock::duration remaining_validity(time_point sent, time_point now, milliseconds ttl,
+                                        milliseconds drift);
+
+}  // namespace baton::redlock_detail
