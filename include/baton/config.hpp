@@ -21,9 +21,11 @@ namespace baton {
 struct store_config {
   /// The kinds validate_config accepts, as store.kind spells them;
   /// make_lease_store (store_factory.hpp) must be able to build each.
-  static constexpr std::array<std::string_view, 2> known_kinds{"redis", "postgres"};
-  /// One of known_kinds: redis (one Redis server, the redis: section) or
-  /// postgres (a lease table in PostgreSQL, the postgres: section).
+  static constexpr std::array<std::string_view, 3> known_kinds{"redis", "redlock", "postgres"};
+  /// One of known_kinds: redis (one Redis server, the redis: section),
+  /// redlock (N independent Redis masters, the redlock: section plus the
+  /// redis: section's password and timeouts) or postgres (a lease table in
+  /// PostgreSQL, the postgres: section).
   std::string kind = "redis";
 };
 
@@ -40,6 +42,13 @@ struct redis_config {
   /// Time allowed for one command's reply; past it the connection is dropped
   /// and re-established. 0 = min(1s, lease.renew_interval / 2).
   milliseconds command_timeout{0};
+};
+
+struct redlock_config {
+  /// The masters' URLs (redis:// or unix://, no password: every master uses
+  /// the redis: section's password): 3, 5 or 7. From a flag or variable, the
+  /// URLs are separated by commas or spaces.
+  std::vector<std::string> masters;
 };
 
 struct postgres_config {
@@ -143,6 +152,7 @@ struct config {
   std::string node_id;
   store_config store;
   redis_config redis;
+  redlock_config redlock;
   postgres_config postgres;
   lease_config lease;
   hooks_config hooks;

@@ -87,6 +87,10 @@ void fill_derived_defaults(config& cfg, option_origins* origins = nullptr);
 /// only improves the messages.
 void validate_config(const config& cfg, const option_origins& origins = {});
 
+/// redlock.masters as single URLs: a list entry may hold several separated
+/// by commas (as a flag or variable gives them); empty pieces dropped.
+std::vector<std::string> redlock_master_urls(const redlock_config& redlock);
+
 /// The margin assumed lost to clock-rate differences between hosts:
 /// ttl * drift_factor (rounded up to whole ms) + 2ms.
 milliseconds lease_drift(const lease_config& lease);

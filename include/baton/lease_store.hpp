@@ -168,6 +168,9 @@ struct store_member_status {
   link_state link = link_state::disconnected;
   bool holds_lease = false;
   std::string last_error;  ///< "" = none yet
+  /// Why this server last held grants back for one ttl (it restarted, its
+  /// record was missing); "" = not while this process ran.
+  std::string fence;
 };
 
 /// What a store can say about itself, for `baton status`, /status and metrics.

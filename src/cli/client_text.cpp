@@ -93,6 +93,24 @@ rows status_rows(const json& status) {
     }
     r.emplace_back("store", text);
   }
+  // A quorum's masters, one row each: whether it is reached, holds our
+  // lease, held grants back, and its last error.
+  if (const json* members = store != nullptr ? field(*store, "members") : nullptr;
+      members != nullptr && members->is_array()) {
+    for (const auto& m : *members) {
+      if (!m.is_object()) continue;
+      std::string text = printable(string_field(m, "endpoint").value_or("?")) + " " +
+                         printable(string_field(m, "link").value_or("?"));
+      if (bool_field(m, "holds_lease").value_or(false)) text += ", holds our lease";
+      if (auto fence = string_field(m, "fence"); fence && !fence->empty()) {
+        text += ", fenced (" + printable(*fence) + ")";
+      }
+      if (auto error = string_field(m, "last_error"); error && !error->empty()) {
+        text += ", last error: " + printable(*error);
+      }
+      r.emplace_back("master", text);
+    }
+  }
   if (store != nullptr) {
     if (auto error = string_field(*store, "last_error"); error && !error->empty()) {
       std::string text = printable(*error);

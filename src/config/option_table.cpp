@@ -20,7 +20,7 @@ constexpr option_spec table[] = {
      .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
-     .help = "Which store holds the lease: redis or postgres (default redis)",
+     .help = "Which store holds the lease: redis, redlock or postgres (default redis)",
      .field = text_field{[](config& c) -> auto& { return c.store.kind; }}},
 
     {.key = "redis.url", .env = "BATON_REDIS_URL", .flag = "--redis-url", .placeholder = "URL",
@@ -44,6 +44,12 @@ constexpr option_spec table[] = {
      .help = "Time allowed for one reply (default min(1s, renew interval / 2))",
      .field = duration_field{[](config& c) -> auto& { return c.redis.command_timeout; }},
      .zero_derives = true},
+
+    {.key = "redlock.masters", .env = "BATON_REDLOCK_MASTERS", .flag = "--redlock-masters",
+     .placeholder = "URLS",
+     .help = "store.kind redlock: the 3, 5 or 7 independent Redis masters, redis:// or unix:// "
+             "URLs separated by commas (no password: redis.password_file serves them all)",
+     .field = argv_field{[](config& c) -> auto& { return c.redlock.masters; }}},
 
     {.key = "postgres.url", .env = "BATON_POSTGRES_URL", .flag = "--postgres-url",
      .placeholder = "URL",

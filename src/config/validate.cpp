@@ -2,6 +2,7 @@
 // names the option, shows its value, says what is allowed and, when known,
 // where the value came from. Rules name an option by the field they check
 // (option_name), so a message always uses the option table's name.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -117,6 +118,44 @@ void check_redis(const config& cfg) {
   parse_redis_url(cfg.redis.url);
   require_positive(cfg, cfg.redis.connect_timeout);
   require_positive(cfg, cfg.redis.command_timeout);
+}
+
+// Odd, so that two majorities always share a master; at most 7, since every
+// round goes to all of them.
+void check_redlock(const config& cfg) {
+  if (cfg.store.kind != "redlock") return;
+  const std::string option = "redlock.masters";
+  const auto urls = redlock_master_urls(cfg.redlock);
+  if (urls.size() != 3 && urls.size() != 5 && urls.size() != 7) {
+    throw config_error::with_message(
+        option, option + ": store.kind redlock needs 3, 5 or 7 master URLs, got " +
+                    std::to_string(urls.size()) +
+                    " (an odd number, so that any two majorities share a master)");
+  }
+  std::vector<std::string> seen;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    const std::string entry = option + ": master " + std::to_string(i + 1);
+    redis_endpoint e;
+    try {
+      e = parse_redis_url(urls[i]);
+    } catch (const config_error& bad) {
+      // parse_redis_url names redis.url; the rest of its message is the point.
+      std::string why = bad.what();
+      const auto colon = why.find(": ");
+      throw config_error::with_message(option, entry + ": " + why.substr(colon + 2));
+    }
+    if (!e.password.empty()) {
+      throw config_error::with_message(
+          option, entry + " (" + e.redacted() + ") carries a password: every master uses "
+                      "redis.password_file or BATON_REDIS_PASSWORD, never a URL");
+    }
+    auto where = e.redacted();
+    if (std::find(seen.begin(), seen.end(), where) != seen.end()) {
+      throw config_error::with_message(option, entry + " (" + where + ") is listed twice: a "
+                                                                       "majority needs distinct masters");
+    }
+    seen.push_back(std::move(where));
+  }
 }
 
 bool set_by_user(const option_origins& origins, const std::string& option) {
@@ -275,6 +314,22 @@ void check_rest(const config& cfg) {
 
 }  // namespace
 
+std::vector<std::string> redlock_master_urls(const redlock_config& redlock) {
+  std::vector<std::string> urls;
+  for (const auto& entry : redlock.masters) {
+    std::size_t from = 0;
+    while (from <= entry.size()) {
+      const auto comma = std::min(entry.find(',', from), entry.size());
+      auto piece = entry.substr(from, comma - from);
+      piece.erase(0, piece.find_first_not_of(" \t"));
+      piece.erase(piece.find_last_not_of(" \t") + 1);
+      if (!piece.empty()) urls.push_back(std::move(piece));
+      from = comma + 1;
+    }
+  }
+  return urls;
+}
+
 milliseconds lease_drift(const lease_config& lease) {
   // The epsilon keeps 10000 * 0.01 at 100ms despite binary rounding.
   const double scaled = static_cast<double>(lease.ttl.count()) * lease.drift_factor;
@@ -288,6 +343,7 @@ void validate_config(const config& cfg, const option_origins& origins) {
     check_identity(cfg);
     check_store(cfg);
     check_redis(cfg);
+    check_redlock(cfg);
     check_postgres(cfg);
     check_lease(cfg, origins);
     check_rest(cfg);

@@ -27,6 +27,7 @@ nlohmann::json store_report(const store_status& s, time_point now) {
                             {"link", to_string(m.link)},
                             {"holds_lease", m.holds_lease}};
       if (!m.last_error.empty()) member["last_error"] = m.last_error;
+      if (!m.fence.empty()) member["fence"] = m.fence;
       members.push_back(std::move(member));
     }
   }

@@ -12,9 +12,7 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <cstdio>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -42,29 +40,13 @@ store_error aborted() {
   return {boost::system::error_code(asio::error::operation_aborted), {}};
 }
 
-// 128 bits, drawn once: a restarted store in the same process still
-// recognises the lease it holds.
-const std::string& process_nonce() {
-  static const std::string nonce = [] {
-    std::random_device rd;
-    std::string hex;
-    for (int i = 0; i < 4; ++i) {
-      char buf[9];
-      std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned int>(rd()));
-      hex += buf;
-    }
-    return hex;
-  }();
-  return nonce;
-}
-
 }  // namespace
 
 struct redis_store::impl {
   impl(asio::io_context& context, redis_store_options opts)
       : io(context),
         options(std::move(opts)),
-        value(options.identity.node_id + ":" + process_nonce()),
+        value(options.identity.node_id + ":" + redis_detail::process_nonce()),
         lease(lease_key(options.identity.election)),
         token(token_key(options.identity.election)),
         fence(fence_key(options.identity.election)),

@@ -123,6 +123,7 @@ void subscriber::on_message(const redis_reply& message) {
       e[2].kind != redis_reply::type::string)
     return;
   if (is_foreign_release(e[2].str, options_.own_value)) {
+    if (options_.release_filter && !options_.release_filter(e[2].str)) return;
     notify();
   } else if (auto term = parse_acquired_announcement(e[2].str); term && options_.on_acquired) {
     auto on_acquired = options_.on_acquired;  // a copy, as in notify()

@@ -27,6 +27,11 @@ struct subscriber_options {
   milliseconds backoff_max{5000};
   /// PING interval while subscribed; 0 = no health check.
   milliseconds ping_interval{5000};
+  /// Asked before the listener hears of a foreign release, with the
+  /// announcement's text (`released <value> <token>`); false = not worth
+  /// telling (optional: the Redlock store hears each release from several
+  /// masters and tells the first).
+  std::function<bool(std::string_view message)> release_filter;
   /// Told of every announced new term (optional).
   std::function<void(const announced_term&)> on_acquired;
   /// Told true on entering the subscribed state and false on leaving it for a

@@ -76,6 +76,8 @@ acquire_answer acquire_round::refusal() const {
   acquire_answer out;
   out.outcome = acquire_outcome::held_back;
   std::map<std::string, std::size_t> named;
+  // Per holder, how many masters named each token.
+  std::map<std::string, std::map<std::uint64_t, std::size_t>> tokens;
   // Per master: how long until it would grant; nullopt = never (failed,
   // silent, or a time it did not say).
   std::vector<std::optional<std::chrono::microseconds>> free_in;
@@ -90,8 +92,10 @@ acquire_answer acquire_round::refusal() const {
     }
     if (a->what == kind::held) {
       out.outcome = acquire_outcome::held;
-      if (!a->holder.empty()) ++named[a->holder];
-      out.token = std::max(out.token, a->counter);
+      if (!a->holder.empty()) {
+        ++named[a->holder];
+        if (a->counter != 0) ++tokens[a->holder][a->counter];
+      }
     }
     free_in.push_back(a->free_in.count() >= 0 ? std::optional(a->free_in) : std::nullopt);
   }
@@ -100,6 +104,16 @@ acquire_answer acquire_round::refusal() const {
     if (count > most) {
       most = count;
       out.holder = holder;
+    }
+  }
+  // The holder's token is the one most masters report: its write-back put it
+  // on a majority, while a master that missed it reports an older counter,
+  // or, seeded on its own, a larger one. On a tie, the larger.
+  std::size_t votes = 0;
+  for (const auto& [token, count] : tokens[out.holder]) {
+    if (count >= votes) {
+      votes = count;
+      out.token = token;
     }
   }
   // Sorted with "never" last: the majority-th smallest is when a majority
@@ -112,8 +126,8 @@ acquire_answer acquire_round::refusal() const {
   const auto& when = free_in[majority_of(free_in.size()) - 1];
   if (when) {
     out.free_in = *when;
-    // Rounded up: a standby that waits `remaining` is never early.
-    out.remaining = std::chrono::ceil<milliseconds>(*when);
+    // Whole milliseconds, as PTTL counts them; free_in has the rest.
+    out.remaining = std::chrono::duration_cast<milliseconds>(*when);
   }
   return out;
 }

@@ -98,6 +98,7 @@ class acquire_round {
   verdict current() const { return tally_.current(); }
   /// Indexes of the masters that granted so far.
   std::vector<std::size_t> granted() const;
+  bool granted_at(std::size_t index) const { return tally_.succeeded_at(index); }
   /// One more than the largest counter among the granting masters: the token
   /// to write back. A master whose counter is missing never granted (its
   /// acquire script raises the fence instead), so every granting master has
@@ -109,10 +110,12 @@ class acquire_round {
   std::size_t usable_answers() const;
 
   /// The port's answer for a refused round: held when some master named
-  /// another holder (the one named most often; its largest token), else
+  /// another holder (the one named most often, with the token most of those
+  /// masters report, the larger on a tie), else
   /// held_back. remaining / free_in: when a majority of masters would grant,
   /// counting our own grants (released at once) as free and failed or
-  /// silent masters as never; negative when that is never.
+  /// silent masters as never; negative when that is never. remaining is in
+  /// whole milliseconds, rounded down as PTTL is; free_in is exact.
   acquire_answer refusal() const;
 
  private:

@@ -7,7 +7,9 @@
 #include "baton/redis_url.hpp"
 #include "postgres/lease_sql.hpp"
 #include "postgres/postgres_store.hpp"
+#include "baton/config_load.hpp"
 #include "redis/redis_store.hpp"
+#include "redlock/redlock_store.hpp"
 
 namespace baton {
 namespace {
@@ -24,6 +26,17 @@ std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const
   o.command_timeout = cfg.redis.command_timeout;
   o.identity = identity_of(cfg);
   return std::make_unique<redis_store>(io, std::move(o));
+}
+
+std::unique_ptr<lease_store> make_redlock_store(boost::asio::io_context& io, const config& cfg) {
+  redlock_store_options o;
+  for (const auto& url : redlock_master_urls(cfg.redlock)) o.masters.push_back(parse_redis_url(url));
+  o.password = cfg.redis.password;
+  o.connect_timeout = cfg.redis.connect_timeout;
+  o.command_timeout = cfg.redis.command_timeout;
+  o.identity = identity_of(cfg);
+  o.drift = lease_drift(cfg.lease);
+  return std::make_unique<redlock_store>(io, std::move(o));
 }
 
 std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, const config& cfg) {
@@ -44,6 +57,7 @@ std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, co
 // here; store_factory_test checks that each one is built.
 std::unique_ptr<lease_store> make_lease_store(boost::asio::io_context& io, const config& cfg) {
   if (cfg.store.kind == "redis") return make_redis_store(io, cfg);
+  if (cfg.store.kind == "redlock") return make_redlock_store(io, cfg);
   if (cfg.store.kind == "postgres") return make_postgres_store(io, cfg);
   throw std::invalid_argument("unknown store kind \"" + cfg.store.kind + "\"");
 }
@@ -56,6 +70,10 @@ milliseconds store_call_bound(const config& cfg) {
   if (cfg.store.kind == "postgres") {
     // The table check, its creation and the statement itself.
     return cfg.postgres.connect_timeout + 3 * cfg.postgres.command_timeout;
+  }
+  if (cfg.store.kind == "redlock") {
+    // The masters answer in parallel; an acquire is two rounds.
+    return cfg.redis.connect_timeout + 2 * cfg.redis.command_timeout;
   }
   return cfg.redis.connect_timeout + cfg.redis.command_timeout;
 }

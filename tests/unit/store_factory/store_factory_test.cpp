@@ -18,6 +18,8 @@ config base_config() {
   cfg.node_id = "web-1";
   cfg.lease.ttl = 3s;
   cfg.redis.url = "redis://127.0.0.1:6399";
+  cfg.redlock.masters = {"redis://127.0.0.1:6401", "redis://127.0.0.1:6402",
+                         "redis://127.0.0.1:6403"};
   return cfg;
 }
 

@@ -1,0 +1,30 @@
+// What one Redlock master's script replies mean, as pure functions (no
+// sockets): the acquire script in "grant" mode and the write-back script
+// (src/redis/scripts.hpp). A reply of unexpected shape is an error with a
+// detail, never a crash.
+#pragma once
+
+#include <string>
+
+#include "quorum.hpp"
+#include "redis/redis_reply.hpp"
+
+namespace baton::redlock_detail {
+
+struct grant_reply {
+  master_answer answer;
+  /// This very call found the master's token counter missing and raised its
+  /// fence (the master lost its data, or the election is new there).
+  bool found_reset = false;
+};
+
+/// `{1, counter, was_free}` = granted; anything the single-server acquire
+/// script answers when busy = held / held_back (parse_acquire_reply).
+parsed_reply<grant_reply> parse_grant_reply(const redis_reply& reply);
+
+/// `{1, ""}` = the token was written; `{0, why}` = not written (value false,
+/// detail = why: the lease is not ours there, the counter is missing or
+/// already as large).
+parsed_reply<bool> parse_write_back_reply(const redis_reply& reply);
+
+}  // namespace baton::redlock_detail

@@ -1,0 +1,697 @@
+// redlock_store: the rounds over the masters (see redlock_store.hpp). Each
+// call is one small state object shared by the completions of its per-master
+// commands; the first completion that settles the round answers the caller,
+// later ones only update what status() shows about their master. Completions
+// hold a weak pointer to the store: after destruction nothing runs, after
+// close() every call completes once with operation_aborted.
+#include "redlock_store.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "master_replies.hpp"
+#include "quorum.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/redis_error.hpp"
+#include "redis/redis_node.hpp"
+#include "redis/scripts.hpp"
+#include "redis/subscriber.hpp"
+#include "redlock_error.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+using redis_detail::command_result;
+using redis_detail::connection;
+using redis_detail::redis_node;
+using redis_detail::subscriber;
+using redlock_detail::acquire_round;
+using redlock_detail::master_answer;
+using redlock_detail::quorum_tally;
+using redlock_detail::verdict;
+
+store_error aborted() {
+  return {boost::system::error_code(asio::error::operation_aborted), {}};
+}
+
+// What went wrong on which master during one round.
+struct round_failures {
+  std::vector<std::pair<std::size_t, store_error>> list;
+
+  void add(std::size_t master, store_error e) { list.emplace_back(master, std::move(e)); }
+};
+
+struct member {
+  std::string endpoint;  // redacted
+  std::shared_ptr<redis_node> node;
+  std::shared_ptr<subscriber> watch;
+  bool holds_lease = false;
+  std::string last_error;
+  std::string fence;  // why it last held grants back ("" = never seen)
+};
+
+link_state link_of(connection::state s) {
+  switch (s) {
+    case connection::state::connected: return link_state::connected;
+    case connection::state::connecting: return link_state::connecting;
+    default: return link_state::disconnected;
+  }
+}
+
+}  // namespace
+
+struct redlock_store::impl {
+  struct acquire_call {
+    acquire_handler handler;
+    time_point sent;
+    acquire_round round;
+    quorum_tally writes;
+    std::uint64_t token = 0;
+    enum class stage { asking, writing, done } at = stage::asking;
+    // A majority granted and the round has not been lost since.
+    bool winning = false;
+    round_failures failures;
+
+    acquire_call(acquire_handler h, std::size_t n) : handler(std::move(h)), round(n), writes(n) {}
+  };
+
+  struct renew_call {
+    renew_handler handler;
+    time_point sent;
+    quorum_tally tally;
+    std::size_t lost = 0;
+    bool done = false;
+    round_failures failures;
+
+    renew_call(renew_handler h, std::size_t n) : handler(std::move(h)), tally(n) {}
+  };
+
+  struct release_call {
+    release_handler handler;
+    quorum_tally answered;
+    std::size_t released = 0;
+    bool done = false;
+    round_failures failures;
+
+    release_call(release_handler h, std::size_t n) : handler(std::move(h)), answered(n) {}
+  };
+
+  struct record_call {
+    record_handler handler;
+    std::size_t left = 0;
+    std::size_t created = 0;
+    round_failures failures;
+  };
+
+  impl(asio::io_context& context, redlock_store_options opts)
+      : io(context),
+        options(std::move(opts)),
+        value(options.identity.node_id + ":" + redis_detail::process_nonce()),
+        lease(lease_key(options.identity.election)),
+        token(token_key(options.identity.election)),
+        fence(fence_key(options.identity.election)),
+        channel(events_channel(options.identity.election)),
+        ttl_ms(std::to_string(options.identity.ttl.count())) {
+    for (std::size_t i = 0; i < options.masters.size(); ++i) {
+      redis_detail::connection_options c;
+      c.endpoint = options.masters[i];
+      if (!options.password.empty()) c.endpoint.password = options.password;
+      c.connect_timeout = options.connect_timeout;
+      c.command_timeout = options.command_timeout;
+      c.transport = options.transport;
+      conn_options.push_back(c);
+
+      redis_detail::node_options n;
+      n.connection = c;
+      n.token_key = token;
+      n.fence_key = fence;
+      n.ttl = options.identity.ttl;
+      n.on_reset = [this, weak = std::weak_ptr<int>(alive), i](const std::string& why) {
+        if (!weak.expired()) member_reset(i, why, false);
+      };
+      n.on_failure = [this, weak = std::weak_ptr<int>(alive), i](store_error e) {
+        if (!weak.expired()) member_failed(i, e);
+      };
+      member m;
+      m.endpoint = c.endpoint.redacted();
+      m.node = redis_node::create(io, std::move(n));
+      members.push_back(std::move(m));
+    }
+    // The options copy must not keep secrets longer than needed.
+    options.password.clear();
+    for (auto& m : options.masters) m.password.clear();
+  }
+
+  ~impl() {
+    alive.reset();
+    for (auto& m : members) {
+      m.node->close();
+      if (m.watch) m.watch->stop();
+    }
+  }
+
+  std::size_t size() const { return members.size(); }
+
+  // Runs `script` on master `i`; `done` runs only while the store lives.
+  void eval(std::size_t i, const redis_detail::lua_script& script, std::vector<std::string> keys,
+            std::vector<std::string> args, std::function<void(command_result)> done) {
+    members[i].node->eval(script, std::move(keys), std::move(args),
+                          [weak = std::weak_ptr<int>(alive), done = std::move(done)](command_result r) {
+                            if (!weak.expired()) done(std::move(r));
+                          });
+  }
+
+  template <typename T, typename Handler>
+  bool reject_closed(Handler& handler) {
+    if (!closed) return false;
+    asio::post(io, [weak = std::weak_ptr<int>(alive), handler = std::move(handler)] {
+      if (!weak.expired()) handler(aborted(), T{});
+    });
+    return true;
+  }
+
+  // --- per-master bookkeeping --------------------------------------------------
+
+  void member_failed(std::size_t i, const store_error& e) {
+    members[i].last_error = e.message();
+  }
+
+  void member_reset(std::size_t i, const std::string& why, bool record_missing) {
+    members[i].fence = why;
+    members[i].holds_lease = false;
+    const auto text = "master " + members[i].endpoint + ": " + why;
+    last_reset = text;
+    tell(store_events::reset{text, record_missing});
+  }
+
+  // A transport error or an unparseable reply of master `i`, kept for the
+  // round's error and for status().
+  void failed_in(round_failures& f, std::size_t i, store_error e) {
+    member_failed(i, e);
+    // Not known any more: shown as not held.
+    members[i].holds_lease = false;
+    f.add(i, std::move(e));
+  }
+
+  // The round's error: when no master answered and all that failed failed
+  // alike, their own code (so an unreachable quorum is `unavailable`);
+  // otherwise no_quorum.
+  // `answered`: whether any master gave a usable answer in the round.
+  store_error round_error(const round_failures& f, bool answered, const std::string& summary) {
+    store_error out;
+    bool alike = !answered;
+    for (const auto& [i, e] : f.list) {
+      if (std::string(store_error_kind(e.code)) != store_error_kind(f.list.front().second.code)) {
+        alike = false;
+      }
+    }
+    out.code = alike && !f.list.empty() ? f.list.front().second.code
+                                        : std::error_code(redlock_errc::no_quorum);
+    out.detail = summary;
+    for (const auto& [i, e] : f.list) out.detail += "; " + members[i].endpoint + ": " + e.message();
+    return note_failure(std::move(out));
+  }
+
+  store_error note_failure(store_error e) {
+    last_error = e.detail.empty() ? e.code.message() : e.detail;
+    last_error_kind = store_error_kind(e.code);
+    last_error_at = mono_clock::now();
+    return e;
+  }
+
+  std::string of_masters(std::size_t k) const {
+    return std::to_string(k) + " of " + std::to_string(size()) + " masters (a majority is " +
+           std::to_string(redlock_detail::majority_of(size())) + ")";
+  }
+
+  // Releases the lease on every master, answering nobody: after an acquire
+  // that did not win. Each master's release runs behind that master's
+  // acquire on the same connection, so a grant still on its way is undone.
+  void release_everywhere() {
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::release_script(), {lease, token}, {value, channel},
+           [this, i](command_result r) {
+             if (!r.ec && parse_release_reply(r.reply).ec == std::error_code{}) {
+               members[i].holds_lease = false;
+             }
+           });
+    }
+  }
+
+  // --- acquire -------------------------------------------------------------------
+
+  void acquire(acquire_handler handler) {
+    auto call = std::make_shared<acquire_call>(std::move(handler), size());
+    call->sent = mono_clock::now();
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::acquire_script(), {lease, token, fence}, {value, ttl_ms, channel, "grant"},
+           [this, call, i](command_result r) { on_grant(call, i, std::move(r)); });
+    }
+  }
+
+  void on_grant(const std::shared_ptr<acquire_call>& shared, std::size_t i, command_result r) {
+    auto& call = *shared;
+    if (closed) return finish(call, aborted(), {});
+    master_answer answer;
+    if (r.ec) {
+      failed_in(call.failures, i, {r.ec, r.detail});
+    } else if (auto parsed = redlock_detail::parse_grant_reply(r.reply); parsed.ec) {
+      failed_in(call.failures, i, {parsed.ec, parsed.detail});
+    } else {
+      answer = std::move(parsed.value.answer);
+      if (parsed.value.found_reset) member_reset(i, "token counter missing", true);
+      members[i].holds_lease = answer.what == master_answer::kind::granted;
+    }
+    if (call.at != acquire_call::stage::asking) {
+      // A late grant after a refusal is undone by the release queued behind
+      // it on that connection; after a win it is kept, renewed with the
+      // others, and gets the token too, so that its counter says who holds
+      // the lease there.
+      if (answer.what == master_answer::kind::granted && call.token != 0 && call.winning) {
+        eval(i, redis_detail::write_back_script(), {lease, token},
+             {value, std::to_string(call.token), channel, "0"}, [](command_result) {});
+      }
+      return;
+    }
+    call.round.record(i, std::move(answer));
+    switch (call.round.current()) {
+      case verdict::open: return;
+      case verdict::reached: return write_back(shared);
+      case verdict::impossible: return refuse(call);
+    }
+  }
+
+  // A majority granted: write the token back to the granting masters.
+  void write_back(const std::shared_ptr<acquire_call>& shared) {
+    auto& call = *shared;
+    call.at = acquire_call::stage::writing;
+    call.winning = true;
+    call.token = call.round.token();
+    const auto granted = call.round.granted();
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (!call.round.granted_at(i)) call.writes.failed(i);
+    }
+    const std::string announce = call.round.new_term() ? "1" : "0";
+    for (const auto i : granted) {
+      eval(i, redis_detail::write_back_script(), {lease, token},
+           {value, std::to_string(call.token), channel, announce},
+           [this, shared, i](command_result r) { on_written(*shared, i, std::move(r)); });
+    }
+  }
+
+  void on_written(acquire_call& call, std::size_t i, command_result r) {
+    if (closed) return finish(call, aborted(), {});
+    bool written = false;
+    if (r.ec) {
+      failed_in(call.failures, i, {r.ec, r.detail});
+    } else if (auto parsed = redlock_detail::parse_write_back_reply(r.reply); parsed.ec) {
+      failed_in(call.failures, i, {parsed.ec, parsed.detail});
+    } else if (!parsed.value) {
+      failed_in(call.failures, i,
+                {redlock_errc::no_quorum, "token " + std::to_string(call.token) +
+                                              " not written: " + parsed.detail});
+    } else {
+      written = true;
+    }
+    if (call.at != acquire_call::stage::writing) return;
+    written ? call.writes.succeeded(i) : call.writes.failed(i);
+    switch (call.writes.current()) {
+      case verdict::open: return;
+      case verdict::reached: break;
+      case verdict::impossible:
+        call.winning = false;
+        release_everywhere();
+        return finish(call, round_error(call.failures, true, "acquire: token written back to only " +
+                                                           of_masters(call.writes.successes())),
+                      {});
+    }
+    const auto now = mono_clock::now();
+    const auto left = redlock_detail::remaining_validity(call.sent, now, options.identity.ttl,
+                                                         options.drift);
+    if (left <= mono_clock::duration::zero()) {
+      call.winning = false;
+      release_everywhere();
+      return finish(call,
+                    note_failure({redlock_errc::validity_spent,
+                                  "acquire: granted by " + of_masters(call.writes.successes()) +
+                                      " after " + microseconds_text(now - call.sent) +
+                                      ", past the lease's validity; released"}),
+                    {});
+    }
+    acquire_answer won;
+    won.outcome = acquire_outcome::acquired;
+    won.token = call.token;
+    finish(call, {}, std::move(won));
+  }
+
+  // No majority can grant any more: undo our grants, and say who holds it.
+  void refuse(acquire_call& call) {
+    release_everywhere();
+    const auto granted = call.round.granted().size();
+    if (call.round.usable_answers() > granted) return finish(call, {}, call.round.refusal());
+    finish(call, round_error(call.failures, call.round.usable_answers() > 0,
+                             "acquire: granted by " + of_masters(granted)),
+           {});
+  }
+
+  void finish(acquire_call& call, store_error e, acquire_answer a) {
+    call.at = acquire_call::stage::done;
+    if (!call.handler) return;
+    auto handler = std::move(call.handler);
+    call.handler = nullptr;
+    handler(std::move(e), std::move(a));
+  }
+
+  // --- renew -----------------------------------------------------------------------
+
+  void renew(renew_handler handler) {
+    auto call = std::make_shared<renew_call>(std::move(handler), size());
+    call->sent = mono_clock::now();
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::renew_script(), {lease}, {value, ttl_ms},
+           [this, call, i](command_result r) { on_renewed(*call, i, std::move(r)); });
+    }
+  }
+
+  void on_renewed(renew_call& call, std::size_t i, command_result r) {
+    if (closed) return finish(call, aborted(), renew_answer::lost);
+    bool renewed = false;
+    if (r.ec) {
+      failed_in(call.failures, i, {r.ec, r.detail});
+    } else if (auto parsed = parse_renew_reply(r.reply); parsed.ec) {
+      failed_in(call.failures, i, {parsed.ec, parsed.detail});
+    } else {
+      renewed = parsed.value == renew_answer::renewed;
+      members[i].holds_lease = renewed;
+      if (!renewed) ++call.lost;
+    }
+    if (call.done) return;
+    renewed ? call.tally.succeeded(i) : call.tally.failed(i);
+    switch (call.tally.current()) {
+      case verdict::open: return;
+      case verdict::reached: {
+        const auto now = mono_clock::now();
+        if (redlock_detail::remaining_validity(call.sent, now, options.identity.ttl, options.drift) <=
+            mono_clock::duration::zero()) {
+          return finish(call,
+                        note_failure({redlock_errc::validity_spent,
+                                      "renew: renewed by " + of_masters(call.tally.successes()) +
+                                          " after " + microseconds_text(now - call.sent) +
+                                          ", past the lease's validity"}),
+                        renew_answer::lost);
+        }
+        return finish(call, {}, renew_answer::renewed);
+      }
+      case verdict::impossible:
+        // Lost for certain only when the masters that said so leave no
+        // majority; otherwise it is not known, and the renew deadline decides.
+        if (call.lost > size() - redlock_detail::majority_of(size())) {
+          return finish(call, {}, renew_answer::lost);
+        }
+        return finish(call,
+                      round_error(call.failures, call.tally.successes() + call.lost > 0,
+                                  "renew: renewed by " +
+                                                     of_masters(call.tally.successes())),
+                      renew_answer::lost);
+    }
+  }
+
+  void finish(renew_call& call, store_error e, renew_answer a) {
+    if (call.done) return;
+    call.done = true;
+    auto handler = std::move(call.handler);
+    handler(std::move(e), a);
+  }
+
+  // --- release -----------------------------------------------------------------------
+
+  void release(release_handler handler) {
+    auto call = std::make_shared<release_call>(std::move(handler), size());
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::release_script(), {lease, token}, {value, channel},
+           [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
+    }
+  }
+
+  void on_released(release_call& call, std::size_t i, command_result r) {
+    if (closed) return finish(call, aborted(), release_answer::not_ours);
+    bool answered = false;
+    if (r.ec) {
+      failed_in(call.failures, i, {r.ec, r.detail});
+    } else if (auto parsed = parse_release_reply(r.reply); parsed.ec) {
+      failed_in(call.failures, i, {parsed.ec, parsed.detail});
+    } else {
+      answered = true;
+      members[i].holds_lease = false;
+      if (parsed.value == release_answer::released) ++call.released;
+    }
+    if (call.done) return;
+    answered ? call.answered.succeeded(i) : call.answered.failed(i);
+    const auto v = call.answered.current();
+    if (v == verdict::open) return;
+    // A majority answered: whatever the rest hold expires on its own. Our
+    // lease freed anywhere is a release.
+    if (call.released > 0) return finish(call, {}, release_answer::released);
+    if (v == verdict::reached) return finish(call, {}, release_answer::not_ours);
+    finish(call, round_error(call.failures, call.answered.successes() > 0, "release: answered by " +
+                                                of_masters(call.answered.successes())),
+           release_answer::not_ours);
+  }
+
+  void finish(release_call& call, store_error e, release_answer a) {
+    if (call.done) return;
+    call.done = true;
+    auto handler = std::move(call.handler);
+    handler(std::move(e), a);
+  }
+
+  // --- record ------------------------------------------------------------------------
+
+  // Every master needs its record: `baton init-store` waits for all of them.
+  void create_record(record_handler handler) {
+    auto call = std::make_shared<record_call>();
+    call->handler = std::move(handler);
+    call->left = size();
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::create_record_script(), {token}, {},
+           [this, call, i](command_result r) {
+             if (r.ec) {
+               failed_in(call->failures, i, {r.ec, r.detail});
+             } else if (auto parsed = parse_record_reply(r.reply); parsed.ec) {
+               failed_in(call->failures, i, {parsed.ec, parsed.detail});
+             } else if (parsed.value == record_answer::created) {
+               ++call->created;
+             }
+             if (--call->left > 0 || !call->handler) return;
+             auto answer = std::move(call->handler);
+             if (closed) return answer(aborted(), record_answer::existed);
+             if (!call->failures.list.empty()) {
+               return answer(round_error(call->failures,
+                                         call->failures.list.size() < size(),
+                                          "init-store: the record is missing on " +
+                                              std::to_string(call->failures.list.size()) + " of " +
+                                              std::to_string(size()) + " masters"),
+                              record_answer::existed);
+             }
+             answer({}, call->created > 0 ? record_answer::created : record_answer::existed);
+           });
+    }
+  }
+
+  // --- events --------------------------------------------------------------------------
+
+  void start_watch() {
+    for (std::size_t i = 0; i < size(); ++i) {
+      redis_detail::subscriber_options opts;
+      opts.connection = conn_options[i];
+      opts.channel = channel;
+      opts.own_value = value;
+      opts.backoff_initial = options.resubscribe_backoff_initial;
+      opts.backoff_max = options.resubscribe_backoff_max;
+      opts.ping_interval = options.subscription_ping_interval;
+      // Every master announces a term it wrote: the first one counts.
+      opts.release_filter = [this, weak = std::weak_ptr<int>(alive)](std::string_view message) {
+        if (weak.expired()) return false;
+        // "released <value> <counter>": the node id, without the nonce and
+        // without the master's own counter.
+        const auto value_text = message.substr(0, message.rfind(' '));
+        const auto holder = holder_from_value(value_text.substr(value_text.find(' ') + 1));
+        if (holder == last_release_told) return false;
+        last_release_told = holder;
+        return true;
+      };
+      opts.on_acquired = [this, weak = std::weak_ptr<int>(alive)](const announced_term& term) {
+        if (weak.expired()) return;
+        // That node's next release is news again.
+        if (term.holder == last_release_told) last_release_told.clear();
+        if (term.token <= last_told_token) return;
+        last_told_token = term.token;
+        tell(store_events::acquired{term.holder, term.token});
+      };
+      opts.on_subscribed_change = [this, weak = std::weak_ptr<int>(alive)](bool) {
+        if (!weak.expired()) note_wakeups();
+      };
+      members[i].watch = subscriber::create(io, std::move(opts), [this, weak = std::weak_ptr<int>(alive)] {
+        if (weak.expired()) return;
+        note_wakeups();
+        tell(store_events::released{});
+      });
+      members[i].watch->start();
+    }
+  }
+
+  std::size_t subscribed() const {
+    std::size_t n = 0;
+    for (const auto& m : members) {
+      if (m.watch && m.watch->current_state() == subscriber::state::subscribed) ++n;
+    }
+    return n;
+  }
+
+  // A release reaches every master the leader held, a majority: a watch on
+  // a majority shares at least one of them.
+  void note_wakeups() {
+    const bool trusted = subscribed() >= redlock_detail::majority_of(size());
+    if (trusted == wakeups_trusted) return;
+    wakeups_trusted = trusted;
+    tell(store_events::wakeups{trusted, {}});
+  }
+
+  wakeup_state current_wakeups() const {
+    if (!watching) return wakeup_state::off;
+    if (subscribed() >= redlock_detail::majority_of(size())) return wakeup_state::subscribed;
+    for (const auto& m : members) {
+      if (m.watch && m.watch->current_state() == subscriber::state::subscribing) {
+        return wakeup_state::connecting;
+      }
+    }
+    return wakeup_state::disconnected;
+  }
+
+  void tell(const store_event& e) {
+    if (closed || !listener) return;
+    auto call = listener;
+    call(e);
+  }
+
+  asio::io_context& io;
+  redlock_store_options options;
+  const std::string value;
+  const std::string lease;
+  const std::string token;
+  const std::string fence;
+  const std::string channel;
+  const std::string ttl_ms;
+  std::vector<redis_detail::connection_options> conn_options;
+  std::vector<member> members;
+  event_listener listener;
+  bool watching = false;
+  bool wakeups_trusted = false;
+  std::uint64_t last_told_token = 0;
+  // The node whose release was last told: every master announces it, the
+  // first one counts. Cleared when that node starts a new term.
+  std::string last_release_told;
+  std::shared_ptr<int> alive = std::make_shared<int>(0);
+  bool closed = false;
+  std::string last_error;
+  std::string last_error_kind;
+  std::optional<time_point> last_error_at;
+  std::string last_reset;
+};
+
+redlock_store::redlock_store(asio::io_context& io, redlock_store_options options) {
+  const auto& id = options.identity;
+  if (options.masters.empty()) throw std::invalid_argument("redlock_store: no masters");
+  if (options.masters.size() > 7) {
+    throw std::invalid_argument("redlock_store: at most 7 masters, got " +
+                                std::to_string(options.masters.size()));
+  }
+  if (id.election.empty()) throw std::invalid_argument("redlock_store: election is empty");
+  if (id.node_id.empty()) throw std::invalid_argument("redlock_store: node_id is empty");
+  if (id.ttl <= milliseconds::zero()) {
+    throw std::invalid_argument("redlock_store: ttl must be positive, got " +
+                                std::to_string(id.ttl.count()) + " ms");
+  }
+  impl_ = std::make_shared<impl>(io, std::move(options));
+}
+
+redlock_store::~redlock_store() = default;
+
+const store_identity& redlock_store::identity() const { return impl_->options.identity; }
+
+void redlock_store::async_acquire(acquire_handler handler) {
+  if (impl_->reject_closed<acquire_answer>(handler)) return;
+  impl_->acquire(std::move(handler));
+}
+
+void redlock_store::async_renew(renew_handler handler) {
+  if (impl_->reject_closed<renew_answer>(handler)) return;
+  impl_->renew(std::move(handler));
+}
+
+void redlock_store::async_release(release_handler handler) {
+  if (impl_->reject_closed<release_answer>(handler)) return;
+  impl_->release(std::move(handler));
+}
+
+void redlock_store::async_create_record(record_handler handler) {
+  if (impl_->reject_closed<record_answer>(handler)) return;
+  impl_->create_record(std::move(handler));
+}
+
+void redlock_store::watch(event_listener listener) {
+  auto& d = *impl_;
+  if (d.closed) return;
+  d.listener = std::move(listener);
+  if (d.watching) return;
+  d.watching = true;
+  d.start_watch();
+}
+
+void redlock_store::close() {
+  auto& d = *impl_;
+  if (d.closed) return;
+  d.closed = true;
+  for (auto& m : d.members) {
+    m.node->close();
+    if (m.watch) m.watch->stop();
+  }
+  d.listener = nullptr;
+}
+
+store_status redlock_store::status() const {
+  const auto& d = *impl_;
+  store_status s;
+  s.kind = "redlock";
+  s.label = "Redlock";
+  std::size_t connected = 0;
+  bool connecting = false;
+  for (const auto& m : d.members) {
+    store_member_status ms;
+    ms.endpoint = m.endpoint;
+    ms.link = link_of(m.node->current_state());
+    ms.holds_lease = m.holds_lease;
+    ms.last_error = m.last_error;
+    ms.fence = m.fence;
+    if (ms.link == link_state::connected) ++connected;
+    if (ms.link == link_state::connecting) connecting = true;
+    s.endpoint += (s.endpoint.empty() ? "" : ",") + m.endpoint;
+    s.members.push_back(std::move(ms));
+  }
+  // Linked while a majority is: that is what the rounds need.
+  s.link = connected >= redlock_detail::majority_of(d.size()) ? link_state::connected
+           : connecting                                        ? link_state::connecting
+                                                               : link_state::disconnected;
+  s.wakeups = d.current_wakeups();
+  s.last_error = d.last_error;
+  s.last_error_kind = d.last_error_kind;
+  s.last_error_at = d.last_error_at;
+  s.last_reset = d.last_reset;
+  return s;
+}
+
+}  // namespace baton

@@ -1,0 +1,68 @@
+// The lease on N independent Redis masters (3 to 7, odd; no replication
+// between them), granted only by a majority: the `redlock` store kind behind
+// the port (baton/lease_store.hpp). Each master is a redis_node (a connection,
+// the scripts, its own reset fence) and has its own announcement watch; the
+// pure quorum combiner (quorum.hpp) turns their answers into one.
+//
+// - Acquire: the acquire script in "grant" mode on every master at once; as
+//   soon as a majority granted, the token (one more than the largest of their
+//   counters) is written back to them, and the grant counts only when that
+//   reached a majority while ttl - drift - (time since the first request)
+//   was still positive. Otherwise the lease is released on every master and
+//   the answer is held, held back, or an error.
+// - Renew: on every master; renewed when a majority renewed within validity.
+// - Release: on every master; the masters announce it.
+// A slow or dead minority is never waited for: each round is decided by the
+// first majority (or by enough failures that no majority is left).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "baton/redis_url.hpp"
+#include "redis/transport.hpp"
+
+namespace baton {
+
+struct redlock_store_options {
+  /// The masters, 1 to 7 (configurations allow 3, 5 or 7; tests use fewer).
+  std::vector<redis_endpoint> masters;
+  /// The password of every master ("" = each URL's own, or none).
+  std::string password;
+  milliseconds connect_timeout{1000};
+  /// Per master and command: past it that master counts as failed.
+  milliseconds command_timeout{1000};
+  store_identity identity;
+  /// What validity loses to clock drift (the daemon's lease drift).
+  milliseconds drift{0};
+  milliseconds resubscribe_backoff_initial{100};
+  milliseconds resubscribe_backoff_max{5000};
+  milliseconds subscription_ping_interval{5000};
+  redis_detail::transport_factory transport;
+};
+
+class redlock_store final : public lease_store {
+ public:
+  /// Connects lazily. Throws std::invalid_argument for no masters, more than
+  /// 7, an empty election or node id, or a ttl that is not positive.
+  redlock_store(boost::asio::io_context& io, redlock_store_options options);
+  ~redlock_store() override;
+
+  const store_identity& identity() const override;
+  void async_acquire(acquire_handler handler) override;
+  void async_renew(renew_handler handler) override;
+  void async_release(release_handler handler) override;
+  void async_create_record(record_handler handler) override;
+  void watch(event_listener listener) override;
+  store_status status() const override;
+  void close() override;
+
+ private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace baton

@@ -1,0 +1,71 @@
+// The lease-store contract against redlock_store over three real
+// redis-servers (tests/support/redis_server.hpp), started fresh per test. The
+// election has run before on every master (each counter is seeded). Losing
+// data is every master restarting empty on its port; unreachable is every
+// master killed. What a minority of masters going away does is the fault
+// suite's (tests/faults/redlock_faults_test.cpp).
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <array>
+#include <memory>
+#include <string>
+
+#include "contract_harness.hpp"
+#include "integration/redis/store_test_util.hpp"
+#include "lease_store_contract.hpp"
+#include "redlock/redlock_store.hpp"
+#include "support/redis_server.hpp"
+
+namespace baton::contract {
+namespace {
+
+namespace util = baton::testing::store_test_util;
+
+class redlock_harness final : public contract_harness {
+ public:
+  redlock_harness() {
+    for (const auto& server : servers_) util::seed_counter(server);
+  }
+
+  std::string name() const override { return "redlock"; }
+  boost::asio::io_context& io() override { return io_; }
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+    redlock_store_options o;
+    for (const auto& server : servers_) {
+      redis_endpoint e;
+      e.host = server.host();
+      e.port = server.port();
+      o.masters.push_back(e);
+    }
+    o.identity = {util::election, node_id, ttl};
+    o.drift = milliseconds(2) + ttl / 100;
+    return std::make_unique<redlock_store>(io_, std::move(o));
+  }
+  void reset_store() override {
+    for (auto& server : servers_) server.restart();
+  }
+  bool can_make_unreachable() const override { return true; }
+  void make_unreachable() override {
+    for (auto& server : servers_) server.kill_and_wait();
+  }
+  std::string diagnostics() const override {
+    std::string out;
+    for (const auto& server : servers_) {
+      out += "redis-server :" + std::to_string(server.port()) + " log:\n" + server.log_tail();
+    }
+    return out;
+  }
+
+ private:
+  std::array<baton::testing::redis_server, 3> servers_;
+  boost::asio::io_context io_;
+};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
+                         ::testing::Values(contract_kind{
+                             "redlock", [] { return std::make_unique<redlock_harness>(); }}),
+                         contract_kind_name);
+
+}  // namespace
+}  // namespace baton::contract
