@@ -96,7 +96,7 @@ using acquired = outcome<acquire_answer>;
 /// Starts an acquire (for the store's ttl) whose outcome lands in the
 /// returned object; shared so that a handler running after the test gave up
 /// stays harmless.
-inline std::shared_ptr<acquired> start_acquire(redis_store& store) {
+inline std::shared_ptr<acquired> start_acquire(lease_store& store) {
   auto out = std::make_shared<acquired>();
   store.async_acquire([out](store_error e, acquire_answer r) {
     ++out->calls;
@@ -108,7 +108,7 @@ inline std::shared_ptr<acquired> start_acquire(redis_store& store) {
 
 /// Acquires and runs `io` until the handler ran, failing the test if that
 /// takes longer than `limit` (default 10 s).
-inline acquired acquire(boost::asio::io_context& io, redis_store& store,
+inline acquired acquire(boost::asio::io_context& io, lease_store& store,
                         milliseconds limit = 10s) {
   auto out = start_acquire(store);
   EXPECT_TRUE(run_until(
@@ -118,15 +118,15 @@ inline acquired acquire(boost::asio::io_context& io, redis_store& store,
 }
 
 /// status().link as text: "connected", "connecting" or "disconnected".
-inline std::string link_of(const redis_store& store) { return to_string(store.status().link); }
+inline std::string link_of(const lease_store& store) { return to_string(store.status().link); }
 
 /// status().wakeups as text: "off", "connecting", "subscribed" or
 /// "disconnected".
-inline std::string wakeups_of(const redis_store& store) {
+inline std::string wakeups_of(const lease_store& store) {
   return to_string(store.status().wakeups);
 }
 
 /// status().last_error: the most recent failure ("" = none yet).
-inline std::string last_error_of(const redis_store& store) { return store.status().last_error; }
+inline std::string last_error_of(const lease_store& store) { return store.status().last_error; }
 
 }  // namespace baton::testing::store_test_util

@@ -1,0 +1,79 @@
+// What a Redlock master's replies mean (master_replies.hpp): grants carry
+// the master's counter and whether the lease was free; busy replies are the
+// single-server script's; a reply of any other shape is an error with a
+// detail, never a crash.
+#include <gtest/gtest.h>
+
+#include "redis/redis_error.hpp"
+#include "redlock/master_replies.hpp"
+
+namespace baton::redlock_detail {
+namespace {
+
+using kind = master_answer::kind;
+
+redis_reply arr(std::vector<redis_reply> e) { return redis_reply::array(std::move(e)); }
+redis_reply num(long long i) { return redis_reply::integer_reply(i); }
+redis_reply str(std::string s) { return redis_reply::string(std::move(s)); }
+
+TEST(grant_reply, a_grant_carries_the_counter_and_whether_the_lease_was_free) {
+  auto r = parse_grant_reply(arr({num(1), str("1795557681313483"), num(1)}));
+  ASSERT_FALSE(r.ec) << r.detail;
+  EXPECT_EQ(r.value.answer.what, kind::granted);
+  EXPECT_EQ(r.value.answer.counter, 1795557681313483u);
+  EXPECT_TRUE(r.value.answer.was_free);
+  EXPECT_FALSE(r.value.found_reset);
+
+  r = parse_grant_reply(arr({num(1), str("7"), num(0)}));
+  ASSERT_FALSE(r.ec) << r.detail;
+  EXPECT_FALSE(r.value.answer.was_free);
+  // Counters past 2^53 survive: they travel as strings.
+  r = parse_grant_reply(arr({num(1), str("18446744073709551615"), num(0)}));
+  ASSERT_FALSE(r.ec) << r.detail;
+  EXPECT_EQ(r.value.answer.counter, 18446744073709551615u);
+}
+
+TEST(grant_reply, busy_answers_are_held_or_held_back_with_the_time_until_free) {
+  auto held = parse_grant_reply(arr({num(0), str("node-b:abc"), num(2500), str("42"), str(""), num(2500400)}));
+  ASSERT_FALSE(held.ec) << held.detail;
+  EXPECT_EQ(held.value.answer.what, kind::held);
+  EXPECT_EQ(held.value.answer.holder, "node-b");
+  EXPECT_EQ(held.value.answer.counter, 42u);
+  EXPECT_EQ(held.value.answer.free_in, std::chrono::microseconds(2500400));
+
+  auto fenced = parse_grant_reply(arr({num(0), str("(store reset)"), num(900), str("42"), str("reset")}));
+  ASSERT_FALSE(fenced.ec) << fenced.detail;
+  EXPECT_EQ(fenced.value.answer.what, kind::held_back);
+  EXPECT_EQ(fenced.value.answer.holder, "");
+  EXPECT_EQ(fenced.value.answer.free_in, std::chrono::milliseconds(900));
+  EXPECT_TRUE(fenced.value.found_reset);
+}
+
+TEST(grant_reply, other_shapes_are_errors_that_say_what_came) {
+  for (const auto& bad : {arr({num(1), str("x1"), num(1)}), arr({num(1), str(""), num(1)}),
+                          arr({num(1), str("5"), num(2)}), arr({num(1), num(5)}),
+                          arr({num(1), str("-5"), num(0)}), num(1), redis_reply::nil()}) {
+    auto r = parse_grant_reply(bad);
+    EXPECT_EQ(r.ec, redis_errc::unexpected_reply) << describe_reply(bad);
+    EXPECT_NE(r.detail.find("acquire: unexpected reply"), std::string::npos) << r.detail;
+  }
+  auto refused = parse_grant_reply(redis_reply::error("NOPERM this user has no permissions to run the 'evalsha' command"));
+  EXPECT_EQ(refused.ec, redis_errc::server_error);
+  EXPECT_NE(refused.detail.find("NOPERM"), std::string::npos);
+}
+
+TEST(write_back_reply, written_or_not_with_the_reason) {
+  auto ok = parse_write_back_reply(arr({num(1), str("")}));
+  ASSERT_FALSE(ok.ec);
+  EXPECT_TRUE(ok.value);
+  auto no = parse_write_back_reply(arr({num(0), str("token counter already at 900")}));
+  ASSERT_FALSE(no.ec);
+  EXPECT_FALSE(no.value);
+  EXPECT_EQ(no.detail, "token counter already at 900");
+  for (const auto& bad : {arr({num(2), str("")}), arr({num(1)}), num(1), arr({str("1"), str("")})}) {
+    EXPECT_EQ(parse_write_back_reply(bad).ec, redis_errc::unexpected_reply) << describe_reply(bad);
+  }
+}
+
+}  // namespace
+}  // namespace baton::redlock_detail
