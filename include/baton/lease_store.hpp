@@ -138,6 +138,10 @@ struct reset {
   /// The election's record was missing: a first start on this store cannot
   /// be told apart from lost data. False for a detected restart or failover.
   bool record_missing = false;
+  /// For a store made of several servers: the one that reset (its redacted
+  /// endpoint); only it holds its grants back, the others decide meanwhile.
+  /// "" = the whole store.
+  std::string member;
 };
 /// Whether release and term announcements reach this node right now. While
 /// false, a standby must not wait for an announcement it may never hear.

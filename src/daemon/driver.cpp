@@ -258,6 +258,16 @@ struct driver::impl {
 
   void on_store(const store_events::reset& e) {
     const auto label = store.status().label;
+    if (!e.member.empty()) {
+      spdlog::warn("{} master {} {} ({}): it refuses grants for one ttl ({}ms); the other masters "
+                   "decide meanwhile{}",
+                   label, e.member,
+                   e.record_missing ? "has no record of the election" : "lost its data", e.why,
+                   cfg.lease.ttl.count(),
+                   e.record_missing ? " (`baton init-store` creates the record on every master)"
+                                    : "");
+      return;
+    }
     if (e.record_missing) {
       // A missing record cannot be told apart from lost data: say both.
       spdlog::warn("{} has no record of election {} ({}): holding every acquisition back for one "

@@ -187,7 +187,7 @@ struct postgres_store::impl {
 
   void report_reset(std::string why, bool record_missing) {
     last_reset = why;
-    tell(store_events::reset{std::move(why), record_missing});
+    tell(store_events::reset{std::move(why), record_missing, {}});
   }
 
   void note_listening() {

@@ -138,7 +138,7 @@ struct redis_store::impl {
 
   void report_reset(std::string why, bool record_missing = false) {
     last_reset = why;
-    tell(store_events::reset{std::move(why), record_missing});
+    tell(store_events::reset{std::move(why), record_missing, {}});
   }
 
   // The subscriber calls back after every (re)subscribe, since a release may

@@ -185,7 +185,7 @@ struct redlock_store::impl {
     members[i].holds_lease = false;
     const auto text = "master " + members[i].endpoint + ": " + why;
     last_reset = text;
-    tell(store_events::reset{text, record_missing});
+    tell(store_events::reset{text, record_missing, members[i].endpoint});
   }
 
   // A transport error or an unparseable reply of master `i`, kept for the

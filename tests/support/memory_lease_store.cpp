@@ -306,7 +306,7 @@ void memory_lease_backend::reset(std::string why, std::optional<milliseconds> ho
   for (auto* s : state_->stores) {
     if (s->closed) continue;
     s->last_reset = why;
-    s->tell(store_events::reset{why});
+    s->tell(store_events::reset{why, false, {}});
   }
 }
 

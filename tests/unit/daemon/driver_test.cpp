@@ -140,7 +140,7 @@ TEST_F(driver_test, an_acquire_answer_after_the_renew_deadline_is_given_back) {
 
 TEST_F(driver_test, a_reset_during_an_acquire_holds_the_node_back_without_a_leader) {
   start();
-  store.emit(store_events::reset{"token counter missing"});
+  store.emit(store_events::reset{"token counter missing", false, {}});
   store.answer_acquire(answers::held_back(300ms));
   ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
   auto s = election.status();
@@ -222,8 +222,8 @@ TEST_F(driver_test, without_an_app_the_log_speaks_of_no_app_and_no_sigkill) {
 TEST_F(driver_test, a_reset_for_a_missing_record_names_both_causes_and_the_way_out) {
   captured_log log;
   start();
-  store.emit(store_events::reset{"token counter missing", true});
-  store.emit(store_events::reset{"run_id changed from a to b", false});
+  store.emit(store_events::reset{"token counter missing", true, {}});
+  store.emit(store_events::reset{"run_id changed from a to b", false, {}});
   store.answer_acquire(answers::held_back(300ms));
   ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
   const auto text = log.text();
@@ -236,6 +236,29 @@ TEST_F(driver_test, a_reset_for_a_missing_record_names_both_causes_and_the_way_o
             std::string::npos)
       << text;
   EXPECT_NE(text.find("standing by: no leader known yet"), std::string::npos) << text;
+}
+
+// One master of a quorum that reset holds back only its own grants: the log
+// must not claim that every acquisition waits.
+TEST_F(driver_test, a_reset_of_one_master_names_it_and_says_the_others_decide) {
+  captured_log log;
+  start();
+  store.emit(store_events::reset{"master redis://b:6379: run_id changed from a to b", false,
+                                 "redis://b:6379"});
+  store.emit(store_events::reset{"master redis://c:6379: token counter missing", true,
+                                 "redis://c:6379"});
+  store.answer_acquire(answers::held("node-b", 4, 5s));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  const auto text = log.text();
+  EXPECT_NE(text.find("Scripted master redis://b:6379 lost its data (master redis://b:6379: run_id "
+                      "changed from a to b): it refuses grants for one ttl"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("the other masters decide meanwhile"), std::string::npos) << text;
+  EXPECT_NE(text.find("Scripted master redis://c:6379 has no record of the election"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("holding every acquisition back"), std::string::npos) << text;
 }
 
 TEST_F(driver_test, a_release_announcement_wakes_a_standby_at_once) {
