@@ -16,6 +16,7 @@
 
 #include "integration/redis/store_test_util.hpp"
 #include "redis/lease_keys.hpp"
+#include "redis/redis_node.hpp"
 #include "redlock/redlock_store.hpp"
 #include "support/redis_server.hpp"
 
@@ -180,6 +181,34 @@ TEST_F(redlock_store_test, a_master_restarted_empty_is_fenced_while_the_others_k
   const auto s = a->status();
   EXPECT_TRUE(s.members[1].holds_lease);
   EXPECT_TRUE(s.members[2].holds_lease);
+}
+
+// A split vote: master 3 down, a holds master 1 and b master 2 (as when both
+// tried in the same instant). Neither has a majority; a's refused acquire
+// gives master 1 back at once, so b's next attempt wins without waiting for
+// a's key to expire.
+TEST_F(redlock_store_test, a_split_vote_is_undone_at_once_by_the_refused_candidate) {
+  auto a = make("node-a", 5s, 1s);
+  auto b = make("node-b", 5s, 1s);
+  const auto lease = lease_key(util::election);
+  const auto nonce = redis_detail::process_nonce();
+  servers_[2].kill_and_wait();
+  servers_[0].command({"SET", lease, "node-a:" + nonce, "PX", "5000"});
+  servers_[1].command({"SET", lease, "node-b:" + nonce, "PX", "5000"});
+
+  auto refused = acquire(*a);
+  EXPECT_FALSE(refused.value.acquired());
+  ASSERT_FALSE(refused.error) << refused.error.message();
+  EXPECT_EQ(refused.value.holder, "node-b");
+  // a's refusal released master 1 (its release ran right behind its acquire).
+  EXPECT_TRUE(util::run_until(io_, [&] {
+    return servers_[0].command({"EXISTS", lease}) == std::vector<std::string>{"0"};
+  }, 5s));
+
+  const auto started = std::chrono::steady_clock::now();
+  auto won = acquire(*b);
+  EXPECT_TRUE(won.value.acquired()) << won.error.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s) << "b waited for a's key to expire";
 }
 
 // With two of three masters gone nothing is renewed, and the answer says
