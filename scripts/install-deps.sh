@@ -45,8 +45,9 @@ packages=(
   clang-14 libclang-rt-14-dev
   # bench/run.py: the redis-py peer (python3-redis) and the redlock peer (nodejs).
   python3 python3-redis nodejs
-  # tests/faults: iptables rules inside a private network namespace.
-  iptables
+  # tests/faults: iptables rules inside a private network namespace, and
+  # libfaketime to run a candidate on a slow clock (redlock_faults).
+  iptables libfaketime
   # tests/deploy: systemd-analyze, the .deb (cpack with dpkg-shlibdeps, lintian),
   # a Debian 12 tree booted with systemd-nspawn, and the container image built
   # with buildah and run with podman (runc).

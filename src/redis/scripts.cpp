@@ -105,6 +105,25 @@ end
 return {1, ''}
 )lua";
 
+// The Redlock renewal: extend our lease where it is ours (1); where the
+// lease is free, the master is not fenced, and its counter is not above our
+// token (nobody newer has held it), take it too (2), with our token, so that
+// a leader that won a bare majority (a contested start, a master that was
+// restarted) comes to hold every master again and survives the next loss. A
+// take does not count as a renewal of this round: only a key that was ours
+// when the renewal ran there proves that nobody else held it meanwhile.
+constexpr std::string_view renew_or_take_source = R"lua(
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if current ~= false or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+local counter = redis.call('GET', KEYS[2])
+if counter == false then return 0 end
+if #counter > #ARGV[3] or (#counter == #ARGV[3] and counter > ARGV[3]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3])
+return 2
+)lua";
+
 // `baton init-store`: the counter, seeded as the acquire script seeds a
 // missing one, but without the fence: the operator says nothing was lost.
 constexpr std::string_view create_record_source = R"lua(
@@ -165,6 +184,11 @@ const lua_script& renew_script() {
 
 const lua_script& create_record_script() {
   static const lua_script script{create_record_source, sha1_hex(create_record_source)};
+  return script;
+}
+
+const lua_script& renew_or_take_script() {
+  static const lua_script script{renew_or_take_source, sha1_hex(renew_or_take_source)};
   return script;
 }
 

@@ -38,6 +38,12 @@ const lua_script& release_script();
 /// "acquired <value> <token>" if asked: {1, ""}; otherwise {0, why}.
 const lua_script& write_back_script();
 
+/// The Redlock renewal. KEYS: lease, token, fence. ARGV: our value, ttl ms,
+/// our token. 1 = renewed (it was ours); 2 = taken (it was free, unfenced,
+/// and the counter not above our token: now ours, counter = our token); 0 =
+/// neither.
+const lua_script& renew_or_take_script();
+
 /// KEYS: token. Creates the token counter from TIME in microseconds when it
 /// is missing (returns 1), else changes nothing (returns 0).
 const lua_script& create_record_script();

@@ -79,6 +79,18 @@ parsed_reply<grant_reply> parse_grant_reply(const redis_reply& reply) {
   return r;
 }
 
+parsed_reply<renewal> parse_renewal_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "renew";
+  if (reply.kind == type::error) return server_error<renewal>(what, reply);
+  if (reply.kind != type::integer || reply.integer < 0 || reply.integer > 2)
+    return unexpected<renewal>(what, reply);
+  parsed_reply<renewal> r;
+  r.value = reply.integer == 1 ? renewal::renewed
+            : reply.integer == 2 ? renewal::taken
+                                 : renewal::not_ours;
+  return r;
+}
+
 parsed_reply<bool> parse_write_back_reply(const redis_reply& reply) {
   constexpr std::string_view what = "token write-back";
   if (reply.kind == type::error) return server_error<bool>(what, reply);

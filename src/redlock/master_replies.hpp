@@ -22,6 +22,12 @@ struct grant_reply {
 /// script answers when busy = held / held_back (parse_acquire_reply).
 parsed_reply<grant_reply> parse_grant_reply(const redis_reply& reply);
 
+/// What the renew-or-take script did on one master.
+enum class renewal { renewed, taken, not_ours };
+
+/// 1 = renewed, 2 = taken, 0 = not ours.
+parsed_reply<renewal> parse_renewal_reply(const redis_reply& reply);
+
 /// `{1, ""}` = the token was written; `{0, why}` = not written (value false,
 /// detail = why: the lease is not ours there, the counter is missing or
 /// already as large).

@@ -85,6 +85,10 @@ struct redlock_store::impl {
     quorum_tally tally;
     std::size_t lost = 0;
     bool done = false;
+    // Renewed by a majority within validity.
+    bool won = false;
+    // Masters that answered that the lease is not ours there.
+    std::vector<std::size_t> not_ours;
     round_failures failures;
 
     renew_call(renew_handler h, std::size_t n) : handler(std::move(h)), tally(n) {}
@@ -345,6 +349,7 @@ struct redlock_store::impl {
     acquire_answer won;
     won.outcome = acquire_outcome::acquired;
     won.token = call.token;
+    held_token = call.token;
     finish(call, {}, std::move(won));
   }
 
@@ -387,7 +392,12 @@ struct redlock_store::impl {
     } else {
       renewed = parsed.value == renew_answer::renewed;
       members[i].holds_lease = renewed;
-      if (!renewed) ++call.lost;
+      if (!renewed) {
+        ++call.lost;
+        call.not_ours.push_back(i);
+        // Answered after the round was won: take it now.
+        if (call.won) take(i);
+      }
     }
     if (call.done) return;
     renewed ? call.tally.succeeded(i) : call.tally.failed(i);
@@ -404,6 +414,8 @@ struct redlock_store::impl {
                                           ", past the lease's validity"}),
                         renew_answer::lost);
         }
+        call.won = true;
+        for (const auto m : call.not_ours) take(m);
         return finish(call, {}, renew_answer::renewed);
       }
       case verdict::impossible:
@@ -418,6 +430,21 @@ struct redlock_store::impl {
                                                      of_masters(call.tally.successes())),
                       renew_answer::lost);
     }
+  }
+
+  // After a won renewal: take master `i` too if the lease is free there (see
+  // renew_or_take_script), so that a leader holding a bare majority (after a
+  // contested start, or a master's restart) comes to hold every master and
+  // survives the next loss. It counts from the next renewal on.
+  void take(std::size_t i) {
+    eval(i, redis_detail::renew_or_take_script(), {lease, token, fence},
+         {value, ttl_ms, std::to_string(held_token)}, [this, i](command_result r) {
+           if (r.ec) return;
+           const auto parsed = redlock_detail::parse_renewal_reply(r.reply);
+           if (!parsed.ec && parsed.value != redlock_detail::renewal::not_ours) {
+             members[i].holds_lease = true;
+           }
+         });
   }
 
   void finish(renew_call& call, store_error e, renew_answer a) {
@@ -592,6 +619,9 @@ struct redlock_store::impl {
   bool watching = false;
   bool wakeups_trusted = false;
   std::uint64_t last_told_token = 0;
+  // The token of the lease we last won (0 = none): renewals may take free
+  // masters only for it.
+  std::uint64_t held_token = 0;
   // The node whose release was last told: every master announces it, the
   // first one counts. Cleared when that node starts a new term.
   std::string last_release_told;

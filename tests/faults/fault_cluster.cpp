@@ -103,7 +103,7 @@ baton_process& fault_cluster::start_node(int index, const node_options& options)
     }
     args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
   }
-  auto process = std::make_unique<baton_process>(args, env_list{},
+  auto process = std::make_unique<baton_process>(args, options.env,
                                                  dir_ / ("n" + std::to_string(index) + ".log"));
   nodes_.emplace_back(index, std::move(process));
   return *nodes_.back().second;

@@ -46,6 +46,8 @@ struct node_options {
   std::string redis_url;
   /// Supervise nothing (hooks only).
   bool no_child = false;
+  /// Extra environment variables for the daemon (and what it starts).
+  env_list env;
 };
 
 /// Options with only the Redis URL set.
