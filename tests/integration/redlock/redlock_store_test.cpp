@@ -183,6 +183,37 @@ TEST_F(redlock_store_test, a_master_restarted_empty_is_fenced_while_the_others_k
   EXPECT_TRUE(s.members[2].holds_lease);
 }
 
+// A leader that won only two masters (the third was another node's) takes
+// the third once it is free, at its next won renewal, with its own token
+// there; but not a master whose counter shows a newer term than its own.
+TEST_F(redlock_store_test, a_won_renewal_takes_a_master_that_became_free) {
+  auto a = make("node-a");
+  const auto lease = lease_key(util::election);
+  servers_[2].command({"SET", lease, "node-x:1", "PX", "60000"});
+  auto won = acquire(*a);
+  ASSERT_TRUE(won.value.acquired());
+  EXPECT_FALSE(a->status().members[2].holds_lease);
+
+  servers_[2].command({"DEL", lease});
+  auto r = renew(*a);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_EQ(r.value, renew_answer::renewed);
+  ASSERT_TRUE(util::run_until(io_, [&] { return a->status().members[2].holds_lease; }, 5s));
+  EXPECT_EQ(servers_[2].command({"GET", lease}).front().rfind("node-a:", 0), 0u);
+  EXPECT_EQ(counter_on(servers_[2]), std::to_string(won.value.token));
+
+  // Master 1 freed, with a counter above a's token: somebody newer was there.
+  servers_[0].command({"DEL", lease});
+  servers_[0].command({"SET", token_key(util::election), std::to_string(won.value.token + 5)});
+  r = renew(*a);
+  ASSERT_EQ(r.value, renew_answer::renewed);  // masters 2 and 3
+  // The take on master 1 ran right behind the renewal there; a renewal after
+  // it shows the result.
+  r = renew(*a);
+  EXPECT_FALSE(a->status().members[0].holds_lease);
+  EXPECT_EQ(servers_[0].command({"EXISTS", lease}), std::vector<std::string>{"0"});
+}
+
 // A split vote: master 3 down, a holds master 1 and b master 2 (as when both
 // tried in the same instant). Neither has a majority; a's refused acquire
 // gives master 1 back at once, so b's next attempt wins without waiting for

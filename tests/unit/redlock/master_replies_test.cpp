@@ -77,3 +77,17 @@ TEST(write_back_reply, written_or_not_with_the_reason) {
 
 }  // namespace
 }  // namespace baton::redlock_detail
+
+namespace baton::redlock_detail {
+namespace {
+
+TEST(renewal_reply, renewed_taken_or_not_ours) {
+  EXPECT_EQ(parse_renewal_reply(redis_reply::integer_reply(1)).value, renewal::renewed);
+  EXPECT_EQ(parse_renewal_reply(redis_reply::integer_reply(2)).value, renewal::taken);
+  EXPECT_EQ(parse_renewal_reply(redis_reply::integer_reply(0)).value, renewal::not_ours);
+  EXPECT_EQ(parse_renewal_reply(redis_reply::integer_reply(3)).ec, redis_errc::unexpected_reply);
+  EXPECT_EQ(parse_renewal_reply(redis_reply::string("1")).ec, redis_errc::unexpected_reply);
+}
+
+}  // namespace
+}  // namespace baton::redlock_detail
