@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baton_bench import floor, report  # noqa: E402
+from baton_bench import floor, quorum, report  # noqa: E402
 from baton_bench.candidates import (baton_kind, baton_postgres_kind,  # noqa: E402
                                     baton_socket_kind, candidate_kind, peer_kind)
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
@@ -47,8 +47,11 @@ from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # n
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("baton", "baton-socket", "baton-pg", "redis-py", "redlock")
-SCENARIOS = ("startup", "crash", "handover", "idle", "scale")
+KINDS = ("baton", "baton-socket", "baton-pg", "redis-py", "redlock", "baton-redlock3", "redlock3")
+# crash-minority-down: the crash takeover of the quorum kinds with one of
+# their three masters down.
+SCENARIOS = ("startup", "crash", "crash-minority-down", "handover", "idle", "scale")
+QUORUM_KINDS = ("baton-redlock3", "redlock3")
 TTL_MS = 3000
 EXIT_HARNESS = 1
 EXIT_OVERLAP = 3
@@ -153,11 +156,18 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
                                       PEERS_DIR / "redispy_candidate.py", cfg.ttl_ms)
         versions["python3-redis"] = version
         versions["python3 (peer)"] = report._first_line([python, "--version"])
-    if "redlock" in args.only:
+    if "baton-redlock3" in args.only:
+        kinds["baton-redlock3"] = quorum.baton_redlock_kind(baton, worker, cfg.ttl_ms)
+    if "redlock" in args.only or "redlock3" in args.only:
         cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
         script, node_version, packages = install_redlock(cache, out_dir / "npm.log")
-        kinds["redlock"] = peer_kind("redlock", "redlock using()", [shutil.which("node")], script,
-                                     cfg.ttl_ms)
+        if "redlock" in args.only:
+            kinds["redlock"] = peer_kind("redlock", "redlock using()", [shutil.which("node")],
+                                         script, cfg.ttl_ms)
+        if "redlock3" in args.only:
+            kinds["redlock3"] = quorum.redlock_quorum_peer(
+                "redlock3", "redlock using(), 3 masters", [shutil.which("node")], script,
+                cfg.ttl_ms)
         versions["node"] = node_version
         versions.update(packages)
     return kinds
@@ -203,9 +213,12 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
 
     def server_for(kind: candidate_kind):
         if kind.store not in shared:
-            shared[kind.store] = (postgres_server(procs, out_dir, "shared")
-                                  if kind.store == "postgres"
-                                  else redis_server(procs, redis_binary, out_dir, "shared"))
+            if kind.store == "postgres":
+                shared[kind.store] = postgres_server(procs, out_dir, "shared")
+            elif kind.store == "redis3":
+                shared[kind.store] = quorum.redis_trio(procs, redis_binary, out_dir, "shared")
+            else:
+                shared[kind.store] = redis_server(procs, redis_binary, out_dir, "shared")
         return shared[kind.store]
 
     floor_runs: list[dict] = []
@@ -233,6 +246,22 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 raw[kind][scenario] = samples
                 results[kind][scenario] = {m: report.summarize(v) for m, v in samples.items()}
                 step(f"  {json.dumps(results[kind][scenario])}")
+        if "crash-minority-down" in args.scenarios:
+            for kind in order:
+                if kind not in QUORUM_KINDS:
+                    continue
+                step(f"crash-minority-down: {kind}, one of 3 masters down ({cfg.reps} repetitions)")
+                trio = quorum.redis_trio(procs, redis_binary, out_dir, f"minority-{kind}")
+                try:
+                    trio.take_down(2)
+                    samples = measure_takeover(ctx, kinds[kind], trio, "crash",
+                                               f"minority-down-{kind}")
+                finally:
+                    trio.stop()
+                raw[kind]["crash-minority-down"] = samples
+                results[kind]["crash-minority-down"] = {m: report.summarize(v)
+                                                        for m, v in samples.items()}
+                step(f"  {json.dumps(results[kind]['crash-minority-down'])}")
         measure_floor("after")
     finally:
         for server in shared.values():
@@ -251,9 +280,15 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
             if not kinds[kind].measure_idle:
                 continue
             step(f"idle: {kind} ({cfg.idle_candidates} candidates, {cfg.idle_window_s:.0f}s window)")
-            idle = measure_idle(ctx, kinds[kind])
+            quorum_kind = kinds[kind].store == "redis3"
+            idle = (quorum.measure_idle_quorum(ctx, kinds[kind]) if quorum_kind
+                    else measure_idle(ctx, kinds[kind]))
             raw[kind]["idle"] = idle
             results[kind]["idle_view"] = report.idle_view(idle)
+            if quorum_kind:
+                # A candidate's commands are summed over the three masters.
+                results[kind]["idle_view"]["commands_per_s_per_master"] = (
+                    idle["commands_per_s_per_master"])
             step("  " + json.dumps(results[kind]["idle_view"]))
     scale = None
     if "scale" in args.scenarios:
@@ -305,6 +340,10 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     print(report.headline_table(results, order))
     print()
     print(report.detail_table(results, order))
+    quorum_kinds = [k for k in order if k in QUORUM_KINDS]
+    if quorum_kinds:
+        print()
+        print(report.quorum_table(results, quorum_kinds))
     if floor_figures:
         print()
         print(floor.table(floor_figures, document["overheads"]))

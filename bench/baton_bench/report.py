@@ -303,3 +303,28 @@ def targets_table(targets: list[dict]) -> str:
     lines = ["| target (baton) | measured | status |", "|---|---|---|"]
     lines += [f"| {t['target']} | {t['value']} | {t['status']} |" for t in targets]
     return "\n".join(lines)
+
+
+def quorum_table(results: dict, kinds: list[str]) -> str:
+    """The quorum kinds: takeover with one of three masters down, commands per master."""
+    lines = ["| quorum (3 masters) | " + " | ".join(kinds) + " |",
+             "|---|" + "---|" * len(kinds)]
+
+    def cell(kind: str, scenario: str, metric: str) -> str:
+        s = results.get(kind, {}).get(scenario, {}).get(metric)
+        if not s or not s.get("n"):
+            return "—"
+        return f"{s['median']:.1f} (max {s['max']:.1f})"
+
+    lines.append("| crash, all masters up: lag after expiry, ms median | " +
+                 " | ".join(cell(k, "crash", "lag_after_expiry_ms") for k in kinds) + " |")
+    lines.append("| crash, one master down: lag after expiry, ms median | " +
+                 " | ".join(cell(k, "crash-minority-down", "lag_after_expiry_ms") for k in kinds) + " |")
+    lines.append("| handover gap, ms median | " +
+                 " | ".join(cell(k, "handover", "handover_gap_ms") for k in kinds) + " |")
+    per_master = []
+    for k in kinds:
+        values = results.get(k, {}).get("idle_view", {}).get("commands_per_s_per_master")
+        per_master.append(" / ".join(f"{v:.1f}" for v in values) if values else "—")
+    lines.append("| idle, 3 candidates: commands/s on each master | " + " | ".join(per_master) + " |")
+    return "\n".join(lines)

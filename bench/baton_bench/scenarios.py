@@ -110,10 +110,10 @@ def measure_startup(ctx: run_context, kind: candidate_kind, server: redis_server
 # --- crash takeover and graceful handover ------------------------------------
 
 def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_server,
-                     mode: str) -> dict:
+                     mode: str, election: str | None = None) -> dict:
     """mode 'crash': SIGKILL the leader's process groups; 'handover': SIGTERM it."""
     cfg = ctx.config
-    election = f"{mode}-{kind.slug}"
+    election = election or f"{mode}-{kind.slug}"
     log = ctx.new_log(kind, election)
     group = election_group(ctx.procs, kind, server.port, election, log, ctx.out_dir,
                            cfg.tick_ms)

@@ -26,6 +26,8 @@
 //
 // Usage: node redlock_candidate.mjs --port P --key K --name N --log FILE
 //                                   [--ttl-ms 3000] [--tick-ms 5]
+//        --ports P1,P2,P3 instead of --port: Redlock over independent masters,
+//        one ioredis client each (the library's own quorum).
 
 import fs from "node:fs";
 import process from "node:process";
@@ -35,7 +37,7 @@ import Redlock from "redlock";
 
 function parseArgs(argv) {
   const opts = { host: "127.0.0.1", ttlMs: 3000, tickMs: 5 };
-  const names = { "--host": "host", "--port": "port", "--key": "key", "--name": "name",
+  const names = { "--host": "host", "--port": "port", "--ports": "ports", "--key": "key", "--name": "name",
                   "--log": "log", "--ttl-ms": "ttlMs", "--tick-ms": "tickMs" };
   for (let i = 0; i < argv.length; i += 2) {
     const field = names[argv[i]];
@@ -45,6 +47,7 @@ function parseArgs(argv) {
     }
     opts[field] = argv[i + 1];
   }
+  if (opts.ports !== undefined) opts.port = opts.ports.split(",")[0];
   for (const field of ["port", "key", "name", "log"]) {
     if (opts[field] === undefined) {
       console.error(`redlock_candidate: --${field} is required`);
@@ -63,9 +66,13 @@ function logEvent(event) {
   fs.writeSync(logFd, `${process.hrtime.bigint()} ${opts.name} ${process.pid} ${event}\n`);
 }
 
-const client = new Redis({ host: opts.host, port: opts.port });
-client.on("error", () => {}); // reconnects by itself; redlock retries the votes
-const redlock = new Redlock([client]);
+const ports = opts.ports !== undefined ? opts.ports.split(",").map(Number) : [opts.port];
+const clients = ports.map((port) => {
+  const client = new Redis({ host: opts.host, port });
+  client.on("error", () => {}); // reconnects by itself; redlock retries the votes
+  return client;
+});
+const redlock = new Redlock(clients);
 
 let leading = false;
 let terminating = false;
@@ -105,5 +112,5 @@ while (!terminating) {
   }
   leading = false;
 }
-client.disconnect();
+for (const client of clients) client.disconnect();
 process.exit(0);

@@ -71,6 +71,17 @@ std::size_t acquire_round::usable_answers() const {
   }));
 }
 
+bool acquire_round::split() const {
+  if (granted().empty()) return false;
+  std::map<std::string, std::size_t> named;
+  for (const auto& a : answers_) {
+    if (a && a->what == master_answer::kind::held && !a->holder.empty()) {
+      if (++named[a->holder] >= majority_of(answers_.size())) return false;
+    }
+  }
+  return !named.empty();
+}
+
 acquire_answer acquire_round::refusal() const {
   using kind = master_answer::kind;
   acquire_answer out;

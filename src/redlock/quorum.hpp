@@ -108,6 +108,11 @@ class acquire_round {
   bool new_term() const;
   /// How many masters gave a usable answer (granted, held or held back).
   std::size_t usable_answers() const;
+  /// A split vote: we won some masters and another candidate some, and no
+  /// holder has a majority. The other one's acquire is refused too and gives
+  /// its masters back at once, so waiting for its lease to end would only
+  /// waste a ttl.
+  bool split() const;
 
   /// The port's answer for a refused round: held when some master named
   /// another holder (the one named most often, with the token most of those

@@ -9,6 +9,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -357,7 +358,18 @@ struct redlock_store::impl {
   void refuse(acquire_call& call) {
     release_everywhere();
     const auto granted = call.round.granted().size();
-    if (call.round.usable_answers() > granted) return finish(call, {}, call.round.refusal());
+    if (call.round.usable_answers() > granted) {
+      auto answer = call.round.refusal();
+      if (call.round.split()) {
+        // Both sides release at once and hear each other's release: retrying
+        // on that would split again. Try after a few random milliseconds
+        // instead, and let the other's release pass unannounced.
+        answer.free_in = std::chrono::microseconds(split_jitter(random));
+        answer.remaining = milliseconds(0);
+        last_release_told = answer.holder;
+      }
+      return finish(call, {}, std::move(answer));
+    }
     finish(call, round_error(call.failures, call.round.usable_answers() > 0,
                              "acquire: granted by " + of_masters(granted)),
            {});
@@ -619,6 +631,10 @@ struct redlock_store::impl {
   bool watching = false;
   bool wakeups_trusted = false;
   std::uint64_t last_told_token = 0;
+  // Retry delay after a split vote: 0.2 to 5 ms, so that the two sides try
+  // at different moments.
+  std::minstd_rand random{std::random_device{}()};
+  std::uniform_int_distribution<long> split_jitter{200, 5000};
   // The token of the lease we last won (0 = none): renewals may take free
   // masters only for it.
   std::uint64_t held_token = 0;

@@ -1,0 +1,163 @@
+// The quorum combiner (quorum.hpp): when a round is settled, which token a
+// grant takes, and what a refused round answers.
+#include <gtest/gtest.h>
+
+#include "redlock/quorum.hpp"
+
+namespace baton::redlock_detail {
+namespace {
+
+using kind = master_answer::kind;
+using std::chrono::microseconds;
+
+master_answer granted(std::uint64_t counter, bool was_free = true) {
+  master_answer a;
+  a.what = kind::granted;
+  a.counter = counter;
+  a.was_free = was_free;
+  return a;
+}
+
+master_answer held(std::string holder, std::uint64_t token, long free_in_us) {
+  master_answer a;
+  a.what = kind::held;
+  a.holder = std::move(holder);
+  a.counter = token;
+  a.free_in = microseconds(free_in_us);
+  return a;
+}
+
+master_answer held_back(long free_in_us) {
+  master_answer a;
+  a.what = kind::held_back;
+  a.free_in = microseconds(free_in_us);
+  return a;
+}
+
+master_answer failed() { return {}; }
+
+TEST(quorum, majority_of_one_to_seven) {
+  const std::size_t expected[] = {1, 2, 2, 3, 3, 4, 4};
+  for (std::size_t n = 1; n <= 7; ++n) EXPECT_EQ(majority_of(n), expected[n - 1]) << n;
+}
+
+TEST(quorum, a_tally_is_settled_by_the_first_majority_either_way) {
+  quorum_tally t(5);
+  EXPECT_TRUE(t.succeeded(0));
+  EXPECT_TRUE(t.failed(1));
+  EXPECT_TRUE(t.succeeded(2));
+  EXPECT_EQ(t.current(), verdict::open);
+  EXPECT_TRUE(t.succeeded(4));
+  EXPECT_EQ(t.current(), verdict::reached);  // 3 of 5, master 3 never asked for
+
+  quorum_tally u(5);
+  u.failed(0);
+  u.failed(1);
+  EXPECT_EQ(u.current(), verdict::open);  // 3 could still succeed
+  u.failed(4);
+  EXPECT_EQ(u.current(), verdict::impossible);
+}
+
+TEST(quorum, each_master_counts_once) {
+  quorum_tally t(3);
+  EXPECT_TRUE(t.succeeded(1));
+  EXPECT_FALSE(t.succeeded(1));
+  EXPECT_FALSE(t.failed(1));
+  EXPECT_FALSE(t.succeeded(7));
+  EXPECT_EQ(t.successes(), 1u);
+  EXPECT_EQ(t.failures(), 0u);
+}
+
+TEST(quorum, the_token_is_one_more_than_the_largest_granting_counter) {
+  acquire_round r(3);
+  r.record(0, granted(100));
+  EXPECT_EQ(r.current(), verdict::open);
+  r.record(2, granted(7, false));
+  EXPECT_EQ(r.current(), verdict::reached);
+  EXPECT_EQ(r.token(), 101u);
+  EXPECT_EQ(r.granted(), (std::vector<std::size_t>{0, 2}));
+  EXPECT_TRUE(r.granted_at(2));
+  EXPECT_FALSE(r.granted_at(1));
+  EXPECT_TRUE(r.new_term());
+}
+
+TEST(quorum, a_reacquire_of_our_own_lease_is_not_a_new_term) {
+  acquire_round r(3);
+  r.record(0, granted(5, false));
+  r.record(1, granted(5, false));
+  EXPECT_FALSE(r.new_term());
+}
+
+TEST(quorum, a_refusal_names_the_holder_most_masters_name_with_its_token) {
+  acquire_round r(5);
+  r.record(0, held("b", 41, 2'000'000));
+  r.record(1, held("b", 41, 2'100'000));
+  r.record(2, held("c", 900, 50'000));  // a stale key of another node
+  EXPECT_EQ(r.current(), verdict::impossible);
+  const auto a = r.refusal();
+  EXPECT_EQ(a.outcome, acquire_outcome::held);
+  EXPECT_EQ(a.holder, "b");
+  EXPECT_EQ(a.token, 41u);
+  // Free once a majority (3 of 5) could grant: the 3rd smallest of
+  // {2.0 s, 2.1 s, 0.05 s, never, never}.
+  EXPECT_EQ(a.free_in, microseconds(2'100'000));
+  EXPECT_EQ(a.remaining, milliseconds(2100));
+}
+
+TEST(quorum, a_refusal_counts_our_grants_as_free_and_silent_masters_as_never) {
+  acquire_round r(3);
+  r.record(0, granted(3));
+  r.record(1, held("b", 3, 1'500'700));
+  r.record(2, failed());
+  const auto a = r.refusal();
+  EXPECT_EQ(a.free_in, microseconds(1'500'700));  // 2nd smallest of {0, 1.5007 s, never}
+  EXPECT_EQ(a.remaining, milliseconds(1500));    // whole ms, rounded down as PTTL is
+
+  acquire_round never(3);
+  never.record(0, held("b", 3, 1'000'000));
+  never.record(1, failed());
+  never.record(2, failed());
+  EXPECT_LT(never.refusal().remaining.count(), 0);
+  EXPECT_LT(never.refusal().free_in.count(), 0);
+}
+
+TEST(quorum, only_fences_answer_held_back) {
+  acquire_round r(3);
+  r.record(0, held_back(900'000));
+  r.record(1, held_back(1'200'000));
+  const auto a = r.refusal();
+  EXPECT_EQ(a.outcome, acquire_outcome::held_back);
+  EXPECT_EQ(a.holder, "");
+  EXPECT_EQ(a.free_in, microseconds(1'200'000));
+}
+
+TEST(quorum, a_split_vote_is_told_apart_from_a_holder_with_a_majority) {
+  acquire_round split(3);
+  split.record(0, granted(3));
+  split.record(1, held("b", 3, 3'000'000));
+  split.record(2, failed());
+  EXPECT_TRUE(split.split());
+
+  acquire_round leader(3);
+  leader.record(0, granted(3));
+  leader.record(1, held("b", 3, 3'000'000));
+  leader.record(2, held("b", 3, 3'000'000));
+  EXPECT_FALSE(leader.split());  // b holds a majority: a real leader
+
+  acquire_round nothing_won(3);
+  nothing_won.record(0, held("b", 3, 3'000'000));
+  nothing_won.record(1, failed());
+  nothing_won.record(2, failed());
+  EXPECT_FALSE(nothing_won.split());  // maybe a leader we cannot fully see: wait for it
+}
+
+TEST(quorum, validity_is_ttl_minus_drift_minus_the_time_since_sending) {
+  const time_point sent{std::chrono::seconds(100)};
+  EXPECT_EQ(remaining_validity(sent, sent + milliseconds(30), milliseconds(1000), milliseconds(12)),
+            milliseconds(958));
+  EXPECT_LE(remaining_validity(sent, sent + milliseconds(988), milliseconds(1000), milliseconds(12)),
+            mono_clock::duration::zero());
+}
+
+}  // namespace
+}  // namespace baton::redlock_detail
