@@ -75,6 +75,10 @@ struct store_identity {
   milliseconds ttl{0};   ///< lifetime of an acquired or renewed lease; > 0
 };
 
+/// Throws std::invalid_argument, naming `store` ("redis_store"), for an empty
+/// election or node id or a ttl <= 0: what every store's constructor checks.
+void require_valid_identity(const store_identity& identity, const char* store);
+
 enum class acquire_outcome {
   acquired,   ///< this candidate now holds the lease (new term, or it was ours)
   held,       ///< another node holds it

@@ -254,12 +254,7 @@ struct postgres_store::impl {
 
 postgres_store::postgres_store(asio::io_context& io, postgres_store_options options) {
   const auto& id = options.identity;
-  if (id.election.empty()) throw std::invalid_argument("postgres_store: election is empty");
-  if (id.node_id.empty()) throw std::invalid_argument("postgres_store: node_id is empty");
-  if (id.ttl <= milliseconds::zero()) {
-    throw std::invalid_argument("postgres_store: ttl must be positive, got " +
-                                std::to_string(id.ttl.count()) + " ms");
-  }
+  require_valid_identity(id, "postgres_store");
   if (const auto problem = postgres_table_problem(options.table)) {
     throw std::invalid_argument("postgres_store: table \"" + options.table + "\": " + *problem);
   }

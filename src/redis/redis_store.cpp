@@ -199,12 +199,7 @@ struct redis_store::impl {
 
 redis_store::redis_store(asio::io_context& io, redis_store_options options) {
   const auto& id = options.identity;
-  if (id.election.empty()) throw std::invalid_argument("redis_store: election is empty");
-  if (id.node_id.empty()) throw std::invalid_argument("redis_store: node_id is empty");
-  if (id.ttl <= milliseconds::zero()) {
-    throw std::invalid_argument("redis_store: ttl must be positive, got " +
-                                std::to_string(id.ttl.count()) + " ms");
-  }
+  require_valid_identity(id, "redis_store");
   impl_ = std::make_unique<impl>(io, std::move(options));
 }
 

@@ -71,6 +71,12 @@ std::size_t acquire_round::usable_answers() const {
   }));
 }
 
+bool acquire_round::refused_at(std::size_t index) const {
+  if (index >= answers_.size() || !answers_[index]) return false;
+  const auto what = answers_[index]->what;
+  return what == master_answer::kind::held || what == master_answer::kind::held_back;
+}
+
 bool acquire_round::split() const {
   if (granted().empty()) return false;
   std::map<std::string, std::size_t> named;

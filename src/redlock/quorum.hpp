@@ -99,6 +99,8 @@ class acquire_round {
   /// Indexes of the masters that granted so far.
   std::vector<std::size_t> granted() const;
   bool granted_at(std::size_t index) const { return tally_.succeeded_at(index); }
+  /// Master `index` answered held or held back: it certainly did not grant.
+  bool refused_at(std::size_t index) const;
   /// One more than the largest counter among the granting masters: the token
   /// to write back. A master whose counter is missing never granted (its
   /// acquire script raises the fence instead), so every granting master has

@@ -236,8 +236,11 @@ struct redlock_store::impl {
   // Releases the lease on every master, answering nobody: after an acquire
   // that did not win. Each master's release runs behind that master's
   // acquire on the same connection, so a grant still on its way is undone.
-  void release_everywhere() {
+  // Masters that answered held or held back in `round` granted nothing and
+  // are skipped: a standby's refused attempt costs no release at all.
+  void release_everywhere(const redlock_detail::acquire_round* round = nullptr) {
     for (std::size_t i = 0; i < size(); ++i) {
+      if (round != nullptr && round->refused_at(i)) continue;
       eval(i, redis_detail::release_script(), {lease, token}, {value, channel},
            [this, i](command_result r) {
              if (!r.ec && parse_release_reply(r.reply).ec == std::error_code{}) {
@@ -356,7 +359,7 @@ struct redlock_store::impl {
 
   // No majority can grant any more: undo our grants, and say who holds it.
   void refuse(acquire_call& call) {
-    release_everywhere();
+    release_everywhere(&call.round);
     const auto granted = call.round.granted().size();
     if (call.round.usable_answers() > granted) {
       auto answer = call.round.refusal();
@@ -656,12 +659,7 @@ redlock_store::redlock_store(asio::io_context& io, redlock_store_options options
     throw std::invalid_argument("redlock_store: at most 7 masters, got " +
                                 std::to_string(options.masters.size()));
   }
-  if (id.election.empty()) throw std::invalid_argument("redlock_store: election is empty");
-  if (id.node_id.empty()) throw std::invalid_argument("redlock_store: node_id is empty");
-  if (id.ttl <= milliseconds::zero()) {
-    throw std::invalid_argument("redlock_store: ttl must be positive, got " +
-                                std::to_string(id.ttl.count()) + " ms");
-  }
+  require_valid_identity(id, "redlock_store");
   impl_ = std::make_shared<impl>(io, std::move(options));
 }
 

@@ -3,6 +3,7 @@
 #include "baton/lease_store.hpp"
 
 #include <array>
+#include <stdexcept>
 #include <string>
 
 namespace baton {
@@ -64,6 +65,16 @@ const char* to_string(wakeup_state s) {
     case wakeup_state::disconnected: return "disconnected";
   }
   return "off";
+}
+
+void require_valid_identity(const store_identity& identity, const char* store) {
+  const std::string name(store);
+  if (identity.election.empty()) throw std::invalid_argument(name + ": election is empty");
+  if (identity.node_id.empty()) throw std::invalid_argument(name + ": node_id is empty");
+  if (identity.ttl <= milliseconds::zero()) {
+    throw std::invalid_argument(name + ": ttl must be positive, got " +
+                                std::to_string(identity.ttl.count()) + " ms");
+  }
 }
 
 }  // namespace baton

@@ -347,12 +347,7 @@ memory_lease_view memory_lease_backend::view(const std::string& election) const 
 
 memory_lease_store::memory_lease_store(boost::asio::io_context& io,
                                        memory_lease_backend& backend, store_identity identity) {
-  if (identity.election.empty()) throw std::invalid_argument("memory_lease_store: election is empty");
-  if (identity.node_id.empty()) throw std::invalid_argument("memory_lease_store: node_id is empty");
-  if (identity.ttl <= milliseconds::zero()) {
-    throw std::invalid_argument("memory_lease_store: ttl must be positive, got " +
-                                std::to_string(identity.ttl.count()) + " ms");
-  }
+  require_valid_identity(identity, "memory_lease_store");
   impl_ = std::make_unique<impl>(io, backend.state_, std::move(identity));
 }
 

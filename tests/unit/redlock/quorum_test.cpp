@@ -151,6 +151,19 @@ TEST(quorum, a_split_vote_is_told_apart_from_a_holder_with_a_majority) {
   EXPECT_FALSE(nothing_won.split());  // maybe a leader we cannot fully see: wait for it
 }
 
+TEST(quorum, only_held_and_held_back_answers_are_certain_refusals) {
+  acquire_round r(4);
+  r.record(0, granted(1));
+  r.record(1, held("b", 1, 10));
+  r.record(2, held_back(10));
+  r.record(3, failed());  // it may have run: a release must still go there
+  EXPECT_FALSE(r.refused_at(0));
+  EXPECT_TRUE(r.refused_at(1));
+  EXPECT_TRUE(r.refused_at(2));
+  EXPECT_FALSE(r.refused_at(3));
+  EXPECT_FALSE(r.refused_at(9));
+}
+
 TEST(quorum, validity_is_ttl_minus_drift_minus_the_time_since_sending) {
   const time_point sent{std::chrono::seconds(100)};
   EXPECT_EQ(remaining_validity(sent, sent + milliseconds(30), milliseconds(1000), milliseconds(12)),
