@@ -3,8 +3,9 @@
 # baton in a container: build on Debian 12 with the -dev packages, run on a
 # slim Debian 12 with only the shared libraries the binary links against
 # (checked with ldd: hiredis 0.14, yaml-cpp 0.7, spdlog 1.10 with fmt 9,
-# prometheus-cpp core 1.0, libsystemd, libstdc++; Boost, CLI11 and
-# nlohmann-json are header-only).
+# prometheus-cpp core 1.0, libsystemd, OpenSSL 3, libstdc++; Boost, CLI11 and
+# nlohmann-json are header-only), plus ca-certificates: the trust store that
+# rediss:// URLs use when no redis.tls_ca_file is given.
 #
 #   docker build -t baton .
 #   docker run --rm -v baton-sock:/run/baton baton \
@@ -29,7 +30,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config \
       libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev \
-      nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev \
+      nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # .dockerignore lets only the sources through (CMakeLists.txt, cmake/,
@@ -47,7 +48,7 @@ FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libhiredis0.14 libpq5 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
-      libsystemd0 libstdc++6 libgcc-s1 \
+      libsystemd0 libssl3 ca-certificates libstdc++6 libgcc-s1 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 baton \

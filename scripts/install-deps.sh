@@ -27,7 +27,7 @@ esac
 build_packages=(
   g++ cmake make pkg-config
   libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
-  nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev
+  nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev libssl-dev
   redis-server procps
 )
 
@@ -46,8 +46,11 @@ packages=(
   # bench/run.py: the redis-py peer (python3-redis) and the redlock peer (nodejs).
   python3 python3-redis nodejs
   # tests/faults: iptables rules inside a private network namespace, and
-  # libfaketime to run a candidate on a slow clock (redlock_faults).
+  # libfaketime to run a candidate on a slow clock (redlock_faults) and to
+  # make an expired certificate (tests/support/test_pki.cpp).
   iptables libfaketime
+  # the TLS tests make their certificates with the openssl command.
+  openssl
   # tests/deploy: systemd-analyze, the .deb (cpack with dpkg-shlibdeps, lintian),
   # a Debian 12 tree booted with systemd-nspawn, and the container image built
   # with buildah and run with podman (runc).

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "baton/init_store.hpp"
+#include "baton/store_check.hpp"
 #include "baton/cli.hpp"
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
@@ -71,6 +72,8 @@ int main(int argc, char** argv) {
     case baton::invocation::verb::init_store:
       if (inv.print_schema) return baton::print_store_schema(inv.cfg, std::cout);
       return baton::init_store(inv.cfg, std::cout, std::cerr);
+    case baton::invocation::verb::check_store:
+      return baton::check_store(inv.cfg, std::cout);
     case baton::invocation::verb::run:
       break;
   }

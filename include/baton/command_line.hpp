@@ -14,7 +14,7 @@ namespace baton {
 
 /// What main() should do.
 struct invocation {
-  enum class verb { run, check_config, init_store, version, exit_now };
+  enum class verb { run, check_config, init_store, check_store, version, exit_now };
   verb what = verb::exit_now;
   /// Effective, validated config (run, check_config).
   config cfg;

@@ -35,9 +35,22 @@ struct redis_config {
   /// Secret. Never logged, never taken from argv: from BATON_REDIS_PASSWORD,
   /// redis.password_file, or the URL's user-info (discouraged).
   std::string password;
-  /// File whose first line is the password ("" = none).
+  /// File whose first line is the password ("" = none). Read again on every
+  /// connection attempt, so a rotated password is used from the next one on.
   std::string password_file;
-  /// Time allowed for TCP/Unix connect plus AUTH and SELECT.
+  /// ACL user to log in as ("" = the URL's user, or Redis's default user).
+  std::string username;
+  /// TLS, for rediss:// URLs: how the server is checked (full, ca, none) and
+  /// the files and name the check uses; see redis_tls_settings in
+  /// baton/redis_url.hpp. "" = the system's trust store, no client
+  /// certificate, the URL's host.
+  std::string tls_verify = "full";
+  std::string tls_ca_file;
+  std::string tls_ca_dir;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_server_name;
+  /// Time allowed for TCP/Unix connect plus the TLS handshake, AUTH and SELECT.
   milliseconds connect_timeout{1000};
   /// Time allowed for one command's reply; past it the connection is dropped
   /// and re-established. 0 = min(1s, lease.renew_interval / 2).

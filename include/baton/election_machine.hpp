@@ -99,6 +99,9 @@ struct busy {
   /// answer until the holder's lease is free. Negative when unknown; then
   /// `holder_ttl` (whole milliseconds, rounded down by the store) is used.
   std::chrono::microseconds free_in{-1};
+  /// Held back for another reason than a reset, in words (the lease key
+  /// vanished before its expiry); "" = a reset.
+  std::string held_back_why;
 };
 struct acquire_failed {
   std::string error;

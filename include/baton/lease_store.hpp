@@ -102,6 +102,9 @@ struct acquire_answer {
   /// answer until the lease is free, so a standby can try right then rather
   /// than up to a millisecond late. Negative = unknown (use `remaining`).
   std::chrono::microseconds free_in{-1};
+  /// Held back: why, when it is not a store reset ("the lease key vanished
+  /// before its expiry ..."); "" = a reset.
+  std::string why;
 
   bool acquired() const { return outcome == acquire_outcome::acquired; }
 };

@@ -103,7 +103,7 @@ void write_verb(std::ostringstream& s, const std::vector<std::string>& verbs,
 
 std::string bash_completion() {
   const auto clients = cli::client_verb_docs();
-  std::vector<std::string> verbs{"run", "check-config", "init-store"};
+  std::vector<std::string> verbs{"run", "check-config", "init-store", "check-store"};
   for (const auto& v : clients) verbs.push_back(v.name);
   verbs.emplace_back("version");
 
@@ -138,7 +138,7 @@ std::string bash_completion() {
     << "    fi\n"
     << "  done\n"
     << "  case ${words[1]} in\n";
-  write_verb(s, {"run|check-config|init-store"}, daemon_flags());
+  write_verb(s, {"run|check-config|init-store|check-store"}, daemon_flags());
   for (const auto& v : clients) write_verb(s, {v.name}, client_flags(v));
   s << "    *)\n"
     << "      COMPREPLY=()\n"

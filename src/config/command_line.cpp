@@ -219,6 +219,10 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   CLI::App* init = app.add_subcommand(
       "init-store",
       "Create the election's record in the store, so that its first start is not held back");
+  CLI::App* check_store = app.add_subcommand(
+      "check-store",
+      "Connect to the store as run would and report what matters to the election; exit 0 "
+      "ready, 1 a hazard, 2 cannot work there");
   CLI::App* version = app.add_subcommand("version", "Print the version and exit");
   // The client verbs are answered before this parser runs (baton/cli.hpp);
   // they are listed here so that `baton --help` shows them.
@@ -238,6 +242,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   option_set run_options;
   option_set check_options;
   option_set init_options;
+  option_set check_store_options;
   bool print_schema = false;
   init->add_flag("--print", print_schema,
                  "Print the schema the store needs (the postgres DDL and grants) for a DBA to "
@@ -245,9 +250,11 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   run_options.add_to(*run);
   check_options.add_to(*check);
   init_options.add_to(*init);
+  check_store_options.add_to(*check_store);
+  check_store->footer(footer);
 
   if (args.empty() && !has_child) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, status, watch, "
+    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, check-store, status, watch, "
                        "resign, health or version\n\n" + app.help());
   }
 
@@ -291,8 +298,15 @@ invocation parse(int argc, const char* const* argv, const environment& env,
     result.cfg = load(init_options, env, false, {}, variable_names, result.warnings);
     return result;
   }
+  if (check_store->parsed()) {
+    if (has_child) return exit_now(2, "baton: check-store takes no command after --");
+    invocation result;
+    result.what = invocation::verb::check_store;
+    result.cfg = load(check_store_options, env, false, {}, variable_names, result.warnings);
+    return result;
+  }
   if (!run->parsed() && !check->parsed()) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, status, watch, "
+    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, check-store, status, watch, "
                        "resign, health or version\n\n" + app.help());
   }
   invocation result;

@@ -1,45 +1,22 @@
-// Reading the password file keeps no more of it in memory than needed: the
-// file holds a secret, and only its first line is the password.
+// Which source of a store's password wins, and the errors when two claim it.
 #include "redis_password.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <optional>
 
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
+#include "baton/secret_file.hpp"
 #include "option_table.hpp"
 
 namespace baton {
 namespace {
 
 std::string read_first_line(const std::string& option, const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "re");
-  if (file == nullptr) {
-    throw config_error(option, path, std::string("cannot open it: ") + std::strerror(errno));
+  try {
+    return read_secret_file(path);
+  } catch (const std::runtime_error& e) {
+    throw config_error(option, path, e.what());
   }
-  std::string line;
-  bool failed = false;
-  int error = 0;
-  for (;;) {
-    const int c = std::fgetc(file);
-    if (c == EOF) {
-      if (std::ferror(file) != 0) {
-        failed = true;
-        error = errno;
-      }
-      break;
-    }
-    if (c == '\n') break;
-    line += static_cast<char>(c);
-    if (line.size() > 4096) break;
-  }
-  std::fclose(file);
-  if (failed) throw config_error(option, path, std::string("cannot read it: ") + std::strerror(error));
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.empty()) throw config_error(option, path, "its first line is empty");
-  return line;
 }
 
 // One secret's sources, whichever store it belongs to.

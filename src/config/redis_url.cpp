@@ -1,4 +1,4 @@
-// redis.url: `redis://[[user]:password@]host[:port][/db]` and
+// redis.url: `redis[s]://[[user]:password@]host[:port][/db]` and
 // `unix://[[user]:password@]/path[?db=N]`. Errors name redis.url and never
 // echo a password: the text shown is redacted before it is parsed.
 #include <cstdint>
@@ -135,9 +135,10 @@ struct url_parser {
     }
   }
 
-  redis_endpoint parse_tcp(std::string_view rest) const {
+  redis_endpoint parse_tcp(std::string_view rest, bool tls) const {
     redis_endpoint ep;
     ep.kind = redis_endpoint::transport::tcp;
+    ep.tls = tls;
     // The last '@' ends the user-info, so an unencoded '@' or '/' in a
     // password still parses.
     const auto at = rest.rfind('@');
@@ -204,13 +205,16 @@ struct url_parser {
   redis_endpoint parse() const {
     const std::string_view u = url;
     if (u.substr(0, tls_scheme.size()) == tls_scheme) {
-      fail("TLS (rediss://) is not supported yet; use redis://host:port or unix:///path");
+      return parse_tcp(u.substr(tls_scheme.size()), true);
     }
-    if (u.substr(0, tcp_scheme.size()) == tcp_scheme) return parse_tcp(u.substr(tcp_scheme.size()));
+    if (u.substr(0, tcp_scheme.size()) == tcp_scheme) {
+      return parse_tcp(u.substr(tcp_scheme.size()), false);
+    }
     if (u.substr(0, unix_scheme.size()) == unix_scheme) {
       return parse_unix(u.substr(unix_scheme.size()));
     }
-    fail("must be redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]");
+    fail("must be redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or "
+         "unix:///path[?db=N]");
   }
 };
 
@@ -232,6 +236,15 @@ std::string percent_encode(const std::string& s) {
 
 }  // namespace
 
+const char* to_string(tls_verify v) {
+  switch (v) {
+    case tls_verify::full: return "full";
+    case tls_verify::ca: return "ca";
+    case tls_verify::none: return "none";
+  }
+  return "?";
+}
+
 redis_endpoint parse_redis_url(const std::string& url) { return url_parser{url}.parse(); }
 
 std::string redis_endpoint::redacted() const {
@@ -245,7 +258,7 @@ std::string redis_endpoint::redacted() const {
     return out;
   }
   const bool ipv6 = host.find(':') != std::string::npos;
-  std::string out = "redis://" + user_info + (ipv6 ? "[" + host + "]" : host) + ":" +
+  std::string out = (tls ? "rediss://" : "redis://") + user_info + (ipv6 ? "[" + host + "]" : host) + ":" +
                     std::to_string(port);
   if (db != 0) out += "/" + std::to_string(db);
   return out;

@@ -2,10 +2,15 @@
 // names the option, shows its value, says what is allowed and, when known,
 // where the value came from. Rules name an option by the field they check
 // (option_name), so a message always uses the option table's name.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +19,7 @@
 #include "baton/duration.hpp"
 #include "baton/listen_address.hpp"
 #include "baton/postgres_conninfo.hpp"
+#include "baton/redis_settings.hpp"
 #include "baton/redis_url.hpp"
 #include "libpq/libpq_on_demand.hpp"
 #include "option_table.hpp"
@@ -115,9 +121,93 @@ void check_postgres(const config& cfg) {
 }
 
 void check_redis(const config& cfg) {
-  parse_redis_url(cfg.redis.url);
+  const auto url = parse_redis_url(cfg.redis.url);
   require_positive(cfg, cfg.redis.connect_timeout);
   require_positive(cfg, cfg.redis.command_timeout);
+  const auto& user = cfg.redis.username;
+  if (!user.empty()) {
+    for (char c : user) {
+      if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+        throw config_error(option_name(cfg, user), user, "must hold no spaces or control characters");
+      }
+    }
+    if (!url.username.empty() && url.username != user) {
+      throw config_error::with_message(
+          option_name(cfg, user), "the Redis user is given twice: " + option_name(cfg, user) +
+                                      " is \"" + user + "\" and redis.url names \"" + url.username +
+                                      "\"; give it in one place only");
+    }
+  }
+}
+
+// A file the TLS context will load: it must be there and readable now, so
+// that a typo is a config error at start, not a connect error every retry.
+void require_readable(const config& cfg, const std::string& path, bool directory) {
+  if (path.empty()) return;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    throw config_error(option_name(cfg, path), path, "the path does not exist");
+  }
+  if (directory != std::filesystem::is_directory(status)) {
+    throw config_error(option_name(cfg, path), path,
+                       directory ? "must be a directory" : "must be a file, not a directory");
+  }
+  if (::access(path.c_str(), R_OK) != 0) {
+    throw config_error(option_name(cfg, path), path,
+                       std::string("cannot read it: ") + std::strerror(errno));
+  }
+}
+
+// The redis.tls_* options: only where a rediss:// URL will use them, so a
+// forgotten "s" in the scheme is caught instead of silently sending the
+// password in clear text past the CA the operator configured.
+void check_redis_tls(const config& cfg) {
+  const auto& r = cfg.redis;
+  if (r.tls_verify != "full" && r.tls_verify != "ca" && r.tls_verify != "none") {
+    throw config_error(option_name(cfg, r.tls_verify), r.tls_verify,
+                       "must be full (chain and server name), ca (chain only) or none");
+  }
+  const std::pair<const std::string*, bool> files[] = {
+      {&r.tls_ca_file, false}, {&r.tls_ca_dir, true}, {&r.tls_cert_file, false},
+      {&r.tls_key_file, false}};
+  const std::string* first_set = nullptr;
+  for (const auto& [path, directory] : files) {
+    if (!path->empty() && first_set == nullptr) first_set = path;
+  }
+  if (first_set == nullptr && !r.tls_server_name.empty()) first_set = &r.tls_server_name;
+  if (first_set == nullptr && r.tls_verify != "full") first_set = &r.tls_verify;
+  bool uses_tls = false;
+  for (const auto& url : redis_urls_in_use(cfg)) {
+    try {
+      uses_tls = uses_tls || parse_redis_url(url).tls;
+    } catch (const config_error&) {
+      // check_redlock names a bad master URL.
+    }
+  }
+  if (first_set != nullptr && !uses_tls && cfg.store.kind != "postgres") {
+    const std::string where = cfg.store.kind == "redlock" ? "no master in redlock.masters is"
+                                                          : "redis.url is not";
+    throw config_error::with_message(
+        option_name(cfg, *first_set),
+        option_name(cfg, *first_set) + " is set but " + where +
+            " a rediss:// URL: TLS settings apply only to rediss:// (write rediss:// to use TLS)");
+  }
+  if (r.tls_cert_file.empty() != r.tls_key_file.empty()) {
+    const auto& set = r.tls_cert_file.empty() ? r.tls_key_file : r.tls_cert_file;
+    const auto& missing = r.tls_cert_file.empty() ? r.tls_cert_file : r.tls_key_file;
+    throw config_error::with_message(option_name(cfg, missing),
+                                     option_name(cfg, set) + " is set but " +
+                                         option_name(cfg, missing) +
+                                         " is not: a client certificate needs both");
+  }
+  for (const auto& [path, directory] : files) require_readable(cfg, *path, directory);
+  for (char c : r.tls_server_name) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      throw config_error(option_name(cfg, r.tls_server_name), r.tls_server_name,
+                         "must be a host name or an IP address");
+    }
+  }
 }
 
 // Odd, so that two majorities always share a master; at most 7, since every
@@ -245,6 +335,12 @@ void require_utf8(const config& cfg, const std::vector<std::string>& argv) {
 void check_text(const config& cfg) {
   require_utf8(cfg, cfg.redis.url);
   require_utf8(cfg, cfg.redis.password_file);
+  require_utf8(cfg, cfg.redis.username);
+  require_utf8(cfg, cfg.redis.tls_ca_file);
+  require_utf8(cfg, cfg.redis.tls_ca_dir);
+  require_utf8(cfg, cfg.redis.tls_cert_file);
+  require_utf8(cfg, cfg.redis.tls_key_file);
+  require_utf8(cfg, cfg.redis.tls_server_name);
   require_utf8(cfg, cfg.postgres.url);
   require_utf8(cfg, cfg.postgres.password_file);
   require_utf8(cfg, cfg.socket.path);
@@ -344,6 +440,7 @@ void validate_config(const config& cfg, const option_origins& origins) {
     check_store(cfg);
     check_redis(cfg);
     check_redlock(cfg);
+    check_redis_tls(cfg);
     check_postgres(cfg);
     check_lease(cfg, origins);
     check_rest(cfg);

@@ -8,10 +8,30 @@
 #include <boost/asio/io_context.hpp>
 #include <exception>
 
+#include "baton/store_check.hpp"
 #include "baton/store_factory.hpp"
 #include "driver.hpp"
 
 namespace baton {
+namespace {
+
+// `baton check-store`'s hazards and failures, once, in the log: an operator
+// who never ran the command still learns that the eviction policy can drop
+// the lease or that the ACL lacks a command. The checks run beside the
+// election (their own connections) and decide nothing.
+void log_store_hazards(boost::asio::io_context& io, const config& cfg) {
+  async_check_store(io, cfg, [](check_report report) {
+    for (const auto& line : report.lines) {
+      if (line.verdict == check_verdict::hazard) {
+        spdlog::warn("store check: {}: {}", line.topic, line.text);
+      } else if (line.verdict == check_verdict::failure) {
+        spdlog::error("store check: {}: {}", line.topic, line.text);
+      }
+    }
+  });
+}
+
+}  // namespace
 
 struct daemon::impl {
   config cfg;
@@ -33,6 +53,7 @@ int daemon::run() {
   }
   driver election(io, impl_->cfg, *store, impl_->reload);
   if (!election.start()) return 1;
+  log_store_hazards(io, impl_->cfg);
   io.run();
   return election.exit_code().value_or(0);
 }

@@ -464,7 +464,7 @@ struct driver::impl {
         // Wait for an announcement only while announcements reach us.
         const bool wakeups = store.status().wakeups == wakeup_state::subscribed;
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups,
-                             r.outcome == acquire_outcome::held_back, r.free_in});
+                             r.outcome == acquire_outcome::held_back, r.free_in, r.why});
       }
     });
   }

@@ -166,6 +166,10 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   }
   if (backoff_until_ > ctx.now) delay = std::max(delay, backoff_until_ - ctx.now);
   wait_then_retry(ctx, delay);
+  if (ev.held_back && !ev.held_back_why.empty()) {
+    go(ctx, state::idle, reason::busy, "held back: " + ev.held_back_why);
+    return;
+  }
   if (ev.held_back) {
     go(ctx, state::idle, reason::busy,
        ev.holder.empty() ? std::string("held back after a store reset")

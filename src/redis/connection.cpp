@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <utility>
 
+#include "baton/secret_file.hpp"
 #include "redis_error.hpp"
 
 namespace baton::redis_detail {
@@ -90,13 +91,15 @@ void connection::start_connect() {
         if (ec || generation != self->generation_ || self->state_ != state::connecting) return;
         self->drop(redis_errc::connect_failed, "connect " + self->transport_->peer() +
                                                    ": timed out after " +
-                                                   ms(self->options_.connect_timeout));
+                                                   ms(self->options_.connect_timeout) +
+                                                   self->transport_->timeout_hint());
       });
   transport_->async_connect(
       [self = shared_from_this(), generation](std::error_code ec, std::string detail) {
         if (generation != self->generation_) return;
         if (ec) {
-          self->drop(redis_errc::connect_failed, detail);
+          // A transport that knows better (TLS) says which of our codes.
+          self->drop(ec.category() == redis_category() ? ec : redis_errc::connect_failed, detail);
           return;
         }
         self->on_transport_connected();
@@ -106,18 +109,28 @@ void connection::start_connect() {
 void connection::on_transport_connected() {
   start_read();
   const auto& ep = options_.endpoint;
+  std::string password = ep.password;
+  if (!options_.password_file.empty()) {
+    try {
+      password = read_secret_file(options_.password_file);
+    } catch (const std::runtime_error& e) {
+      drop(redis_errc::auth_failed, "redis.password_file " + options_.password_file + ": " + e.what());
+      return;
+    }
+  }
   // AUTH and SELECT are pipelined; a failure of either drops the connection
   // before any queued command is sent.
-  if (!ep.password.empty()) {
+  if (!password.empty()) {
     std::vector<std::string> auth{"AUTH"};
     if (!ep.username.empty()) auth.push_back(ep.username);
-    auth.push_back(ep.password);
+    auth.push_back(std::move(password));
     command c;
     c.wire = format_command(auth);
     c.internal = true;
-    c.done = [this](command_result r) {
+    c.done = [this, user = ep.username](command_result r) {
       if (r.reply.kind == redis_reply::type::error) {
-        drop(redis_errc::auth_failed, "AUTH: " + r.reply.str);
+        drop(redis_errc::auth_failed,
+             "AUTH" + (user.empty() ? std::string() : " as " + user) + ": " + r.reply.str);
         return;
       }
       if (--handshake_left_ == 0) finish_handshake();
@@ -146,6 +159,13 @@ void connection::on_transport_connected() {
     c.wire = format_command({"INFO", "server"});
     c.internal = true;
     c.done = [this](command_result r) {
+      if (r.reply.kind == redis_reply::type::error && r.reply.str.starts_with("NOPERM")) {
+        // Without INFO a restart or failover would go unnoticed.
+        drop(redis_errc::permission_denied,
+             "INFO server: " + r.reply.str +
+                 " (baton reads the server's run_id to notice restarts: grant +info)");
+        return;
+      }
       run_id_ = r.reply.kind == redis_reply::type::string ? run_id_from_info(r.reply.str) : "";
       if (--handshake_left_ == 0) finish_handshake();
     };
@@ -195,7 +215,7 @@ void connection::flush() {
                             if (ec) {
                               self->drop(
                                   redis_errc::connection_lost,
-                                  "write to " + self->transport_->peer() + ": " + ec.message());
+                                  "write to " + self->transport_->peer() + ": " + self->transport_->explain(ec));
                               return;
                             }
                             self->flush();
@@ -216,7 +236,7 @@ void connection::on_read(std::uint64_t generation, std::error_code ec, std::size
     const bool eof = ec == std::error_code(boost::system::error_code(asio::error::eof));
     drop(redis_errc::connection_lost,
          eof ? "connection closed by " + transport_->peer()
-             : "read from " + transport_->peer() + ": " + ec.message());
+             : "read from " + transport_->peer() + ": " + transport_->explain(ec));
     return;
   }
   reader_.feed(read_buffer_.data(), n);

@@ -31,6 +31,9 @@ namespace baton::redis_detail {
 struct connection_options {
   /// Where to connect and how to log in (the password already resolved).
   redis_endpoint endpoint;
+  /// When set, the password is this file's first line, read again before
+  /// every AUTH: a secret rotated in place is used from the next reconnect on.
+  std::string password_file;
   milliseconds connect_timeout{1000};
   milliseconds command_timeout{1000};
   /// When set, the handshake also sends `INFO server`, and this is called with

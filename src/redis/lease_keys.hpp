@@ -26,6 +26,14 @@ inline std::string fence_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:fence";
 }
 
+/// The holder record: "<expiry in the server's ms> <lease value>", without a
+/// TTL, written with every grant and renewal and deleted with a release. When
+/// the lease key vanishes before that expiry (a DEL, an eviction), acquires
+/// hold back until it, since the holder may still be working.
+inline std::string holder_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:holder";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";

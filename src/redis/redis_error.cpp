@@ -29,6 +29,10 @@ class redis_category_impl final : public std::error_category {
         return "unexpected reply from redis";
       case redis_errc::auth_failed:
         return "redis authentication failed";
+      case redis_errc::tls_failed:
+        return "TLS with redis failed";
+      case redis_errc::permission_denied:
+        return "redis refused a command to this user";
     }
     return "unknown redis error " + std::to_string(value);
   }
@@ -41,6 +45,8 @@ class redis_category_impl final : public std::error_category {
       case redis_errc::timeout:
         return store_errc::timeout;
       case redis_errc::auth_failed:
+      case redis_errc::tls_failed:
+      case redis_errc::permission_denied:
         return store_errc::auth;
       case redis_errc::protocol_error:
       case redis_errc::unexpected_reply:

@@ -19,11 +19,13 @@ enum class redis_errc {
   server_error,        ///< Redis answered with an error reply (e.g. "ERR ...", "WRONGTYPE ...").
   unexpected_reply,    ///< A well-formed reply of a shape the caller did not expect.
   auth_failed,         ///< AUTH was refused, or Redis demands a password we do not have.
+  tls_failed,          ///< TLS could not be set up: a file, the handshake, a refused certificate.
+  permission_denied,   ///< the ACL user may not run a command (NOPERM), inside a script too.
 };
 
 /// The category of redis_errc ("baton.redis"). Conditions: connect_failed
 /// and connection_lost are store_errc::unavailable, timeout is timeout,
-/// auth_failed is auth, protocol_error and unexpected_reply are protocol,
+/// auth_failed, tls_failed and permission_denied are auth, protocol_error and unexpected_reply are protocol,
 /// server_error is refused.
 const std::error_category& redis_category() noexcept;
 

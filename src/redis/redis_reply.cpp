@@ -101,6 +101,12 @@ std::string describe_reply(const redis_reply& reply) {
 std::error_code classify_error_reply(std::string_view message) {
   if (message.starts_with("NOAUTH") || message.starts_with("WRONGPASS"))
     return redis_errc::auth_failed;
+  // A refusal by the user's ACL: directly, or inside a script (where Redis
+  // words it differently and our scripts append the command's name).
+  if (message.starts_with("NOPERM") || message.find("can't run this command") != std::string_view::npos ||
+      message.find("No permissions to access") != std::string_view::npos ||
+      message.find("can't access at least one of the") != std::string_view::npos)
+    return redis_errc::permission_denied;
   return redis_errc::server_error;
 }
 
@@ -141,10 +147,15 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
       return unexpected<result>(what, reply);
     answer.free_in = std::chrono::microseconds(e[5].integer);
   } else if (e.size() == 5) {
-    if (e[4].kind != type::string || (e[4].str != "fence" && e[4].str != "reset"))
+    if (e[4].kind != type::string ||
+        (e[4].str != "fence" && e[4].str != "reset" && e[4].str != "vanished"))
       return unexpected<result>(what, reply);
     answer.outcome = acquire_outcome::held_back;
     r.value.found_reset = e[4].str == "reset";
+    if (e[4].str == "vanished") {
+      answer.why = "the lease key vanished before its expiry (a DEL or an eviction) while " +
+                   holder_from_value(e[1].str) + " held it";
+    }
     // The script names no holder when the fence stands alone.
     if (e[1].str == fenced_without_holder) answer.holder.clear();
   }

@@ -52,7 +52,8 @@ struct parsed_reply {
 };
 
 /// Maps an error reply's text to a code: NOAUTH/WRONGPASS -> auth_failed,
-/// anything else -> server_error.
+/// an ACL refusal (NOPERM, or its wording inside a script) ->
+/// permission_denied, anything else -> server_error.
 std::error_code classify_error_reply(std::string_view message);
 
 /// True for the "NOSCRIPT ..." error, after which EVALSHA is retried as EVAL.
@@ -73,7 +74,8 @@ struct acquire_script_reply {
 
 /// The acquire script answers `{1, token}`, `{0, value, pttl_ms,
 /// token-or-""}` (held), or the same with a fifth element "fence" or "reset"
-/// while the hold-back fence is up (held_back; see scripts.hpp).
+/// while the hold-back fence is up, or "vanished" while the holder record
+/// outlives a lease key that disappeared early (held_back; see scripts.hpp).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
 /// The create-record script answers 1 (created) or 0 (it existed).

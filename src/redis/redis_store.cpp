@@ -50,6 +50,7 @@ struct redis_store::impl {
         lease(lease_key(options.identity.election)),
         token(token_key(options.identity.election)),
         fence(fence_key(options.identity.election)),
+        holder(holder_key(options.identity.election)),
         channel(events_channel(options.identity.election)),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     conn_options.endpoint = options.endpoint;
@@ -57,6 +58,7 @@ struct redis_store::impl {
     // The options copy must not keep the secret around longer than needed.
     options.password.clear();
     options.endpoint.password.clear();
+    conn_options.password_file = options.password_file;
     conn_options.connect_timeout = options.connect_timeout;
     conn_options.command_timeout = options.command_timeout;
     conn_options.transport = options.transport;
@@ -149,11 +151,16 @@ struct redis_store::impl {
   }
 
   // Wake-ups are trusted while the watch is subscribed; say so on a change.
+  // A failure is told once per distinct reason, so that a watch the server
+  // refuses (an ACL without SUBSCRIBE) is logged with its cause, not retried
+  // in silence.
   void note_wakeups() {
     const bool trusted = current_wakeups() == wakeup_state::subscribed;
-    if (trusted == wakeups_trusted) return;
+    const std::string why = trusted || !watch ? std::string() : watch->last_failure();
+    if (trusted == wakeups_trusted && why == wakeups_why) return;
     wakeups_trusted = trusted;
-    tell(store_events::wakeups{trusted, {}});
+    wakeups_why = why;
+    tell(store_events::wakeups{trusted, why});
   }
 
 
@@ -181,12 +188,14 @@ struct redis_store::impl {
   const std::string lease;
   const std::string token;
   const std::string fence;
+  const std::string holder;
   const std::string channel;
   const std::string ttl_ms;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
   event_listener listener;
   bool wakeups_trusted = false;
+  std::string wakeups_why;
   // Completions hold a weak_ptr to this; expired = the store is gone.
   std::shared_ptr<int> alive = std::make_shared<int>(0);
   bool closed = false;
@@ -210,7 +219,7 @@ const store_identity& redis_store::identity() const { return impl_->options.iden
 void redis_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<acquire_answer>(handler)) return;
-  d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence}, {d.value, d.ttl_ms, d.channel},
+  d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence, d.holder}, {d.value, d.ttl_ms, d.channel},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<acquire_script_reply>(
                r, parse_acquire_reply, [&d, &handler](store_error e, acquire_script_reply a) {
@@ -223,7 +232,7 @@ void redis_store::async_acquire(acquire_handler handler) {
 void redis_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<renew_answer>(handler)) return;
-  d.eval(redis_detail::renew_script(), {d.lease}, {d.value, d.ttl_ms},
+  d.eval(redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<renew_answer>(r, parse_renew_reply, handler);
          });
@@ -232,7 +241,7 @@ void redis_store::async_renew(renew_handler handler) {
 void redis_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<release_answer>(handler)) return;
-  d.eval(redis_detail::release_script(), {d.lease, d.token}, {d.value, d.channel},
+  d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder}, {d.value, d.channel},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<release_answer>(r, parse_release_reply, handler);
          });

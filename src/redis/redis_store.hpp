@@ -26,6 +26,9 @@ struct redis_store_options {
   redis_endpoint endpoint;
   /// Overrides endpoint.password when not empty (from a file or the environment).
   std::string password;
+  /// When set, the password is read from this file's first line again on
+  /// every connection attempt (rotated secrets), instead of `password`.
+  std::string password_file;
   milliseconds connect_timeout{1000};
   milliseconds command_timeout{1000};
   /// Election, node id and ttl (> 0); fixed for the store's life.

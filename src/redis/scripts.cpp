@@ -9,6 +9,14 @@
 // while the fence exists. The fence is only ever lengthened, never shortened,
 // and a fence without expiry (set by hand) is left alone: an operator's hold.
 //
+// A lease key can also vanish alone, before its time: an operator's DEL, or
+// eviction under a volatile-* maxmemory policy, which picks keys with a TTL.
+// Its holder would work on until its next renewal while a candidate took the
+// free key. So every grant and renewal also writes the holder record, a key
+// without a TTL holding "<expiry in the server's ms> <value>"; an acquire
+// that finds the lease key gone while the record says it should still live
+// answers "vanished" and holds back until that expiry. Release deletes both.
+//
 // A new term is announced on the events channel (`acquired <value> <token>`)
 // so that standbys, and a node cooling down after a resign, learn the new
 // leader at once rather than at their next attempt.
@@ -20,35 +28,69 @@
 namespace baton::redis_detail {
 namespace {
 
-constexpr std::string_view acquire_source = R"lua(
+// Every script calls Redis through call(): a refusal inside a script (an ACL
+// user without a command's permission, a key pattern it may not touch)
+// reaches the client as "The user executing the script can't run this
+// command", naming no command, so the error is raised again with the
+// command's name appended.
+#define BATON_LUA_CALL \
+  "local function call(...)\n" \
+  "  local reply = redis.pcall(...)\n" \
+  "  if type(reply) == 'table' and reply.err then\n" \
+  "    error({err = reply.err .. ' (command ' .. string.upper(tostring((...))) .. ')'})\n" \
+  "  end\n" \
+  "  return reply\n" \
+  "end\n"
+
+constexpr std::string_view acquire_source = BATON_LUA_CALL R"lua(
 local reset = false
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  local now = redis.call('TIME')
-  redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
-  local left = redis.call('PTTL', KEYS[3])
+if call('EXISTS', KEYS[2]) == 0 then
+  local now = call('TIME')
+  call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
+  local left = call('PTTL', KEYS[3])
   if left ~= -1 and left < tonumber(ARGV[2]) then
-    redis.call('SET', KEYS[3], 'token counter missing', 'PX', ARGV[2])
+    call('SET', KEYS[3], 'token counter missing', 'PX', ARGV[2])
   end
   reset = true
 end
-local fence = redis.call('PTTL', KEYS[3])
-local current = redis.call('GET', KEYS[1])
+local fence = call('PTTL', KEYS[3])
+local current = call('GET', KEYS[1])
+local now = call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+if fence == -2 and current == false then
+  -- The lease key is gone: if the record says its holder's lease runs on,
+  -- it vanished early (a DEL, an eviction) and its holder may still work.
+  local record = call('GET', KEYS[4])
+  local space = record and string.find(record, ' ', 1, true)
+  if space and string.sub(record, space + 1) ~= ARGV[1] then
+    local left = tonumber(string.sub(record, 1, space - 1)) - now_ms
+    if left > tonumber(ARGV[2]) then
+      -- The server's clock went back: hold back one ttl from now, no longer.
+      left = tonumber(ARGV[2])
+      call('SET', KEYS[4], string.format('%.0f', now_ms + left) .. ' ' .. string.sub(record, space + 1))
+    end
+    if left > 0 then
+      return {0, string.sub(record, space + 1), left, call('GET', KEYS[2]) or '', 'vanished'}
+    end
+  end
+end
 if fence == -2 and (current == false or current == ARGV[1]) then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
   if ARGV[4] == 'grant' then
     -- One master of a Redlock quorum: the token is settled across the
     -- masters afterwards (write_back_source), so only report the counter.
-    return {1, redis.call('GET', KEYS[2]), current == false and 1 or 0}
+    return {1, call('GET', KEYS[2]), current == false and 1 or 0}
   end
-  local term = redis.call('INCR', KEYS[2])
+  local term = call('INCR', KEYS[2])
   if current == false and ARGV[3] then
-    redis.call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. term)
+    call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. term)
   end
   return {1, term}
 end
-local token = redis.call('GET', KEYS[2])
+local token = call('GET', KEYS[2])
 if token == false then token = '' end
-local wait = redis.call('PTTL', KEYS[1])
+local wait = call('PTTL', KEYS[1])
 if fence == -2 then
   if wait < 0 then return {0, current, wait, token} end
   -- PTTL is rounded down to the millisecond, and the key lives until the
@@ -56,7 +98,7 @@ if fence == -2 then
   -- wait * 1000 + (1000 - the microseconds into the current millisecond).
   -- TIME is read after PTTL, so a millisecond boundary in between makes this
   -- late by 1 ms, never early.
-  local now = redis.call('TIME')
+  now = call('TIME')
   return {0, current, wait, token, '', wait * 1000 + 1000 - tonumber(now[2]) % 1000}
 end
 if current == false then current = '(store reset)' end
@@ -73,34 +115,34 @@ return {0, current, wait, token, 'fence'}
 // that had the counter but not the latest lease): fence for one ttl, and lift
 // the counter to at least the server's clock in microseconds, so that tokens
 // stay above any a lost newer term may have handed out.
-constexpr std::string_view fence_source = R"lua(
-local now = redis.call('TIME')
+constexpr std::string_view fence_source = BATON_LUA_CALL R"lua(
+local now = call('TIME')
 local now_us = now[1] .. string.format('%06d', tonumber(now[2]))
-local counter = tonumber(redis.call('GET', KEYS[1]) or '')
+local counter = tonumber(call('GET', KEYS[1]) or '')
 if counter == nil or counter < tonumber(now_us) then
-  redis.call('SET', KEYS[1], now_us)
+  call('SET', KEYS[1], now_us)
 end
-local left = redis.call('PTTL', KEYS[2])
+local left = call('PTTL', KEYS[2])
 if left ~= -1 and left < tonumber(ARGV[1]) then
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
+  call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
 end
-return redis.call('PTTL', KEYS[2])
+return call('PTTL', KEYS[2])
 )lua";
 
 // The Redlock store's second round: the token chosen from the granting
 // masters' counters is written back where the lease is still ours, only
 // upward. Counters are compared as decimal strings (length, then digits):
 // Lua's doubles would round counters above 2^53.
-constexpr std::string_view write_back_source = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, 'lease not ours'} end
-local counter = redis.call('GET', KEYS[2])
+constexpr std::string_view write_back_source = BATON_LUA_CALL R"lua(
+if call('GET', KEYS[1]) ~= ARGV[1] then return {0, 'lease not ours'} end
+local counter = call('GET', KEYS[2])
 if counter == false then return {0, 'token counter missing'} end
 if #counter > #ARGV[2] or (#counter == #ARGV[2] and counter >= ARGV[2]) then
   return {0, 'token counter already at ' .. counter}
 end
-redis.call('SET', KEYS[2], ARGV[2])
+call('SET', KEYS[2], ARGV[2])
 if ARGV[4] == '1' then
-  redis.call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[2])
+  call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[2])
 end
 return {1, ''}
 )lua";
@@ -112,43 +154,62 @@ return {1, ''}
 // restarted) comes to hold every master again and survives the next loss. A
 // take does not count as a renewal of this round: only a key that was ours
 // when the renewal ran there proves that nobody else held it meanwhile.
-constexpr std::string_view renew_or_take_source = R"lua(
-local current = redis.call('GET', KEYS[1])
-if current == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if current ~= false or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-local counter = redis.call('GET', KEYS[2])
+constexpr std::string_view renew_or_take_source = BATON_LUA_CALL R"lua(
+local current = call('GET', KEYS[1])
+local now = call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local record = string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1]
+if current == ARGV[1] then
+  call('SET', KEYS[4], record)
+  return call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if current ~= false or call('EXISTS', KEYS[3]) == 1 then return 0 end
+local counter = call('GET', KEYS[2])
 if counter == false then return 0 end
 if #counter > #ARGV[3] or (#counter == #ARGV[3] and counter > ARGV[3]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SET', KEYS[2], ARGV[3])
+-- A key that vanished early is not free: its holder may work on.
+local old = call('GET', KEYS[4])
+local space = old and string.find(old, ' ', 1, true)
+if space and string.sub(old, space + 1) ~= ARGV[1] and
+   tonumber(string.sub(old, 1, space - 1)) > now_ms then
+  return 0
+end
+call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+call('SET', KEYS[2], ARGV[3])
+call('SET', KEYS[4], record)
 return 2
 )lua";
 
 // `baton init-store`: the counter, seeded as the acquire script seeds a
 // missing one, but without the fence: the operator says nothing was lost.
-constexpr std::string_view create_record_source = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local now = redis.call('TIME')
-redis.call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])))
+constexpr std::string_view create_record_source = BATON_LUA_CALL R"lua(
+if call('EXISTS', KEYS[1]) == 1 then return 0 end
+local now = call('TIME')
+call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])))
 return 1
 )lua";
 
-constexpr std::string_view renew_source = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+constexpr std::string_view renew_source = BATON_LUA_CALL R"lua(
+if call('GET', KEYS[1]) == ARGV[1] then
+  local now = call('TIME')
+  local until_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[2])
+  call('SET', KEYS[2], string.format('%.0f', until_ms) .. ' ' .. ARGV[1])
+  return call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0
 )lua";
 
-constexpr std::string_view release_source = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  local token = redis.call('GET', KEYS[2]) or ''
-  redis.call('PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
+constexpr std::string_view release_source = BATON_LUA_CALL R"lua(
+if call('GET', KEYS[1]) == ARGV[1] then
+  call('DEL', KEYS[1], KEYS[3])
+  local token = call('GET', KEYS[2]) or ''
+  call('PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
   return 1
 end
 return 0
 )lua";
+
+#undef BATON_LUA_CALL
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-// The three Lua scripts behind acquire, renew and release, each with its SHA1
+// The Lua scripts behind acquire, renew and release, each with its SHA1
 // for EVALSHA. Running each operation as one script makes it one atomic round
 // trip: no other client can slip between the check and the write.
 #pragma once
@@ -13,23 +13,28 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token, fence. ARGV: our value, ttl ms, channel, and
-/// optionally "grant" (a Redlock master: no INCR, no announcement).
+/// KEYS: lease, token, fence, holder record. ARGV: our value, ttl ms,
+/// channel, and optionally "grant" (a Redlock master: no INCR, no
+/// announcement). A grant also writes the holder record.
 /// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free}; or {0, holder value, PTTL ms, holder token or ""} when
 /// another node holds the lease; or, while the fence holds every acquisition
 /// back, {0, holder value or "(store reset)", ms until both the fence and the
 /// lease are gone (-1 = unknown), token, "fence"}, the last element being
 /// "reset" when this very call found the token counter missing, re-seeded it
-/// from TIME and set the fence for ttl ms.
+/// from TIME and set the fence for ttl ms; or {0, the record's value, ms
+/// until its expiry, token, "vanished"} when the lease key is gone but the
+/// holder record says another value's lease runs on.
 const lua_script& acquire_script();
 /// KEYS: token, fence. ARGV: ttl ms, text stored in the fence. Lifts the
 /// counter to at least TIME in microseconds, makes the fence last at least
 /// ttl ms (one without expiry is kept), returns the fence's PTTL.
 const lua_script& fence_script();
-/// KEYS: lease. ARGV: our value, ttl ms. Returns 1 (renewed) or 0 (not ours).
+/// KEYS: lease, holder record. ARGV: our value, ttl ms. Returns 1 (renewed,
+/// record updated) or 0 (not ours).
 const lua_script& renew_script();
-/// KEYS: lease, token. ARGV: our value, channel. Returns 1 (deleted and
-/// announced as "released <value> <token>") or 0 (not ours).
+/// KEYS: lease, token, holder record. ARGV: our value, channel. Returns 1
+/// (lease and record deleted, announced as "released <value> <token>") or 0
+/// (not ours).
 const lua_script& release_script();
 
 /// The Redlock write-back. KEYS: lease, token. ARGV: our value, the token,
@@ -38,10 +43,10 @@ const lua_script& release_script();
 /// "acquired <value> <token>" if asked: {1, ""}; otherwise {0, why}.
 const lua_script& write_back_script();
 
-/// The Redlock renewal. KEYS: lease, token, fence. ARGV: our value, ttl ms,
-/// our token. 1 = renewed (it was ours); 2 = taken (it was free, unfenced,
-/// and the counter not above our token: now ours, counter = our token); 0 =
-/// neither.
+/// The Redlock renewal. KEYS: lease, token, fence, holder record. ARGV: our
+/// value, ttl ms, our token. 1 = renewed (it was ours); 2 = taken (it was
+/// free, unfenced, not vanished early, and the counter not above our token:
+/// now ours, counter = our token); 0 = neither.
 const lua_script& renew_or_take_script();
 
 /// KEYS: token. Creates the token counter from TIME in microseconds when it

@@ -36,8 +36,8 @@ void subscriber::make_connection() {
   connection_->set_push_handler([weak](redis_reply message) {
     if (auto self = weak.lock()) self->on_message(message);
   });
-  connection_->set_disconnect_handler([weak](std::error_code, std::string) {
-    if (auto self = weak.lock()) self->on_failure();
+  connection_->set_disconnect_handler([weak](std::error_code, std::string detail) {
+    if (auto self = weak.lock()) self->on_failure(std::move(detail));
   });
 }
 
@@ -63,7 +63,10 @@ void subscriber::on_subscribed(const command_result& r) {
   const bool ok = !r.ec && r.reply.kind == redis_reply::type::array && e.size() == 3 &&
                   e[0].kind == redis_reply::type::string && e[0].str == "subscribe";
   if (!ok) {
-    on_failure();
+    on_failure(r.ec ? r.detail
+               : r.reply.kind == redis_reply::type::error
+                   ? "SUBSCRIBE " + options_.channel + ": " + r.reply.str
+                   : "SUBSCRIBE " + options_.channel + ": unexpected reply " + describe_reply(r.reply));
     return;
   }
   state_ = state::subscribed;
@@ -76,9 +79,9 @@ void subscriber::on_subscribed(const command_result& r) {
   if (resubscribed) notify();
 }
 
-void subscriber::on_failure() {
+void subscriber::on_failure(std::string why) {
   if (state_ == state::waiting || state_ == state::stopped || state_ == state::idle) return;
-  const bool was_subscribed = state_ == state::subscribed;
+  last_failure_ = std::move(why);
   state_ = state::waiting;
   timer_.expires_after(backoff_);
   backoff_ = std::min(backoff_ * 2, options_.backoff_max);
@@ -87,7 +90,9 @@ void subscriber::on_failure() {
     if (ec || !self || self->state_ != state::waiting) return;
     self->subscribe();
   });
-  if (was_subscribed) tell_subscribed(false);
+  // Told on every failure, not only when a subscription ended: a watch that
+  // never got subscribed (an ACL without SUBSCRIBE) must be heard too.
+  tell_subscribed(false);
 }
 
 void subscriber::schedule_ping() {
@@ -101,14 +106,14 @@ void subscriber::schedule_ping() {
       if (!me || me->state_ != state::subscribed) return;
       if (r.ec) {
         // The connection has dropped itself (timeout or broken socket).
-        me->on_failure();
+        me->on_failure(r.detail);
         return;
       }
       // In subscribed mode PING answers ["pong", ""]; anything else means the
       // connection is not subscribed after all, so start over on a new one.
       if (r.reply.kind != redis_reply::type::array) {
         me->make_connection();
-        me->on_failure();
+        me->on_failure("PING on the subscription: " + describe_reply(r.reply));
         return;
       }
       me->schedule_ping();

@@ -34,8 +34,9 @@ struct subscriber_options {
   std::function<bool(std::string_view message)> release_filter;
   /// Told of every announced new term (optional).
   std::function<void(const announced_term&)> on_acquired;
-  /// Told true on entering the subscribed state and false on leaving it for a
-  /// retry (optional; not after stop()). It may stop the subscriber.
+  /// Told true on entering the subscribed state and false on every failure
+  /// that leads to a retry, subscribed before or not (last_failure() says
+  /// why). Optional; not after stop(). It may stop the subscriber.
   std::function<void(bool subscribed)> on_subscribed_change;
 };
 
@@ -52,6 +53,8 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   void stop();
 
   state current_state() const { return state_; }
+  /// Why the subscription last failed ("" = it never did).
+  const std::string& last_failure() const { return last_failure_; }
 
  private:
   subscriber(boost::asio::io_context& io, subscriber_options options,
@@ -60,7 +63,7 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   void make_connection();
   void subscribe();
   void on_subscribed(const command_result& r);
-  void on_failure();
+  void on_failure(std::string why);
   void schedule_ping();
   void on_message(const redis_reply& message);
   void notify();
@@ -74,6 +77,7 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   state state_ = state::idle;
   milliseconds backoff_;
   bool ever_subscribed_ = false;
+  std::string last_failure_;
 };
 
 }  // namespace baton::redis_detail

@@ -1,14 +1,15 @@
-// TCP and Unix-socket transports. Both are thin wrappers over an asio stream
-// socket; the TCP one resolves the host on every connect so a DNS change is
-// picked up on reconnect.
+// TCP and Unix-socket transports, thin wrappers over an asio stream socket,
+// and the choice between them and TLS (tls_transport.hpp).
 #include "transport.hpp"
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <utility>
+
+#include "tcp_connect.hpp"
+#include "tls_transport.hpp"
 
 namespace baton::redis_detail {
 namespace {
@@ -53,22 +54,15 @@ class socket_transport : public stream_transport,
 class tcp_transport final : public socket_transport<asio::ip::tcp::socket> {
  public:
   tcp_transport(asio::io_context& io, std::string host, unsigned short port)
-      : socket_transport(io, format_peer(host, port)),
+      : socket_transport(io, tcp_peer_name(host, port)),
         resolver_(io),
         host_(std::move(host)),
         port_(port) {}
 
   void async_connect(connect_handler handler) override {
-    resolver_.async_resolve(host_, std::to_string(port_),
-                            [self = shared_this(), h = std::move(handler)](
-                                const boost::system::error_code& ec,
-                                const asio::ip::tcp::resolver::results_type& results) mutable {
-                              if (ec) {
-                                h(ec, "resolve " + self->host_ + ": " + ec.message());
-                                return;
-                              }
-                              self->connect_to(results, std::move(h));
-                            });
+    async_connect_tcp(resolver_, socket_, host_, port_, peer_,
+                      [self = shared_from_this(), h = std::move(handler)](
+                          std::error_code ec, std::string detail) { h(ec, std::move(detail)); });
   }
 
   void close() override {
@@ -77,30 +71,6 @@ class tcp_transport final : public socket_transport<asio::ip::tcp::socket> {
   }
 
  private:
-  static std::string format_peer(const std::string& host, unsigned short port) {
-    const bool v6 = host.find(':') != std::string::npos;
-    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  }
-
-  std::shared_ptr<tcp_transport> shared_this() {
-    return std::static_pointer_cast<tcp_transport>(shared_from_this());
-  }
-
-  void connect_to(const asio::ip::tcp::resolver::results_type& results, connect_handler h) {
-    asio::async_connect(socket_, results,
-                        [self = shared_this(), h = std::move(h)](
-                            const boost::system::error_code& ec, const asio::ip::tcp::endpoint&) {
-                          if (ec) {
-                            h(ec, self->connect_failure(ec));
-                            return;
-                          }
-                          boost::system::error_code ignored;
-                          // Small pipelined commands: do not wait for Nagle.
-                          self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
-                          h({}, {});
-                        });
-  }
-
   asio::ip::tcp::resolver resolver_;
   std::string host_;
   unsigned short port_;
@@ -139,6 +109,7 @@ std::shared_ptr<stream_transport> make_transport(asio::io_context& io,
                                                  const redis_endpoint& endpoint) {
   if (endpoint.kind == redis_endpoint::transport::unix_socket)
     return std::make_shared<unix_transport>(io, endpoint.path);
+  if (endpoint.tls) return make_tls_transport(io, endpoint);
   return std::make_shared<tcp_transport>(io, endpoint.host, endpoint.port);
 }
 

@@ -1,6 +1,5 @@
-// The byte stream under a Redis connection: TCP or a Unix stream socket today;
-// a TLS stream (asio::ssl over TCP) can be one more implementation without the
-// connection noticing. A transport is one connection attempt: the connection
+// The byte stream under a Redis connection: TCP, TLS over TCP (asio::ssl) or
+// a Unix stream socket, without the connection noticing which. A transport is one connection attempt: the connection
 // makes a fresh one for every reconnect and closes the old one.
 #pragma once
 
@@ -34,6 +33,12 @@ class stream_transport {
   virtual void close() = 0;
   /// "host:port" or the socket path, for error details.
   virtual const std::string& peer() const = 0;
+  /// A read or write error in words; TLS says what an alert means and which
+  /// option to look at.
+  virtual std::string explain(std::error_code ec) const { return ec.message(); }
+  /// Appended to "connect <peer>: timed out after N ms": where the attempt
+  /// stood, when the transport knows more than "connecting".
+  virtual std::string timeout_hint() const { return {}; }
 };
 
 /// A transport for the endpoint's kind. Handlers keep the transport alive

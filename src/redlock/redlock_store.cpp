@@ -119,12 +119,14 @@ struct redlock_store::impl {
         lease(lease_key(options.identity.election)),
         token(token_key(options.identity.election)),
         fence(fence_key(options.identity.election)),
+        holder(holder_key(options.identity.election)),
         channel(events_channel(options.identity.election)),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     for (std::size_t i = 0; i < options.masters.size(); ++i) {
       redis_detail::connection_options c;
       c.endpoint = options.masters[i];
       if (!options.password.empty()) c.endpoint.password = options.password;
+      c.password_file = options.password_file;
       c.connect_timeout = options.connect_timeout;
       c.command_timeout = options.command_timeout;
       c.transport = options.transport;
@@ -241,7 +243,7 @@ struct redlock_store::impl {
   void release_everywhere(const redlock_detail::acquire_round* round = nullptr) {
     for (std::size_t i = 0; i < size(); ++i) {
       if (round != nullptr && round->refused_at(i)) continue;
-      eval(i, redis_detail::release_script(), {lease, token}, {value, channel},
+      eval(i, redis_detail::release_script(), {lease, token, holder}, {value, channel},
            [this, i](command_result r) {
              if (!r.ec && parse_release_reply(r.reply).ec == std::error_code{}) {
                members[i].holds_lease = false;
@@ -256,7 +258,7 @@ struct redlock_store::impl {
     auto call = std::make_shared<acquire_call>(std::move(handler), size());
     call->sent = mono_clock::now();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::acquire_script(), {lease, token, fence}, {value, ttl_ms, channel, "grant"},
+      eval(i, redis_detail::acquire_script(), {lease, token, fence, holder}, {value, ttl_ms, channel, "grant"},
            [this, call, i](command_result r) { on_grant(call, i, std::move(r)); });
     }
   }
@@ -392,7 +394,7 @@ struct redlock_store::impl {
     auto call = std::make_shared<renew_call>(std::move(handler), size());
     call->sent = mono_clock::now();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::renew_script(), {lease}, {value, ttl_ms},
+      eval(i, redis_detail::renew_script(), {lease, holder}, {value, ttl_ms},
            [this, call, i](command_result r) { on_renewed(*call, i, std::move(r)); });
     }
   }
@@ -452,7 +454,7 @@ struct redlock_store::impl {
   // contested start, or a master's restart) comes to hold every master and
   // survives the next loss. It counts from the next renewal on.
   void take(std::size_t i) {
-    eval(i, redis_detail::renew_or_take_script(), {lease, token, fence},
+    eval(i, redis_detail::renew_or_take_script(), {lease, token, fence, holder},
          {value, ttl_ms, std::to_string(held_token)}, [this, i](command_result r) {
            if (r.ec) return;
            const auto parsed = redlock_detail::parse_renewal_reply(r.reply);
@@ -474,7 +476,7 @@ struct redlock_store::impl {
   void release(release_handler handler) {
     auto call = std::make_shared<release_call>(std::move(handler), size());
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::release_script(), {lease, token}, {value, channel},
+      eval(i, redis_detail::release_script(), {lease, token, holder}, {value, channel},
            [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
     }
   }
@@ -561,9 +563,9 @@ struct redlock_store::impl {
         // "released <value> <counter>": the node id, without the nonce and
         // without the master's own counter.
         const auto value_text = message.substr(0, message.rfind(' '));
-        const auto holder = holder_from_value(value_text.substr(value_text.find(' ') + 1));
-        if (holder == last_release_told) return false;
-        last_release_told = holder;
+        const auto releaser = holder_from_value(value_text.substr(value_text.find(' ') + 1));
+        if (releaser == last_release_told) return false;
+        last_release_told = releaser;
         return true;
       };
       opts.on_acquired = [this, weak = std::weak_ptr<int>(alive)](const announced_term& term) {
@@ -626,6 +628,7 @@ struct redlock_store::impl {
   const std::string lease;
   const std::string token;
   const std::string fence;
+  const std::string holder;
   const std::string channel;
   const std::string ttl_ms;
   std::vector<redis_detail::connection_options> conn_options;

@@ -32,6 +32,9 @@ struct redlock_store_options {
   std::vector<redis_endpoint> masters;
   /// The password of every master ("" = each URL's own, or none).
   std::string password;
+  /// When set, every master's password is read from this file again on each
+  /// connection attempt, instead of `password`.
+  std::string password_file;
   milliseconds connect_timeout{1000};
   /// Per master and command: past it that master counts as failed.
   milliseconds command_timeout{1000};

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "baton/redis_url.hpp"
+#include "baton/redis_settings.hpp"
 #include "postgres/lease_sql.hpp"
 #include "postgres/postgres_store.hpp"
 #include "baton/config_load.hpp"
@@ -20,8 +20,10 @@ store_identity identity_of(const config& cfg) {
 
 std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const config& cfg) {
   redis_store_options o;
-  o.endpoint = parse_redis_url(cfg.redis.url);
+  o.endpoint = redis_endpoint_for(cfg.redis, cfg.redis.url);
   o.password = cfg.redis.password;
+  // Read again on every reconnect (the loader refuses it beside the variable).
+  o.password_file = cfg.redis.password_file;
   o.connect_timeout = cfg.redis.connect_timeout;
   o.command_timeout = cfg.redis.command_timeout;
   o.identity = identity_of(cfg);
@@ -30,8 +32,12 @@ std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const
 
 std::unique_ptr<lease_store> make_redlock_store(boost::asio::io_context& io, const config& cfg) {
   redlock_store_options o;
-  for (const auto& url : redlock_master_urls(cfg.redlock)) o.masters.push_back(parse_redis_url(url));
+  for (const auto& url : redlock_master_urls(cfg.redlock)) {
+    o.masters.push_back(redis_endpoint_for(cfg.redis, url));
+  }
   o.password = cfg.redis.password;
+  // Read again on every reconnect (the loader refuses it beside the variable).
+  o.password_file = cfg.redis.password_file;
   o.connect_timeout = cfg.redis.connect_timeout;
   o.command_timeout = cfg.redis.command_timeout;
   o.identity = identity_of(cfg);

@@ -128,6 +128,11 @@ redis_server::redis_server(redis_server_options options) : options_(std::move(op
   try {
     for (int attempt = 0; attempt < port_attempts; ++attempt) {
       port_ = free_loopback_port();
+      if (!options_.tls_cert_file.empty()) {
+        do {
+          tls_port_ = free_loopback_port();
+        } while (tls_port_ == port_);
+      }
       if (start_once()) return;
     }
     throw std::runtime_error("redis-server: no free port after " + std::to_string(port_attempts) +
@@ -147,6 +152,10 @@ redis_server::~redis_server() {
 }
 
 std::string redis_server::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+std::string redis_server::tls_url() const {
+  return tls_port_ == 0 ? std::string() : "rediss://127.0.0.1:" + std::to_string(tls_port_);
+}
 
 std::string redis_server::unix_path() const {
   return options_.unix_socket ? (dir_ / "redis.sock").string() : std::string();
@@ -193,6 +202,14 @@ void redis_server::write_config() const {
   if (options_.unix_socket) conf << "unixsocket " << unix_path() << "\nunixsocketperm 700\n";
   // In the config file, not on the command line, so it stays out of `ps`.
   if (!options_.requirepass.empty()) conf << "requirepass \"" << options_.requirepass << "\"\n";
+  if (!options_.tls_cert_file.empty()) {
+    conf << "tls-port " << tls_port_ << "\n"
+         << "tls-cert-file " << options_.tls_cert_file << "\n"
+         << "tls-key-file " << options_.tls_key_file << "\n"
+         << "tls-ca-cert-file " << options_.tls_ca_file << "\n"
+         << "tls-auth-clients " << (options_.tls_auth_clients ? "yes" : "no") << "\n";
+  }
+  for (const auto& line : options_.extra_config) conf << line << "\n";
   if (!conf) throw std::runtime_error("cannot write " + (dir_ / "redis.conf").string());
 }
 

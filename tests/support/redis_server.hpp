@@ -20,6 +20,18 @@ struct redis_server_options {
   std::string requirepass;
   /// Also listen on a Unix socket in the temporary directory (see unix_path()).
   bool unix_socket = false;
+  /// When cert_file is set, also serve TLS on a second loopback port
+  /// (tls_port()) with this certificate and key; the plain port stays, for
+  /// the test's own commands.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  /// The CA that client certificates must chain to (Redis needs one to serve TLS).
+  std::string tls_ca_file;
+  /// Demand a client certificate on the TLS port.
+  bool tls_auth_clients = false;
+  /// Lines written into redis.conf as they are, e.g. ACL users:
+  /// "user baton on >secret ~baton:* &baton:* +evalsha".
+  std::vector<std::string> extra_config;
 };
 
 class redis_server {
@@ -40,6 +52,10 @@ class redis_server {
   std::string host() const { return "127.0.0.1"; }
   /// "redis://127.0.0.1:<port>" (without the password).
   std::string url() const;
+  /// The TLS port; 0 unless options.tls_cert_file.
+  unsigned short tls_port() const { return tls_port_; }
+  /// "rediss://127.0.0.1:<tls port>"; "" unless options.tls_cert_file.
+  std::string tls_url() const;
   /// Path of the Unix socket; "" unless options.unix_socket.
   std::string unix_path() const;
   /// "unix://<path>"; "" unless options.unix_socket.
@@ -75,6 +91,7 @@ class redis_server {
   std::filesystem::path dir_;
   std::string executable_;
   unsigned short port_ = 0;
+  unsigned short tls_port_ = 0;
   pid_t pid_ = -1;
 };
 

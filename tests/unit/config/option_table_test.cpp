@@ -72,26 +72,40 @@ std::string valid_sample(const option_spec& spec) {
       {"http.listen", "127.0.0.1:9464"},
       {"log.level", "debug"},
       {"log.format", "json"},
+      {"redis.tls_verify", "ca"},
+      {"redis.tls_server_name", "redis.internal"},
   };
   // A password file that exists (the password has one source only).
   static const temp_dir dir;
   static const std::string password_file = dir.write("pw", "ctx\n");
   if (spec.key == "redis.password_file" || spec.key == "postgres.password_file") return password_file;
+  // TLS files must exist (the client certificate comes with its key).
+  static const std::string pem = dir.write("tls.pem", "-\n");
+  if (spec.key == "redis.tls_ca_file" || spec.key == "redis.tls_cert_file" ||
+      spec.key == "redis.tls_key_file")
+    return pem;
+  if (spec.key == "redis.tls_ca_dir") return dir.path(".");
   const auto it = overrides.find(spec.key);
   return it != overrides.end() ? it->second : sample_of(spec);
 }
 
 // What every option needs besides its own sample to pass validation: a
-// socket (for socket.require_ack), a fixed node_id (so configs compare).
-std::map<std::string, std::string> context_env() {
-  return {{"BATON_SOCKET_PATH", "/tmp/ctx.sock"},
-          {"BATON_NODE_ID", "ctx-node"}};
+// socket (for socket.require_ack), a fixed node_id (so configs compare), a
+// rediss:// URL (for the redis.tls_* options), and a client certificate's
+// partner file for `key` when it is one of the pair.
+std::map<std::string, std::string> context_env(std::string_view key = {}) {
+  std::map<std::string, std::string> env{{"BATON_SOCKET_PATH", "/tmp/ctx.sock"},
+                                         {"BATON_NODE_ID", "ctx-node"},
+                                         {"BATON_REDIS_URL", "rediss://ctx:6380"}};
+  if (key == "redis.tls_cert_file") env["BATON_REDIS_TLS_KEY_FILE"] = "/dev/null";
+  if (key == "redis.tls_key_file") env["BATON_REDIS_TLS_CERT_FILE"] = "/dev/null";
+  return env;
 }
 
 // The config that setting `key` to `text` through config_loader::set gives,
 // in the same context: what every other source must agree with.
 config reference(const option_spec& spec, const std::string& text) {
-  config_loader loader(fake_env(context_env()));
+  config_loader loader(fake_env(context_env(spec.key)));
   loader.set("election", "e", "test");
   loader.load_environment();
   loader.set(std::string(spec.key), text, "test");
@@ -178,7 +192,7 @@ TEST(option_table, every_flag_sets_its_option) {
     const std::string text = valid_sample(spec);
     const auto inv = parse({"check-config", "--election", "e",
                             std::string(spec.flag_name()) + "=" + text},
-                           context_env());
+                           context_env(spec.key));
     ASSERT_EQ(inv.what, invocation::verb::check_config) << inv.message;
     if (spec.key != "store.kind") EXPECT_TRUE(differs_from_default(spec, inv.cfg));
     EXPECT_EQ(describe_config(inv.cfg), describe_config(reference(spec, text)));

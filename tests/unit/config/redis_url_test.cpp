@@ -74,9 +74,9 @@ TEST(redis_url, unix_socket) {
   EXPECT_EQ(ep.path, "/tmp/r.sock");
 }
 
-TEST(redis_url, tls_is_not_supported_yet) {
-  EXPECT_NE(error_of("rediss://localhost:6380").find("TLS"), std::string::npos);
-  EXPECT_NE(error_of("rediss://localhost:6380").find("not supported yet"), std::string::npos);
+TEST(redis_url, rediss_is_tls) {
+  EXPECT_TRUE(baton::parse_redis_url("rediss://localhost:6380").tls);
+  EXPECT_FALSE(baton::parse_redis_url("redis://localhost:6380").tls);
 }
 
 TEST(redis_url, rejects_malformed_urls) {
@@ -100,7 +100,7 @@ TEST(redis_url, errors_name_the_rule) {
 
 TEST(redis_url, errors_never_show_the_password) {
   for (const char* bad : {"redis://:hunter2@host:99999", "redis://u:hunter2@host/99",
-                          "redis://:hun@ter2@ho st", "rediss://:hunter2@host"}) {
+                          "redis://:hun@ter2@ho st", "rediss://:hunter2@host:0"}) {
     const std::string message = error_of(bad);
     EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
     EXPECT_EQ(message.find("ter2"), std::string::npos) << message;

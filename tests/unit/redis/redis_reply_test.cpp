@@ -310,3 +310,46 @@ TEST(acquired_announcement, names_the_node_and_the_token) {
   EXPECT_FALSE(baton::parse_acquired_announcement("acquired node-b:11aa x17"));
   EXPECT_FALSE(baton::parse_acquired_announcement("acquired  17"));
 }
+
+namespace {
+
+TEST(redis_reply_acl, refusals_are_permission_denied_with_or_without_a_script) {
+  using baton::classify_error_reply;
+  EXPECT_EQ(classify_error_reply("NOPERM this user has no permissions to run the 'info' command"),
+            redis_errc::permission_denied);
+  EXPECT_EQ(classify_error_reply("ERR The user executing the script can't run this command or "
+                                 "subcommand (command SET) script: 1234, on @user_script:4."),
+            redis_errc::permission_denied);
+  EXPECT_EQ(classify_error_reply("WRONGPASS invalid username-password pair"), redis_errc::auth_failed);
+  EXPECT_EQ(classify_error_reply("ERR value is not an integer (command INCR)"), redis_errc::server_error);
+  EXPECT_EQ(std::error_code(redis_errc::permission_denied), baton::store_errc::auth);
+}
+
+TEST(redis_reply_acl, a_vanished_lease_is_held_back_with_its_holder_and_why) {
+  redis_reply reply;
+  reply.kind = redis_reply::type::array;
+  auto item = [](redis_reply::type t, std::string s, long long i = 0) {
+    redis_reply e;
+    e.kind = t;
+    e.str = std::move(s);
+    e.integer = i;
+    return e;
+  };
+  reply.elements = {item(redis_reply::type::integer, "", 0),
+                item(redis_reply::type::string, "node-1:abcdef"),
+                item(redis_reply::type::integer, "", 1234),
+                item(redis_reply::type::string, "42"),
+                item(redis_reply::type::string, "vanished")};
+  const auto parsed = baton::parse_acquire_reply(reply);
+  ASSERT_FALSE(parsed.ec) << parsed.detail;
+  EXPECT_EQ(parsed.value.answer.outcome, baton::acquire_outcome::held_back);
+  EXPECT_EQ(parsed.value.answer.holder, "node-1");
+  EXPECT_EQ(parsed.value.answer.remaining.count(), 1234);
+  EXPECT_EQ(parsed.value.answer.token, 42u);
+  EXPECT_FALSE(parsed.value.found_reset);
+  EXPECT_NE(parsed.value.answer.why.find("vanished before its expiry"), std::string::npos);
+  reply.elements[4].str = "gone";
+  EXPECT_TRUE(baton::parse_acquire_reply(reply).ec);
+}
+
+}  // namespace

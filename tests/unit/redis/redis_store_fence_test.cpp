@@ -35,8 +35,8 @@ fake_redis_transport::responder server(const std::string& run_id) {
       t.feed(resp::bulk("# Server\r\nredis_version:7.0.15\r\nrun_id:" + run_id + "\r\n"));
     } else if (name == "EVAL") {
       t.feed(resp::integer(3000));  // the fence script: its PTTL
-    } else if (name == "EVALSHA" && c.size() > 3 && c.at(2) == "3") {
-      t.feed(resp::array({resp::integer(1), resp::integer(5)}));  // acquire: 3 keys
+    } else if (name == "EVALSHA" && c.size() > 3 && c.at(2) == "4") {
+      t.feed(resp::array({resp::integer(1), resp::integer(5)}));  // acquire: 4 keys
     } else if (name == "EVALSHA") {
       t.feed(resp::integer(1));  // renew
     } else {

@@ -58,7 +58,7 @@ TEST(grant_reply, other_shapes_are_errors_that_say_what_came) {
     EXPECT_NE(r.detail.find("acquire: unexpected reply"), std::string::npos) << r.detail;
   }
   auto refused = parse_grant_reply(redis_reply::error("NOPERM this user has no permissions to run the 'evalsha' command"));
-  EXPECT_EQ(refused.ec, redis_errc::server_error);
+  EXPECT_EQ(refused.ec, redis_errc::permission_denied);
   EXPECT_NE(refused.detail.find("NOPERM"), std::string::npos);
 }
 

@@ -1,0 +1,89 @@
+// make_tls_context: each file is loaded with its own error, so the message
+// names the option that points at the bad file, not just "TLS failed".
+#include "tls_context.hpp"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <boost/asio/ssl/error.hpp>
+
+namespace baton::redis_detail {
+namespace {
+
+namespace ssl = boost::asio::ssl;
+
+// The newest reason in OpenSSL's error queue (and empties the queue, which
+// is per thread and would otherwise leak into the next connection's error).
+std::string openssl_reason(const boost::system::error_code& ec) {
+  std::string reason;
+  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
+    if (const char* r = ERR_reason_error_string(e)) reason = r;
+  }
+  ERR_clear_error();
+  if (reason.empty()) reason = ec.message();
+  return reason;
+}
+
+}  // namespace
+
+std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& settings,
+                                               std::string& error) {
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
+  // OpenSSL would otherwise ask the terminal for an encrypted key's passphrase.
+  ctx->set_password_callback(
+      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
+  boost::system::error_code ec;
+  const auto failed = [&](const std::string& option, const std::string& path,
+                          const std::string& what) {
+    error = option + " " + path + ": " + what + ": " + openssl_reason(ec);
+    return nullptr;
+  };
+  if (!settings.ca_file.empty()) {
+    ctx->load_verify_file(settings.ca_file, ec);
+    if (ec) return failed("redis.tls_ca_file", settings.ca_file, "cannot load the CAs in it");
+  }
+  if (!settings.ca_dir.empty()) {
+    ctx->add_verify_path(settings.ca_dir, ec);
+    if (ec) return failed("redis.tls_ca_dir", settings.ca_dir, "cannot use it");
+  }
+  if (settings.ca_file.empty() && settings.ca_dir.empty()) {
+    ctx->set_default_verify_paths(ec);
+    if (ec) {
+      error = "the system's trust store: " + openssl_reason(ec) +
+              " (set redis.tls_ca_file to the CA that signed the server's certificate)";
+      return nullptr;
+    }
+  }
+  if (!settings.cert_file.empty()) {
+    ctx->use_certificate_chain_file(settings.cert_file, ec);
+    if (ec) return failed("redis.tls_cert_file", settings.cert_file, "cannot load the certificate");
+    ctx->use_private_key_file(settings.key_file, ssl::context::pem, ec);
+    if (ec && ec.message().find("key values mismatch") != std::string::npos) {
+      return failed("redis.tls_key_file", settings.key_file, "it is not the key of redis.tls_cert_file");
+    }
+    if (ec) {
+      return failed("redis.tls_key_file", settings.key_file,
+                    "cannot load the key (it must be PEM and not encrypted)");
+    }
+    if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+      ec = {};
+      return failed("redis.tls_key_file", settings.key_file,
+                    "it is not the key of redis.tls_cert_file");
+    }
+  }
+  ERR_clear_error();
+  return ctx;
+}
+
+std::string tls_error_text(const boost::system::error_code& ec) {
+  if (ec == boost::asio::ssl::error::stream_truncated) {
+    return "the server closed the connection in the middle of TLS";
+  }
+  // For OpenSSL's errors asio's message is OpenSSL's reason ("tlsv13 alert
+  // certificate required").
+  return ec.message();
+}
+
+}  // namespace baton::redis_detail

@@ -1,0 +1,407 @@
+// One Redis server's checks, run one after the other on a single connection
+// (plus a second, short one for SUBSCRIBE). The permission probe is a script
+// that tries each command baton's scripts use on a key of the election's own
+// namespace (baton:{ELECTION}:check-store, never the lease) and returns the
+// ones the server refused: a refusal inside a script is otherwise reported
+// without the command's name.
+#include "redis_server_check.hpp"
+
+#include <algorithm>
+#include <boost/asio/ip/address.hpp>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <memory>
+
+#include "redis/connection.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/redis_reply.hpp"
+#include "redis/scripts.hpp"
+
+namespace baton::store_check_detail {
+namespace {
+
+namespace asio = boost::asio;
+using redis_detail::command_result;
+using baton::redis_reply;
+
+constexpr std::string_view probe_source = R"lua(
+local refused = {}
+local function try(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err and (string.find(r.err, 'NOPERM', 1, true) or
+      string.find(r.err, "can't", 1, true) or string.find(r.err, 'No permissions', 1, true)) then
+    refused[#refused + 1] = string.lower((...))
+  end
+  return r
+end
+try('TIME')
+try('SET', KEYS[1], 'check-store', 'PX', '5000')
+try('GET', KEYS[1])
+try('PEXPIRE', KEYS[1], '5000')
+try('PTTL', KEYS[1])
+try('EXISTS', KEYS[1])
+try('DEL', KEYS[1])
+try('INCR', KEYS[1])
+try('DEL', KEYS[1])
+try('PUBLISH', ARGV[1], 'check-store probe')
+return refused
+)lua";
+
+std::string ms_text(std::chrono::nanoseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(d.count()) / 1e6);
+  return buf;
+}
+
+// "field:value" lines of an INFO reply.
+std::string info_field(const std::string& info, const std::string& name) {
+  const std::string key = name + ":";
+  std::size_t at = 0;
+  for (;;) {
+    at = info.find(key, at);
+    if (at == std::string::npos) return {};
+    if (at == 0 || info[at - 1] == '\n') break;
+    at += key.size();
+  }
+  const auto begin = at + key.size();
+  const auto end = info.find_first_of("\r\n", begin);
+  return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+bool is_refusal(const redis_reply& r) {
+  return r.kind == redis_reply::type::error &&
+         (r.str.starts_with("NOPERM") || r.str.find("can't") != std::string::npos);
+}
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
+class server_check : public std::enable_shared_from_this<server_check> {
+ public:
+  server_check(asio::io_context& io, redis_server_settings settings,
+               std::function<void(std::vector<check_line>)> done)
+      : io_(io), settings_(std::move(settings)), done_(std::move(done)) {}
+
+  void start() {
+    redis_detail::connection_options o;
+    o.endpoint = settings_.endpoint;
+    o.password_file = settings_.password_file;
+    o.connect_timeout = settings_.connect_timeout;
+    o.command_timeout = settings_.command_timeout;
+    conn_ = redis_detail::connection::create(io_, o);
+    options_ = o;
+    const auto sent = std::chrono::steady_clock::now();
+    exec({"PING"}, [this, sent](const command_result& r) {
+      if (r.ec) {
+        add(check_verdict::failure, "reachable", r.detail);
+        finish();
+        return;
+      }
+      if (is_refusal(r.reply)) missing_.push_back("ping");
+      add(check_verdict::ok, "reachable",
+          settings_.endpoint.redacted() + " answered in " +
+              ms_text(std::chrono::steady_clock::now() - sent) + " (connect and log-in included)");
+      tls_line();
+      whoami();
+    });
+  }
+
+ private:
+  void exec(std::vector<std::string> args, std::function<void(const command_result&)> then) {
+    conn_->async_exec(std::move(args), [self = shared_from_this(), then = std::move(then)](
+                                           command_result r) { then(r); });
+  }
+
+  void add(check_verdict v, std::string topic, std::string text) {
+    lines_.push_back({v, std::move(topic), std::move(text)});
+  }
+
+  void tls_line() {
+    const auto& e = settings_.endpoint;
+    if (e.kind == redis_endpoint::transport::unix_socket) {
+      add(check_verdict::ok, "tls", "not needed: a Unix socket stays on this host");
+    } else if (!e.tls) {
+      if (is_loopback(e.host)) {
+        add(check_verdict::ok, "tls", "off: plain TCP on loopback");
+      } else {
+        add(check_verdict::note, "tls",
+            "off: the password and the lease travel unencrypted (use rediss:// where the "
+            "network is not yours)");
+      }
+    } else if (e.tls_settings.verify == tls_verify::full) {
+      add(check_verdict::ok, "tls",
+          "verified: the chain up to a trusted CA and the name " + e.tls_settings.server_name);
+    } else if (e.tls_settings.verify == tls_verify::ca) {
+      add(check_verdict::ok, "tls", "verified: the chain up to a trusted CA (tls_verify ca: the name is not checked)");
+    } else {
+      add(check_verdict::hazard, "tls",
+          "not verified (tls_verify none): whoever is on the path can read the password and "
+          "answer as the server");
+    }
+  }
+
+  void whoami() {
+    exec({"ACL", "WHOAMI"}, [this](const command_result& r) {
+      if (!r.ec && r.reply.kind == redis_reply::type::string) {
+        add(check_verdict::ok, "user", "authenticated as " + r.reply.str);
+      } else if (!r.ec && r.reply.kind == redis_reply::type::error) {
+        add(check_verdict::note, "user",
+            "ACL WHOAMI refused (" + r.reply.str + "); logged in as " +
+                (settings_.endpoint.username.empty() ? std::string("the default user")
+                                                     : settings_.endpoint.username));
+      } else if (r.ec) {
+        return lost(r);
+      }
+      info();
+    });
+  }
+
+  void info() {
+    exec({"INFO"}, [this](const command_result& r) {
+      if (r.ec) return lost(r);
+      if (is_refusal(r.reply)) {
+        missing_.push_back("info");
+      } else if (r.reply.kind == redis_reply::type::string) {
+        server_lines(r.reply.str);
+      }
+      probe();
+    });
+  }
+
+  void server_lines(const std::string& info) {
+    const auto version = info_field(info, "redis_version");
+    const int major = version.empty() ? 0 : std::atoi(version.c_str());
+    if (major >= 5) {
+      add(check_verdict::ok, "version", "Redis " + version);
+    } else {
+      add(check_verdict::failure, "version",
+          "Redis " + (version.empty() ? std::string("of unknown version") : version) +
+              ": baton needs 5 or newer (its scripts read TIME before they write)");
+    }
+    const auto role = info_field(info, "role");
+    const auto replicas = info_field(info, "connected_slaves");
+    if (info_field(info, "cluster_enabled") == "1") {
+      add(check_verdict::failure, "role",
+          "a Redis Cluster node: this store kind needs a standalone server (scripts on other "
+          "nodes' slots fail with MOVED)");
+    } else if (role == "slave") {
+      add(check_verdict::failure, "role",
+          "a replica (read-only): point the URL at the master");
+    } else if (!replicas.empty() && replicas != "0") {
+      add(check_verdict::hazard, "role",
+          settings_.redlock_master
+              ? "a master with " + replicas +
+                    " replica(s): a Redlock master should stand alone, a promoted replica "
+                    "may lack the latest grant"
+              : "a master with " + replicas +
+                    " replica(s): replication is asynchronous, so a failover can lose the "
+                    "latest lease write (see README: Store caveats)");
+    } else {
+      add(check_verdict::ok, "role", "master, no replicas");
+    }
+    long long maxmemory = 0;
+    try {
+      maxmemory = std::stoll(info_field(info, "maxmemory"));
+    } catch (const std::exception&) {
+    }
+    lines_.push_back(eviction_line(info_field(info, "maxmemory_policy"), maxmemory));
+    if (info_field(info, "aof_enabled") == "1") {
+      add(check_verdict::ok, "persistence", "AOF on: a restart keeps the lease and the token counter");
+    } else {
+      add(check_verdict::note, "persistence",
+          "AOF off: after a restart that loses the data every acquisition waits one ttl (the "
+          "data-loss fence); RDB snapshots, if configured, narrow that");
+    }
+  }
+
+  void probe() {
+    const auto& id = settings_.identity;
+    const std::string key = "baton:{" + id.election + "}:check-store";
+    const std::string channel = events_channel(id.election);
+    exec({"EVAL", std::string(probe_source), "1", key, channel},
+         [this, key, channel](const command_result& r) {
+           if (r.ec) return lost(r);
+           if (is_refusal(r.reply)) {
+             missing_.push_back("eval");
+           } else if (r.reply.kind == redis_reply::type::array) {
+             for (const auto& e : r.reply.elements) missing_.push_back(e.str);
+           } else if (r.reply.kind == redis_reply::type::error) {
+             add(check_verdict::failure, "scripts", "EVAL: " + r.reply.str);
+           }
+           exec({"EVALSHA", redis_detail::sha1_hex(probe_source), "1", key, channel},
+                [this](const command_result& r2) {
+                  if (r2.ec) return lost(r2);
+                  if (is_refusal(r2.reply)) missing_.push_back("evalsha");
+                  subscribe();
+                });
+         });
+  }
+
+  void subscribe() {
+    watch_ = redis_detail::connection::create(io_, options_);
+    watch_->async_exec({"SUBSCRIBE", events_channel(settings_.identity.election)},
+                       [self = shared_from_this()](command_result r) {
+                         if (!r.ec && is_refusal(r.reply)) self->missing_.push_back("subscribe");
+                         self->watch_->close();
+                         self->acl_line();
+                         self->latency(0);
+                       });
+  }
+
+  void acl_line() {
+    if (missing_.empty()) {
+      add(check_verdict::ok, "acl",
+          "every command baton needs is allowed on baton:{" + settings_.identity.election + "}:*");
+      return;
+    }
+    std::string list;
+    std::vector<std::string> named;
+    for (const auto& m : missing_) {
+      if (std::find(named.begin(), named.end(), m) != named.end()) continue;
+      named.push_back(m);
+      list += (list.empty() ? "+" : " +") + m;
+    }
+    add(check_verdict::failure, "acl",
+        "the user may not run " + list + ": baton needs them (README: Managed Redis, the minimal ACL)");
+  }
+
+  void latency(int done) {
+    constexpr int pings = 5;
+    if (done == pings) {
+      std::sort(rtts_.begin(), rtts_.end());
+      const auto median = rtts_[pings / 2];
+      const auto worst = rtts_.back();
+      const std::string text = "round trip " + ms_text(median) + " median, " + ms_text(worst) +
+                               " worst of " + std::to_string(pings) + " (command timeout " +
+                               std::to_string(settings_.command_timeout.count()) + " ms, ttl " +
+                               std::to_string(settings_.identity.ttl.count()) + " ms)";
+      const bool slow = worst > settings_.command_timeout / 2;
+      add(slow ? check_verdict::hazard : check_verdict::ok, "latency",
+          slow ? text + ": near the command timeout, renewals may time out" : text);
+      clock();
+      return;
+    }
+    const auto sent = std::chrono::steady_clock::now();
+    exec({"PING"}, [this, sent, done](const command_result& r) {
+      if (r.ec) return lost(r);
+      rtts_.push_back(std::chrono::steady_clock::now() - sent);
+      latency(done + 1);
+    });
+  }
+
+  void clock() {
+    const auto sent = std::chrono::system_clock::now();
+    exec({"TIME"}, [this, sent](const command_result& r) {
+      if (r.ec) return lost(r);
+      const auto received = std::chrono::system_clock::now();
+      if (r.reply.kind == redis_reply::type::array && r.reply.elements.size() == 2) {
+        const auto server = std::chrono::seconds(std::atoll(r.reply.elements[0].str.c_str())) +
+                            std::chrono::microseconds(std::atoll(r.reply.elements[1].str.c_str()));
+        const auto local = (sent + (received - sent) / 2).time_since_epoch();
+        const auto offset = std::chrono::duration_cast<milliseconds>(server - local);
+        const auto size = offset.count() < 0 ? -offset.count() : offset.count();
+        add(check_verdict::note, "clock",
+            "the server's clock is " + std::to_string(size) + " ms " +
+                (offset.count() < 0 ? "behind" : "ahead of") +
+                " this host's (harmless: baton never compares them; validity runs on this "
+                "host's monotonic clock, expiries on the server's)");
+      }
+      lease();
+    });
+  }
+
+  void lease() {
+    const auto& e = settings_.identity.election;
+    exec({"GET", lease_key(e)}, [this, e](const command_result& r) {
+      if (r.ec) return lost(r);
+      const std::string holder = r.reply.kind == redis_reply::type::string ? r.reply.str : "";
+      exec({"PTTL", lease_key(e)}, [this, e, holder](const command_result& r2) {
+        if (r2.ec) return lost(r2);
+        exec({"GET", token_key(e)}, [this, holder, left = r2.reply.integer](const command_result& r3) {
+          if (r3.ec) return lost(r3);
+          const std::string token = r3.reply.kind == redis_reply::type::string ? r3.reply.str : "";
+          if (!holder.empty()) {
+            add(check_verdict::note, "lease",
+                "held by " + holder_from_value(holder) + " (token " + token + ", " +
+                    std::to_string(left) + " ms left)");
+          } else if (!token.empty()) {
+            add(check_verdict::note, "lease", "free (token counter at " + token + ")");
+          } else {
+            add(check_verdict::note, "lease",
+                "no record of this election yet: its first start waits one ttl (`baton "
+                "init-store` skips that for a new election)");
+          }
+          finish();
+        });
+      });
+    });
+  }
+
+  // The connection broke half-way: what was learnt stays, and the loss is
+  // the failure.
+  void lost(const command_result& r) {
+    add(check_verdict::failure, "reachable", "lost during the checks: " + r.detail);
+    finish();
+  }
+
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    conn_->close();
+    if (watch_) watch_->close();
+    auto done = std::move(done_);
+    done(std::move(lines_));
+  }
+
+  asio::io_context& io_;
+  redis_server_settings settings_;
+  std::function<void(std::vector<check_line>)> done_;
+  redis_detail::connection_options options_;
+  std::shared_ptr<redis_detail::connection> conn_;
+  std::shared_ptr<redis_detail::connection> watch_;
+  std::vector<check_line> lines_;
+  std::vector<std::string> missing_;
+  std::vector<std::chrono::nanoseconds> rtts_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+const std::vector<std::string>& required_redis_commands() {
+  static const std::vector<std::string> commands{
+      "evalsha", "eval", "info", "subscribe", "ping", "get", "set",
+      "pexpire", "pttl", "exists", "incr", "del", "time", "publish"};
+  return commands;
+}
+
+check_line eviction_line(const std::string& policy, long long maxmemory) {
+  if (maxmemory == 0) {
+    return {check_verdict::ok, "eviction", "no maxmemory: nothing is evicted (policy " + policy + ")"};
+  }
+  if (policy == "noeviction" || policy.empty()) {
+    return {check_verdict::ok, "eviction", "maxmemory-policy noeviction: baton's keys are never evicted"};
+  }
+  if (policy.starts_with("volatile-")) {
+    return {check_verdict::hazard, "eviction",
+            "maxmemory-policy " + policy +
+                " can evict the lease key early: baton holds other candidates back until it "
+                "would have expired, but its leader loses the lease; use noeviction"};
+  }
+  return {check_verdict::hazard, "eviction",
+          "maxmemory-policy " + policy +
+              " can evict any key: the lease, its holder record and the token counter; use "
+              "noeviction, or a Redis of its own for baton"};
+}
+
+void async_check_redis_server(asio::io_context& io, redis_server_settings settings,
+                              std::function<void(std::vector<check_line>)> done) {
+  auto check = std::make_shared<server_check>(io, std::move(settings), std::move(done));
+  check->start();
+}
+
+}  // namespace baton::store_check_detail

@@ -1,0 +1,39 @@
+// The checks of one Redis server, as the redis kind and each Redlock master
+// need it: one connection made exactly as the store makes its own, then a
+// fixed sequence of commands, each reported as one line.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "baton/redis_url.hpp"
+#include "baton/store_check.hpp"
+
+namespace baton::store_check_detail {
+
+struct redis_server_settings {
+  redis_endpoint endpoint;       ///< with the password from the URL or the environment
+  std::string password_file;     ///< read as the store reads it ("" = none)
+  milliseconds connect_timeout{1000};
+  milliseconds command_timeout{1000};
+  store_identity identity;       ///< election and ttl
+  /// For a Redlock master: replicas are a hazard for a different reason.
+  bool redlock_master = false;
+};
+
+/// Checks one server; `done` gets its lines (the first is "reachable"; when
+/// that one is a failure nothing else was checked).
+void async_check_redis_server(boost::asio::io_context& io, redis_server_settings settings,
+                              std::function<void(std::vector<check_line>)> done);
+
+/// The commands baton needs, as README's minimal ACL lists them (lowercase).
+const std::vector<std::string>& required_redis_commands();
+
+/// The policy's verdict and words: noeviction (or no maxmemory) is ok,
+/// volatile-* and allkeys-* are hazards.
+check_line eviction_line(const std::string& policy, long long maxmemory);
+
+}  // namespace baton::store_check_detail

@@ -1,0 +1,182 @@
+// `baton check-store` as an operator runs it: against a healthy server it
+// says ready and exits 0; each hazard it knows (an eviction policy that can
+// drop the lease, a master with replicas, TLS without verification) is one
+// line and exit 1; what stops baton from working there (nothing listens, a
+// replica, a missing ACL permission, a bad config) is a FAIL line and exit 2.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "support/baton_process.hpp"
+#include "support/fault_proxy.hpp"
+#include "support/redis_server.hpp"
+#include "support/test_pki.hpp"
+
+namespace baton::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct outcome {
+  int code;
+  std::string output;
+};
+
+outcome check_store(std::vector<std::string> args, env_list env = {}) {
+  temp_dir dir("baton-cs-");
+  args.insert(args.begin(), {"check-store", "--election", "jobs"});
+  baton_process p(std::move(args), std::move(env), dir / "out.log");
+  auto code = p.wait_exit(20s);
+  EXPECT_TRUE(code) << "baton check-store did not exit";
+  return {code.value_or(-1), p.log_text()};
+}
+
+bool has_line(const std::string& output, const std::string& verdict, const std::string& topic,
+              const std::string& words) {
+  std::size_t at = 0;
+  while ((at = output.find("\n", at)) != std::string::npos) {
+    ++at;
+    const auto end = output.find('\n', at);
+    const auto line = output.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line.find("  " + verdict + " ") == 0 && line.find(topic) != std::string::npos &&
+        line.find(words) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+TEST(check_store, a_healthy_server_is_ready) {
+  redis_server redis;
+  redis.command({"SET", "baton:{jobs}:token", "7"});
+  const auto r = check_store({"--redis-url", redis.url()});
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "reachable", "answered in")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "version", "Redis 7")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "user", "authenticated as default")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "acl", "every command baton needs")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "role", "master, no replicas")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "eviction", "nothing is evicted")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "persistence", "AOF off")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "latency", "round trip")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "clock", "ms")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "lease", "free (token counter at 7)")) << r.output;
+  EXPECT_NE(r.output.find("verdict: ready (exit 0)"), std::string::npos) << r.output;
+  EXPECT_EQ(redis.command({"EXISTS", "baton:{jobs}:check-store"}).front(), "0")
+      << "the probe key was left behind";
+}
+
+TEST(check_store, an_eviction_policy_that_can_drop_the_lease_is_a_hazard) {
+  redis_server redis;
+  redis.command({"CONFIG", "SET", "maxmemory", "100mb"});
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "volatile-lru"});
+  auto r = check_store({"--redis-url", redis.url()});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "eviction", "volatile-lru can evict the lease key"))
+      << r.output;
+  EXPECT_NE(r.output.find("(exit 1)"), std::string::npos) << r.output;
+
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
+  r = check_store({"--redis-url", redis.url()});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "eviction", "the token counter")) << r.output;
+}
+
+TEST(check_store, a_master_with_a_replica_is_a_hazard_and_the_replica_a_failure) {
+  redis_server master;
+  redis_server replica;
+  replica.command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())});
+  // Wait (bounded) until the master counts its replica.
+  for (int i = 0; i < 200; ++i) {
+    const auto info = master.command({"INFO", "replication"}).front();
+    if (info.find("connected_slaves:1") != std::string::npos) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  auto r = check_store({"--redis-url", master.url()});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "role", "a master with 1 replica(s)")) << r.output;
+  r = check_store({"--redis-url", replica.url()});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "role", "a replica (read-only)")) << r.output;
+}
+
+TEST(check_store, a_round_trip_near_the_command_timeout_is_a_hazard) {
+  redis_server redis;
+  fault_proxy proxy(redis.port());
+  proxy.delay(300ms);  // 600 ms a round trip, past half the 1 s command timeout
+  const auto r = check_store({"--redis-url", proxy.url(), "--redis-timeout", "1s",
+                              "--redis-connect-timeout", "5s"});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "latency", "near the command timeout")) << r.output;
+}
+
+TEST(check_store, a_missing_acl_permission_is_named) {
+  redis_server redis;
+  redis.command({"ACL", "SETUSER", "baton", "on", ">pw", "~baton:{jobs}:*", "&baton:{jobs}:events",
+                 "-@all", "+evalsha", "+eval", "+info", "+subscribe", "+ping", "+get", "+set",
+                 "+pexpire", "+pttl", "+exists", "+incr", "+time", "+acl|whoami"});
+  const auto r = check_store({"--redis-url", redis.url(), "--redis-username", "baton"},
+                             {{"BATON_REDIS_PASSWORD", "pw"}});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "acl", "may not run +del +publish")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "user", "authenticated as baton")) << r.output;
+  EXPECT_EQ(r.output.find("pw\n"), std::string::npos) << r.output;
+}
+
+TEST(check_store, nothing_listening_is_a_failure) {
+  redis_server redis;
+  const auto url = redis.url();
+  redis.kill_and_wait();
+  const auto r = check_store({"--redis-url", url});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "reachable", "Connection refused")) << r.output;
+}
+
+TEST(check_store, a_bad_config_exits_2_naming_the_option) {
+  const auto r = check_store({"--redis-url", "http://x"});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("redis.url"), std::string::npos) << r.output;
+}
+
+TEST(check_store, tls_is_reported_and_unverified_tls_is_a_hazard) {
+  test_pki pki;
+  redis_server_options o;
+  o.tls_cert_file = pki.server().cert;
+  o.tls_key_file = pki.server().key;
+  o.tls_ca_file = pki.ca_file();
+  redis_server redis(o);
+  auto r = check_store({"--redis-url", redis.tls_url(), "--redis-tls-ca-file", pki.ca_file()});
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "tls", "the chain up to a trusted CA and the name 127.0.0.1"))
+      << r.output;
+  r = check_store({"--redis-url", redis.tls_url(), "--redis-tls-verify", "none"});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "tls", "not verified")) << r.output;
+  r = check_store({"--redis-url", redis.tls_url(), "--redis-tls-ca-file", pki.other_ca_file()});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "reachable", "the server's certificate is not trusted"))
+      << r.output;
+}
+
+TEST(check_store, redlock_reports_each_master_and_the_quorum) {
+  redis_server a;
+  redis_server b;
+  redis_server c;
+  const std::string masters = a.url() + "," + b.url() + "," + c.url();
+  auto r = check_store({"--store-kind", "redlock", "--redlock-masters", masters});
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "quorum", "3 of 3 masters answer")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "master 2 reachable", "answered")) << r.output;
+  c.kill_and_wait();
+  r = check_store({"--store-kind", "redlock", "--redlock-masters", masters});
+  EXPECT_EQ(r.code, 1) << r.output;  // a minority down: it works, one loss from stopping
+  EXPECT_TRUE(has_line(r.output, "hazard", "quorum", "2 of 3 masters answer")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "master 3 reachable", "Connection refused")) << r.output;
+  b.kill_and_wait();
+  r = check_store({"--store-kind", "redlock", "--redlock-masters", masters});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "quorum", "no majority")) << r.output;
+}
+
+}  // namespace
+}  // namespace baton::testing

@@ -1,0 +1,113 @@
+// The openssl steps run as child processes with their output captured, so a
+// failure shows what openssl said.
+#include "test_pki.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace baton::testing {
+namespace {
+
+constexpr const char* faketime_library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+// Runs openssl with `args` in `dir`; `fake_time` (libfaketime's FAKETIME, e.g.
+// "@2020-01-01 00:00:00") when not empty.
+void openssl(const std::filesystem::path& dir, const std::vector<std::string>& args,
+             const std::string& fake_time = {}) {
+  const std::string log = (dir / "openssl.log").string();
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out >= 0) {
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(out, STDERR_FILENO);
+    }
+    if (!fake_time.empty()) {
+      ::setenv("LD_PRELOAD", faketime_library, 1);
+      ::setenv("FAKETIME", fake_time.c_str(), 1);
+      ::setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+    }
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>("openssl"));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp("openssl", argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string step;
+    for (const auto& a : args) step += " " + a;
+    throw std::runtime_error("openssl" + step + " failed (status " + std::to_string(status) +
+                             "; is the openssl package installed?):\n" + text.str());
+  }
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+void make_ca(const std::filesystem::path& dir, const std::string& name, const std::string& cn) {
+  openssl(dir, {"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out",
+                name + ".pem", "-days", "3650", "-subj", "/CN=" + cn});
+}
+
+// A certificate for `san` signed by ca.pem; `fake_time` as openssl() takes it.
+void make_signed(const std::filesystem::path& dir, const std::string& name, const std::string& cn,
+                 const std::string& san, const std::string& usage, const std::string& days,
+                 const std::string& fake_time = {}) {
+  write_file(dir / (name + ".ext"),
+             (san.empty() ? "" : "subjectAltName=" + san + "\n") + "extendedKeyUsage=" + usage + "\n");
+  openssl(dir, {"req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out",
+                name + ".csr", "-subj", "/CN=" + cn});
+  openssl(dir,
+          {"x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+           "-CAcreateserial", "-out", name + ".pem", "-days", days, "-extfile", name + ".ext"},
+          fake_time);
+}
+
+}  // namespace
+
+test_pki::test_pki() {
+  char templ[] = "/tmp/baton-pki-XXXXXX";
+  if (::mkdtemp(templ) == nullptr) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  dir_ = templ;
+  try {
+    make_ca(dir_, "ca", "baton test CA");
+    make_ca(dir_, "other-ca", "another CA");
+    make_signed(dir_, "server", "localhost", "DNS:localhost,IP:127.0.0.1", "serverAuth", "30");
+    make_signed(dir_, "wrong-name", "other.example", "DNS:other.example", "serverAuth", "30");
+    make_signed(dir_, "expired", "localhost", "DNS:localhost,IP:127.0.0.1", "serverAuth", "2",
+                "@2020-01-01 00:00:00");
+    make_signed(dir_, "client", "baton client", "", "clientAuth", "30");
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    throw;
+  }
+}
+
+test_pki::~test_pki() {
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+}  // namespace baton::testing
