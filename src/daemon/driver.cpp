@@ -122,6 +122,7 @@ struct driver::impl {
   std::unique_ptr<http_server> http;
   std::string known_leader;  // for baton_leader_changes_total
   std::string standby_note;  // the last "standing by" line, said once per change
+  std::string hold_back_said;  // the last hold-back reason logged ("" = none since another answer)
   store_health store_answers;  // whether the store answers, for health
   std::string app_check_note;  // why the app cannot be executed ("" = it can)
   bool resigned = false;     // the current hold-back is a resign's cool-down
@@ -461,6 +462,13 @@ struct driver::impl {
         takeover.first_renewal_pending = true;
         deliver(events::acquired{sent, r.token});
       } else {
+        // A hold-back with a reason of its own (the lease key vanished
+        // early) is said once, at warn: a busy answer is otherwise routine.
+        if (r.outcome == acquire_outcome::held_back && !r.why.empty() && r.why != hold_back_said) {
+          spdlog::warn("held back: {}; trying again when it would have expired, in {}ms", r.why,
+                       r.remaining.count());
+        }
+        hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
         // Wait for an announcement only while announcements reach us.
         const bool wakeups = store.status().wakeups == wakeup_state::subscribed;
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups,

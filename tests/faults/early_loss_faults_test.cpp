@@ -47,6 +47,9 @@ void round_of(int round, const std::string& kind, Vanish make_the_key_vanish) {
   ASSERT_TRUE(old);
   EXPECT_LT(old->end_ns, next->start_ns) << c.logs();
   EXPECT_GT(token_value(*next), token_value(*leader)) << c.logs();
+  // The candidate that found the key gone said why it waited.
+  EXPECT_NE(c.logs().find("held back: the lease key vanished before its expiry"), std::string::npos)
+      << c.logs();
   const auto overlaps = check_no_overlap(c);
   record_fault(round_record(c, kind, inject, leader->pid, overlaps));
 }

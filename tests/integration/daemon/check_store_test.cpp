@@ -10,6 +10,7 @@
 
 #include "support/baton_process.hpp"
 #include "support/fault_proxy.hpp"
+#include "support/postgres_server.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_pki.hpp"
 
@@ -156,6 +157,34 @@ TEST(check_store, tls_is_reported_and_unverified_tls_is_a_hazard) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(has_line(r.output, "FAIL", "reachable", "the server's certificate is not trusted"))
       << r.output;
+}
+
+TEST(check_store, postgres_reports_role_user_table_and_latency) {
+  postgres_server pg;
+  auto r = check_store({"--store-kind", "postgres", "--postgres-url", pg.conninfo()});
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "version", "PostgreSQL 15")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "role", "primary")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "user", "authenticated as postgres")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "table", "baton_lease does not exist yet")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "latency", "round trip")) << r.output;
+  r = check_store({"--store-kind", "postgres", "--postgres-url", pg.conninfo(),
+                   "--postgres-create-schema=false"});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "table", "init-store --print")) << r.output;
+}
+
+TEST(check_store, run_logs_the_hazards_once_at_start) {
+  redis_server redis;
+  redis.command({"SET", "baton:{jobs}:token", "7"});
+  redis.command({"CONFIG", "SET", "maxmemory", "100mb"});
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
+  temp_dir dir("baton-cs-");
+  baton_process node({"run", "--election", "jobs", "--redis-url", redis.url(), "--", "sleep", "600"},
+                     {}, dir / "node.log");
+  ASSERT_TRUE(node.wait_for_log("store check: eviction: maxmemory-policy allkeys-lru", 15s))
+      << node.log_text();
+  EXPECT_TRUE(node.wait_for_log("-> working", 15s)) << node.log_text();
 }
 
 TEST(check_store, redlock_reports_each_master_and_the_quorum) {
