@@ -26,6 +26,8 @@ class test_pki {
   };
 
   std::string ca_file() const { return path("ca.pem"); }
+  /// The same CA in a directory of hashed names (`openssl rehash`).
+  std::string ca_dir() const { return path("ca-dir"); }
   /// A CA that signed none of the certificates below.
   std::string other_ca_file() const { return path("other-ca.pem"); }
   /// Names localhost and 127.0.0.1.

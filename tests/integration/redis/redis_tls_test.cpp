@@ -101,6 +101,20 @@ TEST(redis_tls, a_host_name_in_the_certificate_passes_full_verification) {
   EXPECT_TRUE(r.value.acquired());
 }
 
+TEST(redis_tls, a_ca_directory_and_a_configured_server_name_work) {
+  baton::testing::redis_server server(tls_server(pki().wrong_name_server()));
+  seed_counter(server);
+  auto o = tls_options(server, "");
+  o.endpoint.tls_settings.ca_dir = pki().ca_dir();
+  // Connected by address, verified against the name the certificate carries.
+  o.endpoint.tls_settings.server_name = "other.example";
+  asio::io_context io;
+  baton::redis_store store(io, o);
+  const auto r = acquire(io, store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
+}
+
 TEST(redis_tls, a_wrong_ca_is_named) {
   baton::testing::redis_server server(tls_server(pki().server()));
   const auto why = failure_of(tls_options(server, pki().other_ca_file()));
