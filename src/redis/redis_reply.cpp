@@ -164,23 +164,26 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
   return r;
 }
 
-std::string run_id_from_info(std::string_view info) {
-  constexpr std::string_view field = "run_id:";
+std::string info_field(std::string_view info, std::string_view name) {
   std::size_t at = 0;
   // The field must start a line: "xrun_id:" elsewhere is another field.
   for (;;) {
-    at = info.find(field, at);
+    at = info.find(name, at);
     if (at == std::string_view::npos) return {};
-    if (at == 0 || info[at - 1] == '\n') break;
-    at += field.size();
+    if ((at == 0 || info[at - 1] == '\n') && info.substr(at + name.size(), 1) == ":") break;
+    at += name.size();
   }
-  auto value = info.substr(at + field.size());
-  value = value.substr(0, value.find_first_of("\r\n"));
+  auto value = info.substr(at + name.size() + 1);
+  return std::string(value.substr(0, value.find_first_of("\r\n")));
+}
+
+std::string run_id_from_info(std::string_view info) {
+  const auto value = info_field(info, "run_id");
   if (value.size() != 40) return {};
   for (char c : value) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return {};
   }
-  return std::string(value);
+  return value;
 }
 
 parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply) {

@@ -81,6 +81,10 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
 /// The create-record script answers 1 (created) or 0 (it existed).
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply);
 
+/// The value of `name:` at the start of a line of an INFO reply ("" when
+/// absent).
+std::string info_field(std::string_view info, std::string_view name);
+
 /// The `run_id:` field of an `INFO server` reply (40 hex digits); "" when
 /// absent or malformed.
 std::string run_id_from_info(std::string_view info);

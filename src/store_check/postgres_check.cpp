@@ -5,12 +5,12 @@
 // the election's row. Round-trip latency is timed on a trivial statement.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <memory>
 
 #include "baton/store_check.hpp"
 #include "postgres/lease_sql.hpp"
 #include "postgres/pg_connection.hpp"
+#include "check_lines.hpp"
 #include "postgres_check.hpp"
 
 namespace baton::store_check_detail {
@@ -18,12 +18,6 @@ namespace {
 
 namespace asio = boost::asio;
 using postgres_detail::query_result;
-
-std::string ms_text(std::chrono::nanoseconds d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(d.count()) / 1e6);
-  return buf;
-}
 
 std::string cell(const query_result& r, std::size_t column) {
   if (r.rows.empty() || r.rows[0].size() <= column || !r.rows[0][column]) return {};
@@ -92,11 +86,7 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
     try {
       const auto server = std::chrono::milliseconds(std::stoll(cell(r, 6)));
       const auto local = std::chrono::duration_cast<std::chrono::milliseconds>(received.time_since_epoch());
-      const auto offset = (server - local).count();
-      add(check_verdict::note, "clock",
-          "the server's clock is " + std::to_string(offset < 0 ? -offset : offset) + " ms " +
-              (offset < 0 ? "behind" : "ahead of") +
-              " this host's (harmless: baton never compares them)");
+      report.lines.push_back(clock_line(server - local));
     } catch (const std::exception&) {
     }
     const auto again = std::chrono::steady_clock::now();

@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
-#include <cstdio>
 #include <deque>
 #include <memory>
 
+#include "check_lines.hpp"
 #include "redis/connection.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/redis_reply.hpp"
@@ -47,27 +47,6 @@ try('DEL', KEYS[1])
 try('PUBLISH', ARGV[1], 'check-store probe')
 return refused
 )lua";
-
-std::string ms_text(std::chrono::nanoseconds d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(d.count()) / 1e6);
-  return buf;
-}
-
-// "field:value" lines of an INFO reply.
-std::string info_field(const std::string& info, const std::string& name) {
-  const std::string key = name + ":";
-  std::size_t at = 0;
-  for (;;) {
-    at = info.find(key, at);
-    if (at == std::string::npos) return {};
-    if (at == 0 || info[at - 1] == '\n') break;
-    at += key.size();
-  }
-  const auto begin = at + key.size();
-  const auto end = info.find_first_of("\r\n", begin);
-  return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-}
 
 bool is_refusal(const redis_reply& r) {
   return r.kind == redis_reply::type::error &&
@@ -303,13 +282,7 @@ class server_check : public std::enable_shared_from_this<server_check> {
         const auto server = std::chrono::seconds(std::atoll(r.reply.elements[0].str.c_str())) +
                             std::chrono::microseconds(std::atoll(r.reply.elements[1].str.c_str()));
         const auto local = (sent + (received - sent) / 2).time_since_epoch();
-        const auto offset = std::chrono::duration_cast<milliseconds>(server - local);
-        const auto size = offset.count() < 0 ? -offset.count() : offset.count();
-        add(check_verdict::note, "clock",
-            "the server's clock is " + std::to_string(size) + " ms " +
-                (offset.count() < 0 ? "behind" : "ahead of") +
-                " this host's (harmless: baton never compares them; validity runs on this "
-                "host's monotonic clock, expiries on the server's)");
+        lines_.push_back(clock_line(std::chrono::duration_cast<milliseconds>(server - local)));
       }
       lease();
     });
