@@ -21,11 +21,16 @@ namespace baton {
 struct store_config {
   /// The kinds validate_config accepts, as store.kind spells them;
   /// make_lease_store (store_factory.hpp) must be able to build each.
-  static constexpr std::array<std::string_view, 3> known_kinds{"redis", "redlock", "postgres"};
+  static constexpr std::array<std::string_view, 5> known_kinds{"redis", "sentinel", "cluster",
+                                                               "redlock", "postgres"};
   /// One of known_kinds: redis (one Redis server, the redis: section),
-  /// redlock (N independent Redis masters, the redlock: section plus the
-  /// redis: section's password and timeouts) or postgres (a lease table in
-  /// PostgreSQL, the postgres: section).
+  /// sentinel (the master of a Sentinel-managed group, the sentinel: section
+  /// plus the redis: section's user, password, TLS files and timeouts),
+  /// cluster (the master of the election's slot in a Redis Cluster, the
+  /// cluster: section plus the same redis: settings), redlock (N independent
+  /// Redis masters, the redlock: section plus the redis: section's password
+  /// and timeouts) or postgres (a lease table in PostgreSQL, the postgres:
+  /// section).
   std::string kind = "redis";
 };
 
@@ -55,6 +60,40 @@ struct redis_config {
   /// Time allowed for one command's reply; past it the connection is dropped
   /// and re-established. 0 = min(1s, lease.renew_interval / 2).
   milliseconds command_timeout{0};
+  /// Replicas that must acknowledge (WAIT) every grant and renewal before it
+  /// counts: "off", a number, or "all" (every replica the master had when
+  /// baton connected). Not for redlock.
+  std::string replica_ack = "off";
+  /// How long WAIT may take. 0 = command_timeout / 2.
+  milliseconds replica_ack_timeout{0};
+};
+
+struct sentinel_config {
+  /// The sentinels' URLs, redis:// or rediss:// (TLS for the sentinels and
+  /// the master alike), no password. From a flag or variable, separated by
+  /// commas or spaces.
+  std::vector<std::string> addresses;
+  /// The group's name, as in `sentinel monitor NAME ...`.
+  std::string master_name;
+  /// ACL user on the sentinels ("" = the default user).
+  std::string username;
+  /// File whose first line is the sentinels' password ("" = none); read
+  /// again at every connection attempt.
+  std::string password_file;
+  /// TLS files for the sentinels; "" = the matching redis.tls_* option.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  /// How often the master's address is asked again, besides the switch
+  /// messages and reconnects. 0 = never.
+  milliseconds check_interval{1000};
+};
+
+struct cluster_config {
+  /// Some of the cluster's nodes (redis:// or rediss://, no password, no
+  /// db): asked for the slot map. From a flag or variable, separated by
+  /// commas or spaces.
+  std::vector<std::string> nodes;
 };
 
 struct redlock_config {
@@ -165,6 +204,8 @@ struct config {
   std::string node_id;
   store_config store;
   redis_config redis;
+  sentinel_config sentinel;
+  cluster_config cluster;
   redlock_config redlock;
   postgres_config postgres;
   lease_config lease;

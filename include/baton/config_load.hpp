@@ -91,6 +91,10 @@ void validate_config(const config& cfg, const option_origins& origins = {});
 /// by commas (as a flag or variable gives them); empty pieces dropped.
 std::vector<std::string> redlock_master_urls(const redlock_config& redlock);
 
+/// The same splitting for any list of URLs (sentinel.addresses,
+/// cluster.nodes): one URL per element, however they were written.
+std::vector<std::string> url_list(const std::vector<std::string>& entries);
+
 /// The margin assumed lost to clock-rate differences between hosts:
 /// ttl * drift_factor (rounded up to whole ms) + 2ms.
 milliseconds lease_drift(const lease_config& lease);

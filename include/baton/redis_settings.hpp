@@ -4,6 +4,7 @@
 // so they all log in and verify the same way.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,9 @@ redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& 
 /// The URLs whose servers hold the lease for `cfg`'s store kind: redis.url,
 /// or the Redlock masters (none for the postgres kind).
 std::vector<std::string> redis_urls_in_use(const config& cfg);
+
+/// redis.replica_ack as a number: -1 = off, 0 = all, N > 0; nullopt when it
+/// is none of off, all, 1..64.
+std::optional<int> parse_replica_ack(const std::string& text);
 
 }  // namespace baton

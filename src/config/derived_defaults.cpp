@@ -70,6 +70,8 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
   };
   // One URL per entry from here on, however they were written.
   cfg.redlock.masters = redlock_master_urls(cfg.redlock);
+  cfg.sentinel.addresses = url_list(cfg.sentinel.addresses);
+  cfg.cluster.nodes = url_list(cfg.cluster.nodes);
   lease_config& lease = cfg.lease;
   if (lease.renew_interval.count() == 0) {
     lease.renew_interval = lease.ttl / 3;
@@ -90,6 +92,10 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
   if (cfg.redis.command_timeout.count() == 0) {
     cfg.redis.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
     note(cfg.redis.command_timeout, "default: min(1s, lease.renew_interval / 2)");
+  }
+  if (cfg.redis.replica_ack_timeout.count() == 0) {
+    cfg.redis.replica_ack_timeout = cfg.redis.command_timeout / 2;
+    note(cfg.redis.replica_ack_timeout, "default: redis.command_timeout / 2");
   }
   if (cfg.postgres.command_timeout.count() == 0) {
     cfg.postgres.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);

@@ -20,7 +20,8 @@ constexpr option_spec table[] = {
      .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
-     .help = "Which store holds the lease: redis, redlock or postgres (default redis)",
+     .help = "Which store holds the lease: redis, sentinel, cluster, redlock or postgres "
+             "(default redis)",
      .field = text_field{[](config& c) -> auto& { return c.store.kind; }}},
 
     {.key = "redis.url", .env = "BATON_REDIS_URL", .flag = "--redis-url", .placeholder = "URL",
@@ -73,6 +74,57 @@ constexpr option_spec table[] = {
      .help = "Time allowed for one reply (default min(1s, renew interval / 2))",
      .field = duration_field{[](config& c) -> auto& { return c.redis.command_timeout; }},
      .zero_derives = true},
+
+    {.key = "redis.replica_ack", .env = "BATON_REDIS_REPLICA_ACK", .flag = "--redis-replica-ack",
+     .placeholder = "N",
+     .help = "Replicas that must acknowledge (WAIT) each grant and renewal: off (default), a "
+             "number, or all (every replica the master had when baton connected)",
+     .field = text_field{[](config& c) -> auto& { return c.redis.replica_ack; }}},
+    {.key = "redis.replica_ack_timeout", .env = "BATON_REDIS_REPLICA_ACK_TIMEOUT",
+     .flag = "--redis-replica-ack-timeout", .placeholder = "DURATION",
+     .help = "How long the replicas' acknowledgement may take (default redis.command_timeout / 2)",
+     .field = duration_field{[](config& c) -> auto& { return c.redis.replica_ack_timeout; }},
+     .zero_derives = true},
+
+    {.key = "sentinel.addresses", .env = "BATON_SENTINEL_ADDRESSES", .flag = "--sentinel-addresses",
+     .placeholder = "URLS",
+     .help = "store.kind sentinel: the sentinels, redis:// or rediss:// URLs separated by commas "
+             "(no password: sentinel.password_file)",
+     .field = argv_field{[](config& c) -> auto& { return c.sentinel.addresses; }}},
+    {.key = "sentinel.master_name", .env = "BATON_SENTINEL_MASTER_NAME",
+     .flag = "--sentinel-master-name", .placeholder = "NAME",
+     .help = "The name the sentinels monitor the master under",
+     .field = text_field{[](config& c) -> auto& { return c.sentinel.master_name; }}},
+    {.key = "sentinel.username", .env = "BATON_SENTINEL_USERNAME", .flag = "--sentinel-username",
+     .placeholder = "USER", .help = "ACL user on the sentinels (default: Redis's default user)",
+     .field = text_field{[](config& c) -> auto& { return c.sentinel.username; }}},
+    {.key = "sentinel.password_file", .env = "BATON_SENTINEL_PASSWORD_FILE",
+     .flag = "--sentinel-password-file", .placeholder = "FILE",
+     .help = "File whose first line is the sentinels' password",
+     .field = text_field{[](config& c) -> auto& { return c.sentinel.password_file; }}},
+    {.key = "sentinel.tls_ca_file", .env = "BATON_SENTINEL_TLS_CA_FILE",
+     .flag = "--sentinel-tls-ca-file", .placeholder = "FILE",
+     .help = "CAs to trust for the sentinels (default: redis.tls_ca_file)",
+     .field = text_field{[](config& c) -> auto& { return c.sentinel.tls_ca_file; }}},
+    {.key = "sentinel.tls_cert_file", .env = "BATON_SENTINEL_TLS_CERT_FILE",
+     .flag = "--sentinel-tls-cert-file", .placeholder = "FILE",
+     .help = "Client certificate for the sentinels (default: redis.tls_cert_file)",
+     .field = text_field{[](config& c) -> auto& { return c.sentinel.tls_cert_file; }}},
+    {.key = "sentinel.tls_key_file", .env = "BATON_SENTINEL_TLS_KEY_FILE",
+     .flag = "--sentinel-tls-key-file", .placeholder = "FILE",
+     .help = "Its private key (default: redis.tls_key_file)",
+     .field = text_field{[](config& c) -> auto& { return c.sentinel.tls_key_file; }}},
+    {.key = "sentinel.check_interval", .env = "BATON_SENTINEL_CHECK_INTERVAL",
+     .flag = "--sentinel-check-interval", .placeholder = "DURATION",
+     .help = "How often the master's address is asked again besides switch messages (default "
+             "1s; 0 = never)",
+     .field = duration_field{[](config& c) -> auto& { return c.sentinel.check_interval; }}},
+
+    {.key = "cluster.nodes", .env = "BATON_CLUSTER_NODES", .flag = "--cluster-nodes",
+     .placeholder = "URLS",
+     .help = "store.kind cluster: some of the cluster's nodes, redis:// or rediss:// URLs "
+             "separated by commas (no password, no db)",
+     .field = argv_field{[](config& c) -> auto& { return c.cluster.nodes; }}},
 
     {.key = "redlock.masters", .env = "BATON_REDLOCK_MASTERS", .flag = "--redlock-masters",
      .placeholder = "URLS",

@@ -4,6 +4,8 @@
 
 #include "baton/config_load.hpp"
 
+#include <charconv>
+
 namespace baton {
 
 redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& url) {
@@ -24,7 +26,19 @@ redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& 
 std::vector<std::string> redis_urls_in_use(const config& cfg) {
   if (cfg.store.kind == "redis") return {cfg.redis.url};
   if (cfg.store.kind == "redlock") return redlock_master_urls(cfg.redlock);
+  if (cfg.store.kind == "sentinel") return url_list(cfg.sentinel.addresses);
+  if (cfg.store.kind == "cluster") return url_list(cfg.cluster.nodes);
   return {};
+}
+
+std::optional<int> parse_replica_ack(const std::string& text) {
+  if (text == "off") return -1;
+  if (text == "all") return 0;
+  int n = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
+  return n;
 }
 
 }  // namespace baton

@@ -186,8 +186,10 @@ void check_redis_tls(const config& cfg) {
     }
   }
   if (first_set != nullptr && !uses_tls && cfg.store.kind != "postgres") {
-    const std::string where = cfg.store.kind == "redlock" ? "no master in redlock.masters is"
-                                                          : "redis.url is not";
+    const std::string where = cfg.store.kind == "redlock"    ? "no master in redlock.masters is"
+                              : cfg.store.kind == "sentinel" ? "sentinel.addresses are not"
+                              : cfg.store.kind == "cluster"  ? "cluster.nodes are not"
+                                                             : "redis.url is not";
     throw config_error::with_message(
         option_name(cfg, *first_set),
         option_name(cfg, *first_set) + " is set but " + where +
@@ -208,6 +210,101 @@ void check_redis_tls(const config& cfg) {
                          "must be a host name or an IP address");
     }
   }
+}
+
+
+// One list of redis:// or rediss:// URLs of a replicated store (the
+// sentinels, the cluster's nodes): TCP, no password (a file serves them
+// all), one scheme for all, db 0 where `no_db` (a cluster has only db 0).
+void check_url_list(const config& cfg, const std::vector<std::string>& entries, bool no_db) {
+  const std::string option = option_name(cfg, entries);
+  const auto urls = url_list(entries);
+  if (urls.empty()) {
+    throw config_error::with_message(option, option + " is required for store.kind " +
+                                                 cfg.store.kind + ": give at least one URL");
+  }
+  std::optional<bool> tls;
+  for (std::size_t i = 0; i < urls.size(); ++i) {
+    const std::string entry = option + ": entry " + std::to_string(i + 1);
+    redis_endpoint e;
+    try {
+      e = parse_redis_url(urls[i]);
+    } catch (const config_error& bad) {
+      std::string why = bad.what();
+      const auto colon = why.find(": ");
+      throw config_error::with_message(option, entry + ": " + why.substr(colon + 2));
+    }
+    if (e.kind != redis_endpoint::transport::tcp) {
+      throw config_error::with_message(option, entry + " (" + e.redacted() +
+                                                   ") must be redis:// or rediss://: the store "
+                                                   "learns TCP addresses");
+    }
+    if (!e.password.empty()) {
+      throw config_error::with_message(
+          option, entry + " (" + e.redacted() + ") carries a password: use " +
+                      (option.starts_with("sentinel") ? "sentinel.password_file"
+                                                      : "redis.password_file or "
+                                                        "BATON_REDIS_PASSWORD") +
+                      ", never a URL");
+    }
+    if (no_db && e.db != 0) {
+      throw config_error::with_message(option, entry + " (" + e.redacted() +
+                                                   ") names a db: a Redis Cluster has only db 0");
+    }
+    if (tls && *tls != e.tls) {
+      throw config_error::with_message(option, option + " mixes redis:// and rediss://: use one "
+                                                        "scheme for all");
+    }
+    tls = e.tls;
+  }
+}
+
+void check_replicated(const config& cfg) {
+  const auto& r = cfg.redis;
+  if (r.replica_ack != "off" && !parse_replica_ack(r.replica_ack)) {
+    throw config_error(option_name(cfg, r.replica_ack), r.replica_ack,
+                       "must be off, all, or a number of replicas from 1 to 64");
+  }
+  if (r.replica_ack != "off" && cfg.store.kind != "redis" && cfg.store.kind != "sentinel" &&
+      cfg.store.kind != "cluster") {
+    throw config_error::with_message(
+        option_name(cfg, r.replica_ack),
+        option_name(cfg, r.replica_ack) + " applies to store.kind redis, sentinel and cluster, "
+                                          "not " + cfg.store.kind);
+  }
+  if (r.replica_ack != "off" && r.replica_ack_timeout >= r.command_timeout) {
+    throw config_error(option_name(cfg, r.replica_ack_timeout),
+                       format_duration(r.replica_ack_timeout),
+                       "must be shorter than redis.command_timeout (" +
+                           format_duration(r.command_timeout) + "): WAIT runs inside it");
+  }
+  require_positive(cfg, r.replica_ack_timeout);
+  if (cfg.store.kind == "sentinel") {
+    check_url_list(cfg, cfg.sentinel.addresses, false);
+    const auto& name = cfg.sentinel.master_name;
+    if (name.empty()) {
+      throw config_error::with_message(option_name(cfg, name),
+                                       option_name(cfg, name) +
+                                           " is required for store.kind sentinel: the name the "
+                                           "sentinels monitor the master under");
+    }
+    for (char c : name) {
+      if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+        throw config_error(option_name(cfg, name), name, "must hold no spaces or control characters");
+      }
+    }
+    for (char c : cfg.sentinel.username) {
+      if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+        throw config_error(option_name(cfg, cfg.sentinel.username), cfg.sentinel.username,
+                           "must hold no spaces or control characters");
+      }
+    }
+    for (const auto* path : {&cfg.sentinel.tls_ca_file, &cfg.sentinel.tls_cert_file,
+                             &cfg.sentinel.tls_key_file, &cfg.sentinel.password_file}) {
+      require_readable(cfg, *path, false);
+    }
+  }
+  if (cfg.store.kind == "cluster") check_url_list(cfg, cfg.cluster.nodes, true);
 }
 
 // Odd, so that two majorities always share a master; at most 7, since every
@@ -411,8 +508,12 @@ void check_rest(const config& cfg) {
 }  // namespace
 
 std::vector<std::string> redlock_master_urls(const redlock_config& redlock) {
+  return url_list(redlock.masters);
+}
+
+std::vector<std::string> url_list(const std::vector<std::string>& entries) {
   std::vector<std::string> urls;
-  for (const auto& entry : redlock.masters) {
+  for (const auto& entry : entries) {
     std::size_t from = 0;
     while (from <= entry.size()) {
       const auto comma = std::min(entry.find(',', from), entry.size());
@@ -440,6 +541,7 @@ void validate_config(const config& cfg, const option_origins& origins) {
     check_store(cfg);
     check_redis(cfg);
     check_redlock(cfg);
+    check_replicated(cfg);
     check_redis_tls(cfg);
     check_postgres(cfg);
     check_lease(cfg, origins);

@@ -6,6 +6,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <utility>
+#include <variant>
 
 #include "baton/secret_file.hpp"
 #include "redis_error.hpp"
@@ -17,9 +18,30 @@ namespace asio = boost::asio;
 
 std::error_code aborted() { return boost::system::error_code(asio::error::operation_aborted); }
 
+// Pub/sub pushes: messages, sharded messages (Cluster), and the server's own
+// sunsubscribe when a shard channel's slot moved away; baton never sends
+// SUNSUBSCRIBE, so one arriving is always the server's.
 bool is_push(const redis_reply& r) {
-  return r.kind == redis_reply::type::array && r.elements.size() >= 3 &&
-         r.elements[0].kind == redis_reply::type::string && r.elements[0].str == "message";
+  if (r.kind != redis_reply::type::array || r.elements.size() < 3 ||
+      r.elements[0].kind != redis_reply::type::string) {
+    return false;
+  }
+  const auto& what = r.elements[0].str;
+  return what == "message" || what == "smessage" || what == "sunsubscribe";
+}
+
+// The ROLE reply of a master: {"master", offset, {{ip, port, offset}...}}.
+// Answers the replica count, or the role's name (replica: "slave") when the
+// server is not a master.
+std::variant<int, std::string> role_of(const redis_reply& r) {
+  if (r.kind != redis_reply::type::array || r.elements.empty() ||
+      r.elements[0].kind != redis_reply::type::string) {
+    return std::string("an unexpected ROLE reply (" + describe_reply(r) + ")");
+  }
+  const auto& role = r.elements[0].str;
+  if (role != "master") return role == "slave" ? std::string("replica") : role;
+  if (r.elements.size() < 3 || r.elements[2].kind != redis_reply::type::array) return 0;
+  return static_cast<int>(r.elements[2].elements.size());
 }
 
 std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
@@ -74,6 +96,10 @@ void connection::close() {
   on_disconnect_ = nullptr;
 }
 
+void connection::reconnect(const std::string& why) {
+  drop(redis_errc::connection_lost, why);
+}
+
 void connection::start_connect() {
   state_ = state::connecting;
   const auto generation = ++generation_;
@@ -84,6 +110,8 @@ void connection::start_connect() {
   writing_ = false;
   handshake_left_ = 0;
   run_id_.clear();
+  replicas_ = -1;
+  peer_ = transport_->peer();
 
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait(
@@ -102,6 +130,9 @@ void connection::start_connect() {
           self->drop(ec.category() == redis_category() ? ec : redis_errc::connect_failed, detail);
           return;
         }
+        // A transport that found its server first (Sentinel, a slot map)
+        // knows its address only now.
+        self->peer_ = self->transport_->peer();
         self->on_transport_connected();
       });
 }
@@ -167,6 +198,32 @@ void connection::on_transport_connected() {
         return;
       }
       run_id_ = r.reply.kind == redis_reply::type::string ? run_id_from_info(r.reply.str) : "";
+      if (--handshake_left_ == 0) finish_handshake();
+    };
+    ++handshake_left_;
+    send(std::move(c), time_point::max());
+  }
+  if (options_.confirm_master) {
+    command c;
+    c.wire = format_command({"ROLE"});
+    c.internal = true;
+    c.done = [this](command_result r) {
+      if (r.reply.kind == redis_reply::type::error) {
+        drop(classify_error_reply(r.reply.str) == redis_errc::permission_denied
+                 ? redis_errc::permission_denied
+                 : redis_errc::not_master,
+             "ROLE at " + transport_->peer() + ": " + r.reply.str +
+                 " (baton confirms that the server it was sent to is a master: grant +role)");
+        return;
+      }
+      const auto role = role_of(r.reply);
+      if (const auto* name = std::get_if<std::string>(&role)) {
+        drop(redis_errc::not_master, transport_->peer() + " is " +
+                                         (name->starts_with("an ") ? *name : "a " + *name) +
+                                         ", not a master");
+        return;
+      }
+      replicas_ = std::get<int>(role);
       if (--handshake_left_ == 0) finish_handshake();
     };
     ++handshake_left_;

@@ -42,6 +42,10 @@ struct connection_options {
   /// ahead of them. Called inline from the read path; it may issue commands
   /// or close the connection.
   std::function<void(const std::string& run_id)> on_ready;
+  /// When set, the handshake also sends `ROLE` and fails the attempt
+  /// (redis_errc::not_master) unless the server answers that it is a master:
+  /// a server named by Sentinel or a slot map may have been demoted since.
+  bool confirm_master = false;
   /// Makes the transport of each attempt; empty = make_transport.
   transport_factory transport;
 };
@@ -77,6 +81,17 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Final: fails everything pending with operation_aborted and drops the
   /// handlers; later commands fail the same way.
   void close();
+  /// Drops the current connection (pending commands fail with
+  /// connection_lost and `why`); the next command connects again. For a
+  /// server that answered as a replica would (READONLY, MOVED) although the
+  /// socket is healthy.
+  void reconnect(const std::string& why);
+  /// With confirm_master: how many replicas the master listed in its ROLE
+  /// reply when this connection was made; -1 = not known (yet).
+  int replicas_at_connect() const { return replicas_; }
+  /// Where the current (or last) attempt connects: "host:port", or "" before
+  /// the first one.
+  const std::string& peer() const { return peer_; }
 
   state current_state() const { return state_; }
 
@@ -118,6 +133,8 @@ class connection : public std::enable_shared_from_this<connection> {
   bool writing_ = false;
   int handshake_left_ = 0;
   std::string run_id_;  // from this connection's handshake
+  int replicas_ = -1;   // from this connection's ROLE, with confirm_master
+  std::string peer_;
   std::array<char, 16 * 1024> read_buffer_{};
   boost::asio::steady_timer connect_timer_;
   boost::asio::steady_timer command_timer_;

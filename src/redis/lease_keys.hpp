@@ -34,6 +34,12 @@ inline std::string holder_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:holder";
 }
 
+/// The epoch (Sentinel, Cluster): the run_id of the server that last wrote
+/// the record. A different one means a failover or a restart from files.
+inline std::string epoch_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:epoch";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";

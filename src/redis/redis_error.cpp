@@ -33,6 +33,12 @@ class redis_category_impl final : public std::error_category {
         return "TLS with redis failed";
       case redis_errc::permission_denied:
         return "redis refused a command to this user";
+      case redis_errc::not_master:
+        return "the redis server is not the master";
+      case redis_errc::no_master:
+        return "no redis master found";
+      case redis_errc::not_acknowledged:
+        return "the write did not reach enough replicas";
     }
     return "unknown redis error " + std::to_string(value);
   }
@@ -41,7 +47,11 @@ class redis_category_impl final : public std::error_category {
     switch (static_cast<redis_errc>(value)) {
       case redis_errc::connect_failed:
       case redis_errc::connection_lost:
+      case redis_errc::not_master:
+      case redis_errc::no_master:
         return store_errc::unavailable;
+      case redis_errc::not_acknowledged:
+        return store_errc::no_quorum;
       case redis_errc::timeout:
         return store_errc::timeout;
       case redis_errc::auth_failed:

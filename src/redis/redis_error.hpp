@@ -21,12 +21,16 @@ enum class redis_errc {
   auth_failed,         ///< AUTH was refused, or Redis demands a password we do not have.
   tls_failed,          ///< TLS could not be set up: a file, the handshake, a refused certificate.
   permission_denied,   ///< the ACL user may not run a command (NOPERM), inside a script too.
+  not_master,          ///< the server is not (or no longer) the master: ROLE, READONLY, MOVED.
+  no_master,           ///< no sentinel or cluster node named a reachable master.
+  not_acknowledged,    ///< a write did not reach the replicas that redis.replica_ack demands.
 };
 
 /// The category of redis_errc ("baton.redis"). Conditions: connect_failed
 /// and connection_lost are store_errc::unavailable, timeout is timeout,
 /// auth_failed, tls_failed and permission_denied are auth, protocol_error and unexpected_reply are protocol,
-/// server_error is refused.
+/// server_error is refused, not_master and no_master are unavailable,
+/// not_acknowledged is no_quorum.
 const std::error_category& redis_category() noexcept;
 
 /// Makes `std::error_code ec = redis_errc::timeout;` work.

@@ -11,11 +11,13 @@
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baton/lease_store.hpp"
 #include "connection.hpp"
+#include "master_locator.hpp"
 #include "scripts.hpp"
 
 namespace baton::redis_detail {
@@ -36,6 +38,20 @@ struct node_options {
   std::function<void(const std::string& why)> on_reset;
   /// Setting that fence failed (left for the next connection to retry).
   std::function<void(store_error)> on_failure;
+  /// Sentinel, Cluster: where the master is. With it, a server that answers
+  /// as a replica would (READONLY, NOREPLICAS, ...) is left for a new
+  /// connection, which locates the master again; in a Cluster a MOVED is
+  /// followed (the locator learns the new owner), an ASK is sent once to the
+  /// node it names, and a TRYAGAIN is retried shortly. nullptr = one fixed
+  /// server.
+  std::shared_ptr<master_locator> locator;
+};
+
+/// A script's reply and that of the command sent right behind it on the
+/// same connection (WAIT), when one was asked for.
+struct eval_reply {
+  command_result script;
+  std::optional<command_result> follow_up;
 };
 
 class redis_node : public std::enable_shared_from_this<redis_node> {
@@ -49,14 +65,34 @@ class redis_node : public std::enable_shared_from_this<redis_node> {
   /// (operation_aborted after close()).
   void eval(const lua_script& script, std::vector<std::string> keys, std::vector<std::string> args,
             std::function<void(command_result)> done);
+  /// The same, with `follow_up` (not empty) pipelined right behind the
+  /// script on the same connection, and sent again with it whenever the
+  /// script is (NOSCRIPT, a redirect): WAIT only counts the replicas that
+  /// acknowledged this connection's writes.
+  void eval_with(const lua_script& script, std::vector<std::string> keys,
+                 std::vector<std::string> args, std::vector<std::string> follow_up,
+                 std::function<void(eval_reply)> done);
+  /// Runs one plain command (PING, to connect first).
+  void exec(std::vector<std::string> command, std::function<void(command_result)> done);
+  /// See connection::replicas_at_connect.
+  int replicas_at_connect() const { return conn_->replicas_at_connect(); }
+  /// Drops the connection; the next command connects (and locates) again.
+  void reconnect(const std::string& why);
   connection::state current_state() const;
+  /// Where the connection goes (or went): "host:port", or "" before the first.
+  const std::string& peer() const { return conn_->peer(); }
   /// Final: fails what is pending with operation_aborted; no callback after.
   void close();
 
  private:
   redis_node(boost::asio::io_context& io, node_options options);
+  struct attempt;
   void on_server(const std::string& id);
+  void run(const std::shared_ptr<attempt>& a);
+  void run_asking(const std::shared_ptr<attempt>& a, master_address where);
+  void on_replies(const std::shared_ptr<attempt>& a, eval_reply replies);
 
+  boost::asio::io_context& io_;
   node_options options_;
   std::shared_ptr<connection> conn_;
   // The run_id of the server the connection last talked to ("" = none yet).

@@ -148,10 +148,18 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
     answer.free_in = std::chrono::microseconds(e[5].integer);
   } else if (e.size() == 5) {
     if (e[4].kind != type::string ||
-        (e[4].str != "fence" && e[4].str != "reset" && e[4].str != "vanished"))
+        (e[4].str != "fence" && e[4].str != "reset" && e[4].str != "failover" &&
+         e[4].str != "vanished"))
       return unexpected<result>(what, reply);
     answer.outcome = acquire_outcome::held_back;
-    r.value.found_reset = e[4].str == "reset";
+    r.value.found_reset = e[4].str == "reset" || e[4].str == "failover";
+    r.value.record_missing = e[4].str == "reset";
+    if (e[4].str == "reset") r.value.reset_why = "token counter missing";
+    if (e[4].str == "failover") {
+      r.value.reset_why =
+          "the election's record was written by another server (a failover, or a restart from "
+          "its files): the last writes may be lost";
+    }
     if (e[4].str == "vanished") {
       answer.why = "the lease key vanished before its expiry (a DEL or an eviction) while " +
                    holder_from_value(e[1].str) + " held it";

@@ -70,10 +70,17 @@ inline constexpr std::string_view fenced_without_holder = "(store reset)";
 struct acquire_script_reply {
   acquire_answer answer;
   bool found_reset = false;
+  /// With found_reset: the counter was missing (a first start, or lost
+  /// data), rather than another server having written the record (a
+  /// failover).
+  bool record_missing = false;
+  /// With found_reset: what the script found, for the log.
+  std::string reset_why;
 };
 
 /// The acquire script answers `{1, token}`, `{0, value, pttl_ms,
-/// token-or-""}` (held), or the same with a fifth element "fence" or "reset"
+/// token-or-""}` (held), or the same with a fifth element "fence", "reset"
+/// or "failover"
 /// while the hold-back fence is up, or "vanished" while the holder record
 /// outlives a lease key that disappeared early (held_back; see scripts.hpp).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);

@@ -21,6 +21,7 @@
 #include "connection.hpp"
 #include "redis_node.hpp"
 #include "scripts.hpp"
+#include "locating_transport.hpp"
 #include "subscriber.hpp"
 
 namespace baton {
@@ -51,6 +52,7 @@ struct redis_store::impl {
         token(token_key(options.identity.election)),
         fence(fence_key(options.identity.election)),
         holder(holder_key(options.identity.election)),
+        epoch(epoch_key(options.identity.election)),
         channel(events_channel(options.identity.election)),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     conn_options.endpoint = options.endpoint;
@@ -61,11 +63,23 @@ struct redis_store::impl {
     conn_options.password_file = options.password_file;
     conn_options.connect_timeout = options.connect_timeout;
     conn_options.command_timeout = options.command_timeout;
-    conn_options.transport = options.transport;
+    conn_options.transport = options.locator
+                                 ? redis_detail::locating_transport_factory(options.locator)
+                                 : options.transport;
     // Only the command connection asks who the server is; the watch
     // connection has nothing to protect.
     redis_detail::node_options node_options;
     node_options.connection = conn_options;
+    // A located master may have been demoted since it was named; and WAIT
+    // "all" needs the master's replica count.
+    node_options.connection.confirm_master = options.locator != nullptr || options.ack.on();
+    node_options.locator = options.locator;
+    if (options.locator) {
+      options.locator->set_switch_listener(
+          [this, weak = std::weak_ptr<int>(alive)](const std::string& why) {
+            if (!weak.expired() && !closed) on_switch(why);
+          });
+    }
     node_options.token_key = token;
     node_options.fence_key = fence;
     node_options.ttl = options.identity.ttl;
@@ -82,6 +96,74 @@ struct redis_store::impl {
     alive.reset();
     node->close();
     if (watch) watch->stop();
+    if (options.locator) options.locator->close();
+  }
+
+  // A sentinel says the master moved: both connections start over there.
+  void on_switch(const std::string& why) {
+    note_failure({redis_errc::not_master, why});
+    node->reconnect(why);
+    if (watch) watch->restart(why);
+  }
+
+  // The acquire script's keys and arguments for this store's kind.
+  std::vector<std::string> acquire_keys() const {
+    std::vector<std::string> keys{lease, token, fence, holder};
+    if (options.replicated) keys.push_back(epoch);
+    return keys;
+  }
+  std::vector<std::string> acquire_args() const {
+    std::vector<std::string> args{value, ttl_ms, channel};
+    if (options.replicated || options.sharded_pubsub) {
+      args.insert(args.end(), {"", options.replicated ? "replicated" : "", publish_command()});
+    }
+    return args;
+  }
+  std::vector<std::string> release_args() const {
+    std::vector<std::string> args{value, channel};
+    if (options.sharded_pubsub) args.push_back(publish_command());
+    return args;
+  }
+  std::string publish_command() const { return options.sharded_pubsub ? "SPUBLISH" : "PUBLISH"; }
+
+  // How many replicas WAIT must count: the configured number, or for "all"
+  // the replicas the master listed when the connection was made (a PING
+  // connects first when there is no connection yet).
+  void with_ack_target(std::function<void(store_error, int)> then) {
+    if (options.ack.replicas > 0) {
+      then({}, options.ack.replicas);
+      return;
+    }
+    if (node->current_state() == connection::state::connected && node->replicas_at_connect() >= 0) {
+      then({}, node->replicas_at_connect());
+      return;
+    }
+    node->exec({"PING"}, [this, weak = std::weak_ptr<int>(alive), then = std::move(then)](
+                             command_result r) {
+      if (weak.expired()) return;
+      if (r.ec) {
+        then({r.ec, r.detail}, 0);
+        return;
+      }
+      then({}, std::max(node->replicas_at_connect(), 0));
+    });
+  }
+
+  std::vector<std::string> wait_command(int needed) const {
+    return {"WAIT", std::to_string(needed), std::to_string(options.ack.timeout.count())};
+  }
+
+  // "" when WAIT's reply shows at least `needed` replicas; else why not.
+  static std::string ack_shortfall(const std::optional<command_result>& wait, int needed,
+                                   milliseconds timeout) {
+    if (!wait) return "no WAIT was sent";
+    if (wait->ec) return "WAIT: " + wait->detail;
+    if (wait->reply.kind != redis_reply::type::integer) {
+      return "WAIT: " + describe_reply(wait->reply);
+    }
+    if (wait->reply.integer >= needed) return {};
+    return std::to_string(wait->reply.integer) + " of " + std::to_string(needed) +
+           " replicas acknowledged within " + std::to_string(timeout.count()) + " ms";
   }
 
   // Runs `fn(args...)` later on the io_context unless the store is gone.
@@ -189,6 +271,7 @@ struct redis_store::impl {
   const std::string token;
   const std::string fence;
   const std::string holder;
+  const std::string epoch;
   const std::string channel;
   const std::string ttl_ms;
   std::shared_ptr<redis_node> node;
@@ -219,29 +302,103 @@ const store_identity& redis_store::identity() const { return impl_->options.iden
 void redis_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<acquire_answer>(handler)) return;
-  d.eval(redis_detail::acquire_script(), {d.lease, d.token, d.fence, d.holder}, {d.value, d.ttl_ms, d.channel},
-         [&d, handler = std::move(handler)](command_result r) {
-           d.finish<acquire_script_reply>(
-               r, parse_acquire_reply, [&d, &handler](store_error e, acquire_script_reply a) {
-                 if (!e && a.found_reset) d.report_reset("token counter missing", true);
-                 handler(std::move(e), std::move(a.answer));
-               });
-         });
+  auto report = [&d](const acquire_script_reply& a) {
+    if (a.found_reset) d.report_reset(a.reset_why, a.record_missing);
+  };
+  if (!d.options.ack.on()) {
+    d.eval(redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(),
+           [&d, report, handler = std::move(handler)](command_result r) {
+             d.finish<acquire_script_reply>(
+                 r, parse_acquire_reply, [&report, &handler](store_error e, acquire_script_reply a) {
+                   if (!e) report(a);
+                   handler(std::move(e), std::move(a.answer));
+                 });
+           });
+    return;
+  }
+  d.with_ack_target([&d, report, handler = std::move(handler)](store_error failed, int needed) mutable {
+    if (failed || d.closed) {
+      handler(d.closed ? aborted() : d.note_failure(std::move(failed)), acquire_answer{});
+      return;
+    }
+    d.node->eval_with(
+        redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(), d.wait_command(needed),
+        [&d, report, needed, weak = std::weak_ptr<int>(d.alive),
+         handler = std::move(handler)](redis_detail::eval_reply r) {
+          if (weak.expired()) return;
+          d.finish<acquire_script_reply>(
+              r.script, parse_acquire_reply,
+              [&](store_error e, acquire_script_reply a) {
+                if (!e) report(a);
+                if (e || !a.answer.acquired()) {
+                  handler(std::move(e), std::move(a.answer));
+                  return;
+                }
+                const auto shortfall = impl::ack_shortfall(r.follow_up, needed, d.options.ack.timeout);
+                if (shortfall.empty()) {
+                  handler({}, std::move(a.answer));
+                  return;
+                }
+                // A grant the replicas may not have: a failover now would
+                // lose it while this node worked. Give it back.
+                d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder}, d.release_args(),
+                       [&d, shortfall, handler](command_result) {
+                         handler(d.note_failure({redis_errc::not_acknowledged,
+                                                 "acquire not acknowledged: " + shortfall +
+                                                     " (redis.replica_ack); released it"}),
+                                 acquire_answer{});
+                       });
+              });
+        });
+  });
 }
 
 void redis_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<renew_answer>(handler)) return;
-  d.eval(redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
-         [&d, handler = std::move(handler)](command_result r) {
-           d.finish<renew_answer>(r, parse_renew_reply, handler);
-         });
+  if (!d.options.ack.on()) {
+    d.eval(redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
+           [&d, handler = std::move(handler)](command_result r) {
+             d.finish<renew_answer>(r, parse_renew_reply, handler);
+           });
+    return;
+  }
+  d.with_ack_target([&d, handler = std::move(handler)](store_error failed, int needed) mutable {
+    if (failed || d.closed) {
+      handler(d.closed ? aborted() : d.note_failure(std::move(failed)), renew_answer::lost);
+      return;
+    }
+    d.node->eval_with(
+        redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
+        d.wait_command(needed),
+        [&d, needed, weak = std::weak_ptr<int>(d.alive),
+         handler = std::move(handler)](redis_detail::eval_reply r) {
+          if (weak.expired()) return;
+          d.finish<renew_answer>(r.script, parse_renew_reply, [&](store_error e, renew_answer a) {
+            if (e || a != renew_answer::renewed) {
+              handler(std::move(e), a);
+              return;
+            }
+            const auto shortfall = impl::ack_shortfall(r.follow_up, needed, d.options.ack.timeout);
+            if (!shortfall.empty()) {
+              // Extended on the master only: a failover could lose it, so the
+              // renewal does not count and the renew deadline runs on.
+              handler(d.note_failure({redis_errc::not_acknowledged,
+                                      "renewal not acknowledged: " + shortfall +
+                                          " (redis.replica_ack)"}),
+                      renew_answer::lost);
+              return;
+            }
+            handler({}, a);
+          });
+        });
+  });
 }
 
 void redis_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<release_answer>(handler)) return;
-  d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder}, {d.value, d.channel},
+  d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder}, d.release_args(),
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<release_answer>(r, parse_release_reply, handler);
          });
@@ -268,6 +425,7 @@ void redis_store::watch(event_listener listener) {
   opts.backoff_initial = d.options.resubscribe_backoff_initial;
   opts.backoff_max = d.options.resubscribe_backoff_max;
   opts.ping_interval = d.options.subscription_ping_interval;
+  opts.sharded = d.options.sharded_pubsub;
   opts.on_acquired = [&d, weak = std::weak_ptr<int>(d.alive)](const announced_term& term) {
     if (!weak.expired()) d.tell(store_events::acquired{term.holder, term.token});
   };
@@ -286,6 +444,7 @@ void redis_store::close() {
   d.closed = true;
   d.node->close();
   if (d.watch) d.watch->stop();
+  if (d.options.locator) d.options.locator->close();
   d.listener = nullptr;
 }
 
@@ -294,9 +453,16 @@ const std::string& redis_store::lease_value() const { return impl_->value; }
 store_status redis_store::status() const {
   const auto& d = *impl_;
   store_status s;
-  s.kind = "redis";
-  s.label = "Redis";
-  s.endpoint = d.conn_options.endpoint.redacted();
+  s.kind = d.options.kind;
+  s.label = d.options.label;
+  if (d.options.locator) {
+    // Where the master was found, and through what.
+    const auto& peer = d.node->peer();
+    s.endpoint = d.options.locator->describe() + (peer.empty() ? "" : ", at " + peer);
+    s.members = d.options.locator->sources();
+  } else {
+    s.endpoint = d.conn_options.endpoint.redacted();
+  }
   switch (d.node->current_state()) {
     case connection::state::connected: s.link = link_state::connected; break;
     case connection::state::connecting: s.link = link_state::connecting; break;

@@ -17,10 +17,23 @@
 
 #include "baton/lease_store.hpp"
 #include "baton/redis_url.hpp"
+#include "master_locator.hpp"
 #include "redis_error.hpp"
 #include "transport.hpp"
 
 namespace baton {
+
+/// How many replicas must acknowledge each grant and renewal (WAIT, sent
+/// right behind the script on the same connection) before it counts.
+struct replica_ack {
+  /// -1 = off; 0 = all: every replica the master listed (ROLE) when the
+  /// connection was made; N > 0 = at least N replicas.
+  int replicas = -1;
+  /// How long WAIT may take; below the command timeout.
+  milliseconds timeout{100};
+
+  bool on() const { return replicas >= 0; }
+};
 
 struct redis_store_options {
   redis_endpoint endpoint;
@@ -43,6 +56,24 @@ struct redis_store_options {
   /// Makes the byte stream of every connection (tests pass a fake); empty =
   /// TCP or Unix socket per the endpoint.
   redis_detail::transport_factory transport;
+
+  /// Sentinel and Cluster: where the master is. With it, `endpoint` is a
+  /// template (user, TLS settings) whose address is located on every
+  /// connection attempt, each command connection confirms with ROLE that it
+  /// reached a master, and `transport` is ignored.
+  std::shared_ptr<redis_detail::master_locator> locator;
+  /// A replicated store: the record keeps the run_id of the server that
+  /// wrote it, so that every candidate notices a failover (a reset), and
+  /// tokens are at least the server's clock in microseconds.
+  bool replicated = false;
+  /// Redis Cluster: announcements over sharded pub/sub (SPUBLISH,
+  /// SSUBSCRIBE), which stays within the election's slot.
+  bool sharded_pubsub = false;
+  replica_ack ack;
+  /// How status() names the kind: "redis" / "Redis", "sentinel" / "Redis
+  /// Sentinel", "cluster" / "Redis Cluster".
+  std::string kind = "redis";
+  std::string label = "Redis";
 };
 
 /// Errors reach handlers as redis_errc codes (see redis_error.hpp, which maps

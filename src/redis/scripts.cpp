@@ -44,6 +44,7 @@ namespace {
 
 constexpr std::string_view acquire_source = BATON_LUA_CALL R"lua(
 local reset = false
+local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
   local now = call('TIME')
   call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
@@ -52,6 +53,30 @@ if call('EXISTS', KEYS[2]) == 0 then
     call('SET', KEYS[3], 'token counter missing', 'PX', ARGV[2])
   end
   reset = true
+end
+if ARGV[5] == 'replicated' then
+  -- The record remembers which server wrote it. Another server's run_id
+  -- means a failover promoted a replica (or the server came back from its
+  -- files): the old master's last writes, a lease among them, may be lost,
+  -- and its holder may still work. Every candidate notices, not only those
+  -- that were connected to the old master.
+  local run_id = string.match(call('INFO', 'server'), 'run_id:(%x+)') or ''
+  local seen = call('GET', KEYS[5])
+  if seen ~= run_id then
+    call('SET', KEYS[5], run_id)
+    if seen and not reset then
+      local now = call('TIME')
+      local now_us = now[1] .. string.format('%06d', tonumber(now[2]))
+      local counter = tonumber(call('GET', KEYS[2]) or '')
+      if counter == nil or counter < tonumber(now_us) then call('SET', KEYS[2], now_us) end
+      local left = call('PTTL', KEYS[3])
+      if left ~= -1 and left < tonumber(ARGV[2]) then
+        call('SET', KEYS[3], 'the record was written by server ' .. seen, 'PX', ARGV[2])
+      end
+      reset = true
+      reset_why = 'failover'
+    end
+  end
 end
 local fence = call('PTTL', KEYS[3])
 local current = call('GET', KEYS[1])
@@ -83,8 +108,19 @@ if fence == -2 and (current == false or current == ARGV[1]) then
     return {1, call('GET', KEYS[2]), current == false and 1 or 0}
   end
   local term = call('INCR', KEYS[2])
+  if ARGV[5] == 'replicated' then
+    -- A failover can lose the last increments; a token from the server's
+    -- clock (microseconds) stays above them unless the clocks of the old
+    -- and the new master differ by more than the failover took.
+    local now_us = tonumber(now[1] .. string.format('%06d', tonumber(now[2])))
+    if term < now_us then
+      term = now_us
+      call('SET', KEYS[2], string.format('%.0f', term))
+    end
+  end
   if current == false and ARGV[3] then
-    call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. term)
+    -- %.0f: Lua prints numbers above 10^14 in exponent notation.
+    call(ARGV[6] or 'PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. string.format('%.0f', term))
   end
   return {1, term}
 end
@@ -107,7 +143,7 @@ if fence == -1 or wait == -1 then
 elseif fence > wait then
   wait = fence
 end
-if reset then return {0, current, wait, token, 'reset'} end
+if reset then return {0, current, wait, token, reset_why} end
 return {0, current, wait, token, 'fence'}
 )lua";
 
@@ -203,7 +239,7 @@ constexpr std::string_view release_source = BATON_LUA_CALL R"lua(
 if call('GET', KEYS[1]) == ARGV[1] then
   call('DEL', KEYS[1], KEYS[3])
   local token = call('GET', KEYS[2]) or ''
-  call('PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
+  call(ARGV[3] or 'PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
   return 1
 end
 return 0

@@ -13,15 +13,20 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token, fence, holder record. ARGV: our value, ttl ms,
-/// channel, and optionally "grant" (a Redlock master: no INCR, no
-/// announcement). A grant also writes the holder record.
+/// KEYS: lease, token, fence, holder record, and (replicated) the epoch key.
+/// ARGV: our value, ttl ms, channel, optionally "grant" (a Redlock master: no
+/// INCR, no announcement; else ""), optionally "replicated" (Sentinel,
+/// Cluster: the epoch check and tokens of at least the server's clock in
+/// microseconds; else ""), and optionally the publish command ("SPUBLISH" in
+/// a Cluster; default PUBLISH). A grant also writes the holder record.
 /// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free}; or {0, holder value, PTTL ms, holder token or ""} when
 /// another node holds the lease; or, while the fence holds every acquisition
 /// back, {0, holder value or "(store reset)", ms until both the fence and the
 /// lease are gone (-1 = unknown), token, "fence"}, the last element being
 /// "reset" when this very call found the token counter missing, re-seeded it
-/// from TIME and set the fence for ttl ms; or {0, the record's value, ms
+/// from TIME and set the fence for ttl ms ("failover" when, replicated, it
+/// found the epoch key naming another server's run_id: it then lifted the
+/// counter to TIME and set the fence); or {0, the record's value, ms
 /// until its expiry, token, "vanished"} when the lease key is gone but the
 /// holder record says another value's lease runs on.
 const lua_script& acquire_script();
@@ -32,7 +37,8 @@ const lua_script& fence_script();
 /// KEYS: lease, holder record. ARGV: our value, ttl ms. Returns 1 (renewed,
 /// record updated) or 0 (not ours).
 const lua_script& renew_script();
-/// KEYS: lease, token, holder record. ARGV: our value, channel. Returns 1
+/// KEYS: lease, token, holder record. ARGV: our value, channel, and
+/// optionally the publish command (default PUBLISH). Returns 1
 /// (lease and record deleted, announced as "released <value> <token>") or 0
 /// (not ours).
 const lua_script& release_script();

@@ -49,9 +49,16 @@ void subscriber::stop() {
   listener_ = nullptr;
 }
 
+void subscriber::restart(const std::string& why) {
+  if (state_ == state::idle || state_ == state::stopped) return;
+  make_connection();
+  if (state_ == state::waiting) return;  // a retry is scheduled already
+  on_failure(why);
+}
+
 void subscriber::subscribe() {
   state_ = state::subscribing;
-  connection_->async_exec({"SUBSCRIBE", options_.channel},
+  connection_->async_exec({options_.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", options_.channel},
                           [weak = weak_from_this()](command_result r) {
                             if (auto self = weak.lock()) self->on_subscribed(r);
                           });
@@ -61,12 +68,17 @@ void subscriber::on_subscribed(const command_result& r) {
   if (state_ != state::subscribing) return;
   const auto& e = r.reply.elements;
   const bool ok = !r.ec && r.reply.kind == redis_reply::type::array && e.size() == 3 &&
-                  e[0].kind == redis_reply::type::string && e[0].str == "subscribe";
+                  e[0].kind == redis_reply::type::string &&
+                  e[0].str == (options_.sharded ? "ssubscribe" : "subscribe");
   if (!ok) {
+    const std::string verb = options_.sharded ? "SSUBSCRIBE " : "SUBSCRIBE ";
+    // A MOVED: this node no longer serves the slot; a new connection asks
+    // the cluster where it went.
+    if (!r.ec && options_.sharded) make_connection();
     on_failure(r.ec ? r.detail
                : r.reply.kind == redis_reply::type::error
-                   ? "SUBSCRIBE " + options_.channel + ": " + r.reply.str
-                   : "SUBSCRIBE " + options_.channel + ": unexpected reply " + describe_reply(r.reply));
+                   ? verb + options_.channel + ": " + r.reply.str
+                   : verb + options_.channel + ": unexpected reply " + describe_reply(r.reply));
     return;
   }
   state_ = state::subscribed;
@@ -124,6 +136,12 @@ void subscriber::schedule_ping() {
 void subscriber::on_message(const redis_reply& message) {
   if (state_ != state::subscribed) return;
   const auto& e = message.elements;
+  if (!e.empty() && e[0].str == "sunsubscribe") {
+    // The election's slot moved to another node (or this one lost it).
+    make_connection();
+    on_failure("the shard channel's slot moved away from the subscribed node");
+    return;
+  }
   if (e.size() != 3 || e[1].kind != redis_reply::type::string || e[1].str != options_.channel ||
       e[2].kind != redis_reply::type::string)
     return;

@@ -27,6 +27,11 @@ struct subscriber_options {
   milliseconds backoff_max{5000};
   /// PING interval while subscribed; 0 = no health check.
   milliseconds ping_interval{5000};
+  /// Redis Cluster: SSUBSCRIBE to the shard channel (announcements are
+  /// SPUBLISHed within the election's slot). When the slot moves, the server
+  /// ends the subscription itself; the subscriber then starts over on a new
+  /// connection, which finds the slot's new owner.
+  bool sharded = false;
   /// Asked before the listener hears of a foreign release, with the
   /// announcement's text (`released <value> <token>`); false = not worth
   /// telling (optional: the Redlock store hears each release from several
@@ -51,6 +56,9 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   /// Final: closes the connection and cancels timers; the listener is
   /// dropped without being called again.
   void stop();
+  /// Starts over on a new connection (the master changed: `why`), as after a
+  /// failure; does nothing before start() or after stop().
+  void restart(const std::string& why);
 
   state current_state() const { return state_; }
   /// Why the subscription last failed ("" = it never did).
