@@ -1,0 +1,84 @@
+// The lease-store contract against the cluster kind: redis_store with a
+// cluster_locator over a real 3-master cluster without replicas
+// (tests/support/redis_cluster.hpp), fresh per test; the seeds are every
+// node, so the map must be read to find the election's slot. Failovers and
+// slot migrations are the fault suite's (tests/faults/cluster_faults_test.cpp).
+// Losing data is the slot's master restarting empty (it rejoins under its
+// id from nodes.conf); unreachable is every node killed.
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "contract_harness.hpp"
+#include "integration/redis/store_test_util.hpp"
+#include "lease_store_contract.hpp"
+#include "redis/cluster_locator.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/redis_store.hpp"
+#include "support/redis_cluster.hpp"
+
+namespace baton::contract {
+namespace {
+
+namespace util = baton::testing::store_test_util;
+
+baton::testing::redis_cluster_options cluster_options() {
+  baton::testing::redis_cluster_options o;
+  o.replicas_per_master = 0;
+  return o;
+}
+
+class cluster_harness final : public contract_harness {
+ public:
+  cluster_harness() : cluster_(cluster_options()) {
+    cluster_.command(owner(), {"SET", token_key(util::election), "1000"});
+  }
+
+  std::string name() const override { return "cluster"; }
+  boost::asio::io_context& io() override { return io_; }
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+    redis_detail::cluster_locator_options c;
+    for (auto port : cluster_.ports()) {
+      redis_endpoint e;
+      e.port = port;
+      c.seeds.push_back(e);
+    }
+    c.key = lease_key(util::election);
+    redis_store_options o;
+    o.identity = {util::election, node_id, ttl};
+    o.locator = redis_detail::cluster_locator::create(io_, std::move(c));
+    o.replicated = true;
+    o.sharded_pubsub = true;
+    o.kind = "cluster";
+    o.label = "Redis Cluster";
+    return std::make_unique<redis_store>(io_, std::move(o));
+  }
+  void reset_store() override {
+    const auto port = owner();
+    cluster_.kill_node(port);
+    cluster_.restart_node(port);
+  }
+  bool can_make_unreachable() const override { return true; }
+  void make_unreachable() override {
+    for (auto port : cluster_.ports()) cluster_.kill_node(port);
+  }
+  std::string diagnostics() const override { return cluster_.log_tails(); }
+
+ private:
+  unsigned short owner() const {
+    return cluster_.master_port_for_slot(cluster_.key_slot(lease_key(util::election)));
+  }
+
+  baton::testing::redis_cluster cluster_;
+  boost::asio::io_context io_;
+};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
+                         ::testing::Values(contract_kind{
+                             "cluster", [] { return std::make_unique<cluster_harness>(); }}),
+                         contract_kind_name);
+
+}  // namespace
+}  // namespace baton::contract

@@ -1,0 +1,265 @@
+// Faults of the sentinel store (1 master + 1 replica + 3 sentinels, started
+// per round by tests/support/redis_sentinel_group.hpp) while a leader works:
+// the master killed (replica acknowledgement off and all), a failover right
+// after a grant that never reached the replica, a graceful failover
+// (SENTINEL FAILOVER), every sentinel unreachable at start, and a sentinel
+// that names a replica as the master. The event log proves that no two apps
+// worked at once; the records give the time to the next start.
+#include <signal.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scenario.hpp"
+#include "support/redis_sentinel_group.hpp"
+
+namespace baton::testing {
+namespace {
+
+constexpr auto ttl = 2000ms;
+
+// A group whose sentinels call the master down after 1 s, with the
+// election's counter seeded on the master (a fresh store would otherwise
+// hold the first start back for a ttl).
+class group {
+ public:
+  explicit group(const std::string& election, int sentinels = 3)
+      : election_(election), g_(options(sentinels)) {
+    g_.command(g_.initial_master_port(),
+               {"SET", "baton:{" + election_ + "}:token", "1", "NX"});
+  }
+
+  static redis_sentinel_group_options options(int sentinels) {
+    redis_sentinel_group_options o;
+    o.sentinels = sentinels;
+    o.quorum = sentinels >= 2 ? 2 : 1;
+    o.down_after = 1000ms;
+    return o;
+  }
+
+  redis_sentinel_group& operator*() { return g_; }
+  redis_sentinel_group* operator->() { return &g_; }
+
+  std::string sentinel_urls(const std::vector<std::string>& before = {}) const {
+    std::string out;
+    for (const auto& u : before) out += (out.empty() ? "" : ",") + u;
+    for (const auto& u : g_.sentinel_urls()) out += (out.empty() ? "" : ",") + u;
+    return out;
+  }
+
+  // A candidate of the sentinel kind; `ack` is redis.replica_ack.
+  node_options node(const std::string& ack = "off", const std::vector<std::string>& extra_sentinels = {}) const {
+    node_options o;
+    o.redis_url = "redis://127.0.0.1:" + std::to_string(g_.initial_master_port());  // unused
+    o.baton_args = {"--store-kind",           "sentinel",
+                    "--sentinel-addresses",   sentinel_urls(extra_sentinels),
+                    "--sentinel-master-name", g_.master_name(),
+                    "--redis-replica-ack",    ack};
+    return o;
+  }
+
+  // The lease key's value on the current master ("" = none or no answer).
+  std::string lease_value() {
+    try {
+      const auto reply = g_.command(g_.master_port(), {"GET", "baton:{" + election_ + "}:lease"});
+      return reply.empty() ? "" : reply.front();
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+
+ private:
+  std::string election_;
+  redis_sentinel_group g_;
+};
+
+// Waits until one worker works, and returns it.
+interval single_worker(fault_cluster& c, std::chrono::milliseconds within = 20s) {
+  std::string why;
+  auto w = c.wait_for_single_worker(within, &why);
+  if (!w) ADD_FAILURE() << why << "\n" << c.logs();
+  return w.value_or(interval{});
+}
+
+// The master SIGKILLed while a leader works: sentinels promote the replica
+// (which has the lease: the kill comes after the replication link settled),
+// the old leader's renewals fail over there too. Whoever leads after, never
+// two at once, and someone leads again within a bound.
+void master_killed(const std::string& ack, const std::string& kind) {
+  for (int round = 1; round <= 2; ++round) {
+    fault_cluster c(round_name(round), ttl, false);
+    group g(c.election());
+    c.start_node(1, g.node(ack));
+    c.start_node(2, g.node(ack));
+    const auto leader = single_worker(c);
+    ASSERT_GT(leader.pid, 0);
+
+    const std::int64_t inject = mono_now_ns();
+    const auto old_master = g->kill_master();
+    g->wait_for_failover(old_master, 30s);
+    event_log log(c.events());
+    ASSERT_TRUE(wait_for(
+        log,
+        [&](const event_log& x) {
+          // Someone works after the failover: the old leader still ticking,
+          // or a new start.
+          if (auto next = first_started_after(x, inject); next && next->ticks > 0) return true;
+          auto old = interval_of(x, leader.pid);
+          return old && !old->ended && old->ticks > leader.ticks + 10;
+        },
+        30s))
+        << "nobody works after the failover\n"
+        << c.logs() << g->log_tails();
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c, kind, inject, leader.pid, overlaps));
+  }
+}
+
+TEST(sentinel_faults, master_killed_while_a_leader_works_ack_off) {
+  master_killed("off", "sentinel: master SIGKILLed, replica_ack off");
+}
+
+TEST(sentinel_faults, master_killed_while_a_leader_works_ack_all) {
+  master_killed("all", "sentinel: master SIGKILLed, replica_ack all");
+}
+
+// The grant never reaches the replica: the replica is frozen while node 1
+// acquires, then the master dies and the replica, thawed, is promoted
+// without the lease. Node 1 works on until its renewals fail; node 2 must
+// not start before node 1 has stopped: the new master holds acquisitions
+// back for one ttl (the record names the old master's run_id).
+TEST(sentinel_faults, failover_right_after_a_grant_the_replica_never_got) {
+  for (int round = 1; round <= 2; ++round) {
+    fault_cluster c(round_name(round), ttl, false);
+    group g(c.election());
+    const auto replica = g->data_ports().at(1);
+    c.freeze_process(g->node(replica).pid());
+    c.start_node(1, g.node());
+    const auto leader = single_worker(c);
+    ASSERT_GT(leader.pid, 0);
+    c.start_node(2, g.node());
+
+    const std::int64_t inject = mono_now_ns();
+    const auto old_master = g->kill_master();
+    c.thaw_all();
+    const auto new_master = g->wait_for_failover(old_master, 30s);
+    ASSERT_EQ(new_master, replica);
+    event_log log(c.events());
+    ASSERT_TRUE(wait_for(
+        log,
+        [&](const event_log& x) {
+          auto next = first_started_after(x, inject);
+          return next && next->ticks > 0;
+        },
+        30s))
+        << "no new leader after the failover\n"
+        << c.logs() << g->log_tails();
+    log.refresh();
+    const auto old = interval_of(log, leader.pid);
+    ASSERT_TRUE(old && old->ended) << "the old leader's app never stopped\n" << c.logs();
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c, "sentinel: failover after a grant the replica never got", inject,
+                              leader.pid, overlaps));
+    const auto next = first_started_after(log, inject);
+    EXPECT_GT(token_value(*next), token_value(leader)) << c.logs();
+    EXPECT_NE(c.logs().find("failover"), std::string::npos)
+        << "no candidate logged the failover as a reset\n"
+        << c.logs();
+  }
+}
+
+// With acknowledgement from every replica, a grant the replica cannot
+// acknowledge is given back: while the replica is frozen nobody leads.
+TEST(sentinel_faults, with_ack_all_a_frozen_replica_means_no_leader_not_an_unreplicated_one) {
+  fault_cluster c(round_name(1), ttl, false);
+  group g(c.election());
+  const auto replica = g->data_ports().at(1);
+  c.freeze_process(g->node(replica).pid());
+  c.start_node(1, g.node("all"));
+  const std::int64_t inject = mono_now_ns();
+  // Two ttls of attempts: each grant is released after WAIT times out.
+  ASSERT_TRUE(wait_until(
+      [&] { return c.log_of(1).find("acquire not acknowledged") != std::string::npos; }, 10s,
+      50ms))
+      << c.logs();
+  hold_fault_until(inject + std::chrono::nanoseconds(ttl).count());
+  EXPECT_EQ(c.log().start_count(), 0u) << "an app started on a grant no replica had\n" << c.logs();
+  EXPECT_EQ(g.lease_value(), "") << "a grant no replica acknowledged was left in place";
+  c.thaw_all();
+  single_worker(c);
+  const auto overlaps = check_no_overlap(c);
+  auto record = round_record(c, "sentinel: replica frozen, replica_ack all", inject, std::nullopt,
+                             overlaps);
+  record_fault(record);
+}
+
+// SENTINEL FAILOVER: the master is demoted while it lives. Its leader's lease
+// replicated, so the leader may keep leading on the new master, or lose it
+// and another start after the hold-back; never two at once.
+TEST(sentinel_faults, graceful_failover_while_a_leader_works) {
+  fault_cluster c(round_name(1), ttl, false);
+  group g(c.election());
+  c.start_node(1, g.node());
+  c.start_node(2, g.node());
+  const auto leader = single_worker(c);
+  ASSERT_GT(leader.pid, 0);
+  const std::int64_t inject = mono_now_ns();
+  const auto old_master = g->master_port();
+  g->sentinel(0).command({"SENTINEL", "FAILOVER", g->master_name()});
+  g->wait_for_failover(old_master, 30s);
+  // Two ttls after the switch, someone works, and it was never two.
+  hold_fault_until(mono_now_ns() + std::chrono::nanoseconds(2 * ttl).count());
+  const auto after = single_worker(c, 20s);
+  const auto overlaps = check_no_overlap(c);
+  auto record =
+      round_record(c, "sentinel: SENTINEL FAILOVER (graceful)", inject, leader.pid, overlaps);
+  if (after.pid == leader.pid) {
+    // Its lease had replicated: the leader renewed on the new master.
+    record.kept_working = true;
+    record.stopped_ms.reset();
+  }
+  record_fault(record);
+}
+
+// No sentinel answers at start: nobody leads, and each daemon says why;
+// once the sentinels are back, one leads.
+TEST(sentinel_faults, sentinels_unreachable_at_start_then_back) {
+  fault_cluster c(round_name(1), ttl, false);
+  group g(c.election());
+  g->kill_all_sentinels();
+  c.start_node(1, g.node());
+  c.start_node(2, g.node());
+  ASSERT_TRUE(wait_until(
+      [&] { return c.log_of(1).find("no sentinel named the master") != std::string::npos; }, 10s,
+      50ms))
+      << c.logs();
+  EXPECT_EQ(c.log().start_count(), 0u) << c.logs();
+  const std::int64_t inject = mono_now_ns();
+  g->start_all_sentinels();
+  single_worker(c, 20s);
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "sentinel: every sentinel down at start, then back", inject,
+                            std::nullopt, overlaps));
+}
+
+// A lone sentinel, listed first, names the replica as the master (it
+// monitors the replica's address under the same name). ROLE shows it is a
+// replica; the daemon says so and finds the master through the others.
+TEST(sentinel_faults, a_sentinel_that_names_a_replica_is_not_believed) {
+  fault_cluster c(round_name(1), ttl, false);
+  group g(c.election());
+  const auto replica = g->data_ports().at(1);
+  redis_sentinel rogue({"sentinel monitor " + g->master_name() + " 127.0.0.1 " +
+                        std::to_string(replica) + " 1"});
+  c.start_node(1, g.node("off", {rogue.url()}));
+  const auto leader = single_worker(c, 20s);
+  ASSERT_GT(leader.pid, 0);
+  EXPECT_NE(c.log_of(1).find("is a replica, not a master"), std::string::npos) << c.logs();
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "sentinel: one sentinel names a replica", mono_now_ns(),
+                            std::nullopt, overlaps));
+}
+
+}  // namespace
+}  // namespace baton::testing
