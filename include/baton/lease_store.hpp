@@ -173,7 +173,8 @@ enum class wakeup_state { off, connecting, subscribed, disconnected };
 const char* to_string(link_state s);
 const char* to_string(wakeup_state s);
 
-/// One server of a store that has several (a quorum's masters).
+/// One server of a store that has several (a quorum's masters), or one that
+/// tells it where its master is (a sentinel, a cluster's seed node).
 struct store_member_status {
   std::string endpoint;  ///< redacted: no password
   link_state link = link_state::disconnected;
@@ -182,6 +183,8 @@ struct store_member_status {
   /// Why this server last held grants back for one ttl (it restarted, its
   /// record was missing); "" = not while this process ran.
   std::string fence;
+  /// "master", "sentinel" or "seed": what the server is to the store.
+  std::string role = "master";
 };
 
 /// What a store can say about itself, for `baton status`, /status and metrics.

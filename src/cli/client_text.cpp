@@ -88,6 +88,12 @@ rows status_rows(const json& status) {
     // Stores other than Redis have no Redis-era fields: name the kind.
     std::string text = printable(string_field(*store, "kind").value_or("store")) + " " +
                        printable(string_field(*store, "link").value_or("?"));
+    // Where a located master was found ("master NAME via 3 sentinels, at
+    // 10.0.0.5:6379"): the endpoint says more than the kind then.
+    if (auto endpoint = string_field(*store, "endpoint");
+        endpoint && endpoint->find(" via ") != std::string::npos) {
+      text += " (" + printable(*endpoint) + ")";
+    }
     if (auto reset = string_field(*store, "last_reset"); reset && !reset->empty()) {
       text += " (last reset: " + printable(*reset) + ")";
     }
@@ -108,7 +114,7 @@ rows status_rows(const json& status) {
       if (auto error = string_field(m, "last_error"); error && !error->empty()) {
         text += ", last error: " + printable(*error);
       }
-      r.emplace_back("master", text);
+      r.emplace_back(printable(string_field(m, "role").value_or("master")), text);
     }
   }
   if (store != nullptr) {

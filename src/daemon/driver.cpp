@@ -279,8 +279,11 @@ struct driver::impl {
                    label, cfg.election, e.why, cfg.lease.ttl.count(), label);
       return;
     }
-    spdlog::warn("{} lost its data ({}): holding every acquisition back for one ttl ({}ms)", label,
-                 e.why, cfg.lease.ttl.count());
+    // A restart that lost the data, or a failover to a replica that may lack
+    // the last writes: the store cannot tell which, and the cure is the same.
+    spdlog::warn("{} lost its data or failed over ({}): holding every acquisition back for one "
+                 "ttl ({}ms)",
+                 label, e.why, cfg.lease.ttl.count());
   }
 
   void on_store(const store_events::wakeups& e) {

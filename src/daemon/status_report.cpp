@@ -25,7 +25,8 @@ nlohmann::json store_report(const store_status& s, time_point now) {
     for (const auto& m : s.members) {
       nlohmann::json member{{"endpoint", m.endpoint},
                             {"link", to_string(m.link)},
-                            {"holds_lease", m.holds_lease}};
+                            {"holds_lease", m.holds_lease},
+                            {"role", m.role}};
       if (!m.last_error.empty()) member["last_error"] = m.last_error;
       if (!m.fence.empty()) member["fence"] = m.fence;
       members.push_back(std::move(member));

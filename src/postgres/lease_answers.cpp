@@ -33,7 +33,8 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   if (rows.empty()) {
     // Another candidate created the row during this statement (its insert won
     // and this one's update could not see the new row): try again later.
-    out.answer = {acquire_outcome::held, 0, "", milliseconds(-1)};
+    out.answer = acquire_answer{};
+    out.answer.outcome = acquire_outcome::held;
     return out;
   }
   if (rows.size() != 1 || rows[0].size() < 8) {

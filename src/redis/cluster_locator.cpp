@@ -61,7 +61,8 @@ std::vector<store_member_status> cluster_locator::sources() const {
   std::vector<store_member_status> out;
   for (const auto& s : seeds_) {
     store_member_status m;
-    m.endpoint = "seed " + s->endpoint.redacted();
+    m.role = "seed";
+    m.endpoint = s->endpoint.redacted();
     const auto state = s->query->current_state();
     m.link = state == connection::state::connected    ? link_state::connected
              : state == connection::state::connecting ? link_state::connecting

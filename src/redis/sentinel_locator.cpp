@@ -94,7 +94,8 @@ std::vector<store_member_status> sentinel_locator::sources() const {
   std::vector<store_member_status> out;
   for (const auto& s : sentinels_) {
     store_member_status m;
-    m.endpoint = "sentinel " + s->endpoint.redacted();
+    m.role = "sentinel";
+    m.endpoint = s->endpoint.redacted();
     const auto state = s->subscribed ? connection::state::connected : s->query->current_state();
     m.link = state == connection::state::connected    ? link_state::connected
              : state == connection::state::connecting ? link_state::connecting

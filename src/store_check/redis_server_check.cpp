@@ -152,6 +152,42 @@ class server_check : public std::enable_shared_from_this<server_check> {
     });
   }
 
+  // A located master: its replicas against redis.replica_ack.
+  check_line replicated_role_line(const std::string& role, const std::string& replicas_text) const {
+    const int replicas = replicas_text.empty() ? 0 : std::atoi(replicas_text.c_str());
+    const int ack = settings_.replica_ack;
+    const std::string has = "a master with " + std::to_string(replicas) + " replica(s)";
+    if (role == "slave") {
+      return {check_verdict::failure, "role",
+              "a replica: the " + std::string(settings_.cluster ? "slot map" : "sentinels") +
+                  " named a server that is not a master"};
+    }
+    if (replicas == 0) {
+      return {check_verdict::hazard, "role",
+              has + ": a failover has nothing to promote, and nothing holds a copy of the lease"};
+    }
+    if (ack < 0) {
+      return {check_verdict::hazard, "role",
+              has + ", redis.replica_ack off: a failover can lose the latest grant; the "
+                    "hold-back covers a master that died, not one cut off with its leader "
+                    "(README: replica acknowledgement)"};
+    }
+    if (ack > replicas) {
+      return {check_verdict::failure, "role",
+              has + ", but redis.replica_ack asks for " + std::to_string(ack) +
+                  ": no grant can be acknowledged, nobody can lead"};
+    }
+    if (ack > 0 && ack < replicas) {
+      return {check_verdict::hazard, "role",
+              has + ", redis.replica_ack " + std::to_string(ack) +
+                  ": an old master cut off with that many replicas still acknowledges its "
+                  "leader (only all closes that window)"};
+    }
+    return {check_verdict::ok, "role",
+            has + ", every grant and renewal acknowledged by all of them (a replica down means "
+                  "no leader)"};
+  }
+
   void server_lines(const std::string& info) {
     const auto version = info_field(info, "redis_version");
     const int major = version.empty() ? 0 : std::atoi(version.c_str());
@@ -164,7 +200,9 @@ class server_check : public std::enable_shared_from_this<server_check> {
     }
     const auto role = info_field(info, "role");
     const auto replicas = info_field(info, "connected_slaves");
-    if (info_field(info, "cluster_enabled") == "1") {
+    if (settings_.located) {
+      lines_.push_back(replicated_role_line(role, replicas));
+    } else if (info_field(info, "cluster_enabled") == "1") {
       add(check_verdict::failure, "role",
           "a Redis Cluster node: this store kind needs a standalone server (scripts on other "
           "nodes' slots fail with MOVED)");

@@ -22,6 +22,13 @@ struct redis_server_settings {
   store_identity identity;       ///< election and ttl
   /// For a Redlock master: replicas are a hazard for a different reason.
   bool redlock_master = false;
+  /// A master found through Sentinel or a Cluster's slot map: replicas are
+  /// expected, and what matters is redis.replica_ack against them.
+  bool located = false;
+  /// A Cluster node: cluster mode is expected.
+  bool cluster = false;
+  /// redis.replica_ack: -1 off, 0 all, N.
+  int replica_ack = -1;
 };
 
 /// Checks one server; `done` gets its lines (the first is "reachable"; when

@@ -9,6 +9,7 @@
 #include "baton/redis_settings.hpp"
 #include "postgres_check.hpp"
 #include "redis_server_check.hpp"
+#include "store_factory/master_locators.hpp"
 
 namespace baton {
 namespace {
@@ -73,10 +74,46 @@ struct redlock_check {
   }
 };
 
+// Sentinel and Cluster: where the master is, said as the store will hear
+// it, then that master checked as a located one.
+void check_located(boost::asio::io_context& io, const config& cfg,
+                   std::function<void(check_report)> done) {
+  auto located = locate_master(io, cfg);
+  auto locator = located.locator;
+  auto settings = settings_for(cfg, cfg.redis.url);
+  settings.endpoint = located.master_template;
+  if (!cfg.redis.password.empty()) settings.endpoint.password = cfg.redis.password;
+  settings.located = true;
+  settings.cluster = cfg.store.kind == "cluster";
+  settings.replica_ack = parse_replica_ack(cfg.redis.replica_ack).value_or(-1);
+  const std::string topic = settings.cluster ? "slot map" : "sentinels";
+  locator->async_locate([&io, locator, settings, topic, done = std::move(done)](
+                            store_error error, redis_detail::master_address where) mutable {
+    if (error) {
+      locator->close();
+      done({{{check_verdict::failure, topic, error.message()}}});
+      return;
+    }
+    check_line source{check_verdict::ok, topic, locator->describe() + ": " + where.text()};
+    settings.endpoint.host = where.host;
+    settings.endpoint.port = where.port;
+    store_check_detail::async_check_redis_server(
+        io, settings, [locator, source, done](std::vector<check_line> lines) {
+          locator->close();
+          lines.insert(lines.begin(), source);
+          done({std::move(lines)});
+        });
+  });
+}
+
 }  // namespace
 
 void async_check_store(boost::asio::io_context& io, const config& cfg,
                        std::function<void(check_report)> done) {
+  if (cfg.store.kind == "sentinel" || cfg.store.kind == "cluster") {
+    check_located(io, cfg, std::move(done));
+    return;
+  }
   if (cfg.store.kind == "redis") {
     store_check_detail::async_check_redis_server(
         io, settings_for(cfg, cfg.redis.url),

@@ -9,9 +9,7 @@
 #include "postgres/postgres_store.hpp"
 #include "baton/config_load.hpp"
 #include "redis/redis_store.hpp"
-#include "redis/cluster_locator.hpp"
-#include "redis/lease_keys.hpp"
-#include "redis/sentinel_locator.hpp"
+#include "master_locators.hpp"
 #include "redlock/redlock_store.hpp"
 
 namespace baton {
@@ -50,62 +48,14 @@ redis_store_options replicated_options(const config& cfg, redis_endpoint master)
   return o;
 }
 
-// The master's endpoint template: its address comes from the locator; an
-// empty TLS server name then means the located host.
-redis_endpoint located_master_template(const config& cfg, bool tls) {
-  auto e = redis_endpoint_for(cfg.redis, tls ? "rediss://located" : "redis://located");
-  e.tls_settings.server_name = cfg.redis.tls_server_name;
-  return e;
-}
-
-std::unique_ptr<lease_store> make_sentinel_store(boost::asio::io_context& io, const config& cfg) {
-  redis_detail::sentinel_locator_options s;
-  bool tls = false;
-  for (const auto& url : url_list(cfg.sentinel.addresses)) {
-    auto e = redis_endpoint_for(cfg.redis, url);
-    tls = e.tls;
-    // The sentinels have their own user and password, and may have their
-    // own TLS files.
-    e.username = cfg.sentinel.username;
-    if (!cfg.sentinel.tls_ca_file.empty()) e.tls_settings.ca_file = cfg.sentinel.tls_ca_file;
-    if (!cfg.sentinel.tls_cert_file.empty()) {
-      e.tls_settings.cert_file = cfg.sentinel.tls_cert_file;
-      e.tls_settings.key_file = cfg.sentinel.tls_key_file;
-    }
-    s.sentinels.push_back(std::move(e));
-  }
-  s.password_file = cfg.sentinel.password_file;
-  s.master_name = cfg.sentinel.master_name;
-  s.connect_timeout = cfg.redis.connect_timeout;
-  s.command_timeout = cfg.redis.command_timeout;
-  s.check_interval = cfg.sentinel.check_interval;
-  auto o = replicated_options(cfg, located_master_template(cfg, tls));
-  o.locator = redis_detail::sentinel_locator::create(io, std::move(s));
+std::unique_ptr<lease_store> make_located_store(boost::asio::io_context& io, const config& cfg) {
+  auto located = locate_master(io, cfg);
+  auto o = replicated_options(cfg, std::move(located.master_template));
+  o.locator = std::move(located.locator);
   o.replicated = true;
-  o.kind = "sentinel";
-  o.label = "Redis Sentinel";
-  return std::make_unique<redis_store>(io, std::move(o));
-}
-
-std::unique_ptr<lease_store> make_cluster_store(boost::asio::io_context& io, const config& cfg) {
-  redis_detail::cluster_locator_options c;
-  bool tls = false;
-  for (const auto& url : url_list(cfg.cluster.nodes)) {
-    auto e = redis_endpoint_for(cfg.redis, url);
-    tls = e.tls;
-    if (!cfg.redis.password.empty()) e.password = cfg.redis.password;
-    c.seeds.push_back(std::move(e));
-  }
-  c.password_file = cfg.redis.password_file;
-  c.key = lease_key(cfg.election);
-  c.connect_timeout = cfg.redis.connect_timeout;
-  c.command_timeout = cfg.redis.command_timeout;
-  auto o = replicated_options(cfg, located_master_template(cfg, tls));
-  o.locator = redis_detail::cluster_locator::create(io, std::move(c));
-  o.replicated = true;
-  o.sharded_pubsub = true;
-  o.kind = "cluster";
-  o.label = "Redis Cluster";
+  o.sharded_pubsub = cfg.store.kind == "cluster";
+  o.kind = cfg.store.kind;
+  o.label = cfg.store.kind == "cluster" ? "Redis Cluster" : "Redis Sentinel";
   return std::make_unique<redis_store>(io, std::move(o));
 }
 
@@ -142,8 +92,7 @@ std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, co
 // here; store_factory_test checks that each one is built.
 std::unique_ptr<lease_store> make_lease_store(boost::asio::io_context& io, const config& cfg) {
   if (cfg.store.kind == "redis") return make_redis_store(io, cfg);
-  if (cfg.store.kind == "sentinel") return make_sentinel_store(io, cfg);
-  if (cfg.store.kind == "cluster") return make_cluster_store(io, cfg);
+  if (cfg.store.kind == "sentinel" || cfg.store.kind == "cluster") return make_located_store(io, cfg);
   if (cfg.store.kind == "redlock") return make_redlock_store(io, cfg);
   if (cfg.store.kind == "postgres") return make_postgres_store(io, cfg);
   throw std::invalid_argument("unknown store kind \"" + cfg.store.kind + "\"");

@@ -52,7 +52,7 @@ TEST_F(daemon_fixture, redis_restarted_empty_holds_the_standbys_back_one_ttl) {
 
   bool logged = false;
   for (const auto& n : nodes) {
-    logged = logged || n->log_text().find("Redis lost its data (run_id changed from") !=
+    logged = logged || n->log_text().find("Redis lost its data or failed over (run_id changed from") !=
                            std::string::npos;
   }
   EXPECT_TRUE(logged) << logs();

@@ -232,7 +232,7 @@ TEST_F(driver_test, a_reset_for_a_missing_record_names_both_causes_and_the_way_o
       << text;
   EXPECT_NE(text.find("first start"), std::string::npos) << text;
   EXPECT_NE(text.find("baton init-store"), std::string::npos) << text;
-  EXPECT_NE(text.find("Scripted lost its data (run_id changed from a to b): holding every"),
+  EXPECT_NE(text.find("Scripted lost its data or failed over (run_id changed from a to b): holding every"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("standing by: no leader known yet"), std::string::npos) << text;

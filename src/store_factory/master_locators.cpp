@@ -1,0 +1,70 @@
+// locate_master: see master_locators.hpp.
+#include "master_locators.hpp"
+
+#include <stdexcept>
+
+#include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
+#include "redis/cluster_locator.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/sentinel_locator.hpp"
+
+namespace baton {
+namespace {
+
+redis_endpoint master_template_for(const config& cfg, bool tls) {
+  auto e = redis_endpoint_for(cfg.redis, tls ? "rediss://located" : "redis://located");
+  e.tls_settings.server_name = cfg.redis.tls_server_name;
+  return e;
+}
+
+located_master sentinel_master(boost::asio::io_context& io, const config& cfg) {
+  redis_detail::sentinel_locator_options s;
+  bool tls = false;
+  for (const auto& url : url_list(cfg.sentinel.addresses)) {
+    auto e = redis_endpoint_for(cfg.redis, url);
+    tls = e.tls;
+    // The sentinels have their own user and password, and may have their
+    // own TLS files.
+    e.username = cfg.sentinel.username;
+    if (!cfg.sentinel.tls_ca_file.empty()) e.tls_settings.ca_file = cfg.sentinel.tls_ca_file;
+    if (!cfg.sentinel.tls_cert_file.empty()) {
+      e.tls_settings.cert_file = cfg.sentinel.tls_cert_file;
+      e.tls_settings.key_file = cfg.sentinel.tls_key_file;
+    }
+    s.sentinels.push_back(std::move(e));
+  }
+  s.password_file = cfg.sentinel.password_file;
+  s.master_name = cfg.sentinel.master_name;
+  s.connect_timeout = cfg.redis.connect_timeout;
+  s.command_timeout = cfg.redis.command_timeout;
+  s.check_interval = cfg.sentinel.check_interval;
+  return {redis_detail::sentinel_locator::create(io, std::move(s)), master_template_for(cfg, tls)};
+}
+
+located_master cluster_master(boost::asio::io_context& io, const config& cfg) {
+  redis_detail::cluster_locator_options c;
+  bool tls = false;
+  for (const auto& url : url_list(cfg.cluster.nodes)) {
+    // The seeds are data nodes: the redis: section's credentials.
+    auto e = redis_endpoint_for(cfg.redis, url);
+    tls = e.tls;
+    if (!cfg.redis.password.empty()) e.password = cfg.redis.password;
+    c.seeds.push_back(std::move(e));
+  }
+  c.password_file = cfg.redis.password_file;
+  c.key = lease_key(cfg.election);
+  c.connect_timeout = cfg.redis.connect_timeout;
+  c.command_timeout = cfg.redis.command_timeout;
+  return {redis_detail::cluster_locator::create(io, std::move(c)), master_template_for(cfg, tls)};
+}
+
+}  // namespace
+
+located_master locate_master(boost::asio::io_context& io, const config& cfg) {
+  if (cfg.store.kind == "sentinel") return sentinel_master(io, cfg);
+  if (cfg.store.kind == "cluster") return cluster_master(io, cfg);
+  throw std::invalid_argument("store.kind " + cfg.store.kind + " has no master locator");
+}
+
+}  // namespace baton
