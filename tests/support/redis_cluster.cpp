@@ -389,6 +389,33 @@ std::string redis_cluster::node_id(unsigned short port) const {
   return node(port).command({"CLUSTER", "MYID"}).front();
 }
 
+void redis_cluster::wait_for_replication(unsigned short master_port,
+                                         std::chrono::milliseconds timeout) {
+  const auto info = node(master_port).command({"INFO", "replication"}).front();
+  const auto target = std::stoll(info_field(info, "master_repl_offset"));
+  const auto replicas = replica_ports_of(master_port);
+  poll_until(
+      "redis_cluster: replicas of " + std::to_string(master_port) + " reach offset " +
+          std::to_string(target),
+      or_default(timeout),
+      [&]() -> std::string {
+        for (const auto p : replicas) {
+          if (!node(p).running()) continue;
+          try {
+            const auto r = node(p).command({"INFO", "replication"}).front();
+            const auto offset = info_field(r, "slave_repl_offset");
+            if (info_field(r, "master_link_status") != "up" || offset.empty() ||
+                std::stoll(offset) < target)
+              return "replica " + std::to_string(p) + " at offset " + offset;
+          } catch (const std::exception& e) {
+            return e.what();
+          }
+        }
+        return {};
+      },
+      [&] { return log_tails(); });
+}
+
 void redis_cluster::kill_node(unsigned short port) { node(port).kill_and_wait(); }
 
 void redis_cluster::restart_node(unsigned short port) {

@@ -136,6 +136,13 @@ class redis_cluster {
   /// The whole CLUSTER NODES table as the node on `port` sees it.
   std::vector<redis_cluster_node_view> view_from(unsigned short port) const;
 
+  /// Polls until every running replica of the master on `port` has applied
+  /// the replication stream up to the master's offset at the time of the
+  /// call, so a write made before is not lost when the master is killed.
+  /// (WAIT through command() would prove nothing: WAIT waits for the
+  /// connection's own writes, and every command() is a new connection.)
+  void wait_for_replication(unsigned short master_port, std::chrono::milliseconds timeout = {});
+
   // --- faults --------------------------------------------------------------
   /// SIGKILL and reap one node.
   void kill_node(unsigned short port);

@@ -601,6 +601,33 @@ void redis_sentinel_group::wait_for_link_up(unsigned short replica, unsigned sho
       [&] { return node(replica).log_tail(); });
 }
 
+void redis_sentinel_group::wait_for_replication(unsigned short master_port,
+                                                std::chrono::milliseconds timeout) const {
+  const auto info = node(master_port).command({"INFO", "replication"}).front();
+  const auto target = std::stoll(info_field(info, "master_repl_offset"));
+  poll_until(
+      "redis_sentinel_group: replicas of " + std::to_string(master_port) + " reach offset " +
+          std::to_string(target),
+      timeout,
+      [&]() -> std::string {
+        for (const auto& n : nodes_) {
+          if (!n->running() || n->port() == master_port) continue;
+          try {
+            const auto r = n->command({"INFO", "replication"}).front();
+            if (info_field(r, "master_port") != std::to_string(master_port)) continue;
+            const auto offset = info_field(r, "slave_repl_offset");
+            if (info_field(r, "master_link_status") != "up" || offset.empty() ||
+                std::stoll(offset) < target)
+              return "replica " + std::to_string(n->port()) + " at offset " + offset;
+          } catch (const std::exception& e) {
+            return e.what();
+          }
+        }
+        return {};
+      },
+      [&] { return log_tails(); });
+}
+
 void redis_sentinel_group::restart_node(unsigned short port, restart_role role) {
   auto& n = node(port);
   n.restart();
