@@ -30,20 +30,6 @@ bool is_push(const redis_reply& r) {
   return what == "message" || what == "smessage" || what == "sunsubscribe";
 }
 
-// The ROLE reply of a master: {"master", offset, {{ip, port, offset}...}}.
-// Answers the replica count, or the role's name (replica: "slave") when the
-// server is not a master.
-std::variant<int, std::string> role_of(const redis_reply& r) {
-  if (r.kind != redis_reply::type::array || r.elements.empty() ||
-      r.elements[0].kind != redis_reply::type::string) {
-    return std::string("an unexpected ROLE reply (" + describe_reply(r) + ")");
-  }
-  const auto& role = r.elements[0].str;
-  if (role != "master") return role == "slave" ? std::string("replica") : role;
-  if (r.elements.size() < 3 || r.elements[2].kind != redis_reply::type::array) return 0;
-  return static_cast<int>(r.elements[2].elements.size());
-}
-
 std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 }  // namespace
@@ -216,7 +202,7 @@ void connection::on_transport_connected() {
                  " (baton confirms that the server it was sent to is a master: grant +role)");
         return;
       }
-      const auto role = role_of(r.reply);
+      const auto role = master_role(r.reply);
       if (const auto* name = std::get_if<std::string>(&role)) {
         drop(redis_errc::not_master, transport_->peer() + " is " +
                                          (name->starts_with("an ") ? *name : "a " + *name) +

@@ -89,6 +89,9 @@ class connection : public std::enable_shared_from_this<connection> {
   /// With confirm_master: how many replicas the master listed in its ROLE
   /// reply when this connection was made; -1 = not known (yet).
   int replicas_at_connect() const { return replicas_; }
+  /// Changes with every connection attempt and every drop: two calls that
+  /// see the same value ran on the same connection.
+  std::uint64_t generation() const { return generation_; }
   /// Where the current (or last) attempt connects: "host:port", or "" before
   /// the first one.
   const std::string& peer() const { return peer_; }

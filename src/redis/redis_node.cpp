@@ -180,7 +180,7 @@ void redis_node::on_replies(const std::shared_ptr<attempt>& a, eval_reply replie
     });
     return;
   }
-  if (needs_new_master(text) || is_clusterdown(text) || parse_redirect(text)) {
+  if (needs_new_master(text) || is_clusterdown(text)) {
     // A demoted master (READONLY), one that lost its replicas, a cluster
     // that is failing over: locate the master again on a new connection.
     options_.locator->not_a_master();

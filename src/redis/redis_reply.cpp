@@ -157,8 +157,9 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
     if (e[4].str == "reset") r.value.reset_why = "token counter missing";
     if (e[4].str == "failover") {
       r.value.reset_why =
-          "the election's record was written by another server (a failover, or a restart from "
-          "its files): the last writes may be lost";
+          "the election's record was written by another server (a failover, a restart from its "
+          "files, or in a Cluster a migration of the election's slot): the last writes may be "
+          "lost";
     }
     if (e[4].str == "vanished") {
       answer.why = "the lease key vanished before its expiry (a DEL or an eviction) while " +
@@ -233,6 +234,17 @@ bool is_foreign_release(std::string_view message, std::string_view own_value) {
   const auto space = rest.rfind(' ');
   const std::string_view value = rest.substr(0, space);
   return !value.empty() && value != own_value;
+}
+
+std::variant<int, std::string> master_role(const redis_reply& r) {
+  using type = redis_reply::type;
+  if (r.kind != type::array || r.elements.empty() || r.elements[0].kind != type::string) {
+    return std::string("an unexpected ROLE reply (" + describe_reply(r) + ")");
+  }
+  const auto& role = r.elements[0].str;
+  if (role != "master") return role == "slave" ? std::string("replica") : role;
+  if (r.elements.size() < 3 || r.elements[2].kind != type::array) return 0;
+  return static_cast<int>(r.elements[2].elements.size());
 }
 
 }  // namespace baton

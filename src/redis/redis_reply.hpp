@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <system_error>
 #include <vector>
 
@@ -95,6 +96,11 @@ std::string info_field(std::string_view info, std::string_view name);
 /// The `run_id:` field of an `INFO server` reply (40 hex digits); "" when
 /// absent or malformed.
 std::string run_id_from_info(std::string_view info);
+
+/// A ROLE reply: the replica count when the server is a master ({"master",
+/// offset, {{ip, port, offset}...}}), else the role's name ("replica" for
+/// "slave", "sentinel", or a description of an unexpected reply).
+std::variant<int, std::string> master_role(const redis_reply& reply);
 
 /// The renew script answers 1 (renewed) or 0 (lost).
 parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply);

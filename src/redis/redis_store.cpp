@@ -12,7 +12,9 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <algorithm>
 #include <optional>
+#include <variant>
 #include <stdexcept>
 #include <utility>
 
@@ -127,25 +129,34 @@ struct redis_store::impl {
   std::string publish_command() const { return options.sharded_pubsub ? "SPUBLISH" : "PUBLISH"; }
 
   // How many replicas WAIT must count: the configured number, or for "all"
-  // the replicas the master listed when the connection was made (a PING
-  // connects first when there is no connection yet).
+  // every replica the master had when the connection was made, and every
+  // one that joined since (a promoted master starts with none): ROLE is
+  // asked before each call, one round trip, and the count never drops while
+  // the connection lasts, so a replica that went away means no leader.
   void with_ack_target(std::function<void(store_error, int)> then) {
     if (options.ack.replicas > 0) {
       then({}, options.ack.replicas);
       return;
     }
-    if (node->current_state() == connection::state::connected && node->replicas_at_connect() >= 0) {
-      then({}, node->replicas_at_connect());
-      return;
-    }
-    node->exec({"PING"}, [this, weak = std::weak_ptr<int>(alive), then = std::move(then)](
+    node->exec({"ROLE"}, [this, weak = std::weak_ptr<int>(alive), then = std::move(then)](
                              command_result r) {
       if (weak.expired()) return;
       if (r.ec) {
         then({r.ec, r.detail}, 0);
         return;
       }
-      then({}, std::max(node->replicas_at_connect(), 0));
+      const auto role = master_role(r.reply);
+      if (const auto* name = std::get_if<std::string>(&role)) {
+        then({redis_errc::not_master, "ROLE: the server is " + *name + ", not a master"}, 0);
+        return;
+      }
+      const auto generation = node->connection_generation();
+      if (generation != ack_generation) {
+        ack_generation = generation;
+        ack_floor = 0;
+      }
+      ack_floor = std::max({ack_floor, node->replicas_at_connect(), std::get<int>(role)});
+      then({}, ack_floor);
     });
   }
 
@@ -276,6 +287,9 @@ struct redis_store::impl {
   const std::string ttl_ms;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
+  // replica_ack all: the most replicas seen on the current connection.
+  int ack_floor = 0;
+  std::uint64_t ack_generation = 0;
   event_listener listener;
   bool wakeups_trusted = false;
   std::string wakeups_why;

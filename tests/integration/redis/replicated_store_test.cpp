@@ -1,0 +1,227 @@
+// The replicated kinds' own behaviour on real servers, below the daemon:
+// replica acknowledgement (a grant no replica acknowledged is given back; a
+// renewal that did not reach them does not count), the epoch check (a record
+// written by another server holds acquisitions back, as after a failover),
+// tokens from the server's clock, and a Cluster store following a migration
+// of its slot (ASK while the keys move, MOVED once the slot has).
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "redis/cluster_locator.hpp"
+#include "redis/lease_keys.hpp"
+#include "redis/redis_error.hpp"
+#include "redis/redis_store.hpp"
+#include "redis/sentinel_locator.hpp"
+#include "store_test_util.hpp"
+#include "support/redis_cluster.hpp"
+#include "support/redis_sentinel_group.hpp"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+namespace util = testing::store_test_util;
+using testing::redis_cluster;
+using testing::redis_sentinel_group;
+using testing::redis_sentinel_group_options;
+
+redis_sentinel_group_options one_sentinel() {
+  redis_sentinel_group_options o;
+  o.replicas = 1;
+  o.sentinels = 1;
+  o.quorum = 1;
+  o.down_after = 60s;  // no failover unless a test asks for one
+  return o;
+}
+
+std::unique_ptr<redis_store> sentinel_store(boost::asio::io_context& io,
+                                            const redis_sentinel_group& group,
+                                            const std::string& node, int ack = -1) {
+  redis_detail::sentinel_locator_options s;
+  for (auto port : group.sentinel_ports()) {
+    redis_endpoint e;
+    e.port = port;
+    s.sentinels.push_back(e);
+  }
+  s.master_name = group.master_name();
+  redis_store_options o;
+  o.identity = {util::election, node, 5s};
+  o.command_timeout = 1s;
+  o.locator = redis_detail::sentinel_locator::create(io, std::move(s));
+  o.replicated = true;
+  o.ack.replicas = ack;
+  o.ack.timeout = 200ms;
+  o.kind = "sentinel";
+  return std::make_unique<redis_store>(io, std::move(o));
+}
+
+util::outcome<renew_answer> renew(boost::asio::io_context& io, lease_store& store) {
+  auto out = std::make_shared<util::outcome<renew_answer>>();
+  store.async_renew([out](store_error e, renew_answer a) {
+    ++out->calls;
+    out->error = std::move(e);
+    out->value = a;
+  });
+  EXPECT_TRUE(util::run_until(io, [&] { return out->calls > 0; })) << "renew never completed";
+  return *out;
+}
+
+class replicated_store : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    group_ = std::make_unique<redis_sentinel_group>(one_sentinel());
+    master_ = group_->initial_master_port();
+    replica_ = group_->data_ports().at(1);
+    group_->command(master_, {"SET", token_key(util::election), "1000"});
+  }
+  void TearDown() override {
+    if (frozen_) group_->node(replica_).signal(SIGCONT);
+  }
+  void freeze_replica() {
+    group_->node(replica_).signal(SIGSTOP);
+    frozen_ = true;
+  }
+  void thaw_replica() {
+    group_->node(replica_).signal(SIGCONT);
+    frozen_ = false;
+  }
+  std::vector<std::string> get(const std::string& key) { return group_->command(master_, {"GET", key}); }
+
+  boost::asio::io_context io_;
+  std::unique_ptr<redis_sentinel_group> group_;
+  unsigned short master_ = 0;
+  unsigned short replica_ = 0;
+  bool frozen_ = false;
+};
+
+TEST_F(replicated_store, an_acquire_the_replica_did_not_acknowledge_is_given_back) {
+  auto store = sentinel_store(io_, *group_, "a", 0);
+  freeze_replica();
+  const auto r = util::acquire(io_, *store);
+  ASSERT_TRUE(r.error) << "acquired without the replica";
+  EXPECT_EQ(r.error.code, store_errc::no_quorum);
+  EXPECT_NE(r.error.detail.find("0 of 1 replicas acknowledged"), std::string::npos) << r.error.detail;
+  EXPECT_NE(r.error.detail.find("released it"), std::string::npos) << r.error.detail;
+  EXPECT_TRUE(get(lease_key(util::election)).empty()) << "the unacknowledged grant is still there";
+  thaw_replica();
+  const auto again = util::acquire(io_, *store);
+  ASSERT_FALSE(again.error) << again.error.message();
+  EXPECT_TRUE(again.value.acquired());
+}
+
+TEST_F(replicated_store, a_renewal_the_replica_did_not_acknowledge_does_not_count) {
+  auto store = sentinel_store(io_, *group_, "a", 1);
+  const auto r = util::acquire(io_, *store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_TRUE(r.value.acquired());
+  freeze_replica();
+  const auto lost = renew(io_, *store);
+  ASSERT_TRUE(lost.error) << "renewed without the replica";
+  EXPECT_EQ(lost.error.code, store_errc::no_quorum);
+  EXPECT_NE(lost.error.detail.find("renewal not acknowledged"), std::string::npos)
+      << lost.error.detail;
+  thaw_replica();
+  const auto ok = renew(io_, *store);
+  ASSERT_FALSE(ok.error) << ok.error.message();
+  EXPECT_EQ(ok.value, renew_answer::renewed);
+}
+
+TEST_F(replicated_store, ack_all_counts_the_replicas_the_master_had_at_connect) {
+  auto store = sentinel_store(io_, *group_, "a", 0);
+  const auto r = util::acquire(io_, *store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
+  const auto ok = renew(io_, *store);
+  ASSERT_FALSE(ok.error) << ok.error.message();
+}
+
+TEST_F(replicated_store, a_record_another_server_wrote_holds_acquisitions_back_as_a_failover) {
+  // As after a failover: the epoch names the old master's run_id.
+  group_->command(master_, {"SET", epoch_key(util::election), "0123456789abcdef"});
+  auto store = sentinel_store(io_, *group_, "a");
+  std::vector<store_events::reset> resets;
+  store->watch([&](const store_event& e) {
+    if (auto r = std::get_if<store_events::reset>(&e)) resets.push_back(*r);
+  });
+  const auto held = util::acquire(io_, *store);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.value.outcome, acquire_outcome::held_back);
+  ASSERT_EQ(resets.size(), 1u);
+  EXPECT_NE(resets[0].why.find("written by another server"), std::string::npos) << resets[0].why;
+  EXPECT_FALSE(resets[0].record_missing);
+  // The counter now follows the server's clock (microseconds since 1970).
+  const auto counter = std::stoull(get(token_key(util::election)).at(0));
+  EXPECT_GT(counter, 1'600'000'000'000'000ull);
+  // A second store, which never saw the old server, is held back too.
+  auto other = sentinel_store(io_, *group_, "b");
+  EXPECT_EQ(util::acquire(io_, *other).value.outcome, acquire_outcome::held_back);
+}
+
+TEST_F(replicated_store, tokens_are_at_least_the_servers_clock) {
+  auto store = sentinel_store(io_, *group_, "a");
+  const auto before = std::stoull(group_->command(master_, {"TIME"}).at(0)) * 1'000'000ull;
+  const auto r = util::acquire(io_, *store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_TRUE(r.value.acquired());
+  EXPECT_GE(r.value.token, before);
+}
+
+// --- Cluster ----------------------------------------------------------------
+
+std::unique_ptr<redis_store> cluster_store(boost::asio::io_context& io, const redis_cluster& c,
+                                           const std::string& node) {
+  redis_detail::cluster_locator_options l;
+  for (auto port : c.ports()) {
+    redis_endpoint e;
+    e.port = port;
+    l.seeds.push_back(e);
+  }
+  l.key = lease_key(util::election);
+  redis_store_options o;
+  o.identity = {util::election, node, 5s};
+  o.locator = redis_detail::cluster_locator::create(io, std::move(l));
+  o.replicated = true;
+  o.sharded_pubsub = true;
+  o.kind = "cluster";
+  return std::make_unique<redis_store>(io, std::move(o));
+}
+
+TEST(replicated_cluster_store, follows_its_slot_through_a_migration) {
+  testing::redis_cluster_options options;
+  options.replicas_per_master = 0;
+  redis_cluster cluster(options);
+  const int slot = cluster.key_slot(lease_key(util::election));
+  const auto owner = cluster.master_port_for_slot(slot);
+  cluster.command(owner, {"SET", token_key(util::election), "1000"});
+  boost::asio::io_context io;
+  auto store = cluster_store(io, cluster, "a");
+  const auto r = util::acquire(io, *store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_TRUE(r.value.acquired());
+  unsigned short target = 0;
+  for (auto port : cluster.master_ports()) {
+    if (port != owner) target = port;
+  }
+  // Keys moved, slot still migrating: the source answers ASK.
+  cluster.begin_migration(slot, target);
+  ASSERT_GT(cluster.move_keys(slot), 0u);
+  auto during = renew(io, *store);
+  ASSERT_FALSE(during.error) << during.error.message();
+  EXPECT_EQ(during.value, renew_answer::renewed);
+  // Slot moved: MOVED, and the store follows it for good.
+  cluster.finish_migration(slot);
+  auto after = renew(io, *store);
+  ASSERT_FALSE(after.error) << after.error.message();
+  EXPECT_EQ(after.value, renew_answer::renewed);
+  EXPECT_NE(store->status().endpoint.find(std::to_string(target)), std::string::npos)
+      << store->status().endpoint;
+}
+
+}  // namespace
+}  // namespace baton
