@@ -278,7 +278,7 @@ void check_replicated(const config& cfg) {
                        "must be shorter than redis.command_timeout (" +
                            format_duration(r.command_timeout) + "): WAIT runs inside it");
   }
-  require_positive(cfg, r.replica_ack_timeout);
+  if (r.replica_ack != "off") require_positive(cfg, r.replica_ack_timeout);
   if (cfg.store.kind == "sentinel") {
     check_url_list(cfg, cfg.sentinel.addresses, false);
     const auto& name = cfg.sentinel.master_name;
@@ -299,8 +299,29 @@ void check_replicated(const config& cfg) {
                            "must hold no spaces or control characters");
       }
     }
-    for (const auto* path : {&cfg.sentinel.tls_ca_file, &cfg.sentinel.tls_cert_file,
-                             &cfg.sentinel.tls_key_file, &cfg.sentinel.password_file}) {
+    const auto& sc = cfg.sentinel;
+    const std::string* tls_set = !sc.tls_ca_file.empty()     ? &sc.tls_ca_file
+                                 : !sc.tls_cert_file.empty() ? &sc.tls_cert_file
+                                 : !sc.tls_key_file.empty()  ? &sc.tls_key_file
+                                                             : nullptr;
+    const auto urls = url_list(sc.addresses);
+    if (tls_set != nullptr && !parse_redis_url(urls.front()).tls) {
+      throw config_error::with_message(
+          option_name(cfg, *tls_set),
+          option_name(cfg, *tls_set) +
+              " is set but sentinel.addresses are not a rediss:// URL: TLS settings apply only "
+              "to rediss:// (write rediss:// to use TLS)");
+    }
+    if (sc.tls_cert_file.empty() != sc.tls_key_file.empty()) {
+      const auto& set = sc.tls_cert_file.empty() ? sc.tls_key_file : sc.tls_cert_file;
+      const auto& missing = sc.tls_cert_file.empty() ? sc.tls_cert_file : sc.tls_key_file;
+      throw config_error::with_message(option_name(cfg, missing),
+                                       option_name(cfg, set) + " is set but " +
+                                           option_name(cfg, missing) +
+                                           " is not: a client certificate needs both");
+    }
+    for (const auto* path : {&sc.tls_ca_file, &sc.tls_cert_file, &sc.tls_key_file,
+                             &sc.password_file}) {
       require_readable(cfg, *path, false);
     }
   }

@@ -131,7 +131,8 @@ void connection::on_transport_connected() {
     try {
       password = read_secret_file(options_.password_file);
     } catch (const std::runtime_error& e) {
-      drop(redis_errc::auth_failed, "redis.password_file " + options_.password_file + ": " + e.what());
+      drop(redis_errc::auth_failed,
+           options_.password_file_option + " " + options_.password_file + ": " + e.what());
       return;
     }
   }

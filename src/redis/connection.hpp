@@ -34,6 +34,8 @@ struct connection_options {
   /// When set, the password is this file's first line, read again before
   /// every AUTH: a secret rotated in place is used from the next reconnect on.
   std::string password_file;
+  /// The option that names password_file, for error messages.
+  std::string password_file_option = "redis.password_file";
   milliseconds connect_timeout{1000};
   milliseconds command_timeout{1000};
   /// When set, the handshake also sends `INFO server`, and this is called with

@@ -58,6 +58,7 @@ sentinel_locator::sentinel_locator(asio::io_context& io, sentinel_locator_option
     connection_options o;
     o.endpoint = ep;
     o.password_file = options_.password_file;
+    o.password_file_option = "sentinel.password_file";
     o.connect_timeout = options_.connect_timeout;
     o.command_timeout = options_.command_timeout;
     o.transport = options_.transport;
@@ -149,7 +150,8 @@ void sentinel_locator::on_answer(std::size_t index, std::size_t asked, const com
   master_address where;
   const auto& e = r.reply.elements;
   if (r.ec) {
-    failure = r.detail;
+    // Connect failures name the address already; AUTH and the like do not.
+    failure = r.detail.find(s.endpoint.host) == std::string::npos ? who + ": " + r.detail : r.detail;
   } else if (r.reply.kind == redis_reply::type::error) {
     failure = who + ": " + r.reply.str;
   } else if (r.reply.kind == redis_reply::type::nil) {
@@ -243,8 +245,9 @@ void sentinel_locator::on_switch_message(std::size_t index, const redis_reply& m
   const auto port = port_number(new_port);
   if (!port) return;
   const master_address now{new_host, *port};
-  if (now == last_) return;  // another sentinel told us already
+  if (now == last_ || now == switched_to_) return;  // told already
   last_ = now;
+  switched_to_ = now;
   tell_switch("sentinel " + sentinels_[index]->endpoint.redacted() +
               " announced +switch-master from " + old_host + ":" + old_port + " to " +
               now.text());
@@ -262,7 +265,8 @@ void sentinel_locator::schedule_check() {
       if (!me || me->closed_) return;
       // A switch message may have been lost, or a sentinel we could not
       // reach sent it: the answer differs from what the store connected to.
-      if (!error && !before.host.empty() && !(where == before)) {
+      if (!error && !before.host.empty() && !(where == before) && !(where == me->switched_to_)) {
+        me->switched_to_ = where;
         me->tell_switch("the sentinels now name " + where.text() + " as the master (was " +
                         before.text() + ")");
       }

@@ -69,6 +69,7 @@ class sentinel_locator final : public master_locator,
   std::vector<std::string> failures_;  // this round's, one per sentinel asked
   std::size_t preferred_ = 0;           // asked first next time
   master_address last_;                 // the last address a sentinel gave
+  master_address switched_to_;          // the last switch told to the listener
   bool watching_ = false;
   bool closed_ = false;
   boost::asio::steady_timer check_timer_;
