@@ -213,6 +213,20 @@ void check_redis_tls(const config& cfg) {
 }
 
 
+// One URL of a list option (redlock.masters, sentinel.addresses, ...),
+// refused under the list's name and the entry's place in it.
+redis_endpoint parse_list_entry(const std::string& option, const std::string& entry,
+                                const std::string& url) {
+  try {
+    return parse_redis_url(url);
+  } catch (const config_error& bad) {
+    // parse_redis_url names redis.url; the rest of its message is the point.
+    std::string why = bad.what();
+    const auto colon = why.find(": ");
+    throw config_error::with_message(option, entry + ": " + why.substr(colon + 2));
+  }
+}
+
 // One list of redis:// or rediss:// URLs of a replicated store (the
 // sentinels, the cluster's nodes): TCP, no password (a file serves them
 // all), one scheme for all, db 0 where `no_db` (a cluster has only db 0).
@@ -226,14 +240,7 @@ void check_url_list(const config& cfg, const std::vector<std::string>& entries, 
   std::optional<bool> tls;
   for (std::size_t i = 0; i < urls.size(); ++i) {
     const std::string entry = option + ": entry " + std::to_string(i + 1);
-    redis_endpoint e;
-    try {
-      e = parse_redis_url(urls[i]);
-    } catch (const config_error& bad) {
-      std::string why = bad.what();
-      const auto colon = why.find(": ");
-      throw config_error::with_message(option, entry + ": " + why.substr(colon + 2));
-    }
+    const redis_endpoint e = parse_list_entry(option, entry, urls[i]);
     if (e.kind != redis_endpoint::transport::tcp) {
       throw config_error::with_message(option, entry + " (" + e.redacted() +
                                                    ") must be redis:// or rediss://: the store "
@@ -343,15 +350,7 @@ void check_redlock(const config& cfg) {
   std::vector<std::string> seen;
   for (std::size_t i = 0; i < urls.size(); ++i) {
     const std::string entry = option + ": master " + std::to_string(i + 1);
-    redis_endpoint e;
-    try {
-      e = parse_redis_url(urls[i]);
-    } catch (const config_error& bad) {
-      // parse_redis_url names redis.url; the rest of its message is the point.
-      std::string why = bad.what();
-      const auto colon = why.find(": ");
-      throw config_error::with_message(option, entry + ": " + why.substr(colon + 2));
-    }
+    const redis_endpoint e = parse_list_entry(option, entry, urls[i]);
     if (!e.password.empty()) {
       throw config_error::with_message(
           option, entry + " (" + e.redacted() + ") carries a password: every master uses "

@@ -385,4 +385,12 @@ void connection::complete(command& c, command_result result) {
              [done = std::move(c.done), r = std::move(result)]() mutable { done(std::move(r)); });
 }
 
+link_state link_of(connection::state s) {
+  switch (s) {
+    case connection::state::connected: return link_state::connected;
+    case connection::state::connecting: return link_state::connecting;
+    default: return link_state::disconnected;
+  }
+}
+
 }  // namespace baton::redis_detail

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "redis_reply.hpp"
+#include "baton/lease_store.hpp"
 #include "baton/redis_url.hpp"
 #include "baton/time.hpp"
 #include "resp.hpp"
@@ -146,5 +147,8 @@ class connection : public std::enable_shared_from_this<connection> {
   push_handler on_push_;
   disconnect_handler on_disconnect_;
 };
+
+/// A connection's state as the store's status says it.
+link_state link_of(connection::state s);
 
 }  // namespace baton::redis_detail

@@ -477,11 +477,7 @@ store_status redis_store::status() const {
   } else {
     s.endpoint = d.conn_options.endpoint.redacted();
   }
-  switch (d.node->current_state()) {
-    case connection::state::connected: s.link = link_state::connected; break;
-    case connection::state::connecting: s.link = link_state::connecting; break;
-    default: s.link = link_state::disconnected; break;
-  }
+  s.link = redis_detail::link_of(d.node->current_state());
   s.wakeups = d.current_wakeups();
   s.last_error = d.last_error;
   s.last_error_kind = d.last_error_kind;

@@ -98,9 +98,7 @@ std::vector<store_member_status> sentinel_locator::sources() const {
     m.role = "sentinel";
     m.endpoint = s->endpoint.redacted();
     const auto state = s->subscribed ? connection::state::connected : s->query->current_state();
-    m.link = state == connection::state::connected    ? link_state::connected
-             : state == connection::state::connecting ? link_state::connecting
-                                                      : link_state::disconnected;
+    m.link = link_of(state);
     m.last_error = s->last_error;
     out.push_back(std::move(m));
   }

@@ -55,14 +55,6 @@ struct member {
   std::string fence;  // why it last held grants back ("" = never seen)
 };
 
-link_state link_of(connection::state s) {
-  switch (s) {
-    case connection::state::connected: return link_state::connected;
-    case connection::state::connecting: return link_state::connecting;
-    default: return link_state::disconnected;
-  }
-}
-
 }  // namespace
 
 struct redlock_store::impl {

@@ -19,23 +19,9 @@ store_identity identity_of(const config& cfg) {
   return {cfg.election, cfg.node_id, cfg.lease.ttl};
 }
 
-std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const config& cfg) {
-  redis_store_options o;
-  o.endpoint = redis_endpoint_for(cfg.redis, cfg.redis.url);
-  o.password = cfg.redis.password;
-  // Read again on every reconnect (the loader refuses it beside the variable).
-  o.password_file = cfg.redis.password_file;
-  o.connect_timeout = cfg.redis.connect_timeout;
-  o.command_timeout = cfg.redis.command_timeout;
-  o.identity = identity_of(cfg);
-  o.ack.replicas = parse_replica_ack(cfg.redis.replica_ack).value_or(-1);
-  o.ack.timeout = cfg.redis.replica_ack_timeout;
-  return std::make_unique<redis_store>(io, std::move(o));
-}
-
-// What the sentinel, cluster and plain redis kinds share: the redis: section's
+// What the redis, sentinel and cluster kinds share: the redis: section's
 // credentials, timeouts and replica acknowledgement.
-redis_store_options replicated_options(const config& cfg, redis_endpoint master) {
+redis_store_options redis_options(const config& cfg, redis_endpoint master) {
   redis_store_options o;
   o.endpoint = std::move(master);
   o.password = cfg.redis.password;
@@ -48,9 +34,16 @@ redis_store_options replicated_options(const config& cfg, redis_endpoint master)
   return o;
 }
 
+std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const config& cfg) {
+  // The password file is read again on every reconnect (the loader refuses
+  // it beside the variable).
+  return std::make_unique<redis_store>(
+      io, redis_options(cfg, redis_endpoint_for(cfg.redis, cfg.redis.url)));
+}
+
 std::unique_ptr<lease_store> make_located_store(boost::asio::io_context& io, const config& cfg) {
   auto located = locate_master(io, cfg);
-  auto o = replicated_options(cfg, std::move(located.master_template));
+  auto o = redis_options(cfg, std::move(located.master_template));
   o.locator = std::move(located.locator);
   o.replicated = true;
   o.sharded_pubsub = cfg.store.kind == "cluster";
