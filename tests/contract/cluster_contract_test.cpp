@@ -1,6 +1,6 @@
 // The lease-store contract against the cluster kind: redis_store with a
 // cluster_locator over a real 3-master cluster without replicas
-// (tests/support/redis_cluster.hpp), fresh per test; the seeds are every
+// (tests/support/redis_cluster.hpp), emptied for every test; the seeds are every
 // node, so the map must be read to find the election's slot. Failovers and
 // slot migrations are the fault suite's (tests/faults/cluster_faults_test.cpp).
 // Losing data is the slot's master restarting empty (it rejoins under its
@@ -23,6 +23,7 @@ namespace baton::contract {
 namespace {
 
 namespace util = baton::testing::store_test_util;
+using baton::testing::redis_cluster;
 
 baton::testing::redis_cluster_options cluster_options() {
   baton::testing::redis_cluster_options o;
@@ -30,10 +31,32 @@ baton::testing::redis_cluster_options cluster_options() {
   return o;
 }
 
+// Making a cluster takes about two seconds, so tests share one: each
+// starts from empty masters, and a test that breaks the cluster (a reset, or
+// every node killed) has the next one make a new cluster.
+std::unique_ptr<redis_cluster>& shared_cluster() {
+  static std::unique_ptr<redis_cluster> cluster;
+  return cluster;
+}
+
+redis_cluster& fresh_cluster() {
+  auto& cluster = shared_cluster();
+  if (cluster) {
+    for (auto port : cluster->master_ports()) cluster->command(port, {"FLUSHALL"});
+  } else {
+    cluster = std::make_unique<redis_cluster>(cluster_options());
+  }
+  return *cluster;
+}
+
 class cluster_harness final : public contract_harness {
  public:
-  cluster_harness() : cluster_(cluster_options()) {
+  cluster_harness() : cluster_(fresh_cluster()) {
     cluster_.command(owner(), {"SET", token_key(util::election), "1000"});
+  }
+  // Stores are destroyed before the harness; a broken cluster goes with it.
+  ~cluster_harness() override {
+    if (broken_) shared_cluster().reset();
   }
 
   std::string name() const override { return "cluster"; }
@@ -56,12 +79,14 @@ class cluster_harness final : public contract_harness {
     return std::make_unique<redis_store>(io_, std::move(o));
   }
   void reset_store() override {
+    broken_ = true;
     const auto port = owner();
     cluster_.kill_node(port);
     cluster_.restart_node(port);
   }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override {
+    broken_ = true;
     for (auto port : cluster_.ports()) cluster_.kill_node(port);
   }
   std::string diagnostics() const override { return cluster_.log_tails(); }
@@ -71,7 +96,8 @@ class cluster_harness final : public contract_harness {
     return cluster_.master_port_for_slot(cluster_.key_slot(lease_key(util::election)));
   }
 
-  baton::testing::redis_cluster cluster_;
+  redis_cluster& cluster_;
+  bool broken_ = false;
   boost::asio::io_context io_;
 };
 
