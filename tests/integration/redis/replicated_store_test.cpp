@@ -9,7 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -170,6 +174,54 @@ TEST_F(replicated_store, tokens_are_at_least_the_servers_clock) {
   ASSERT_FALSE(r.error) << r.error.message();
   ASSERT_TRUE(r.value.acquired());
   EXPECT_GE(r.value.token, before);
+}
+
+// The sentinels and the master each with their own password: the
+// sentinels' from a file (read at every connection), the master's as given.
+TEST(replicated_sentinel_store, sentinels_and_master_each_use_their_own_password) {
+  redis_sentinel_group_options options = one_sentinel();
+  options.requirepass = "master-secret";
+  options.sentinel_requirepass = "sentinel-secret";
+  redis_sentinel_group group(options);
+  group.command(group.initial_master_port(), {"SET", token_key(util::election), "1000"});
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("baton-sentinel-pw-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = (dir / "sentinel").string();
+  std::ofstream(file) << "sentinel-secret\n";
+
+  boost::asio::io_context io;
+  auto make = [&](const std::string& sentinel_file) {
+    redis_detail::sentinel_locator_options s;
+    for (auto port : group.sentinel_ports()) {
+      redis_endpoint e;
+      e.port = port;
+      s.sentinels.push_back(e);
+    }
+    s.master_name = group.master_name();
+    s.password_file = sentinel_file;
+    redis_store_options o;
+    o.identity = {util::election, "a", 5s};
+    o.password = "master-secret";
+    o.locator = redis_detail::sentinel_locator::create(io, std::move(s));
+    o.replicated = true;
+    return std::make_unique<redis_store>(io, std::move(o));
+  };
+  auto store = make(file);
+  const auto ok = util::acquire(io, *store);
+  EXPECT_FALSE(ok.error) << ok.error.message();
+  EXPECT_TRUE(ok.value.acquired());
+
+  // Without the sentinels' password nobody names the master, and the
+  // error says which sentinel refused and why.
+  auto refused = make("");
+  const auto r = util::acquire(io, *refused);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error.code, store_errc::unavailable);
+  EXPECT_NE(r.error.detail.find("no sentinel named the master"), std::string::npos) << r.error.detail;
+  EXPECT_NE(r.error.detail.find("NOAUTH"), std::string::npos) << r.error.detail;
+  EXPECT_EQ(r.error.detail.find("sentinel-secret"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 // --- Cluster ----------------------------------------------------------------
