@@ -296,8 +296,8 @@ class partition {
               return false;
             }
             for (const auto& s : sentinels_) {
-              const auto info = s->command({"SENTINEL", "MASTER", "baton-master"});
-              if (field(info, "num-slaves") != "1" || field(info, "num-other-sentinels") != "2") {
+              const auto master = s->command({"SENTINEL", "MASTER", "baton-master"});
+              if (field(master, "num-slaves") != "1" || field(master, "num-other-sentinels") != "2") {
                 return false;
               }
             }

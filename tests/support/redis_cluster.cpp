@@ -7,6 +7,8 @@
 #include "redis_cluster.hpp"
 
 #include "free_port.hpp"
+#include "redis_child.hpp"
+#include "redis_sync_client.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +18,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -29,47 +30,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto poll_interval = 50ms;
 constexpr int slot_count = 16384;
 constexpr int bus_port_attempts = 3;
 constexpr int keys_per_migrate = 100;
-
-std::string find_executable(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
-
-// "key:value" from an INFO text; "" when absent.
-std::string info_field(const std::string& info, const std::string& key) {
-  const std::string needle = key + ":";
-  std::size_t at = 0;
-  while ((at = info.find(needle, at)) != std::string::npos) {
-    if (at == 0 || info[at - 1] == '\n') {
-      const auto begin = at + needle.size();
-      const auto end = info.find_first_of("\r\n", begin);
-      return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    }
-    at += needle.size();
-  }
-  return {};
-}
-
-bool has_flag(const std::string& flags, const std::string& flag) {
-  std::stringstream in(flags);
-  std::string f;
-  while (std::getline(in, f, ','))
-    if (f == flag) return true;
-  return false;
-}
 
 // Runs `argv` (argv[0] a full path) with `extra_env` added to our
 // environment, stdout and stderr captured; kills it by its PID when it has
@@ -125,12 +88,11 @@ std::pair<int, std::string> run_captured(const std::vector<std::string>& args,
     if (done == child) break;
     if (done < 0 && errno != EINTR) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(child, SIGKILL);
-      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-      }
+      pid_t victim = child;
+      kill_and_reap(victim);
       drain();
       ::close(fds[0]);
-      throw std::runtime_error(args.front() + " did not finish within " + ms(timeout) +
+      throw std::runtime_error(args.front() + " did not finish within " + ms_text(timeout) +
                                "; output:\n" + output);
     }
     std::this_thread::sleep_for(20ms);
@@ -193,23 +155,6 @@ const redis_cluster_node_view* owner_in(const std::vector<redis_cluster_node_vie
       if (slot >= a && slot <= b) return &v;
   }
   return nullptr;
-}
-
-// Polls `check` (empty string = done, otherwise what is missing) until done
-// or `timeout`; throws with the last answer and `context()`.
-template <typename Check, typename Context>
-void poll_until(const std::string& what, std::chrono::milliseconds timeout, Check check,
-                Context context) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string missing;
-  for (;;) {
-    missing = check();
-    if (missing.empty()) return;
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(poll_interval);
-  }
-  throw std::runtime_error(what + ": not done within " + ms(timeout) + " (" + missing + ")\n" +
-                           context());
 }
 
 }  // namespace
@@ -528,7 +473,7 @@ std::size_t redis_cluster::move_keys(int slot) {
     if (std::chrono::steady_clock::now() >= deadline)
       throw std::runtime_error("redis_cluster: keys of slot " + std::to_string(slot) +
                                " still on port " + std::to_string(from) + " after " +
-                               ms(options_.ready_timeout));
+                               ms_text(options_.ready_timeout));
     // Each MIGRATE is bounded by its own 1000 ms, inside command()'s 2 s.
     std::vector<std::string> args = {"MIGRATE", "127.0.0.1", target_port, "", "0", "1000"};
     if (!options_.requirepass.empty()) args.insert(args.end(), {"AUTH", options_.requirepass});

@@ -1,26 +1,21 @@
-// redis_sentinel: spawn, readiness, signals and a synchronous command, in
-// the manner of redis_server (readiness is polled, and the answer must come
-// from our own child: INFO's process_id). redis_sentinel_group: the order of
-// start-up (replicas attached before sentinels, so a sentinel's first INFO of
-// the master already lists them) and the bounded polls a test waits on.
+// redis_sentinel: its config, port retries, restarts and signals; spawning,
+// the readiness wait (the answer must come from our own child: INFO's
+// process_id) and the synchronous command are redis_child's and
+// redis_sync_client's, shared with redis_server. redis_sentinel_group: the
+// order of start-up (replicas attached before sentinels, so a sentinel's
+// first INFO of the master already lists them) and the bounded polls a test
+// waits on.
 #include "redis_sentinel_group.hpp"
 
 #include "free_port.hpp"
+#include "redis_child.hpp"
+#include "redis_sync_client.hpp"
 
-#include <fcntl.h>
-#include <hiredis/hiredis.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -29,112 +24,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto sentinel_start_timeout = 10s;
 constexpr auto link_timeout = 20s;
-constexpr auto poll_interval = 50ms;
 constexpr int port_attempts = 5;
-
-struct context_deleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-struct reply_deleter {
-  void operator()(void* r) const { freeReplyObject(r); }
-};
-using context_ptr = std::unique_ptr<redisContext, context_deleter>;
-using reply_ptr = std::unique_ptr<void, reply_deleter>;
-
-std::string find_executable(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-void flatten(const redisReply& r, std::vector<std::string>& out) {
-  switch (r.type) {
-    case REDIS_REPLY_STRING:
-    case REDIS_REPLY_STATUS:
-      out.emplace_back(r.str, r.len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.push_back(std::to_string(r.integer));
-      break;
-    case REDIS_REPLY_ARRAY:
-      for (std::size_t i = 0; i < r.elements; ++i) {
-        if (r.element[i]->type == REDIS_REPLY_NIL)
-          out.emplace_back();
-        else
-          flatten(*r.element[i], out);
-      }
-      break;
-    default:
-      break;
-  }
-}
-
-timeval to_timeval(std::chrono::milliseconds d) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(d.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((d.count() % 1000) * 1000);
-  return tv;
-}
-
-// A connected, authenticated context, or nullptr with `error` set.
-context_ptr connect(unsigned short port, const std::string& password,
-                    std::chrono::milliseconds timeout, std::string& error) {
-  context_ptr c(redisConnectWithTimeout("127.0.0.1", port, to_timeval(timeout)));
-  if (!c || c->err) {
-    error = c ? c->errstr : "cannot allocate a redis context";
-    return nullptr;
-  }
-  redisSetTimeout(c.get(), to_timeval(timeout));
-  if (!password.empty()) {
-    const char* argv[] = {"AUTH", password.c_str()};
-    const std::size_t lens[] = {4, password.size()};
-    reply_ptr reply(redisCommandArgv(c.get(), 2, argv, lens));
-    if (!reply) {
-      error = c->errstr;
-      return nullptr;
-    }
-    const auto* r = static_cast<const redisReply*>(reply.get());
-    if (r->type == REDIS_REPLY_ERROR) {
-      error = std::string("AUTH: ") + r->str;
-      return nullptr;
-    }
-  }
-  return c;
-}
-
-std::string tail_of(const std::filesystem::path& file, std::size_t keep = 20) {
-  std::ifstream in(file);
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  std::string out;
-  for (std::size_t i = lines.size() > keep ? lines.size() - keep : 0; i < lines.size(); ++i)
-    out += lines[i] + "\n";
-  return out;
-}
-
-// "key:value" from an INFO text; "" when absent.
-std::string info_field(const std::string& info, const std::string& key) {
-  const std::string needle = key + ":";
-  std::size_t at = 0;
-  while ((at = info.find(needle, at)) != std::string::npos) {
-    if (at == 0 || info[at - 1] == '\n') {
-      const auto begin = at + needle.size();
-      const auto end = info.find_first_of("\r\n", begin);
-      return info.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    }
-    at += needle.size();
-  }
-  return {};
-}
 
 // A flattened list of field/value pairs (SENTINEL MASTER) as a map.
 std::map<std::string, std::string> as_fields(const std::vector<std::string>& flat) {
@@ -154,33 +45,6 @@ std::vector<std::map<std::string, std::string>> as_records(const std::vector<std
   return out;
 }
 
-bool has_flag(const std::string& flags, const std::string& flag) {
-  std::stringstream in(flags);
-  std::string f;
-  while (std::getline(in, f, ','))
-    if (f == flag) return true;
-  return false;
-}
-
-std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
-
-// Polls `check` (empty string = done, otherwise what is missing) until done
-// or `timeout`; throws with the last answer and `context()`.
-template <typename Check, typename Context>
-void poll_until(const std::string& what, std::chrono::milliseconds timeout, Check check,
-                Context context) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string missing;
-  for (;;) {
-    missing = check();
-    if (missing.empty()) return;
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(poll_interval);
-  }
-  throw std::runtime_error(what + ": not done within " + ms(timeout) + " (" + missing + ")\n" +
-                           context());
-}
-
 }  // namespace
 
 // --- redis_sentinel ---------------------------------------------------------
@@ -192,10 +56,7 @@ redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string passw
     throw std::runtime_error(
         "redis-server is not installed (not found in PATH); the sentinel tests need it "
         "(Debian: apt-get install redis-server)");
-  char templ[] = "/tmp/baton-sentinel-XXXXXX";
-  if (::mkdtemp(templ) == nullptr)
-    throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
-  dir_ = templ;
+  dir_ = make_temp_dir("/tmp/baton-sentinel-XXXXXX");
   try {
     for (int attempt = 0; attempt < port_attempts; ++attempt) {
       port_ = free_loopback_port();
@@ -209,16 +70,14 @@ redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string passw
                              " attempts; log:\n" + log_tail());
   } catch (...) {
     kill_and_wait();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
+    remove_temp_dir(dir_);
     throw;
   }
 }
 
 redis_sentinel::~redis_sentinel() {
   kill_and_wait();
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
+  remove_temp_dir(dir_);
 }
 
 std::string redis_sentinel::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
@@ -236,13 +95,8 @@ void redis_sentinel::resume() {
 }
 
 void redis_sentinel::kill_and_wait() {
-  if (pid_ <= 0) return;
   // SIGKILL ends a stopped process too.
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  pid_ = -1;
+  kill_and_reap(pid_);
   paused_ = false;
 }
 
@@ -271,61 +125,16 @@ void redis_sentinel::write_config() const {
 }
 
 bool redis_sentinel::start_once() {
-  const std::string conf = config_path();
-  const std::string log = (dir_ / "sentinel.log").string();
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    // Only async-signal-safe calls until exec; the sentinel dies with the
-    // test process even if the test crashes before the destructor runs.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    char* const argv[] = {const_cast<char*>(executable_.c_str()), const_cast<char*>(conf.c_str()),
-                          const_cast<char*>("--sentinel"), nullptr};
-    ::execv(executable_.c_str(), argv);
-    ::_exit(127);
-  }
-  pid_ = child;
   paused_ = false;
-
-  const auto deadline = std::chrono::steady_clock::now() + sentinel_start_timeout;
-  std::string last_error = "not tried";
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      const std::string tail = log_tail();
-      if (tail.find("Address already in use") != std::string::npos) return false;
-      throw std::runtime_error("redis sentinel exited at start; log:\n" + tail);
-    }
-    std::string error;
-    if (auto c = connect(port_, password_, 200ms, error)) {
-      reply_ptr reply(redisCommand(c.get(), "INFO server"));
-      const auto* r = static_cast<const redisReply*>(reply.get());
-      if (r != nullptr && r->type == REDIS_REPLY_STRING) {
-        const std::string info(r->str, r->len);
-        if (info_field(info, "process_id") == std::to_string(pid_)) return true;
-        last_error = "another server answers on port " + std::to_string(port_);
-      } else {
-        last_error = r != nullptr && r->type == REDIS_REPLY_ERROR ? r->str : "no INFO reply";
-      }
-    } else {
-      last_error = error;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  kill_and_wait();
-  if (last_error.starts_with("another server")) return false;
-  throw std::runtime_error("redis sentinel did not answer within 10 s (" + last_error +
-                           "); log:\n" + log_tail());
+  // Appended: the log spans restarts, which keep the sentinel's own config.
+  pid_ = start_redis_child({.executable = executable_,
+                            .args = {config_path(), "--sentinel"},
+                            .log = dir_ / "sentinel.log",
+                            .append_log = true,
+                            .port = port_,
+                            .password = password_,
+                            .label = "redis sentinel"});
+  return pid_ > 0;
 }
 
 std::vector<std::string> redis_sentinel::command(std::initializer_list<std::string> args) const {
@@ -333,29 +142,12 @@ std::vector<std::string> redis_sentinel::command(std::initializer_list<std::stri
 }
 
 std::vector<std::string> redis_sentinel::command(const std::vector<std::string>& args) const {
-  const std::string name = args.empty() ? std::string() : args.front();
-  std::string error;
-  auto c = connect(port_, password_, 2000ms, error);
-  if (!c)
-    throw std::runtime_error("sentinel " + name + ": cannot connect to port " +
-                             std::to_string(port_) + ": " + error);
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lens;
-  for (const auto& a : args) {
-    argv.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  reply_ptr reply(
-      redisCommandArgv(c.get(), static_cast<int>(args.size()), argv.data(), lens.data()));
-  if (!reply) throw std::runtime_error("sentinel " + name + ": " + c->errstr);
-  const auto* r = static_cast<const redisReply*>(reply.get());
-  if (r->type == REDIS_REPLY_ERROR) throw std::runtime_error("sentinel " + name + ": " + r->str);
-  std::vector<std::string> out;
-  flatten(*r, out);
-  return out;
+  return sync_command(port_, password_, args, 2000ms, "sentinel");
 }
 
-std::string redis_sentinel::log_tail() const { return tail_of(dir_ / "sentinel.log"); }
+std::string redis_sentinel::log_tail() const {
+  return baton::testing::log_tail(dir_ / "sentinel.log");
+}
 
 // --- redis_sentinel_group ---------------------------------------------------
 

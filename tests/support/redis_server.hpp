@@ -85,7 +85,6 @@ class redis_server {
   void write_config() const;
   // One attempt to start on port_; false when the port was taken.
   bool start_once();
-  void spawn();
 
   redis_server_options options_;
   std::filesystem::path dir_;
