@@ -3,15 +3,19 @@
 
 Runs baton, redis-py's Lock (with a renewal thread) and redlock v5 (`using()`)
 through the same scenarios -- start-up, crash takeover, graceful handover,
-idle cost -- plus baton on PostgreSQL (baton-pg) through the same scenarios on
-a PostgreSQL server the run starts itself, and baton alone at scale, and prints one Markdown table of
-medians with each peer's ratio to baton, min/median/max details, baton's
-targets from issue 3 with met/missed, and writes everything (raw samples
-included) to a JSON file. Timing comes from the workers' own event log
-(CLOCK_MONOTONIC), never from what the daemons say.
+idle cost -- plus baton on PostgreSQL (baton-pg) on a PostgreSQL server the
+run starts itself, baton on Redis Sentinel with and without WAIT for the
+replica (baton-sentinel, baton-sentinel-noack) on a master + replica + 3
+sentinels the run starts itself, and baton alone at scale, and prints one
+Markdown table of medians with each peer's ratio to baton, min/median/max
+details, baton's targets from issue 3 with met/missed, and writes everything
+(raw samples included) to a JSON file. Timing comes from the workers' own
+event log (CLOCK_MONOTONIC), never from what the daemons say.
 
-Full run (12-15 minutes):     bench/run.py
-Smoke run (under 3 minutes):  bench/run.py --smoke
+Full run (about 20 minutes):  bench/run.py
+Smoke run (under 4 minutes):  bench/run.py --smoke
+Sentinel beside Redis (crash and handover, about 7 minutes):
+  bench/run.py --only baton,baton-sentinel,baton-sentinel-noack --scenarios crash,handover
 Exit status: 0 done, 1 harness error (message on stderr), 3 overlapping
 workers (two leaders worked at once) in any implementation. Timing targets
 are reported, never asserted. See bench/README.md.
@@ -33,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baton_bench import floor, quorum, report  # noqa: E402
+from baton_bench import floor, quorum, report, sentinel_group  # noqa: E402
 from baton_bench.candidates import (baton_kind, baton_postgres_kind,  # noqa: E402
                                     baton_socket_kind, candidate_kind, peer_kind)
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
@@ -47,7 +51,13 @@ from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # n
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("baton", "baton-socket", "baton-pg", "redis-py", "redlock", "baton-redlock3", "redlock3")
+KINDS = ("baton", "baton-socket", "baton-pg", "baton-sentinel", "baton-sentinel-noack", "redis-py",
+         "redlock", "baton-redlock3", "redlock3")
+# The Sentinel kinds: baton finding the master through 3 sentinels, with WAIT
+# for the replica after every grant and renewal (and without, to show its cost).
+SENTINEL_KINDS = ("baton-sentinel", "baton-sentinel-noack")
+# Smoke leaves out the ack-off twin: it only answers how much WAIT costs.
+SMOKE_KINDS = tuple(k for k in KINDS if k != "baton-sentinel-noack")
 # crash-minority-down: the crash takeover of the quorum kinds with one of
 # their three masters down.
 SCENARIOS = ("startup", "crash", "crash-minority-down", "handover", "idle", "scale")
@@ -73,8 +83,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--out", default=None, help="directory for logs (default: a new temp dir)")
     parser.add_argument("--json", default=None, help="results file (default: OUT/results.json)")
     parser.add_argument("--reps", type=int, default=None, help="repetitions (default 20, smoke 2)")
-    parser.add_argument("--only", default=",".join(KINDS),
-                        help=f"comma-separated implementations (default: {','.join(KINDS)})")
+    parser.add_argument("--only", default=None,
+                        help=f"comma-separated implementations (default: {','.join(KINDS)}; "
+                             f"smoke: all but baton-sentinel-noack)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated scenarios (default: {','.join(SCENARIOS)})")
     parser.add_argument("--scale-standbys", type=int, default=None,
@@ -85,6 +96,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--note", default=None,
                         help="free text recorded with the results, e.g. which commit baton was built from")
     args = parser.parse_args()
+    if args.only is None:
+        args.only = ",".join(SMOKE_KINDS if args.smoke else KINDS)
     args.only = [k.strip() for k in args.only.split(",") if k.strip()]
     args.scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     for kind in args.only:
@@ -156,6 +169,11 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
                                       PEERS_DIR / "redispy_candidate.py", cfg.ttl_ms)
         versions["python3-redis"] = version
         versions["python3 (peer)"] = report._first_line([python, "--version"])
+    if "baton-sentinel" in args.only:
+        kinds["baton-sentinel"] = sentinel_group.baton_sentinel_kind(baton, worker, cfg.ttl_ms)
+    if "baton-sentinel-noack" in args.only:
+        kinds["baton-sentinel-noack"] = sentinel_group.baton_sentinel_noack_kind(baton, worker,
+                                                                                cfg.ttl_ms)
     if "baton-redlock3" in args.only:
         kinds["baton-redlock3"] = quorum.baton_redlock_kind(baton, worker, cfg.ttl_ms)
     if "redlock" in args.only or "redlock3" in args.only:
@@ -217,6 +235,12 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 shared[kind.store] = postgres_server(procs, out_dir, "shared")
             elif kind.store == "redis3":
                 shared[kind.store] = quorum.redis_trio(procs, redis_binary, out_dir, "shared")
+            elif kind.store == "sentinel":
+                group = sentinel_group.sentinel_group(procs, redis_binary, out_dir, "shared")
+                step(f"  sentinel group: master {group.port}, replica {group.replica.port}, "
+                     f"sentinels {','.join(str(s.port) for s in group.sentinels)}; "
+                     f"ready in {group.ready_s:.1f}s")
+                shared[kind.store] = group
             else:
                 shared[kind.store] = redis_server(procs, redis_binary, out_dir, "shared")
         return shared[kind.store]
@@ -263,6 +287,8 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                                                         for m, v in samples.items()}
                 step(f"  {json.dumps(results[kind]['crash-minority-down'])}")
         measure_floor("after")
+        if "sentinel" in shared:
+            ctx.problems.extend(shared["sentinel"].verify())
     finally:
         for server in shared.values():
             server.stop()
@@ -289,6 +315,9 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 # A candidate's commands are summed over the three masters.
                 results[kind]["idle_view"]["commands_per_s_per_master"] = (
                     idle["commands_per_s_per_master"])
+            for extra in ("sentinel_cmds_per_s", "sentinel_cpu_pct", "replica_cpu_pct"):
+                if extra in idle:
+                    results[kind]["idle_view"][extra] = idle[extra]
             step("  " + json.dumps(results[kind]["idle_view"]))
     scale = None
     if "scale" in args.scenarios:
@@ -344,6 +373,10 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     if quorum_kinds:
         print()
         print(report.quorum_table(results, quorum_kinds))
+    sentinel_kinds = [k for k in order if k in SENTINEL_KINDS]
+    if sentinel_kinds:
+        print()
+        print(report.sentinel_table(results, ["baton"] + sentinel_kinds))
     if floor_figures:
         print()
         print(floor.table(floor_figures, document["overheads"]))
@@ -395,7 +428,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGALRM, on_alarm)
     # A safety net over the whole run; every wait inside is bounded as well.
-    signal.alarm(300 if cfg.smoke else 3 * 3600)
+    # Smoke: below ctest's 400 s timeout, leaving time for cleanup.
+    signal.alarm(360 if cfg.smoke else 3 * 3600)
     try:
         return run(args, cfg, out_dir, procs)
     except (harness_error, peer_setup_error) as error:

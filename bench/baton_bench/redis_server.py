@@ -28,7 +28,9 @@ def free_port() -> int:
 
 
 class redis_server:
-    def __init__(self, procs: registry, binary: str, log_dir: Path, label: str) -> None:
+    def __init__(self, procs: registry, binary: str, log_dir: Path, label: str,
+                 extra_args: list[str] | None = None) -> None:
+        """`extra_args`: more `--option value...` arguments (e.g. `--replicaof HOST PORT`)."""
         self._procs = procs
         self.port = 0
         self.proc = None
@@ -37,7 +39,7 @@ class redis_server:
             log_path = log_dir / f"redis-{label}-{port}.log"
             argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                     "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
-                    "--logfile", str(log_path), "--dir", str(log_dir)]
+                    "--logfile", str(log_path), "--dir", str(log_dir), *(extra_args or [])]
             with open(log_dir / f"redis-{label}.out", "ab") as out:
                 proc = procs.spawn(argv, output=out)
             if self._wait_ready(proc, port):

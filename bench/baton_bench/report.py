@@ -328,3 +328,56 @@ def quorum_table(results: dict, kinds: list[str]) -> str:
         per_master.append(" / ".join(f"{v:.1f}" for v in values) if values else "—")
     lines.append("| idle, 3 candidates: commands/s on each master | " + " | ".join(per_master) + " |")
     return "\n".join(lines)
+
+
+SENTINEL_ROWS = [("start-up (ms)", "startup", "startup_ms"),
+                 ("crash: lag after expiry (ms)", "crash", "lag_after_expiry_ms"),
+                 ("crash: failover total (ms)", "crash", "failover_total_ms"),
+                 ("graceful: handover gap (ms)", "handover", "handover_gap_ms"),
+                 ("graceful: handover total (ms)", "handover", "handover_total_ms")]
+
+
+def sentinel_table(results: dict, kinds: list[str]) -> str:
+    """The Sentinel kinds beside single Redis: median (min–max), and what WAIT adds.
+
+    The last column is baton-sentinel's median minus baton-sentinel-noack's:
+    the acknowledgement's cost (a grant is only reported after WAIT answers).
+    """
+    both = "baton-sentinel" in kinds and "baton-sentinel-noack" in kinds
+    header = ["Sentinel (1 master + 1 replica + 3 sentinels)"] + kinds
+    if both:
+        header.append("ack all − ack off (median)")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def summary(kind: str, scenario: str, metric: str) -> dict | None:
+        s = results.get(kind, {}).get(scenario, {}).get(metric)
+        return s if s and s.get("n") else None
+
+    for label, scenario, metric in SENTINEL_ROWS:
+        cells = []
+        for kind in kinds:
+            s = summary(kind, scenario, metric)
+            cells.append("—" if s is None else
+                         f"{s['median']:.1f} ({s['min']:.1f}–{s['max']:.1f}, n={s['n']})")
+        if all(c == "—" for c in cells):
+            continue
+        if both:
+            ack = summary("baton-sentinel", scenario, metric)
+            off = summary("baton-sentinel-noack", scenario, metric)
+            cells.append("—" if ack is None or off is None
+                         else f"{ack['median'] - off['median']:+.2f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    idle_rows = [("idle: commands/s on the 3 sentinels (all clients, the sentinels' own "
+                  "PINGs included)", "sentinel_cmds_per_s", 1),
+                 ("idle: CPU of the 3 sentinels (% of a core)", "sentinel_cpu_pct", 2),
+                 ("idle: CPU of the replica (% of a core)", "replica_cpu_pct", 2),
+                 ("idle: CPU of the master (% of a core)", "redis_cpu_pct", 2)]
+    for label, field, digits in idle_rows:
+        values = [results.get(k, {}).get("idle_view", {}).get(field) for k in kinds]
+        if all(v is None for v in values[1:]):
+            continue
+        cells = [_fmt(v, digits) for v in values]
+        if both:
+            cells.append("—")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

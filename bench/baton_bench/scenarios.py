@@ -24,6 +24,7 @@ from .processes import registry, wait_exit
 from .postgres_server import postgres_server
 from .redis_server import harness_error, redis_server
 from .redis_wire import redis_connection
+from .sentinel_group import sentinel_group
 
 NS_PER_MS = 1_000_000
 
@@ -286,13 +287,26 @@ def _member_figures(member: candidate, leader_name: str, cpu_before: dict[int, f
 def measure_idle(ctx: run_context, kind: candidate_kind) -> dict:
     if kind.store == "postgres":
         return measure_idle_postgres(ctx, kind)
+    if kind.store == "sentinel":
+        # Its own deployment, as the other kinds get their own server.
+        return measure_idle_redis(ctx, kind, sentinel_group(ctx.procs, ctx.redis_binary,
+                                                            ctx.out_dir, f"idle-{kind.slug}"))
     return measure_idle_redis(ctx, kind)
 
 
-def measure_idle_redis(ctx: run_context, kind: candidate_kind) -> dict:
-    """RSS, CPU and Redis commands of N candidates doing nothing but compete."""
+def measure_idle_redis(ctx: run_context, kind: candidate_kind, server=None) -> dict:
+    """RSS, CPU and Redis commands of N candidates doing nothing but compete.
+
+    `server`: a dedicated server the function takes over (and stops), with
+    `port`, `connect()` and `cpu_seconds()` of the server holding the leases;
+    by default a new redis_server. One with `idle_snapshot()` and
+    `idle_figures(before, after)` (a Sentinel deployment) adds what the rest of
+    it did over the same window.
+    """
     cfg = ctx.config
-    server = redis_server(ctx.procs, ctx.redis_binary, ctx.out_dir, f"idle-{kind.slug}")
+    if server is None:
+        server = redis_server(ctx.procs, ctx.redis_binary, ctx.out_dir, f"idle-{kind.slug}")
+    snapshot = getattr(server, "idle_snapshot", None)
     election = f"idle-{kind.slug}"
     log = ctx.new_log(kind, election)
     group = election_group(ctx.procs, kind, server.port, election, log, ctx.out_dir,
@@ -310,11 +324,13 @@ def measure_idle_redis(ctx: run_context, kind: candidate_kind) -> dict:
             total_before = int(conn.info("stats")["total_commands_processed"])
             redis_cpu_before = server.cpu_seconds()
             cpu_before = _cpu_by_pid(members)
+            extra_before = snapshot() if snapshot else None
             started = time.monotonic()
             monitor.begin()
             time.sleep(cfg.idle_window_s)
             counts = monitor.end()
             elapsed = time.monotonic() - started
+            extras = server.idle_figures(extra_before, snapshot()) if snapshot else {}
             cpu_after = _cpu_by_pid(members)
             redis_cpu_after = server.cpu_seconds()
             calls_after = conn.command_calls()
@@ -347,11 +363,14 @@ def measure_idle_redis(ctx: run_context, kind: candidate_kind) -> dict:
             "redis_commandstats_delta": {
                 name: calls_after.get(name, 0) - calls_before.get(name, 0)
                 for name in calls_after if calls_after.get(name, 0) != calls_before.get(name, 0)},
+            **extras,
         }
     finally:
         if monitor is not None:
             monitor.close()
         ctx.finish_group(group)
+        if hasattr(server, "verify"):
+            ctx.problems.extend(server.verify())
         server.stop()
 
 

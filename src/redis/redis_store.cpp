@@ -130,34 +130,63 @@ struct redis_store::impl {
 
   // How many replicas WAIT must count: the configured number, or for "all"
   // every replica the master had when the connection was made, and every
-  // one that joined since (a promoted master starts with none): ROLE is
-  // asked before each call, one round trip, and the count never drops while
-  // the connection lasts, so a replica that went away means no leader.
-  void with_ack_target(std::function<void(store_error, int)> then) {
-    if (options.ack.replicas > 0) {
-      then({}, options.ack.replicas);
+  // one seen since (a promoted master starts with none): a ROLE pipelined
+  // behind each WAIT raises the count for the next call, and it never drops
+  // while the connection lasts, so a replica that went away means no leader.
+  int ack_target() {
+    if (options.ack.replicas > 0) return options.ack.replicas;
+    const auto generation = node->connection_generation();
+    if (generation != ack_generation) {
+      ack_generation = generation;
+      ack_floor = 0;
+    }
+    ack_floor = std::max(ack_floor, node->replicas_at_connect());
+    return ack_floor;
+  }
+
+  // For "all": ROLE right behind the WAIT, so the next call counts the
+  // replicas that joined.
+  void refresh_ack_target() {
+    if (options.ack.replicas > 0) return;
+    node->exec({"ROLE"}, [this, weak = std::weak_ptr<int>(alive),
+                          generation = node->connection_generation()](command_result r) {
+      if (weak.expired() || r.ec || generation != ack_generation) return;
+      const auto role = master_role(r.reply);
+      if (const auto* count = std::get_if<int>(&role)) {
+        ack_floor = std::max(ack_floor, *count);
+      }
+    });
+  }
+
+  // Runs `then` once the command connection is up, so that its replica
+  // count is known (a PING connects first when there is none).
+  void when_connected(std::function<void(store_error)> then) {
+    if (node->current_state() == connection::state::connected && node->replicas_at_connect() >= 0) {
+      then({});
       return;
     }
-    node->exec({"ROLE"}, [this, weak = std::weak_ptr<int>(alive), then = std::move(then)](
+    node->exec({"PING"}, [weak = std::weak_ptr<int>(alive), then = std::move(then)](
                              command_result r) {
       if (weak.expired()) return;
-      if (r.ec) {
-        then({r.ec, r.detail}, 0);
-        return;
-      }
-      const auto role = master_role(r.reply);
-      if (const auto* name = std::get_if<std::string>(&role)) {
-        then({redis_errc::not_master, "ROLE: the server is " + *name + ", not a master"}, 0);
-        return;
-      }
-      const auto generation = node->connection_generation();
-      if (generation != ack_generation) {
-        ack_generation = generation;
-        ack_floor = 0;
-      }
-      ack_floor = std::max({ack_floor, node->replicas_at_connect(), std::get<int>(role)});
-      then({}, ack_floor);
+      then(r.ec ? store_error{r.ec, r.detail} : store_error{});
     });
+  }
+
+  // WAIT for a grant sent on connection `sent_on`; `then` gets "" when
+  // enough replicas acknowledged it, else why not. WAIT on another
+  // connection would count nothing of ours.
+  void acknowledge(std::uint64_t sent_on, std::function<void(std::string)> then) {
+    if (node->connection_generation() != sent_on) {
+      then("the connection changed before WAIT could be sent");
+      return;
+    }
+    const int needed = ack_target();
+    node->exec(wait_command(needed), [weak = std::weak_ptr<int>(alive), needed,
+                                      timeout = options.ack.timeout,
+                                      then = std::move(then)](command_result r) {
+      if (!weak.expired()) then(ack_shortfall(r, needed, timeout));
+    });
+    refresh_ack_target();
   }
 
   std::vector<std::string> wait_command(int needed) const {
@@ -167,6 +196,7 @@ struct redis_store::impl {
   // "" when WAIT's reply shows at least `needed` replicas; else why not.
   static std::string ack_shortfall(const std::optional<command_result>& wait, int needed,
                                    milliseconds timeout) {
+    // (WAIT's own failure names the connection's.)
     if (!wait) return "no WAIT was sent";
     if (wait->ec) return "WAIT: " + wait->detail;
     if (wait->reply.kind != redis_reply::type::integer) {
@@ -330,41 +360,42 @@ void redis_store::async_acquire(acquire_handler handler) {
            });
     return;
   }
-  d.with_ack_target([&d, report, handler = std::move(handler)](store_error failed, int needed) mutable {
-    if (failed || d.closed) {
-      handler(d.closed ? aborted() : d.note_failure(std::move(failed)), acquire_answer{});
-      return;
-    }
-    d.node->eval_with(
-        redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(), d.wait_command(needed),
-        [&d, report, needed, weak = std::weak_ptr<int>(d.alive),
-         handler = std::move(handler)](redis_detail::eval_reply r) {
-          if (weak.expired()) return;
-          d.finish<acquire_script_reply>(
-              r.script, parse_acquire_reply,
-              [&](store_error e, acquire_script_reply a) {
-                if (!e) report(a);
-                if (e || !a.answer.acquired()) {
-                  handler(std::move(e), std::move(a.answer));
-                  return;
-                }
-                const auto shortfall = impl::ack_shortfall(r.follow_up, needed, d.options.ack.timeout);
-                if (shortfall.empty()) {
-                  handler({}, std::move(a.answer));
-                  return;
-                }
-                // A grant the replicas may not have: a failover now would
-                // lose it while this node worked. Give it back.
-                d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder}, d.release_args(),
-                       [&d, shortfall, handler](command_result) {
-                         handler(d.note_failure({redis_errc::not_acknowledged,
-                                                 "acquire not acknowledged: " + shortfall +
-                                                     " (redis.replica_ack); released it"}),
-                                 acquire_answer{});
-                       });
-              });
-        });
-  });
+  // A standby's attempt stays one command: only a grant is followed by
+  // WAIT, on the connection that carried it.
+  auto sent_on = std::make_shared<std::uint64_t>(0);
+  d.eval(redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(),
+         [&d, report, sent_on, handler = std::move(handler)](command_result r) {
+           d.finish<acquire_script_reply>(
+               r, parse_acquire_reply, [&](store_error e, acquire_script_reply a) {
+                 if (!e) report(a);
+                 if (e || !a.answer.acquired()) {
+                   handler(std::move(e), std::move(a.answer));
+                   return;
+                 }
+                 d.acknowledge(*sent_on, [&d, answer = std::move(a.answer),
+                                          handler](const std::string& shortfall) {
+                   if (d.closed) {
+                     handler(aborted(), acquire_answer{});
+                     return;
+                   }
+                   if (shortfall.empty()) {
+                     handler({}, answer);
+                     return;
+                   }
+                   // A grant the replicas may not have: a failover now would
+                   // lose it while this node worked. Give it back.
+                   d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder},
+                          d.release_args(), [&d, shortfall, handler](command_result) {
+                            handler(d.note_failure({redis_errc::not_acknowledged,
+                                                    "acquire not acknowledged: " + shortfall +
+                                                        " (redis.replica_ack); released it"}),
+                                    acquire_answer{});
+                          });
+                 });
+               });
+         });
+  // The script was queued on this connection (a connect starts inside).
+  *sent_on = d.node->connection_generation();
 }
 
 void redis_store::async_renew(renew_handler handler) {
@@ -377,11 +408,12 @@ void redis_store::async_renew(renew_handler handler) {
            });
     return;
   }
-  d.with_ack_target([&d, handler = std::move(handler)](store_error failed, int needed) mutable {
+  d.when_connected([&d, handler = std::move(handler)](store_error failed) mutable {
     if (failed || d.closed) {
       handler(d.closed ? aborted() : d.note_failure(std::move(failed)), renew_answer::lost);
       return;
     }
+    const int needed = d.ack_target();
     d.node->eval_with(
         redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
         d.wait_command(needed),
@@ -406,6 +438,7 @@ void redis_store::async_renew(renew_handler handler) {
             handler({}, a);
           });
         });
+    d.refresh_ack_target();
   });
 }
 
