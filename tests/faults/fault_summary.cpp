@@ -59,7 +59,8 @@ void record_fault(const fault_record& record) {
                      std::to_string(record.overlaps) + '\t' + number_or_dash(record.stopped_ms) +
                      '\t' + number_or_dash(record.started_ms) + '\t' +
                      number_or_dash(record.gone_after_end_ms) + '\t' +
-                     (record.kept_working ? "kept" : "-") + '\n';
+                     (record.kept_working ? "kept" : "-") + '\t' +
+                     (record.window ? "window" : "-") + '\n';
   const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
   (void)!::write(fd, line.data(), line.size());
@@ -77,7 +78,8 @@ std::vector<fault_record> read_fault_records(const std::string& path) {
     std::stringstream split(line);
     std::string field;
     while (std::getline(split, field, '\t')) fields.push_back(field);
-    if (fields.size() != 7) continue;
+    // Seven fields before documented windows were recorded.
+    if (fields.size() != 7 && fields.size() != 8) continue;
     fault_record r;
     r.kind = fields[0];
     try {
@@ -90,6 +92,7 @@ std::vector<fault_record> read_fault_records(const std::string& path) {
     r.started_ms = parse_optional(fields[4]);
     r.gone_after_end_ms = parse_optional(fields[5]);
     r.kept_working = fields[6] == "kept";
+    r.window = fields.size() == 8 && fields[7] == "window";
     records.push_back(std::move(r));
   }
   return records;
@@ -104,6 +107,7 @@ std::string format_fault_summary(const std::vector<fault_record>& records) {
     std::vector<double> started;
     std::vector<double> gone;
     bool kept_working = false;
+    bool window = false;
   };
   // Rows sorted by kind, so "area: ..." kinds group by area whatever order
   // ctest ran the scenarios in.
@@ -111,6 +115,7 @@ std::string format_fault_summary(const std::vector<fault_record>& records) {
   std::map<std::string, row> rows;
   int injected = 0;
   std::size_t overlaps = 0;
+  std::size_t in_windows = 0;
   for (const auto& r : records) {
     if (!rows.contains(r.kind)) order.push_back(r.kind);
     row& x = rows[r.kind];
@@ -121,19 +126,25 @@ std::string format_fault_summary(const std::vector<fault_record>& records) {
     if (r.started_ms) x.started.push_back(*r.started_ms);
     if (r.gone_after_end_ms) x.gone.push_back(*r.gone_after_end_ms);
     x.kept_working = x.kept_working || r.kept_working;
+    x.window = x.window || r.window;
     injected += r.injected;
-    overlaps += r.overlaps;
+    (r.window ? in_windows : overlaps) += r.overlaps;
   }
   std::sort(order.begin(), order.end());
   std::ostringstream out;
   out << "baton fault suite: " << injected << " faults injected in " << records.size()
-      << " rounds, " << overlaps << " overlaps found\n\n"
+      << " rounds, " << overlaps << " overlaps found"
+      << (in_windows > 0 ? " (and " + std::to_string(in_windows) +
+                               " measured in windows docs/safety.md names, marked below)"
+                         : std::string())
+      << "\n\n"
       << "| fault | injected | overlaps | old app's last work after, ms "
          "| new app started after, ms | old app gone after the fault ended, ms |\n"
       << "|---|---|---|---|---|---|\n";
   for (const auto& kind : order) {
     const row& x = rows[kind];
-    out << "| " << kind << " | " << x.injected << " | " << x.overlaps << " | "
+    out << "| " << kind << " | " << x.injected << " | " << x.overlaps
+        << (x.window ? " (a documented window)" : "") << " | "
         << (!x.stopped.empty() ? min_median_max(x.stopped)
             : x.kept_working   ? std::string("kept working")
                                : std::string("—"))

@@ -37,6 +37,10 @@ struct fault_record {
   std::optional<double> gone_after_end_ms;
   /// The leader and its app were meant to survive the fault, and did.
   bool kept_working = false;
+  /// The round measures a window docs/safety.md names (replica_ack off
+  /// through a partition): its overlaps are the measurement, not a failure,
+  /// and are counted apart.
+  bool window = false;
 };
 
 /// Keep the record for this process's summary and append it to

@@ -419,6 +419,7 @@ TEST(sentinel_faults, partition_keeps_the_old_master_alive_ack_off_overlaps) {
                             << c.logs();
     auto record = round_record(c, "sentinel: partition, old master alive, replica_ack off",
                                inject, leader, overlaps);
+    record.window = true;
     record_fault(record);
   }
 }
