@@ -56,11 +56,13 @@ std::unique_ptr<redis_store> sentinel_store(boost::asio::io_context& io,
   s.master_name = group.master_name();
   redis_store_options o;
   o.identity = {util::election, node, 5s};
-  o.command_timeout = 1s;
+  // Generous: a loaded machine can take hundreds of ms to replicate, and a
+  // slow acknowledgement must not look like a missing one.
+  o.command_timeout = 4s;
   o.locator = redis_detail::sentinel_locator::create(io, std::move(s));
   o.replicated = true;
   o.ack.replicas = ack;
-  o.ack.timeout = 200ms;
+  o.ack.timeout = 2s;
   o.kind = "sentinel";
   return std::make_unique<redis_store>(io, std::move(o));
 }
@@ -110,7 +112,8 @@ TEST_F(replicated_store, an_acquire_the_replica_did_not_acknowledge_is_given_bac
   const auto r = util::acquire(io_, *store);
   ASSERT_TRUE(r.error) << "acquired without the replica";
   EXPECT_EQ(r.error.code, store_errc::no_quorum);
-  EXPECT_NE(r.error.detail.find("0 of 1 replicas acknowledged"), std::string::npos) << r.error.detail;
+  EXPECT_NE(r.error.detail.find("0 of 1 replicas acknowledged within 2000 ms"), std::string::npos)
+      << r.error.detail;
   EXPECT_NE(r.error.detail.find("released it"), std::string::npos) << r.error.detail;
   EXPECT_TRUE(get(lease_key(util::election)).empty()) << "the unacknowledged grant is still there";
   thaw_replica();
