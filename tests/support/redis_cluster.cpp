@@ -154,6 +154,9 @@ const redis_cluster_node_view* owner_in(const std::vector<redis_cluster_node_vie
     for (const auto& [a, b] : v.slots)
       if (slot >= a && slot <= b) return &v;
   }
+
+// A pointer into a temporary view would dangle.
+const redis_cluster_node_view* owner_in(std::vector<redis_cluster_node_view>&& view, int slot) = delete;
   return nullptr;
 }
 
@@ -384,7 +387,9 @@ unsigned short redis_cluster::failover_slot_master(int slot, std::chrono::millis
       or_default(timeout),
       [&]() -> std::string {
         try {
-          const auto* owner = owner_in(view_from(first_running()), slot);
+          // The view must outlive the pointer into it.
+          const auto view = view_from(first_running());
+          const auto* owner = owner_in(view, slot);
           if (owner == nullptr) return "no owner of the slot";
           if (std::find(candidates.begin(), candidates.end(), owner->port) == candidates.end())
             return "slot owned by port " + std::to_string(owner->port);
@@ -417,7 +422,9 @@ void redis_cluster::manual_failover(unsigned short replica_port,
       "redis_cluster: manual failover to port " + std::to_string(replica_port), or_default(timeout),
       [&]() -> std::string {
         try {
-          const auto* owner = owner_in(view_from(first_running()), slot);
+          // The view must outlive the pointer into it.
+          const auto view = view_from(first_running());
+          const auto* owner = owner_in(view, slot);
           if (owner == nullptr || owner->port != replica_port)
             return "slot " + std::to_string(slot) + " owned by port " +
                    (owner ? std::to_string(owner->port) : std::string("none"));
@@ -503,7 +510,9 @@ void redis_cluster::finish_migration(int slot, std::chrono::milliseconds timeout
       "redis_cluster: slot " + s + " owned by port " + std::to_string(to), or_default(timeout),
       [&]() -> std::string {
         try {
-          const auto* owner = owner_in(view_from(first_running()), slot);
+          // The view must outlive the pointer into it.
+          const auto view = view_from(first_running());
+          const auto* owner = owner_in(view, slot);
           if (owner == nullptr || owner->port != to)
             return "owned by port " + (owner ? std::to_string(owner->port) : std::string("none"));
           return not_consistent_because();
