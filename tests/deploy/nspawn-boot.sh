@@ -126,6 +126,13 @@ wait_until() {
 main_pid() { in_container systemctl show --property=MainPID --value baton.service; }
 is_active() { [[ "$(in_container systemctl is-active baton.service)" == active ]]; }
 leads() { in_container baton status >/dev/null 2>&1; }
+# Read the whole journal first: with pipefail, `journalctl | grep -q` fails
+# whenever grep exits at its match before journalctl has written the rest.
+journal_shows_watchdog_timeout() {
+  local journal
+  journal=$(in_container journalctl --no-pager -u baton.service) || return 1
+  [[ "$journal" == *'Watchdog timeout'* ]]
+}
 restarted_from() {
   local pid
   pid=$(main_pid)
@@ -209,8 +216,9 @@ restarts=$(in_container systemctl show --property=NRestarts --value baton.servic
 in_container systemctl kill --kill-whom=main --signal=SIGSTOP baton.service
 # 3s without a WATCHDOG=1, the kill, RestartSec=2s, the start: 30s is ample.
 wait_until 30 "a restart after the watchdog timeout" restarted_from "$pid"
-in_container journalctl --no-pager -u baton.service | grep -q 'Watchdog timeout' \
-  || fail "the journal does not show a watchdog timeout"
+# systemd's "Watchdog timeout" line reaches journald over a socket, so it can
+# land after the restart is visible: wait for it rather than read once.
+wait_until 15 "the journal showing a watchdog timeout" journal_shows_watchdog_timeout
 (($(in_container systemctl show --property=NRestarts --value baton.service) == restarts + 1)) \
   || fail "NRestarts did not grow by one"
 wait_until 30 "the restarted baton leads again" leads
