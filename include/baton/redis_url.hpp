@@ -24,6 +24,15 @@ struct redis_tls_settings {
   std::string server_name;  ///< the name to verify and send as SNI ("" = the URL's host)
   tls_verify verify = tls_verify::full;
   // Neither ca_file nor ca_dir: the system's default trust store.
+
+  /// The options that set (or would set) the files above, for error
+  /// messages: the sentinels' files are sentinel.* or inherited redis.* ones.
+  struct option_names {
+    std::string ca_file = "redis.tls_ca_file";
+    std::string cert_file = "redis.tls_cert_file";
+    std::string key_file = "redis.tls_key_file";
+  };
+  option_names options;
 };
 
 struct redis_endpoint {

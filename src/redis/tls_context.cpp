@@ -35,6 +35,7 @@ std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& setting
   ctx->set_password_callback(
       [](std::size_t, ssl::context::password_purpose) { return std::string(); });
   boost::system::error_code ec;
+  const auto& names = settings.options;
   const auto failed = [&](const std::string& option, const std::string& path,
                           const std::string& what) {
     error = option + " " + path + ": " + what + ": " + openssl_reason(ec);
@@ -42,7 +43,7 @@ std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& setting
   };
   if (!settings.ca_file.empty()) {
     ctx->load_verify_file(settings.ca_file, ec);
-    if (ec) return failed("redis.tls_ca_file", settings.ca_file, "cannot load the CAs in it");
+    if (ec) return failed(names.ca_file, settings.ca_file, "cannot load the CAs in it");
   }
   if (!settings.ca_dir.empty()) {
     ctx->add_verify_path(settings.ca_dir, ec);
@@ -52,25 +53,24 @@ std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& setting
     ctx->set_default_verify_paths(ec);
     if (ec) {
       error = "the system's trust store: " + openssl_reason(ec) +
-              " (set redis.tls_ca_file to the CA that signed the server's certificate)";
+              " (set " + names.ca_file + " to the CA that signed the server's certificate)";
       return nullptr;
     }
   }
   if (!settings.cert_file.empty()) {
     ctx->use_certificate_chain_file(settings.cert_file, ec);
-    if (ec) return failed("redis.tls_cert_file", settings.cert_file, "cannot load the certificate");
+    if (ec) return failed(names.cert_file, settings.cert_file, "cannot load the certificate");
     ctx->use_private_key_file(settings.key_file, ssl::context::pem, ec);
     if (ec && ec.message().find("key values mismatch") != std::string::npos) {
-      return failed("redis.tls_key_file", settings.key_file, "it is not the key of redis.tls_cert_file");
+      return failed(names.key_file, settings.key_file, "it is not the key of " + names.cert_file);
     }
     if (ec) {
-      return failed("redis.tls_key_file", settings.key_file,
+      return failed(names.key_file, settings.key_file,
                     "cannot load the key (it must be PEM and not encrypted)");
     }
     if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
       ec = {};
-      return failed("redis.tls_key_file", settings.key_file,
-                    "it is not the key of redis.tls_cert_file");
+      return failed(names.key_file, settings.key_file, "it is not the key of " + names.cert_file);
     }
   }
   ERR_clear_error();

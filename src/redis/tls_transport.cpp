@@ -135,13 +135,13 @@ class tls_transport final : public stream_transport,
     const std::string text = ec.message();
     if (text.find("certificate required") != std::string::npos) {
       return "the server demands a client certificate (TLS alert \"" + text +
-             "\"): set redis.tls_cert_file and redis.tls_key_file";
+             "\"): set " + settings_.options.cert_file + " and " + settings_.options.key_file;
     }
     if (text.find("unknown ca") != std::string::npos ||
         text.find("bad certificate") != std::string::npos ||
         text.find("certificate unknown") != std::string::npos) {
       return "the server refused our client certificate (TLS alert \"" + text +
-             "\"): is redis.tls_cert_file signed by a CA the server trusts?";
+             "\"): is " + settings_.options.cert_file + " signed by a CA the server trusts?";
     }
     if (text.find("wrong version number") != std::string::npos ||
         text.find("packet length too long") != std::string::npos) {
@@ -198,7 +198,7 @@ class tls_transport final : public stream_transport,
             err == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ||
             err == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
             err == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT) {
-          hint = "; is redis.tls_ca_file the CA that signed it?";
+          hint = "; is " + settings_.options.ca_file + " the CA that signed it?";
         }
         refusal_ = "the server's certificate is not trusted: " +
                    std::string(X509_verify_cert_error_string(err)) + " (" + subject_of(cert) +

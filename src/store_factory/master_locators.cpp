@@ -27,10 +27,19 @@ located_master sentinel_master(boost::asio::io_context& io, const config& cfg) {
     // The sentinels have their own user and password, and may have their
     // own TLS files.
     e.username = cfg.sentinel.username;
+    auto& names = e.tls_settings.options;
     if (!cfg.sentinel.tls_ca_file.empty()) e.tls_settings.ca_file = cfg.sentinel.tls_ca_file;
+    if (!cfg.sentinel.tls_ca_file.empty() || cfg.redis.tls_ca_file.empty())
+      names.ca_file = "sentinel.tls_ca_file";
     if (!cfg.sentinel.tls_cert_file.empty()) {
       e.tls_settings.cert_file = cfg.sentinel.tls_cert_file;
       e.tls_settings.key_file = cfg.sentinel.tls_key_file;
+    }
+    // Errors name the option whose file is in use, or the sentinel's own
+    // when neither is set (where the user would add one).
+    if (!cfg.sentinel.tls_cert_file.empty() || cfg.redis.tls_cert_file.empty()) {
+      names.cert_file = "sentinel.tls_cert_file";
+      names.key_file = "sentinel.tls_key_file";
     }
     s.sentinels.push_back(std::move(e));
   }

@@ -15,6 +15,7 @@
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/redis_sentinel_group.hpp"
+#include "support/test_pki.hpp"
 
 namespace baton::testing {
 namespace {
@@ -27,7 +28,9 @@ constexpr auto ttl = 2000ms;
 class group {
  public:
   explicit group(const std::string& election, int sentinels = 3)
-      : election_(election), g_(options(sentinels)) {
+      : group(election, options(sentinels)) {}
+  group(const std::string& election, redis_sentinel_group_options o)
+      : election_(election), g_(std::move(o)) {
     g_.command(g_.initial_master_port(),
                {"SET", "baton:{" + election_ + "}:token", "1", "NX"});
   }
@@ -263,6 +266,72 @@ TEST(sentinel_faults, a_sentinel_that_names_a_replica_is_not_believed) {
                             std::nullopt, overlaps));
 }
 
+// Sentinels and data nodes that speak TLS only to baton: the sentinels
+// demand a client certificate, the data nodes do not. The candidates name
+// rediss:// sentinels, give them a client certificate of their own
+// (sentinel.tls_cert_file / tls_key_file) and trust the CA through
+// redis.tls_ca_file, which the sentinels inherit. They find the master over
+// TLS, lead, and follow a failover when the master is killed. A third
+// candidate without that certificate never leads and names the option.
+TEST(sentinel_faults, tls_sentinels_master_killed_while_a_leader_works) {
+  const test_pki pki;
+  auto o = group::options(3);
+  o.tls.cert_file = pki.server().cert;
+  o.tls.key_file = pki.server().key;
+  o.tls.ca_file = pki.ca_file();
+  o.tls.client_cert_file = pki.client().cert;
+  o.tls.client_key_file = pki.client().key;
+  o.tls.sentinels_demand_client_certs = true;
+  fault_cluster c(round_name(1), ttl, false);
+  group g(c.election(), o);
+  auto node = g.node("all");
+  node.baton_args.insert(node.baton_args.end(), {"--redis-tls-ca-file", pki.ca_file()});
+  // Without a certificate of its own a candidate is refused by every
+  // sentinel, and says which option to set.
+  c.start_node(3, node);
+  node.baton_args.insert(node.baton_args.end(),
+                         {"--sentinel-tls-cert-file", pki.client().cert, "--sentinel-tls-key-file",
+                          pki.client().key});
+  c.start_node(1, node);
+  c.start_node(2, node);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return c.log_of(3).find("demands a client certificate") != std::string::npos;
+      },
+      10s, 50ms))
+      << c.logs();
+  EXPECT_NE(c.log_of(3).find("set sentinel.tls_cert_file and sentinel.tls_key_file"),
+            std::string::npos)
+      << c.log_of(3);
+  const auto leader = single_worker(c);
+  ASSERT_GT(leader.pid, 0);
+  const int l = fault_cluster::index_of(leader);
+  const auto status = c.status(l);
+  ASSERT_TRUE(status) << c.logs();
+  const auto endpoint = (*status)["store"].value("endpoint", std::string());
+  EXPECT_NE(endpoint.find(std::to_string(g->master_port())), std::string::npos)
+      << "the leader did not reach the master's TLS port\n"
+      << status->dump();
+
+  const std::int64_t inject = mono_now_ns();
+  const auto old_master = g->kill_master();
+  g->wait_for_failover(old_master, 30s);
+  event_log log(c.events());
+  ASSERT_TRUE(wait_for(
+      log,
+      [&](const event_log& x) {
+        // As in master_killed: the old leader renewing on the new master, or a new start.
+        if (auto next = first_started_after(x, inject); next && next->ticks > 0) return true;
+        auto old = interval_of(x, leader.pid);
+        return old && !old->ended && old->ticks > leader.ticks + 10;
+      },
+      30s))
+      << "nobody works after the failover\n"
+      << c.logs() << g->log_tails();
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "sentinel (TLS): master SIGKILLed, replica_ack all", inject,
+                            leader.pid, overlaps));
+}
 
 // A partition: the old master lives on, reachable by its leader, but cut off
 // from the sentinels and its replica, which the sentinels promote. Built

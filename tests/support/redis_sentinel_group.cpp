@@ -49,8 +49,8 @@ std::vector<std::map<std::string, std::string>> as_records(const std::vector<std
 
 // --- redis_sentinel ---------------------------------------------------------
 
-redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string password)
-    : lines_(std::move(lines)), password_(std::move(password)) {
+redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string password, bool tls)
+    : lines_(std::move(lines)), password_(std::move(password)), tls_(tls) {
   executable_ = find_executable("redis-server");
   if (executable_.empty())
     throw std::runtime_error(
@@ -60,6 +60,11 @@ redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string passw
   try {
     for (int attempt = 0; attempt < port_attempts; ++attempt) {
       port_ = free_loopback_port();
+      if (tls_) {
+        do {
+          tls_port_ = free_loopback_port();
+        } while (tls_port_ == port_);
+      }
       std::ofstream(dir_ / "sentinel.log", std::ios::trunc).flush();
       // A fresh file each attempt: a sentinel that failed to bind may still
       // have rewritten it.
@@ -81,6 +86,10 @@ redis_sentinel::~redis_sentinel() {
 }
 
 std::string redis_sentinel::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+std::string redis_sentinel::tls_url() const {
+  return tls_ ? "rediss://127.0.0.1:" + std::to_string(tls_port_) : std::string();
+}
 
 void redis_sentinel::pause() {
   if (pid_ <= 0) return;
@@ -120,6 +129,7 @@ void redis_sentinel::write_config() const {
        << "protected-mode no\n"
        << "logfile \"\"\n"
        << "dir " << dir_.string() << "\n";
+  if (tls_) conf << "tls-port " << tls_port_ << "\n";
   for (const auto& line : lines_) conf << line << "\n";
   if (!conf) throw std::runtime_error("cannot write " + config_path());
 }
@@ -159,8 +169,25 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_group_options options)
   if (options_.replicas < 0 || options_.sentinels < 1 || options_.quorum < 1)
     throw std::invalid_argument("redis_sentinel_group: bad replica, sentinel or quorum count");
 
+  const auto& tls = options_.tls;
+  // Lines both kinds of process take for TLS between them.
+  std::vector<std::string> tls_peer_lines;
+  if (tls.enabled()) {
+    tls_peer_lines.push_back("tls-replication yes");
+    if (!tls.client_cert_file.empty()) {
+      tls_peer_lines.push_back("tls-client-cert-file " + tls.client_cert_file);
+      tls_peer_lines.push_back("tls-client-key-file " + tls.client_key_file);
+    }
+  }
+
   redis_server_options data;
   data.requirepass = options_.requirepass;
+  if (tls.enabled()) {
+    data.tls_cert_file = tls.cert_file;
+    data.tls_key_file = tls.key_file;
+    data.tls_ca_file = tls.ca_file;
+    data.extra_config = tls_peer_lines;
+  }
   // Any node may become a replica of any other after a failover.
   if (!options_.requirepass.empty())
     data.extra_config.push_back("masterauth \"" + options_.requirepass + "\"");
@@ -170,7 +197,7 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_group_options options)
                            options_.extra_config.end());
 
   nodes_.push_back(std::make_unique<redis_server>(data));
-  const std::string master = std::to_string(nodes_.front()->port());
+  const std::string master = std::to_string(reported_port(*nodes_.front()));
   auto replica = data;
   replica.extra_config.push_back("replicaof 127.0.0.1 " + master);
   for (int i = 0; i < options_.replicas; ++i)
@@ -179,7 +206,8 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_group_options options)
   // master then lists them, where otherwise it would learn of them only at
   // the next INFO, 10 s later.
   for (std::size_t i = 1; i < nodes_.size(); ++i)
-    wait_for_link_up(nodes_[i]->port(), nodes_.front()->port(), options_.ready_timeout);
+    wait_for_link_up(reported_port(*nodes_[i]), reported_port(*nodes_.front()),
+                     options_.ready_timeout);
   poll_until(
       "redis_sentinel_group: the master lists its replicas", options_.ready_timeout,
       [&]() -> std::string {
@@ -204,10 +232,19 @@ redis_sentinel_group::redis_sentinel_group(redis_sentinel_group_options options)
   // with its own requirepass, so one password serves both directions.
   if (!options_.sentinel_requirepass.empty())
     lines.push_back("requirepass \"" + options_.sentinel_requirepass + "\"");
+  if (tls.enabled()) {
+    lines.push_back("tls-cert-file " + tls.cert_file);
+    lines.push_back("tls-key-file " + tls.key_file);
+    lines.push_back("tls-ca-cert-file " + tls.ca_file);
+    lines.push_back(std::string("tls-auth-clients ") +
+                    (tls.sentinels_demand_client_certs ? "yes" : "no"));
+    lines.insert(lines.end(), tls_peer_lines.begin(), tls_peer_lines.end());
+  }
   lines.insert(lines.end(), options_.sentinel_extra_config.begin(),
                options_.sentinel_extra_config.end());
   for (int i = 0; i < options_.sentinels; ++i)
-    sentinels_.push_back(std::make_unique<redis_sentinel>(lines, options_.sentinel_requirepass));
+    sentinels_.push_back(std::make_unique<redis_sentinel>(lines, options_.sentinel_requirepass,
+                                                          tls.enabled()));
 
   wait_until_ready(options_.ready_timeout);
 }
@@ -232,19 +269,23 @@ std::vector<unsigned short> redis_sentinel_group::sentinel_ports() const {
 
 std::vector<std::string> redis_sentinel_group::sentinel_urls() const {
   std::vector<std::string> out;
-  for (const auto& s : sentinels_) out.push_back(s->url());
+  for (const auto& s : sentinels_) out.push_back(options_.tls.enabled() ? s->tls_url() : s->url());
   return out;
+}
+
+unsigned short redis_sentinel_group::reported_port(const redis_server& n) const {
+  return options_.tls.enabled() ? n.tls_port() : n.port();
 }
 
 std::vector<unsigned short> redis_sentinel_group::data_ports() const {
   std::vector<unsigned short> out;
-  for (const auto& n : nodes_) out.push_back(n->port());
+  for (const auto& n : nodes_) out.push_back(reported_port(*n));
   return out;
 }
 
 redis_server& redis_sentinel_group::node(unsigned short port) {
   for (auto& n : nodes_)
-    if (n->port() == port) return *n;
+    if (n->port() == port || (n->tls_port() != 0 && n->tls_port() == port)) return *n;
   throw std::out_of_range("redis_sentinel_group: no data node on port " + std::to_string(port));
 }
 
@@ -403,14 +444,14 @@ void redis_sentinel_group::wait_for_replication(unsigned short master_port,
       timeout,
       [&]() -> std::string {
         for (const auto& n : nodes_) {
-          if (!n->running() || n->port() == master_port) continue;
+          if (!n->running() || reported_port(*n) == master_port) continue;
           try {
             const auto r = n->command({"INFO", "replication"}).front();
             if (info_field(r, "master_port") != std::to_string(master_port)) continue;
             const auto offset = info_field(r, "slave_repl_offset");
             if (info_field(r, "master_link_status") != "up" || offset.empty() ||
                 std::stoll(offset) < target)
-              return "replica " + std::to_string(n->port()) + " at offset " + offset;
+              return "replica " + std::to_string(reported_port(*n)) + " at offset " + offset;
           } catch (const std::exception& e) {
             return e.what();
           }
@@ -475,12 +516,12 @@ std::string redis_sentinel_group::not_ready_because() const {
 
     std::vector<unsigned short> replicas;
     for (const auto& n : nodes_) {
-      if (!n->running() || n->port() == master) continue;
-      replicas.push_back(n->port());
+      if (!n->running() || reported_port(*n) == master) continue;
+      replicas.push_back(reported_port(*n));
       const auto info = n->command({"INFO", "replication"}).front();
       if (info_field(info, "master_port") != std::to_string(master) ||
           info_field(info, "master_link_status") != "up")
-        return "node " + std::to_string(n->port()) + " is not an attached replica of " +
+        return "node " + std::to_string(reported_port(*n)) + " is not an attached replica of " +
                std::to_string(master);
     }
 
@@ -519,7 +560,7 @@ void redis_sentinel_group::wait_until_ready(std::chrono::milliseconds timeout) {
 std::string redis_sentinel_group::log_tails() const {
   std::string out;
   for (const auto& n : nodes_)
-    out += "--- data node " + std::to_string(n->port()) + (n->running() ? "" : " (killed)") +
+    out += "--- data node " + std::to_string(reported_port(*n)) + (n->running() ? "" : " (killed)") +
            ":\n" + n->log_tail();
   for (const auto& s : sentinels_)
     out += "--- sentinel " + std::to_string(s->port()) +

@@ -28,6 +28,13 @@
 //   twice must lower failover_timeout or wait that long.
 // - Replicas sync diskless with no delay (repl-diskless-sync-delay 0);
 //   Redis' default waits 5 s before every full sync.
+// - With TLS (tls-replication yes) replicas, sentinels and the hello
+//   messages announce TLS ports, so the sentinels report the master's and
+//   replicas' TLS ports: that is the port this harness calls a data node's
+//   in TLS mode (data_ports(), master_port()). Every process keeps a plain
+//   port too, for the harness's own commands. A sentinel that demands client
+//   certificates also demands one of the other sentinels, which present
+//   tls-client-cert-file (a serverAuth-only certificate is refused).
 #pragma once
 
 #include <sys/types.h>
@@ -51,8 +58,10 @@ class redis_sentinel {
   /// e.g. "sentinel monitor m 127.0.0.1 6379 2") in a new temporary
   /// directory, starts the sentinel and waits (up to 10 s) until it answers.
   /// `password` is what the harness sends with AUTH ("" for none); it must
-  /// match a `requirepass` line in `lines`.
-  explicit redis_sentinel(std::vector<std::string> lines, std::string password = {});
+  /// match a `requirepass` line in `lines`. With `tls`, a second free port
+  /// is written as `tls-port` (the TLS files come in `lines`).
+  explicit redis_sentinel(std::vector<std::string> lines, std::string password = {},
+                          bool tls = false);
   /// Kills (SIGKILL) and reaps the child, removes the temporary directory.
   ~redis_sentinel();
   redis_sentinel(const redis_sentinel&) = delete;
@@ -61,6 +70,10 @@ class redis_sentinel {
   unsigned short port() const { return port_; }
   /// "redis://127.0.0.1:<port>" (without the password).
   std::string url() const;
+  /// The TLS port; 0 unless built with tls.
+  unsigned short tls_port() const { return tls_port_; }
+  /// "rediss://127.0.0.1:<tls port>"; "" unless built with tls.
+  std::string tls_url() const;
   /// PID of the running child; -1 after kill_and_wait().
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
@@ -98,8 +111,30 @@ class redis_sentinel {
   std::filesystem::path dir_;
   std::string executable_;
   unsigned short port_ = 0;
+  unsigned short tls_port_ = 0;
+  bool tls_ = false;
   pid_t pid_ = -1;
   bool paused_ = false;
+};
+
+/// TLS for every process of a group: each also serves TLS on a second port,
+/// replicates and monitors over it (tls-replication yes).
+struct redis_sentinel_group_tls {
+  /// Server certificate and key of every data node and sentinel; empty = no TLS.
+  std::string cert_file;
+  std::string key_file;
+  /// The CA every process trusts (servers' and clients' certificates).
+  std::string ca_file;
+  /// What a process presents when it connects to another over TLS (needed
+  /// when the other demands client certificates and cert_file is for
+  /// serverAuth only).
+  std::string client_cert_file;
+  std::string client_key_file;
+  /// The sentinels' TLS ports demand a client certificate signed by ca_file;
+  /// the data nodes' never do.
+  bool sentinels_demand_client_certs = false;
+
+  bool enabled() const { return !cert_file.empty(); }
 };
 
 struct redis_sentinel_group_options {
@@ -123,6 +158,8 @@ struct redis_sentinel_group_options {
   /// Lines added to every data node's redis.conf / every sentinel.conf.
   std::vector<std::string> extra_config;
   std::vector<std::string> sentinel_extra_config;
+  /// TLS for every process (see the header comment on ports).
+  redis_sentinel_group_tls tls;
   /// Bound on the wait in the constructor (and in start_all_sentinels).
   std::chrono::milliseconds ready_timeout{20000};
 };
@@ -149,15 +186,18 @@ class redis_sentinel_group {
   redis_sentinel& sentinel(std::size_t index);
   const redis_sentinel& sentinel(std::size_t index) const;
   std::vector<unsigned short> sentinel_ports() const;
-  /// "redis://127.0.0.1:<port>" for each sentinel, in index order.
+  /// "redis://127.0.0.1:<port>" for each sentinel, in index order; with TLS
+  /// "rediss://127.0.0.1:<tls port>".
   std::vector<std::string> sentinel_urls() const;
 
   // --- data nodes ----------------------------------------------------------
-  /// All data node ports, the initial master first; stable for the object's
-  /// life (a restarted node keeps its port).
+  /// All data node ports as the sentinels report them (the TLS ports with
+  /// TLS), the initial master first; stable for the object's life (a
+  /// restarted node keeps its ports).
   std::vector<unsigned short> data_ports() const;
   unsigned short initial_master_port() const { return data_ports().front(); }
-  /// The data node on `port`; throws std::out_of_range for another port.
+  /// The data node on `port` (either of its ports); throws
+  /// std::out_of_range for another port.
   redis_server& node(unsigned short port);
   const redis_server& node(unsigned short port) const;
   /// The master's address as the first running, unpaused sentinel reports
@@ -243,6 +283,8 @@ class redis_sentinel_group {
   unsigned short ask_master(const redis_sentinel& s, std::string& error) const;
   void wait_for_link_up(unsigned short replica, unsigned short master,
                         std::chrono::milliseconds timeout) const;
+  // The port the sentinels and replication know `n` by.
+  unsigned short reported_port(const redis_server& n) const;
 
   redis_sentinel_group_options options_;
   std::vector<std::unique_ptr<redis_server>> nodes_;
