@@ -50,8 +50,10 @@ redis_node::~redis_node() {
 // One script call across its retries: NOSCRIPT (then EVAL), a Cluster's
 // MOVED, ASK and TRYAGAIN.
 struct redis_node::attempt {
-  std::vector<std::string> command;  // EVALSHA, or EVAL after NOSCRIPT
-  std::vector<std::string> eval;     // the EVAL form, for NOSCRIPT and ASK
+  std::string sha1;
+  std::vector<std::string> command;  // the EVALSHA form
+  std::vector<std::string> eval;     // the EVAL form: a connection's first call, NOSCRIPT, ASK
+  bool sent_sha = false;             // the last round went as EVALSHA
   std::vector<std::string> follow_up;
   std::function<void(eval_reply)> done;
   int redirects = 0;
@@ -87,6 +89,7 @@ void redis_node::eval_with(const lua_script& script, std::vector<std::string> ke
                            std::vector<std::string> args, std::vector<std::string> follow_up,
                            std::function<void(eval_reply)> done) {
   auto a = std::make_shared<attempt>();
+  a->sha1 = script.sha1;
   a->command = {"EVALSHA", script.sha1, std::to_string(keys.size())};
   for (auto& k : keys) a->command.push_back(std::move(k));
   for (auto& v : args) a->command.push_back(std::move(v));
@@ -118,10 +121,19 @@ void redis_node::run(const std::shared_ptr<attempt>& a) {
       a->done(std::move(*replies));
     }
   };
-  conn_->async_exec(a->command, [replies, arrived](command_result r) {
+  // A script's first call on a connection goes as EVAL, which loads it, so
+  // an EVALSHA never meets NOSCRIPT after a restart: the EVAL retried after
+  // one would run behind calls sent after it (a release behind the same
+  // node's next grant, undoing it). Later calls on that connection are
+  // pipelined behind the EVAL and find the script.
+  const auto loaded = loaded_on_.find(a->sha1);
+  a->sent_sha = loaded != loaded_on_.end() && loaded->second == conn_->generation();
+  conn_->async_exec(a->sent_sha ? a->command : a->eval, [replies, arrived](command_result r) {
     replies->script = std::move(r);
     arrived();
   });
+  // Read after the call: a command that starts a connection runs on that one.
+  loaded_on_[a->sha1] = conn_->generation();
   if (with_follow_up) {
     conn_->async_exec(a->follow_up, [replies, arrived](command_result r) {
       replies->follow_up = std::move(r);
@@ -147,8 +159,9 @@ void redis_node::on_replies(const std::shared_ptr<attempt>& a, eval_reply replie
     return;
   }
   const auto& text = r.reply.str;
-  if (is_noscript_error(r.reply) && a->command[0] == "EVALSHA") {
-    a->command = a->eval;
+  // Only an operator's SCRIPT FLUSH on a live connection gets here.
+  if (is_noscript_error(r.reply) && a->sent_sha) {
+    loaded_on_.erase(a->sha1);
     run(a);
     return;
   }

@@ -1,6 +1,6 @@
 // One Redis server as a lease store uses it: a pipelined command connection
-// that runs the lease scripts (EVALSHA, then EVAL when the server answers
-// NOSCRIPT: it forgets scripts on restart), and the server's own reset fence.
+// that runs the lease scripts (EVAL on a connection's first call of each,
+// which loads it, EVALSHA after), and the server's own reset fence.
 // The connection reads Redis's run_id on every (re)connect; when it differs
 // from the one seen before (a restart or a failover), the fence script runs on
 // the new connection ahead of every queued command, holding each candidate's
@@ -9,7 +9,9 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +101,8 @@ class redis_node : public std::enable_shared_from_this<redis_node> {
   std::shared_ptr<connection> conn_;
   // The run_id of the server the connection last talked to ("" = none yet).
   std::string run_id_;
+  // Per script (SHA1): the connection generation its EVAL was sent on.
+  std::map<std::string, std::uint64_t> loaded_on_;
   bool closed_ = false;
 };
 
