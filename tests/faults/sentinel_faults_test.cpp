@@ -87,6 +87,27 @@ interval single_worker(fault_cluster& c, std::chrono::milliseconds within = 20s)
   return w.value_or(interval{});
 }
 
+// Kills the master under `leader`, waits for the failover and then until
+// someone works after it: the old leader renewing on the new master (its
+// lease had replicated), or a new start. Returns the kill's time.
+std::int64_t kill_master_until_someone_works(fault_cluster& c, group& g, const interval& leader) {
+  const std::int64_t inject = mono_now_ns();
+  const auto old_master = g->kill_master();
+  g->wait_for_failover(old_master, 30s);
+  event_log log(c.events());
+  EXPECT_TRUE(wait_for(
+      log,
+      [&](const event_log& x) {
+        if (auto next = first_started_after(x, inject); next && next->ticks > 0) return true;
+        auto old = interval_of(x, leader.pid);
+        return old && !old->ended && old->ticks > leader.ticks + 10;
+      },
+      30s))
+      << "nobody works after the failover\n"
+      << c.logs() << g->log_tails();
+  return inject;
+}
+
 // The master SIGKILLed while a leader works: sentinels promote the replica
 // (which has the lease: the kill comes after the replication link settled),
 // the old leader's renewals fail over there too. Whoever leads after, never
@@ -100,22 +121,7 @@ void master_killed(const std::string& ack, const std::string& kind) {
     const auto leader = single_worker(c);
     ASSERT_GT(leader.pid, 0);
 
-    const std::int64_t inject = mono_now_ns();
-    const auto old_master = g->kill_master();
-    g->wait_for_failover(old_master, 30s);
-    event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          // Someone works after the failover: the old leader still ticking,
-          // or a new start.
-          if (auto next = first_started_after(x, inject); next && next->ticks > 0) return true;
-          auto old = interval_of(x, leader.pid);
-          return old && !old->ended && old->ticks > leader.ticks + 10;
-        },
-        30s))
-        << "nobody works after the failover\n"
-        << c.logs() << g->log_tails();
+    const auto inject = kill_master_until_someone_works(c, g, leader);
     const auto overlaps = check_no_overlap(c);
     record_fault(round_record(c, kind, inject, leader.pid, overlaps));
   }
@@ -313,21 +319,7 @@ TEST(sentinel_faults, tls_sentinels_master_killed_while_a_leader_works) {
       << "the leader did not reach the master's TLS port\n"
       << status->dump();
 
-  const std::int64_t inject = mono_now_ns();
-  const auto old_master = g->kill_master();
-  g->wait_for_failover(old_master, 30s);
-  event_log log(c.events());
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        // As in master_killed: the old leader renewing on the new master, or a new start.
-        if (auto next = first_started_after(x, inject); next && next->ticks > 0) return true;
-        auto old = interval_of(x, leader.pid);
-        return old && !old->ended && old->ticks > leader.ticks + 10;
-      },
-      30s))
-      << "nobody works after the failover\n"
-      << c.logs() << g->log_tails();
+  const auto inject = kill_master_until_someone_works(c, g, leader);
   const auto overlaps = check_no_overlap(c);
   record_fault(round_record(c, "sentinel (TLS): master SIGKILLed, replica_ack all", inject,
                             leader.pid, overlaps));
