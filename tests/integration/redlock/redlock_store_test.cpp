@@ -159,6 +159,15 @@ TEST_F(redlock_store_test, a_master_restarted_empty_is_fenced_while_the_others_k
   auto b = make("node-b");
   auto held = acquire(*a);
   ASSERT_TRUE(held.value.acquired());
+  // The acquire answers once its token is written back to a majority; the
+  // third write may still be on its way, and b's round could settle on that
+  // master's older counter before it lands.
+  const auto token = std::to_string(held.value.token);
+  ASSERT_TRUE(util::run_until(io_, [&] {
+    for (const auto& server : servers_)
+      if (counter_on(server) != token) return false;
+    return true;
+  }));
   servers_[0].restart();
 
   auto r = util::acquire(io_, *b);
