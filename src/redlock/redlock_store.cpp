@@ -8,6 +8,8 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <algorithm>
+#include <charconv>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -554,18 +556,31 @@ struct redlock_store::impl {
         if (weak.expired()) return false;
         // "released <value> <counter>": the node id, without the nonce and
         // without the master's own counter.
-        const auto value_text = message.substr(0, message.rfind(' '));
+        const auto last_space = message.rfind(' ');
+        const auto value_text = message.substr(0, last_space);
         const auto releaser = holder_from_value(value_text.substr(value_text.find(' ') + 1));
         if (releaser == last_release_told) return false;
         last_release_told = releaser;
+        // The released term is at most the master's counter (or the newest
+        // term told, when the master missed a write-back).
+        std::uint64_t counter = 0;
+        const auto digits = message.substr(last_space + 1);
+        std::from_chars(digits.data(), digits.data() + digits.size(), counter);
+        release_told_token = std::max(counter, last_told_token);
         return true;
       };
       opts.on_acquired = [this, weak = std::weak_ptr<int>(alive)](const announced_term& term) {
         if (weak.expired()) return;
-        // That node's next release is news again.
-        if (term.holder == last_release_told) last_release_told.clear();
         if (term.token <= last_told_token) return;
         last_told_token = term.token;
+        // Each master's copies arrive on its own subscription: a term can
+        // come in through one master after its release came through
+        // another. That term is old news; a newer one of that node makes
+        // its next release news again.
+        if (term.holder == last_release_told) {
+          if (term.token <= release_told_token) return;
+          last_release_told.clear();
+        }
         tell(store_events::acquired{term.holder, term.token});
       };
       opts.on_subscribed_change = [this, weak = std::weak_ptr<int>(alive)](bool) {
@@ -637,8 +652,10 @@ struct redlock_store::impl {
   // masters only for it.
   std::uint64_t held_token = 0;
   // The node whose release was last told: every master announces it, the
-  // first one counts. Cleared when that node starts a new term.
+  // first one counts. Cleared when that node starts a newer term than
+  // release_told_token, the newest the told release can have ended.
   std::string last_release_told;
+  std::uint64_t release_told_token = 0;
   std::shared_ptr<int> alive = std::make_shared<int>(0);
   bool closed = false;
   std::string last_error;
