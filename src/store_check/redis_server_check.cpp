@@ -11,6 +11,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <utility>
 
 #include "check_lines.hpp"
 #include "redis/connection.hpp"
@@ -44,7 +45,7 @@ try('EXISTS', KEYS[1])
 try('DEL', KEYS[1])
 try('INCR', KEYS[1])
 try('DEL', KEYS[1])
-try('PUBLISH', ARGV[1], 'check-store probe')
+try(ARGV[2] or 'PUBLISH', ARGV[1], 'check-store probe')
 return refused
 )lua";
 
@@ -240,8 +241,14 @@ class server_check : public std::enable_shared_from_this<server_check> {
     const auto& id = settings_.identity;
     const std::string key = "baton:{" + id.election + "}:check-store";
     const std::string channel = events_channel(id.election);
-    exec({"EVAL", std::string(probe_source), "1", key, channel},
-         [this, key, channel](const command_result& r) {
+    std::vector<std::string> eval{"EVAL", std::string(probe_source), "1", key, channel};
+    // A Cluster's announcements are sharded (SPUBLISH, SSUBSCRIBE).
+    if (settings_.cluster) eval.push_back("SPUBLISH");
+    auto evalsha = eval;
+    evalsha[0] = "EVALSHA";
+    evalsha[1] = redis_detail::sha1_hex(probe_source);
+    exec(std::move(eval),
+         [this, evalsha = std::move(evalsha)](const command_result& r) {
            if (r.ec) return lost(r);
            if (is_refusal(r.reply)) {
              missing_.push_back("eval");
@@ -250,20 +257,50 @@ class server_check : public std::enable_shared_from_this<server_check> {
            } else if (r.reply.kind == redis_reply::type::error) {
              add(check_verdict::failure, "scripts", "EVAL: " + r.reply.str);
            }
-           exec({"EVALSHA", redis_detail::sha1_hex(probe_source), "1", key, channel},
-                [this](const command_result& r2) {
-                  if (r2.ec) return lost(r2);
-                  if (is_refusal(r2.reply)) missing_.push_back("evalsha");
-                  subscribe();
-                });
+           exec(evalsha, [this](const command_result& r2) {
+             if (r2.ec) return lost(r2);
+             if (is_refusal(r2.reply)) missing_.push_back("evalsha");
+             probe_commands(located_commands(), 0);
+           });
          });
+  }
+
+  // What the located kinds send outside scripts, as {command, its ACL name}:
+  // ROLE confirms every new connection reached a master, WAIT counts the
+  // replicas that acknowledged (replica_ack), and a Cluster's slot map and
+  // ASK redirects need CLUSTER and ASKING.
+  std::vector<std::pair<std::vector<std::string>, std::string>> located_commands() const {
+    std::vector<std::pair<std::vector<std::string>, std::string>> out;
+    if (!settings_.located) return out;
+    out.push_back({{"ROLE"}, "role"});
+    if (settings_.replica_ack >= 0) out.push_back({{"WAIT", "0", "1"}, "wait"});
+    if (settings_.cluster) {
+      out.push_back({{"CLUSTER", "SHARDS"}, "cluster"});
+      out.push_back({{"ASKING"}, "asking"});
+    }
+    return out;
+  }
+
+  void probe_commands(std::vector<std::pair<std::vector<std::string>, std::string>> commands,
+                      std::size_t next) {
+    if (next == commands.size()) return subscribe();
+    auto command = commands[next].first;
+    exec(std::move(command), [this, commands = std::move(commands), next](const command_result& r) {
+      if (r.ec) return lost(r);
+      if (is_refusal(r.reply)) missing_.push_back(commands[next].second);
+      probe_commands(std::move(commands), next + 1);
+    });
   }
 
   void subscribe() {
     watch_ = redis_detail::connection::create(io_, options_);
-    watch_->async_exec({"SUBSCRIBE", events_channel(settings_.identity.election)},
-                       [self = shared_from_this()](command_result r) {
-                         if (!r.ec && is_refusal(r.reply)) self->missing_.push_back("subscribe");
+    const std::string subscribe = settings_.cluster ? "SSUBSCRIBE" : "SUBSCRIBE";
+    watch_->async_exec({subscribe, events_channel(settings_.identity.election)},
+                       [self = shared_from_this(), subscribe](command_result r) {
+                         if (!r.ec && is_refusal(r.reply)) {
+                           self->missing_.push_back(subscribe == "SSUBSCRIBE" ? "ssubscribe"
+                                                                               : "subscribe");
+                         }
                          self->watch_->close();
                          self->acl_line();
                          self->latency(0);
@@ -284,7 +321,9 @@ class server_check : public std::enable_shared_from_this<server_check> {
       list += (list.empty() ? "+" : " +") + m;
     }
     add(check_verdict::failure, "acl",
-        "the user may not run " + list + ": baton needs them (README: Managed Redis, the minimal ACL)");
+        "the user may not run " + list + ": baton needs them (README: Managed Redis, the minimal ACL" +
+            (settings_.located ? "; and what Sentinel and Cluster add, under Replica acknowledgement)"
+                               : ")"));
   }
 
   void latency(int done) {

@@ -11,6 +11,8 @@
 #include "support/baton_process.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/postgres_server.hpp"
+#include "support/redis_cluster.hpp"
+#include "support/redis_sentinel_group.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_pki.hpp"
 
@@ -205,6 +207,68 @@ TEST(check_store, redlock_reports_each_master_and_the_quorum) {
   r = check_store({"--store-kind", "redlock", "--redlock-masters", masters});
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(has_line(r.output, "FAIL", "quorum", "no majority")) << r.output;
+}
+
+// A Sentinel-managed master as check-store finds it: through the sentinel,
+// with the master's replica weighed against replica_ack. With an ACL user
+// that has the single-Redis list but not what this kind adds (ROLE on every
+// connection, WAIT for replica_ack), both are named.
+TEST(check_store, sentinel_reports_the_located_master_and_its_missing_permissions) {
+  redis_sentinel_group_options o;
+  o.sentinels = 1;
+  o.quorum = 1;
+  o.down_after = 60s;
+  const std::string single_redis =
+      "user baton on >pw resetchannels ~baton:{jobs}:* &baton:{jobs}:events -@all +evalsha +eval "
+      "+info +subscribe +ping +get +set +pexpire +pttl +exists +incr +del +time +publish "
+      "+acl|whoami";
+  o.extra_config = {single_redis, "user full on >pw resetchannels ~baton:{jobs}:* "
+                                  "&baton:{jobs}:events -@all +evalsha +eval +info +subscribe "
+                                  "+ping +get +set +pexpire +pttl +exists +incr +del +time "
+                                  "+publish +acl|whoami +role +wait"};
+  redis_sentinel_group g(o);
+  const std::vector<std::string> kind = {"--store-kind",          "sentinel",
+                                         "--sentinel-addresses",  g.sentinel_urls().front(),
+                                         "--sentinel-master-name", g.master_name(),
+                                         "--redis-replica-ack",   "all"};
+  auto as = [&](const std::string& user) {
+    auto args = kind;
+    args.insert(args.end(), {"--redis-username", user});
+    return check_store(args, {{"BATON_REDIS_PASSWORD", "pw"}});
+  };
+  auto r = as("full");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "acl", "every command baton needs")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "role", "1 replica(s)")) << r.output;
+  r = as("baton");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "acl", "may not run +role +wait")) << r.output;
+}
+
+// A Cluster: the slot's master found through the seed nodes, and the
+// permissions a Cluster adds (sharded pub/sub, ASK redirects) named when an
+// ACL user lacks them.
+TEST(check_store, cluster_reports_the_slot_master_and_its_missing_permissions) {
+  redis_cluster_options o;
+  o.replicas_per_master = 0;
+  const std::string common =
+      " on >pw resetchannels ~baton:{jobs}:* &baton:{jobs}:events -@all +evalsha +eval +info "
+      "+subscribe +ping +get +set +pexpire +pttl +exists +incr +del +time +publish +acl|whoami "
+      "+role +cluster";
+  o.extra_config = {"user baton" + common, "user full" + common + " +asking +spublish +ssubscribe"};
+  redis_cluster rc(o);
+  auto as = [&](const std::string& user) {
+    return check_store({"--store-kind", "cluster", "--cluster-nodes", rc.seed_urls().front(),
+                        "--redis-username", user},
+                       {{"BATON_REDIS_PASSWORD", "pw"}});
+  };
+  auto r = as("full");
+  EXPECT_TRUE(has_line(r.output, "ok", "acl", "every command baton needs")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "reachable", "answered")) << r.output;
+  r = as("baton");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "acl", "may not run +spublish +asking +ssubscribe"))
+      << r.output;
 }
 
 }  // namespace
