@@ -209,10 +209,11 @@ TEST(check_store, redlock_reports_each_master_and_the_quorum) {
   EXPECT_TRUE(has_line(r.output, "FAIL", "quorum", "no majority")) << r.output;
 }
 
-// A Sentinel-managed master as check-store finds it: through the sentinel,
-// with the master's replica weighed against replica_ack. With an ACL user
-// that has the single-Redis list but not what this kind adds (ROLE on every
-// connection, WAIT for replica_ack), both are named.
+// A Sentinel-managed master as check-store finds it: through the sentinel
+// (as README's sentinel ACL user), with the master's replica weighed against
+// replica_ack. With an ACL user that has the single-Redis list but not what
+// this kind adds (ROLE on every connection, WAIT for replica_ack), both are
+// named; a sentinel user that may not ask for the master fails the first line.
 TEST(check_store, sentinel_reports_the_located_master_and_its_missing_permissions) {
   redis_sentinel_group_options o;
   o.sentinels = 1;
@@ -226,14 +227,22 @@ TEST(check_store, sentinel_reports_the_located_master_and_its_missing_permission
                                   "&baton:{jobs}:events -@all +evalsha +eval +info +subscribe "
                                   "+ping +get +set +pexpire +pttl +exists +incr +del +time "
                                   "+publish +acl|whoami +role +wait"};
+  o.sentinel_extra_config = {
+      "user watcher on >spw resetchannels &+switch-master -@all "
+      "+sentinel|get-master-addr-by-name +subscribe +ping",
+      "user blind on >spw resetchannels &+switch-master -@all +subscribe +ping"};
   redis_sentinel_group g(o);
+  temp_dir dir("baton-cs-sentinel-");
+  const auto sentinel_password = (dir / "sentinel-password").string();
+  std::ofstream(sentinel_password) << "spw\n";
   const std::vector<std::string> kind = {"--store-kind",          "sentinel",
                                          "--sentinel-addresses",  g.sentinel_urls().front(),
                                          "--sentinel-master-name", g.master_name(),
+                                         "--sentinel-password-file", sentinel_password,
                                          "--redis-replica-ack",   "all"};
-  auto as = [&](const std::string& user) {
+  auto as = [&](const std::string& user, const std::string& sentinel_user = "watcher") {
     auto args = kind;
-    args.insert(args.end(), {"--redis-username", user});
+    args.insert(args.end(), {"--redis-username", user, "--sentinel-username", sentinel_user});
     return check_store(args, {{"BATON_REDIS_PASSWORD", "pw"}});
   };
   auto r = as("full");
@@ -243,6 +252,10 @@ TEST(check_store, sentinel_reports_the_located_master_and_its_missing_permission
   r = as("baton");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(has_line(r.output, "FAIL", "acl", "may not run +role +wait")) << r.output;
+  r = as("full", "blind");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "sentinels", "get-master-addr-by-name")) << r.output;
+  EXPECT_EQ(r.output.find("spw"), std::string::npos) << r.output;
 }
 
 // A Cluster: the slot's master found through the seed nodes, and the
