@@ -141,7 +141,9 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   if (state_ != state::acquiring) return;
   acquire_errors_ = 0;
   holder_ = ev.holder;
-  holder_token_ = ev.token;
+  // A held-back answer carries the store's counter, not the token of the
+  // node that may still hold a lease: unknown (0) rather than misleading.
+  holder_token_ = ev.held_back ? 0 : ev.token;
   if (shutdown_requested_) {
     finish_term(ctx);
     return;

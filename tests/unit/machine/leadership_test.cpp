@@ -68,6 +68,20 @@ TEST(leadership, held_back_with_an_old_holder_names_it) {
   h.feed(events::busy{h.now, "node-b", 1500ms, 4, true, true});
   EXPECT_EQ(h.machine.known_leader("me", h.now), "node-b");
   EXPECT_EQ(h.transitions.back().detail, "held back after a store reset; node-b holds a lease");
+  // The answer's token is the store's counter (lifted after a failover),
+  // not node-b's: the leader's token is unknown.
+  EXPECT_EQ(h.machine.token(), 0u);
+}
+
+TEST(leadership, a_holders_token_is_known_from_a_busy_answer_and_forgotten_on_a_hold_back) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "node-b", 7000ms, 5, true});
+  EXPECT_EQ(h.machine.token(), 5u);
+  h.advance_to(*h.timer(timer_id::wake));
+  h.feed(events::timer{timer_id::wake});
+  h.feed(events::busy{h.now, "", 1500ms, 1795660866878487, true, true});
+  EXPECT_EQ(h.machine.token(), 0u);
 }
 
 }  // namespace
