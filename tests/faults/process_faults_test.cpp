@@ -46,8 +46,11 @@ TEST(process_faults, leader_sigkill_of_the_daemon_group_is_a_host_crash) {
     EXPECT_NE(c.log_of(l).find("the daemon is gone"), std::string::npos) << c.log_of(l);
 
     event_log log(c.events());
+    // The worker writes its start line, then the one with its token.
     ASSERT_TRUE(wait_for(
-        log, [](const event_log& x) { return x.start_count() >= 2; }, 15s))
+        log,
+        [](const event_log& x) { return x.start_count() >= 2 && !x.intervals()[1].token.empty(); },
+        15s))
         << "no takeover\n"
         << c.logs();
     const interval& next = log.intervals()[1];

@@ -37,7 +37,11 @@ TEST_F(daemon_fixture, redis_restarted_empty_holds_the_standbys_back_one_ttl) {
   const auto restarted_at = now_ns();
   redis->restart();
   event_log log(events);
-  ASSERT_TRUE(wait_for(log, [](const event_log& l) { return l.start_count() >= 2; }, 20s))
+  // The worker writes its start line, then the one with its token.
+  ASSERT_TRUE(wait_for(
+      log,
+      [](const event_log& l) { return l.start_count() >= 2 && !l.intervals()[1].token.empty(); },
+      20s))
       << logs();
   const auto& old_app = log.intervals()[0];
   const auto& next_app = log.intervals()[1];
