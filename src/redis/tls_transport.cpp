@@ -24,6 +24,11 @@ namespace {
 namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
 
+bool is_reset(std::error_code ec) {
+  return ec == std::error_code(boost::system::error_code(asio::error::connection_reset)) ||
+         ec == std::error_code(boost::system::error_code(asio::error::broken_pipe));
+}
+
 bool is_ip_address(const std::string& host) {
   boost::system::error_code ec;
   asio::ip::make_address(host, ec);
@@ -112,7 +117,10 @@ class tls_transport final : public stream_transport,
   void async_read_some(char* data, std::size_t size, io_handler handler) override {
     stream_->async_read_some(asio::buffer(data, size),
                              [self = shared_from_this(), h = std::move(handler)](
-                                 const boost::system::error_code& ec, std::size_t n) { h(ec, n); });
+                                 const boost::system::error_code& ec, std::size_t n) {
+                               if (!ec && n > 0) self->answered_ = true;
+                               h(ec, n);
+                             });
   }
 
   void close() override {
@@ -149,6 +157,15 @@ class tls_transport final : public stream_transport,
              "\"); use redis:// for a plain port";
     }
     if (text == "stream truncated") return "the server closed the connection in the middle of TLS";
+    if (!handshaking_ && !answered_ && is_reset(ec)) {
+      // TLS 1.3 ends the client's handshake before the server has checked
+      // its certificate; the server's alert can be lost to the reset that
+      // our first write provokes on the socket it closed.
+      return text + " right after the TLS handshake, before any answer: a server that demands a "
+                    "client certificate closes the connection this way when it got none it "
+                    "trusts (check " + settings_.options.cert_file + " and " +
+             settings_.options.key_file + ")";
+    }
     return text;
   }
 
@@ -225,6 +242,8 @@ class tls_transport final : public stream_transport,
   std::string peer_;
   std::string refusal_;
   bool handshaking_ = false;
+  // Some bytes came back after the handshake: the server accepted us.
+  bool answered_ = false;
   // The context outlives the stream made from it (declared first).
   std::unique_ptr<ssl::context> context_;
   std::unique_ptr<ssl::stream<asio::ip::tcp::socket>> stream_;
