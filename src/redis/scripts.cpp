@@ -238,7 +238,10 @@ return 0
 constexpr std::string_view release_source = BATON_LUA_CALL R"lua(
 if call('GET', KEYS[1]) == ARGV[1] then
   call('DEL', KEYS[1], KEYS[3])
-  local token = call('GET', KEYS[2]) or ''
+  -- ARGV[4]: the released term's token when the caller knows it better
+  -- than this server's counter (a Redlock master may have missed its write-back).
+  local token = ARGV[4]
+  if token == nil or token == '' then token = call('GET', KEYS[2]) or '' end
   call(ARGV[3] or 'PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
   return 1
 end

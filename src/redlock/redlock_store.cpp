@@ -469,8 +469,13 @@ struct redlock_store::impl {
 
   void release(release_handler handler) {
     auto call = std::make_shared<release_call>(std::move(handler), size());
+    // Every master announces the term's own token, so that a watcher can
+    // tell a late copy of that term from a newer one whatever master it
+    // hears first.
+    const std::string term = held_token == 0 ? "" : std::to_string(held_token);
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::release_script(), {lease, token, holder}, {value, channel},
+      eval(i, redis_detail::release_script(), {lease, token, holder},
+           {value, channel, "PUBLISH", term},
            [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
     }
   }
@@ -561,8 +566,8 @@ struct redlock_store::impl {
         const auto releaser = holder_from_value(value_text.substr(value_text.find(' ') + 1));
         if (releaser == last_release_told) return false;
         last_release_told = releaser;
-        // The released term is at most the master's counter (or the newest
-        // term told, when the master missed a write-back).
+        // The released term's token (the master's counter when the
+        // releaser did not know it), or the newest term told if larger.
         std::uint64_t counter = 0;
         const auto digits = message.substr(last_space + 1);
         std::from_chars(digits.data(), digits.data() + digits.size(), counter);

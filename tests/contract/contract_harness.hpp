@@ -46,10 +46,6 @@ class contract_harness {
   virtual void make_unreachable() = 0;
   /// Extra text for failure messages (a server's log tail); "" = none.
   virtual std::string diagnostics() const { return {}; }
-  /// How many servers announce each release on their own (Redlock: every
-  /// master that held the lease). A watcher hears one release once, or, in a
-  /// race between those servers' subscriptions, at most once per server.
-  virtual int announcing_servers() const { return 1; }
 };
 
 /// A parameter of the suite: the kind's name (the test name's suffix) and how

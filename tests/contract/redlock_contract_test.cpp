@@ -49,9 +49,6 @@ class redlock_harness final : public contract_harness {
   void make_unreachable() override {
     for (auto& server : servers_) server.kill_and_wait();
   }
-  // Each master announces the release; copies that race across the
-  // masters' subscriptions can each wake a watcher (an extra attempt).
-  int announcing_servers() const override { return static_cast<int>(servers_.size()); }
   std::string diagnostics() const override {
     std::string out;
     for (const auto& server : servers_) {
