@@ -40,7 +40,7 @@ struct exit_status {
 struct app_context {
   std::string node_id;
   std::string election;
-  std::string reason;  ///< BATON_REASON: acquired, lost, redis-unreachable, shutdown, ...
+  std::string reason;  ///< BATON_REASON: acquired, lost, store-unreachable, shutdown, ...
   milliseconds lease_ttl{0};
   std::uint64_t token = 0;  ///< fencing token of the term
   /// When the acquire that won this term was sent (default: unknown). Only

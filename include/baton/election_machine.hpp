@@ -34,18 +34,23 @@ enum class reason {
   retry,              ///< a standby's timer came due
   acquired,           ///< this node took the lease
   busy,               ///< another node holds the lease
-  redis_error,        ///< a command failed (connection, timeout, error reply)
+  store_error,        ///< a store call failed (connection, timeout, error reply);
+                      ///< "store-error" (was "redis-error")
   renewing,           ///< a renewal came due
   renewed,            ///< a renewal succeeded
   renew_failed,       ///< a renewal failed; retrying before the deadline
   lost,               ///< the lease is no longer ours
-  redis_unreachable,  ///< no successful renewal within renew_deadline (the store did not answer)
+  store_unreachable,  ///< no successful renewal within renew_deadline: the store did not
+                      ///< answer ("store-unreachable", was "redis-unreachable")
+  store_refused,      ///< no successful renewal within renew_deadline, the last attempt
+                      ///< refused (authentication, ACL): the store answered, but not yes
   shutdown,           ///< SIGTERM or SIGINT
   child_exited,       ///< the supervised command exited by itself
   start_failed,       ///< on_start failed or the command could not start
   app_stopped,        ///< the app finished stopping
   released,           ///< our release completed
   peer_released,      ///< another node announced it released the lease
+  release_failed,     ///< our release failed: the lease expires by itself
   late_reply,         ///< the acquire reply came after the lease would be due for renewal
   resigned,           ///< `baton resign`: step down and stay out for the cool-down
   lease_expired,      ///< the lease ran out before the daemon could act: it did not run
@@ -112,6 +117,9 @@ struct renewed {
 struct lost {};
 struct renew_failed {
   std::string error;
+  /// The store refused the call (authentication, permission) rather than
+  /// failing to answer: said as the reason if the deadline passes.
+  bool refused = false;
 };
 struct release_done {
   std::string error;  ///< "" when the release succeeded
@@ -270,6 +278,14 @@ class election_machine {
   /// No acquire attempt before this moment (a resign's cool-down, or the
   /// back-off after a failing app); in the past when none applies.
   time_point held_back_until() const { return backoff_until_; }
+  /// While the store holds acquisitions back (after a reset, or a lease
+  /// key that vanished early): until when, as its last answer said, and why.
+  /// `until` is in the past when it does not.
+  struct store_hold_back {
+    time_point until{};
+    std::string why;
+  };
+  const store_hold_back& store_held_back() const { return store_hold_back_; }
 
  private:
   enum class app_phase { down, starting, running, stopping };
@@ -300,7 +316,8 @@ class election_machine {
   void arm_kill(step_context& ctx, time_point at);
   void record_success(step_context& ctx, time_point sent);
   void wait_then_retry(step_context& ctx, mono_clock::duration delay);
-  void finish_term(step_context& ctx, const std::string& detail = {});
+  void finish_term(step_context& ctx, const std::string& detail = {},
+                   reason released_why = reason::released);
   milliseconds jittered(milliseconds base, double spread);
   milliseconds error_backoff() const;
   milliseconds failure_backoff() const;
@@ -319,6 +336,7 @@ class election_machine {
   std::uint64_t token_ = 0;
   time_point term_started_{};
   bool renew_in_flight_ = false;
+  bool last_renew_refused_ = false;
 
   // The app and how it is being stopped.
   app_phase app_ = app_phase::down;
@@ -345,6 +363,7 @@ class election_machine {
   // The leader as seen by a standby.
   std::string holder_;
   std::uint64_t holder_token_ = 0;
+  store_hold_back store_hold_back_;
 };
 
 const char* to_string(state s);

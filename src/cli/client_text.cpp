@@ -76,6 +76,13 @@ rows status_rows(const json& status) {
   if (auto cooldown = int_field(status, "cooldown_remaining_ms"); cooldown && *cooldown > 0) {
     r.emplace_back("cooldown", "out of the election for another " + human_duration(*cooldown));
   }
+  if (auto held = int_field(status, "held_back_remaining_ms"); held && *held > 0) {
+    std::string text = "held back: the store grants no lease for another " + human_duration(*held);
+    if (auto why = string_field(status, "held_back_why"); why && !why->empty()) {
+      text += " (" + printable(*why) + ")";
+    }
+    r.emplace_back("waiting", text);
+  }
   const json* store = field(status, "store");
   if (store != nullptr && !store->is_object()) store = nullptr;
   if (auto redis = string_field(status, "redis")) {

@@ -3,6 +3,9 @@
 // config/baton.yaml and the README, so they never change once released.
 #include "option_table.hpp"
 
+#include <cctype>
+#include <string>
+
 namespace baton {
 namespace {
 
@@ -90,7 +93,8 @@ constexpr option_spec table[] = {
      .placeholder = "URLS",
      .help = "store.kind sentinel: the sentinels, redis:// or rediss:// URLs separated by commas "
              "(no password: sentinel.password_file)",
-     .field = argv_field{[](config& c) -> auto& { return c.sentinel.addresses; }}},
+     .field = argv_field{[](config& c) -> auto& { return c.sentinel.addresses; }},
+     .may_carry_credentials = true},
     {.key = "sentinel.master_name", .env = "BATON_SENTINEL_MASTER_NAME",
      .flag = "--sentinel-master-name", .placeholder = "NAME",
      .help = "The name the sentinels monitor the master under",
@@ -124,13 +128,15 @@ constexpr option_spec table[] = {
      .placeholder = "URLS",
      .help = "store.kind cluster: some of the cluster's nodes, redis:// or rediss:// URLs "
              "separated by commas (no password, no db)",
-     .field = argv_field{[](config& c) -> auto& { return c.cluster.nodes; }}},
+     .field = argv_field{[](config& c) -> auto& { return c.cluster.nodes; }},
+     .may_carry_credentials = true},
 
     {.key = "redlock.masters", .env = "BATON_REDLOCK_MASTERS", .flag = "--redlock-masters",
      .placeholder = "URLS",
      .help = "store.kind redlock: the 3, 5 or 7 independent Redis masters, redis:// or unix:// "
              "URLs separated by commas (no password: redis.password_file serves them all)",
-     .field = argv_field{[](config& c) -> auto& { return c.redlock.masters; }}},
+     .field = argv_field{[](config& c) -> auto& { return c.redlock.masters; }},
+     .may_carry_credentials = true},
 
     {.key = "postgres.url", .env = "BATON_POSTGRES_URL", .flag = "--postgres-url",
      .placeholder = "URL",
@@ -264,6 +270,20 @@ const option_spec* find_option(std::string_view key) {
     if (spec.key == key) return &spec;
   }
   return nullptr;
+}
+
+bool option_spec::value_is_secret(std::string_view value) const {
+  if (secret) return true;
+  if (!may_carry_credentials && kind() != value_kind::redis_url &&
+      kind() != value_kind::postgres_url) {
+    return false;
+  }
+  // user:password@ in a URL, or password=... in a libpq string or a URI's
+  // query. Either spelling in any case: libpq keywords are lower case, but a
+  // wrong guess here only costs the app a variable it has no use for.
+  std::string lower(value);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find('@') != std::string::npos || lower.find("password") != std::string::npos;
 }
 
 bool is_option_section(std::string_view name) {

@@ -75,11 +75,20 @@ struct option_spec {
   /// Never shown, never taken from a file or a flag; resolved by
   /// config_loader::finish() from its variable.
   bool secret = false;
+  /// The value names servers by URL and may carry a user and password in
+  /// them (the URL kinds always may): handed on only without either.
+  bool may_carry_credentials = false;
   /// The comment check-config adds after an empty value ("off").
   std::string_view empty_note = {};
   /// A duration whose 0 means "derive it from the other options": a bare
   /// `0` (no unit) is accepted for it, as the example config writes it.
   bool zero_derives = false;
+
+  /// True when the variable's `value` must not reach the app or a hook:
+  /// a secret, or servers named with credentials (user-info or a libpq
+  /// password keyword). Judged on the text, so an unparseable value that
+  /// might hold one counts too.
+  bool value_is_secret(std::string_view value) const;
 
   value_kind kind() const {
     return std::visit([](const auto& f) { return f.kind; }, field);

@@ -186,8 +186,8 @@ struct driver::impl {
 
   bool start(bool handle_signals) {
     for (const auto& name : scrub_secret_environment()) {
-      spdlog::debug("{} removed from the environment of hooks and the child: it holds the store's "
-                    "password",
+      spdlog::debug("{} removed from the environment of hooks and the child: it holds a store's "
+                    "secret",
                     name);
     }
     std::error_code ec;
@@ -391,7 +391,7 @@ struct driver::impl {
   void on_transition(const transition& t, time_point now) {
     ++transition_counts[std::string(to_string(t.from)) + "->" + to_string(t.to)];
     auto level = is_routine(t) ? spdlog::level::debug : spdlog::level::info;
-    if (t.why == reason::redis_error || t.why == reason::renew_failed) {
+    if (t.why == reason::store_error || t.why == reason::renew_failed) {
       // Say it once when the store starts failing and once when it recovers.
       level = t.detail == last_store_error ? spdlog::level::debug : spdlog::level::warn;
       last_store_error = t.detail;
@@ -442,9 +442,11 @@ struct driver::impl {
       standby_note.clear();
       return;
     }
-    std::string note = leader.empty() ? "standing by: no leader known yet"
-                                      : "standing by: " + leader + " leads with token " +
-                                            std::to_string(machine.token());
+    // A held-back answer does not carry the holder's token: 0 means unknown.
+    std::string note = leader.empty()          ? "standing by: no leader known yet"
+                       : machine.token() == 0 ? "standing by: " + leader + " leads (token not known here)"
+                                              : "standing by: " + leader + " leads with token " +
+                                                    std::to_string(machine.token());
     if (note == standby_note) return;
     standby_note = note;
     spdlog::info("{}", note);
@@ -486,7 +488,8 @@ struct driver::impl {
       if (cancelled(e)) return;
       observe_command("renew", sent, e);
       if (e) {
-        deliver(events::renew_failed{e.message()});
+        deliver(events::renew_failed{
+            e.message(), e.code == store_errc::auth || e.code == store_errc::refused});
         return;
       }
       last_renew_latency = std::chrono::duration_cast<milliseconds>(mono_clock::now() - sent);
@@ -579,7 +582,8 @@ struct driver::impl {
       const auto left = remaining_ms(a.kill_at, now);
       // A voluntary stop allows child.stop_timeout, but never past what the
       // lease still covers: say when that shortened it.
-      const bool capped = left < cfg.child.stop_timeout.count() && a.why != reason::redis_unreachable &&
+      const bool capped = left < cfg.child.stop_timeout.count() && a.why != reason::store_unreachable &&
+                          a.why != reason::store_refused &&
                           a.why != reason::lost && a.why != reason::lease_expired;
       spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running{}", to_string(a.why),
                    left, capped ? " (child.stop_timeout " + std::to_string(cfg.child.stop_timeout.count()) +
@@ -694,7 +698,7 @@ struct driver::impl {
 
   // A timer that fires far past its due time means this process did not run
   // (SIGSTOP, a VM pause, swapping): the reason the machine then gives, such as
-  // redis-unreachable, would otherwise hide that.
+  // store-unreachable, would otherwise hide that.
   void warn_if_stalled(timer_id id, time_point due) {
     auto late = std::chrono::duration_cast<milliseconds>(mono_clock::now() - due);
     if (late < std::max(milliseconds(100), cfg.lease.renew_interval / 2)) return;

@@ -70,6 +70,10 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   s["transitions"] = in.transitions;
   s["healthy"] = health.healthy;
   s["health"] = health.reason;
+  if (const auto& held = machine.store_held_back(); held.until > now) {
+    s["held_back_remaining_ms"] = remaining_ms(held.until, now);
+    s["held_back_why"] = held.why;
+  }
   if (in.resigned && machine.held_back_until() > now) {
     s["cooldown_remaining_ms"] = remaining_ms(machine.held_back_until(), now);
   }

@@ -116,6 +116,7 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
   holding_ = true;
   token_ = ev.token;
   holder_.clear();
+  store_hold_back_ = {};
   last_ok_ = ev.sent;
   valid_until_ = ev.sent + timing_.validity();
   if (shutdown_requested_) {
@@ -144,6 +145,11 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // A held-back answer carries the store's counter, not the token of the
   // node that may still hold a lease: unknown (0) rather than misleading.
   holder_token_ = ev.held_back ? 0 : ev.token;
+  store_hold_back_ = {};
+  if (ev.held_back) {
+    store_hold_back_.until = ctx.now + std::max(ev.holder_ttl, milliseconds(0));
+    store_hold_back_.why = ev.held_back_why.empty() ? "after a store reset" : ev.held_back_why;
+  }
   if (shutdown_requested_) {
     finish_term(ctx);
     return;
@@ -190,7 +196,7 @@ void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
   auto delay = error_backoff();
   ++acquire_errors_;
   wait_then_retry(ctx, delay);
-  go(ctx, state::idle, reason::redis_error, ev.error);
+  go(ctx, state::idle, reason::store_error, ev.error);
 }
 
 void election_machine::on(const events::app_checked& ev, step_context& ctx) {
@@ -228,6 +234,7 @@ void election_machine::record_success(step_context& ctx, time_point sent) {
 void election_machine::on(const events::renewed& ev, step_context& ctx) {
   if (!renew_in_flight_) return;
   renew_in_flight_ = false;
+  last_renew_refused_ = false;
   if (state_ == state::renewing) {
     record_success(ctx, ev.sent);
     go(ctx, state::working, reason::renewed);
@@ -262,6 +269,7 @@ void election_machine::on(const events::renew_failed& ev, step_context& ctx) {
   if (!renew_in_flight_) return;
   renew_in_flight_ = false;
   auto deadline = last_ok_ + timing_.renew_deadline;
+  last_renew_refused_ = ev.refused;
   if (state_ == state::renewing) {
     if (ctx.now >= deadline) {
       begin_stop(ctx, deadline_reason(ctx), false);
@@ -310,7 +318,9 @@ void election_machine::on(const events::app_exited& ev, step_context& ctx) {
 // after the validity means this process did not run in between, which says
 // more than "the store did not answer".
 reason election_machine::deadline_reason(const step_context& ctx) const {
-  return ctx.now >= valid_until_ ? reason::lease_expired : reason::redis_unreachable;
+  if (ctx.now >= valid_until_) return reason::lease_expired;
+  // The last answer decides: a refusal is a store that answers "no".
+  return last_renew_refused_ ? reason::store_refused : reason::store_unreachable;
 }
 
 void election_machine::begin_stop(step_context& ctx, reason why, bool voluntary) {
@@ -364,10 +374,11 @@ void election_machine::on(const events::release_done& ev, step_context& ctx) {
   // A failed release is not retried: the key expires by itself, and this
   // node's app is already stopped, so waiting costs takeover time only.
   holding_ = false;
-  finish_term(ctx, ev.error);
+  finish_term(ctx, ev.error, ev.error.empty() ? reason::released : reason::release_failed);
 }
 
-void election_machine::finish_term(step_context& ctx, const std::string& detail) {
+void election_machine::finish_term(step_context& ctx, const std::string& detail,
+                                   reason released_why) {
   if (shutdown_requested_ || exit_code_) {
     int code = exit_code_.value_or(0);
     ctx.emit(actions::cancel_timer{timer_id::wake});
@@ -388,8 +399,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail)
   }
   stop_reason_ = reason::shutdown;
   wait_then_retry(ctx, delay);
-  go(ctx, state::idle, state_ == state::releasing ? reason::released : reason::app_stopped,
-     detail);
+  go(ctx, state::idle, state_ == state::releasing ? released_why : reason::app_stopped, detail);
 }
 
 // --- shutdown ---------------------------------------------------------------
@@ -484,12 +494,14 @@ const char* to_string(reason r) {
     case reason::retry: return "retry";
     case reason::acquired: return "acquired";
     case reason::busy: return "busy";
-    case reason::redis_error: return "redis-error";
+    case reason::store_error: return "store-error";
     case reason::renewing: return "renewing";
     case reason::renewed: return "renewed";
     case reason::renew_failed: return "renew-failed";
     case reason::lost: return "lost";
-    case reason::redis_unreachable: return "redis-unreachable";
+    case reason::store_unreachable: return "store-unreachable";
+    case reason::store_refused: return "store-refused";
+    case reason::release_failed: return "release-failed";
     case reason::shutdown: return "shutdown";
     case reason::child_exited: return "child-exited";
     case reason::start_failed: return "start-failed";

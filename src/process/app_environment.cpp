@@ -5,11 +5,11 @@
 
 #include <array>
 
+#include "baton/secret_variables.hpp"
+
 namespace baton::process {
 
 namespace {
-
-constexpr std::array<std::string_view, 1> secret_variables = {"BATON_REDIS_PASSWORD"};
 
 // Set by us for every spawn; an inherited value (e.g. the daemon itself runs
 // under another baton) would otherwise appear twice.
@@ -31,19 +31,19 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
 
 }  // namespace
 
-bool is_secret_variable(std::string_view name) { return contains(secret_variables, name); }
-
 std::vector<std::string> app_environment(const app_context& context, std::string_view event) {
   std::vector<std::string> env;
   for (char** entry = ::environ; entry != nullptr && *entry != nullptr; ++entry) {
     std::string_view text(*entry);
-    std::string_view name = text.substr(0, text.find('='));
-    if (is_secret_variable(name) || contains(term_variables, name) ||
+    const auto equals = text.find('=');
+    std::string_view name = text.substr(0, equals);
+    std::string_view value = equals == std::string_view::npos ? "" : text.substr(equals + 1);
+    // The daemon scrubs these at start; this is the backstop for a variable
+    // set since (and for the keeper's tests, which run no daemon).
+    if (is_secret_variable(name, value) || contains(term_variables, name) ||
         contains(service_manager_variables, name)) {
       continue;
     }
-    // A Redis URL with user-info may carry the password: the app has no use for it.
-    if (name == "BATON_REDIS_URL" && text.find('@') != std::string_view::npos) continue;
     env.emplace_back(text);
   }
   env.push_back("BATON_EVENT=" + std::string(event));

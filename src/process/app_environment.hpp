@@ -1,5 +1,5 @@
 // The environment hooks and the supervised child run with: the daemon's own
-// environment, minus secrets, plus BATON_* variables describing the term.
+// environment, minus every store's secrets (secret_variables.hpp), plus BATON_* variables describing the term.
 #pragma once
 
 #include <string>
@@ -9,9 +9,6 @@
 #include "baton/app_controller.hpp"
 
 namespace baton::process {
-
-/// Variables never passed on to the app (the Redis password).
-bool is_secret_variable(std::string_view name);
 
 /// "NAME=value" entries: the current environment without secrets and without
 /// stale BATON_* term variables, plus BATON_EVENT (`event`: start or stop),

@@ -151,6 +151,16 @@ class tls_transport final : public stream_transport,
       return "the server refused our client certificate (TLS alert \"" + text +
              "\"): is " + settings_.options.cert_file + " signed by a CA the server trusts?";
     }
+    // An alert is what the server says of *our* certificate: a server
+    // certificate we refuse is named by verify() instead.
+    if (text.find("certificate expired") != std::string::npos) {
+      return "the server refused our client certificate: it has expired (TLS alert \"" + text +
+             "\"): renew " + settings_.options.cert_file;
+    }
+    if (text.find("certificate revoked") != std::string::npos) {
+      return "the server refused our client certificate: it was revoked (TLS alert \"" + text +
+             "\"): issue a new " + settings_.options.cert_file;
+    }
     if (text.find("wrong version number") != std::string::npos ||
         text.find("packet length too long") != std::string::npos) {
       return "the server does not speak TLS on this port (OpenSSL: \"" + text +

@@ -13,6 +13,7 @@
 #include <memory>
 #include <utility>
 
+#include "acl_gaps.hpp"
 #include "check_lines.hpp"
 #include "redis/connection.hpp"
 #include "redis/lease_keys.hpp"
@@ -30,9 +31,8 @@ constexpr std::string_view probe_source = R"lua(
 local refused = {}
 local function try(...)
   local r = redis.pcall(...)
-  if type(r) == 'table' and r.err and (string.find(r.err, 'NOPERM', 1, true) or
-      string.find(r.err, "can't", 1, true) or string.find(r.err, 'No permissions', 1, true)) then
-    refused[#refused + 1] = string.lower((...))
+  if type(r) == 'table' and r.err then
+    refused[#refused + 1] = {string.lower((...)), r.err}
   end
   return r
 end
@@ -49,10 +49,6 @@ try(ARGV[2] or 'PUBLISH', ARGV[1], 'check-store probe')
 return refused
 )lua";
 
-bool is_refusal(const redis_reply& r) {
-  return r.kind == redis_reply::type::error &&
-         (r.str.starts_with("NOPERM") || r.str.find("can't") != std::string::npos);
-}
 
 bool is_loopback(const std::string& host) {
   if (host == "localhost") return true;
@@ -82,7 +78,7 @@ class server_check : public std::enable_shared_from_this<server_check> {
         finish();
         return;
       }
-      if (is_refusal(r.reply)) missing_.push_back("ping");
+      note_refusal("ping", r.reply);
       add(check_verdict::ok, "reachable",
           settings_.endpoint.redacted() + " answered in " +
               ms_text(std::chrono::steady_clock::now() - sent) + " (connect and log-in included)");
@@ -95,6 +91,11 @@ class server_check : public std::enable_shared_from_this<server_check> {
   void exec(std::vector<std::string> args, std::function<void(const command_result&)> then) {
     conn_->async_exec(std::move(args), [self = shared_from_this(), then = std::move(then)](
                                            command_result r) { then(r); });
+  }
+
+  // An error reply that is an ACL refusal of `command` counts as a gap.
+  void note_refusal(std::string_view command, const redis_reply& r) {
+    if (r.kind == redis_reply::type::error) gaps_.note(command, r.str);
   }
 
   void add(check_verdict v, std::string topic, std::string text) {
@@ -127,7 +128,9 @@ class server_check : public std::enable_shared_from_this<server_check> {
 
   void whoami() {
     exec({"ACL", "WHOAMI"}, [this](const command_result& r) {
+      user_ = settings_.endpoint.username.empty() ? "default" : settings_.endpoint.username;
       if (!r.ec && r.reply.kind == redis_reply::type::string) {
+        user_ = r.reply.str;
         add(check_verdict::ok, "user", "authenticated as " + r.reply.str);
       } else if (!r.ec && r.reply.kind == redis_reply::type::error) {
         add(check_verdict::note, "user",
@@ -144,9 +147,8 @@ class server_check : public std::enable_shared_from_this<server_check> {
   void info() {
     exec({"INFO"}, [this](const command_result& r) {
       if (r.ec) return lost(r);
-      if (is_refusal(r.reply)) {
-        missing_.push_back("info");
-      } else if (r.reply.kind == redis_reply::type::string) {
+      note_refusal("info", r.reply);
+      if (r.reply.kind == redis_reply::type::string) {
         server_lines(r.reply.str);
       }
       probe();
@@ -250,16 +252,20 @@ class server_check : public std::enable_shared_from_this<server_check> {
     exec(std::move(eval),
          [this, evalsha = std::move(evalsha)](const command_result& r) {
            if (r.ec) return lost(r);
-           if (is_refusal(r.reply)) {
-             missing_.push_back("eval");
+           if (r.reply.kind == redis_reply::type::error &&
+               classify_acl_refusal(r.reply.str) != acl_refusal::none) {
+             note_refusal("eval", r.reply);
            } else if (r.reply.kind == redis_reply::type::array) {
-             for (const auto& e : r.reply.elements) missing_.push_back(e.str);
+             // {command, the error redis.pcall got} for each refused call.
+             for (const auto& e : r.reply.elements) {
+               if (e.elements.size() == 2) gaps_.note(e.elements[0].str, e.elements[1].str);
+             }
            } else if (r.reply.kind == redis_reply::type::error) {
              add(check_verdict::failure, "scripts", "EVAL: " + r.reply.str);
            }
            exec(evalsha, [this](const command_result& r2) {
              if (r2.ec) return lost(r2);
-             if (is_refusal(r2.reply)) missing_.push_back("evalsha");
+             note_refusal("evalsha", r2.reply);
              probe_commands(located_commands(), 0);
            });
          });
@@ -287,7 +293,7 @@ class server_check : public std::enable_shared_from_this<server_check> {
     auto command = commands[next].first;
     exec(std::move(command), [this, commands = std::move(commands), next](const command_result& r) {
       if (r.ec) return lost(r);
-      if (is_refusal(r.reply)) missing_.push_back(commands[next].second);
+      note_refusal(commands[next].second, r.reply);
       probe_commands(std::move(commands), next + 1);
     });
   }
@@ -297,9 +303,9 @@ class server_check : public std::enable_shared_from_this<server_check> {
     const std::string subscribe = settings_.cluster ? "SSUBSCRIBE" : "SUBSCRIBE";
     watch_->async_exec({subscribe, events_channel(settings_.identity.election)},
                        [self = shared_from_this(), subscribe](command_result r) {
-                         if (!r.ec && is_refusal(r.reply)) {
-                           self->missing_.push_back(subscribe == "SSUBSCRIBE" ? "ssubscribe"
-                                                                               : "subscribe");
+                         if (!r.ec) {
+                           self->note_refusal(subscribe == "SSUBSCRIBE" ? "ssubscribe" : "subscribe",
+                                              r.reply);
                          }
                          self->watch_->close();
                          self->acl_line();
@@ -308,20 +314,14 @@ class server_check : public std::enable_shared_from_this<server_check> {
   }
 
   void acl_line() {
-    if (missing_.empty()) {
+    if (gaps_.empty()) {
       add(check_verdict::ok, "acl",
           "every command baton needs is allowed on baton:{" + settings_.identity.election + "}:*");
       return;
     }
-    std::string list;
-    std::vector<std::string> named;
-    for (const auto& m : missing_) {
-      if (std::find(named.begin(), named.end(), m) != named.end()) continue;
-      named.push_back(m);
-      list += (list.empty() ? "+" : " +") + m;
-    }
     add(check_verdict::failure, "acl",
-        "the user may not run " + list + ": baton needs them (README: Managed Redis, the minimal ACL" +
+        acl_gaps_text(gaps_, settings_.identity.election, user_) +
+            " (README: Managed Redis, the minimal ACL" +
             (settings_.located ? "; and what Sentinel and Cluster add, under Replica acknowledgement)"
                                : ")"));
   }
@@ -415,7 +415,8 @@ class server_check : public std::enable_shared_from_this<server_check> {
   std::shared_ptr<redis_detail::connection> conn_;
   std::shared_ptr<redis_detail::connection> watch_;
   std::vector<check_line> lines_;
-  std::vector<std::string> missing_;
+  acl_gaps gaps_;
+  std::string user_;  // as ACL WHOAMI named it, for the ACL line to add
   std::vector<std::chrono::nanoseconds> rtts_;
   bool finished_ = false;
 };

@@ -110,7 +110,7 @@ void leader_cut_off(bool reset, const std::string& kind) {
     EXPECT_EQ(next->name, other);
     EXPECT_LT(old->end_ns, *expires) << "the cut-off app worked past its lease\n" << c.logs();
     EXPECT_GE(next->start_ns, *expires - 1'000'000) << c.logs();
-    EXPECT_NE(c.log_of(l).find("redis-unreachable"), std::string::npos) << c.log_of(l);
+    EXPECT_NE(c.log_of(l).find("store-unreachable"), std::string::npos) << c.log_of(l);
 
     // Heal: the old leader comes back as a standby.
     net.must_iptables(with_verb("-D", rule));

@@ -98,6 +98,8 @@ test_pki::test_pki() {
     make_signed(dir_, "expired", "localhost", "DNS:localhost,IP:127.0.0.1", "serverAuth", "2",
                 "@2020-01-01 00:00:00");
     make_signed(dir_, "client", "baton client", "", "clientAuth", "30");
+    make_signed(dir_, "expired-client", "baton client", "", "clientAuth", "2",
+                "@2020-01-01 00:00:00");
     // The CA again, as a directory of hashed names (what redis.tls_ca_dir takes).
     std::filesystem::create_directory(dir_ / "ca-dir");
     std::filesystem::copy_file(dir_ / "ca.pem", dir_ / "ca-dir" / "ca.pem");

@@ -38,6 +38,8 @@ class test_pki {
   pair expired_server() const { return {path("expired.pem"), path("expired.key")}; }
   /// A client certificate signed by the CA.
   pair client() const { return {path("client.pem"), path("client.key")}; }
+  /// A client certificate signed by the CA, valid in January 2020 only.
+  pair expired_client() const { return {path("expired-client.pem"), path("expired-client.key")}; }
   std::string dir() const { return dir_.string(); }
 
  private:

@@ -5,6 +5,7 @@
 // replica, a missing ACL permission, a bad config) is a FAIL line and exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -28,7 +29,10 @@ struct outcome {
 
 outcome check_store(std::vector<std::string> args, env_list env = {}) {
   temp_dir dir("baton-cs-");
-  args.insert(args.begin(), {"check-store", "--election", "jobs"});
+  if (std::find(args.begin(), args.end(), "--election") == args.end()) {
+    args.insert(args.begin(), {"--election", "jobs"});
+  }
+  args.insert(args.begin(), "check-store");
   baton_process p(std::move(args), std::move(env), dir / "out.log");
   auto code = p.wait_exit(20s);
   EXPECT_TRUE(code) << "baton check-store did not exit";
@@ -122,8 +126,31 @@ TEST(check_store, a_missing_acl_permission_is_named) {
                              {{"BATON_REDIS_PASSWORD", "pw"}});
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(has_line(r.output, "FAIL", "acl", "may not run +del +publish")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "acl", "grant them: ACL SETUSER baton +del +publish"))
+      << r.output;
   EXPECT_TRUE(has_line(r.output, "ok", "user", "authenticated as baton")) << r.output;
   EXPECT_EQ(r.output.find("pw\n"), std::string::npos) << r.output;
+}
+
+// README's minimal ACL is written for one election; run for another, every
+// command is allowed and only the keys and the channel are refused. Naming
+// +eval +evalsha +subscribe would send the operator to the wrong grant.
+TEST(check_store, an_acl_for_another_election_names_the_keys_and_channel_not_commands) {
+  redis_server redis;
+  redis.command({"ACL", "SETUSER", "baton", "on", ">pw", "resetchannels", "~baton:{jobs}:*",
+                 "&baton:{jobs}:events", "-@all", "+evalsha", "+eval", "+info", "+subscribe",
+                 "+ping", "+get", "+set", "+pexpire", "+pttl", "+exists", "+incr", "+del", "+time",
+                 "+publish", "+acl|whoami"});
+  const auto r = check_store({"--election", "jobs2", "--redis-url", redis.url(),
+                              "--redis-username", "baton"},
+                             {{"BATON_REDIS_PASSWORD", "pw"}});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "acl",
+                       "the user may not use the keys ~baton:{jobs2}:* nor the channel "
+                       "&baton:{jobs2}:events; grant them: ACL SETUSER baton ~baton:{jobs2}:* "
+                       "&baton:{jobs2}:events"))
+      << r.output;
+  EXPECT_EQ(r.output.find("may not run"), std::string::npos) << r.output;
 }
 
 TEST(check_store, nothing_listening_is_a_failure) {

@@ -82,13 +82,13 @@ TEST_F(daemon_fixture, redis_killed_under_the_leader_stops_the_app_within_validi
   // latest one ttl minus drift (2s - 22ms) after the kill.
   const auto& worker = log.intervals()[0];
   EXPECT_LE(worker.end_ns, killed_at + 1'978'000'000LL) << logs();
-  EXPECT_NE(nodes[0]->log_text().find("redis-unreachable"), std::string::npos) << logs();
+  EXPECT_NE(nodes[0]->log_text().find("store-unreachable"), std::string::npos) << logs();
 }
 
 TEST_F(daemon_fixture, redis_unreachable_at_start_is_retried_until_it_comes_up) {
   redis->kill_and_wait();
   auto& node = start_node(1);
-  ASSERT_TRUE(node.wait_for_log("redis-error", 10s)) << logs();
+  ASSERT_TRUE(node.wait_for_log("store-error", 10s)) << logs();
   EXPECT_FALSE(node.exited()) << "a sidecar must not crash-loop while Redis is down";
   redis->restart();
   wait_for_single_worker(20s);

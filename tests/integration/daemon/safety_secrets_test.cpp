@@ -1,10 +1,12 @@
-// The Redis password never reaches the app or the logs: not from
-// BATON_REDIS_PASSWORD, and not from a password embedded in BATON_REDIS_URL.
+// No store's password reaches the app or the logs: not from
+// BATON_REDIS_PASSWORD, not from a password embedded in BATON_REDIS_URL, and
+// not from another kind's secret variables set beside a Redis election.
 // Hooks and the child get a defined environment: the daemon's minus the
 // secrets, plus the BATON_* term variables.
 #include <fstream>
 #include <sstream>
 
+#include "config/option_table.hpp"
 #include "daemon_fixture.hpp"
 
 namespace baton::testing {
@@ -89,6 +91,28 @@ TEST_F(safety_secrets_test, password_variable_reaches_neither_app_nor_log) {
   expect_no_secret_anywhere();
   // A URL without a password is harmless and stays.
   EXPECT_NE(read("child.env").find("BATON_REDIS_URL=" + redis.url()), std::string::npos);
+}
+
+// Every secret option of the table, of every store kind, set beside a Redis
+// election (a node moved from PostgreSQL keeps its old variables): none may
+// reach a hook or the child, whatever store.kind is in use.
+TEST_F(safety_secrets_test, no_stores_secret_reaches_the_app_whatever_the_kind) {
+  env_list env{{"BATON_REDIS_PASSWORD", secret}, {"BATON_REDIS_URL", redis.url()},
+               {"BATON_POSTGRES_URL", "postgresql://baton:" + secret + "@127.0.0.1:1/app"}};
+  std::vector<std::string> secret_names{"BATON_REDIS_PASSWORD", "BATON_POSTGRES_URL"};
+  for (const auto& spec : option_table()) {
+    if (!spec.secret || spec.env == "BATON_REDIS_PASSWORD") continue;
+    env.emplace_back(std::string(spec.env), secret);
+    secret_names.emplace_back(spec.env);
+  }
+  ASSERT_GE(secret_names.size(), 3u);  // at least PostgreSQL's password besides Redis's
+  start(std::move(env));
+  expect_no_secret_anywhere();
+  for (const auto& text : {read("hook.env"), read("child.env")}) {
+    for (const auto& variable : secret_names) {
+      EXPECT_EQ(text.find(variable + "="), std::string::npos) << variable << " reached the app";
+    }
+  }
 }
 
 }  // namespace

@@ -102,6 +102,8 @@ TEST_F(status_test, optional_fields_show_when_present) {
   status["redis_reset"] = "connection lost";
   status["awaiting_ack"] = true;
   status["cooldown_remaining_ms"] = 4'200;
+  status["held_back_remaining_ms"] = 2'500;
+  status["held_back_why"] = "after a store reset";
   status["healthy"] = false;
   status["health"] = "redis unreachable for 12s";
   fake_daemon daemon(socket_path(), status);
@@ -111,6 +113,9 @@ TEST_F(status_test, optional_fields_show_when_present) {
   EXPECT_NE(r.out.find("redis     connected (last reset: connection lost)\n"), std::string::npos);
   EXPECT_NE(r.out.find("stopping  waiting for the app's acknowledgement\n"), std::string::npos);
   EXPECT_NE(r.out.find("cooldown  out of the election for another 4.2s\n"), std::string::npos);
+  EXPECT_NE(r.out.find("waiting   held back: the store grants no lease for another 2.5s (after a store reset)\n"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("health    redis unreachable for 12s\n"), std::string::npos);
 }
 

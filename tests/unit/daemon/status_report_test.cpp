@@ -121,5 +121,23 @@ TEST(status_report, other_kinds_get_no_redis_era_fields_and_list_members) {
   EXPECT_FALSE(s["store"]["members"][0].contains("last_error"));
 }
 
+// A standby the store holds back says so, for how long and why, instead of
+// looking like a node that simply lost the race.
+TEST(status_report, a_held_back_standby_says_until_when_and_why) {
+  election_machine m(timing(), 1);
+  const time_point t0 = time_point{} + 1h;
+  m.step(events::start{}, t0);
+  events::busy held{t0, "", 4000ms, 3, true, true};
+  held.held_back_why = "the lease key vanished before its expiry";
+  m.step(held, t0);
+  status_inputs in{"a", "jobs", &m, redis_status(), std::nullopt, {}, std::nullopt, 0, false};
+  const auto s = status_report(in, t0 + 1s);
+  EXPECT_EQ(s["held_back_remaining_ms"], 3000);
+  EXPECT_EQ(s["held_back_why"], "the lease key vanished before its expiry");
+  EXPECT_EQ(s["is_leader"], false);
+  const auto later = status_report(in, t0 + 5s);
+  EXPECT_FALSE(later.contains("held_back_remaining_ms")) << later.dump();
+}
+
 }  // namespace
 }  // namespace baton

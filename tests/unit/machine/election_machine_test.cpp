@@ -134,7 +134,7 @@ TEST(election_machine, redis_errors_back_off_exponentially_up_to_the_ttl) {
   for (int i = 0; i < 8; ++i) {
     h.feed(events::acquire_failed{"connection refused"});
     EXPECT_EQ(h.machine.current(), state::idle);
-    EXPECT_EQ(h.transitions.back().why, reason::redis_error);
+    EXPECT_EQ(h.transitions.back().why, reason::store_error);
     EXPECT_EQ(h.transitions.back().detail, "connection refused");
     auto wake = h.timer(timer_id::wake);
     ASSERT_TRUE(wake);
@@ -189,14 +189,93 @@ TEST(election_machine, renewal_failures_are_retried_until_the_deadline_then_the_
   }
   EXPECT_GE(failures, 3);
   EXPECT_EQ(h.machine.current(), state::pausing);
-  EXPECT_EQ(h.transitions.back().why, reason::redis_unreachable);
+  EXPECT_EQ(h.transitions.back().why, reason::store_unreachable);
   EXPECT_GE(h.now, acquired_at + 6s);
   auto stop = h.last<actions::stop_app>();
   ASSERT_TRUE(stop);
-  EXPECT_EQ(stop->why, reason::redis_unreachable);
+  EXPECT_EQ(stop->why, reason::store_unreachable);
   EXPECT_EQ(stop->kill_at, valid_until);
   EXPECT_EQ(h.timer(timer_id::kill), valid_until);
   EXPECT_FALSE(h.timer(timer_id::wake)) << "no renewals after giving up";
+}
+
+// A password rotated on the server, or an ACL change, refuses every
+// renewal: the store answered, so "unreachable" would send an operator to the
+// network instead of to the credentials.
+TEST(election_machine, renewals_refused_until_the_deadline_stop_the_app_as_refused) {
+  machine_harness h;
+  h.become_leader();
+  h.advance(3s);
+  for (int i = 0; i < 100 && h.machine.current() == state::renewing; ++i) {
+    h.feed(events::renew_failed{"AUTH as baton: WRONGPASS", true});
+    if (h.machine.current() == state::working) h.advance_to(*h.timer(timer_id::wake));
+  }
+  ASSERT_EQ(h.machine.current(), state::pausing);
+  EXPECT_EQ(h.transitions.back().why, reason::store_refused);
+  EXPECT_EQ(h.last<actions::stop_app>()->why, reason::store_refused);
+  EXPECT_STREQ(to_string(reason::store_refused), "store-refused");
+}
+
+// The reason follows the last failure: refused once, then timing out, is a
+// store that stopped answering.
+TEST(election_machine, a_refusal_followed_by_timeouts_is_unreachable) {
+  machine_harness h;
+  h.become_leader();
+  h.advance(3s);
+  h.feed(events::renew_failed{"NOPERM", true});
+  for (int i = 0; i < 100 && h.machine.current() != state::pausing; ++i) {
+    if (h.machine.current() == state::working) h.advance_to(*h.timer(timer_id::wake));
+    if (h.machine.current() == state::renewing) h.feed(events::renew_failed{"timeout"});
+  }
+  ASSERT_EQ(h.machine.current(), state::pausing);
+  EXPECT_EQ(h.transitions.back().why, reason::store_unreachable);
+}
+
+TEST(election_machine, a_failed_release_is_said_as_failed_not_released) {
+  machine_harness h;
+  h.become_leader();
+  h.feed(events::shutdown{"SIGTERM"});
+  h.feed(events::app_stopped{});
+  ASSERT_EQ(h.machine.current(), state::releasing);
+  h.feed(events::release_done{"connect 127.0.0.1:6379: Connection refused"});
+  // Shutting down: the daemon stops either way, with the release's error said.
+  EXPECT_EQ(h.machine.current(), state::stopped);
+  EXPECT_EQ(h.transitions.back().detail, "connect 127.0.0.1:6379: Connection refused");
+
+  machine_harness r;
+  r.become_leader();
+  r.feed(events::resign{});
+  r.feed(events::app_stopped{});
+  ASSERT_EQ(r.machine.current(), state::releasing);
+  r.feed(events::release_done{"timeout"});
+  EXPECT_EQ(r.machine.current(), state::idle);
+  EXPECT_EQ(r.transitions.back().why, reason::release_failed);
+  EXPECT_STREQ(to_string(reason::release_failed), "release-failed");
+
+  machine_harness ok;
+  ok.become_leader();
+  ok.feed(events::resign{});
+  ok.feed(events::app_stopped{});
+  ok.feed(events::release_done{""});
+  EXPECT_EQ(ok.transitions.back().why, reason::released);
+}
+
+// A held-back standby can say until when and why (baton status).
+TEST(election_machine, a_store_hold_back_is_remembered_until_an_answer_without_one) {
+  machine_harness h;
+  h.feed(events::start{});
+  EXPECT_LE(h.machine.store_held_back().until, h.now);
+  events::busy held{h.now, "", 2500ms, 9, true, true};
+  held.held_back_why = "";
+  h.feed(held);
+  EXPECT_EQ(h.machine.store_held_back().until, h.now + 2500ms);
+  EXPECT_EQ(h.machine.store_held_back().why, "after a store reset");
+  EXPECT_EQ(h.machine.token(), 0u) << "a held-back answer carries no holder's token";
+  h.advance_to(*h.timer(timer_id::wake));
+  ASSERT_EQ(h.machine.current(), state::acquiring);
+  h.feed(events::busy{h.now, "b", 5s, 11, true});
+  EXPECT_LE(h.machine.store_held_back().until, h.now);
+  EXPECT_TRUE(h.machine.store_held_back().why.empty());
 }
 
 TEST(election_machine, deadline_fires_while_a_renewal_hangs) {
@@ -240,7 +319,7 @@ TEST(election_machine, renew_failure_reported_after_the_deadline_stops_at_once) 
   h.now += 4s;  // the failure arrives after the deadline, before the timer fired
   h.feed(events::renew_failed{"timeout"});
   EXPECT_EQ(h.machine.current(), state::pausing);
-  EXPECT_EQ(h.transitions.back().why, reason::redis_unreachable);
+  EXPECT_EQ(h.transitions.back().why, reason::store_unreachable);
 }
 
 TEST(election_machine, lost_lease_stops_the_app_at_once_with_kill_at_validity) {
@@ -516,7 +595,7 @@ TEST(election_machine, every_state_change_is_reported_with_a_reason) {
 
 TEST(election_machine, names_are_stable_for_logs_and_scripts) {
   EXPECT_STREQ(to_string(state::pausing), "pausing");
-  EXPECT_STREQ(to_string(reason::redis_unreachable), "redis-unreachable");
+  EXPECT_STREQ(to_string(reason::store_unreachable), "store-unreachable");
   EXPECT_STREQ(to_string(reason::child_exited), "child-exited");
   EXPECT_STREQ(to_string(timer_id::kill), "kill");
 }

@@ -99,7 +99,7 @@ TEST(stop_reasons, a_deadline_noticed_within_the_validity_means_the_store_did_no
   h.feed(events::timer{timer_id::deadline});
   auto stop = h.last<actions::stop_app>();
   ASSERT_TRUE(stop);
-  EXPECT_EQ(stop->why, reason::redis_unreachable);
+  EXPECT_EQ(stop->why, reason::store_unreachable);
 }
 
 TEST(stop_reasons, a_deadline_noticed_after_the_validity_means_the_daemon_did_not_run) {

@@ -76,7 +76,11 @@ TEST(app_controller_start, neither_hook_nor_child_reports_started_later) {
 
 TEST(app_controller_start, environment_has_term_variables_and_no_secrets) {
   temp_dir dir;
+  // Every store's secrets, whatever store.kind is: none may reach a hook.
   ::setenv("BATON_REDIS_PASSWORD", "hunter2", 1);
+  ::setenv("BATON_POSTGRES_PASSWORD", "hunter2", 1);
+  ::setenv("BATON_POSTGRES_URL", "postgresql://baton:hunter2@127.0.0.1/app", 1);
+  ::setenv("BATON_REDIS_URL", "redis://:hunter2@127.0.0.1:6379", 1);
   ::setenv("BATON_EVENT", "stale", 1);
   ::setenv("PROCESS_TEST_INHERITED", "yes", 1);
   ::setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1);
@@ -99,6 +103,9 @@ TEST(app_controller_start, environment_has_term_variables_and_no_secrets) {
     ASSERT_TRUE(run_until(io, [&] { return rec.stopped == 1; }));
   }
   ::unsetenv("BATON_REDIS_PASSWORD");
+  ::unsetenv("BATON_POSTGRES_PASSWORD");
+  ::unsetenv("BATON_POSTGRES_URL");
+  ::unsetenv("BATON_REDIS_URL");
   ::unsetenv("BATON_EVENT");
   ::unsetenv("PROCESS_TEST_INHERITED");
   ::unsetenv("NOTIFY_SOCKET");
