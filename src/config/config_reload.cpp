@@ -1,6 +1,7 @@
-// plan_reload: compares every option of the table as check-config shows it
-// and sorts each difference by the option's `reloadable` flag, so a new
-// option is refused or applied on SIGHUP without touching this file.
+// plan_reload: compares every option of the table that the store in use
+// reads, as check-config shows it, and sorts each difference by the option's
+// `reloadable` flag, so a new option is refused or applied on SIGHUP without
+// touching this file.
 #include "baton/config_reload.hpp"
 
 #include <map>
@@ -32,6 +33,13 @@ reload_plan plan_reload(const config& running, const config& fresh) {
   std::map<std::string_view, std::string> refused;
   for (const auto& spec : option_table()) {
     if (spec.secret) continue;
+    // Another store's section is never read: a ttl that moves its derived
+    // timeouts (postgres.command_timeout on a Redis election) changes nothing
+    // that runs, and naming it would send the operator looking for it.
+    if (!store_reads_section(running.store.kind, spec.section()) &&
+        !store_reads_section(fresh.store.kind, spec.section())) {
+      continue;
+    }
     if (spec.reloadable) copy_option_value(spec, fresh, plan.next);
     const std::string before = log_text(spec, running);
     const std::string after = log_text(spec, fresh);

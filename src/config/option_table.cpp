@@ -3,6 +3,7 @@
 // config/baton.yaml and the README, so they never change once released.
 #include "option_table.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -284,6 +285,15 @@ bool option_spec::value_is_secret(std::string_view value) const {
   std::string lower(value);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return lower.find('@') != std::string::npos || lower.find("password") != std::string::npos;
+}
+
+bool store_reads_section(std::string_view kind, std::string_view section) {
+  const bool store_section =
+      section == "redis" || std::find(store_config::known_kinds.begin(),
+                                      store_config::known_kinds.end(),
+                                      section) != store_config::known_kinds.end();
+  if (!store_section || section == kind) return true;
+  return section == "redis" && kind != "postgres";
 }
 
 bool is_option_section(std::string_view name) {

@@ -114,6 +114,12 @@ const option_spec* find_option(std::string_view key);
 /// True when `name` is a section holding options ("lease").
 bool is_option_section(std::string_view name);
 
+/// False when `section` holds the options of another store than `kind`
+/// ("postgres" on a redis election): a store kind reads its own section, the
+/// Redis-based kinds also the redis: section's user, password, TLS files and
+/// timeouts; every section that is not a store's ("lease") is read by all.
+bool store_reads_section(std::string_view kind, std::string_view section);
+
 /// The option stored at `field` inside `cfg`: rules name options by the field
 /// they check, so a message always uses the table's name. The type must match
 /// too (&cfg.lease is also the address of cfg.lease.ttl). Throws

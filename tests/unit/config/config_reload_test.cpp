@@ -64,6 +64,40 @@ TEST(config_reload, election_redis_lease_and_socket_are_refused) {
   EXPECT_NE(all.find("http.listen"), std::string::npos) << all;
 }
 
+// A shorter ttl moves every derived timeout, also those of stores the
+// election does not use: the refusal names only what the running store reads.
+TEST(config_reload, another_stores_options_are_not_named) {
+  auto running = base();
+  running.postgres.command_timeout = 1000ms;
+  auto fresh = base();
+  fresh.lease.ttl = 3000ms;
+  fresh.redis.command_timeout = 500ms;
+  fresh.postgres.command_timeout = 500ms;
+  auto plan = plan_reload(running, fresh);
+  std::string all;
+  for (auto& line : plan.refused) all += line + "\n";
+  EXPECT_NE(all.find("lease.ttl: 9s -> 3s"), std::string::npos) << all;
+  EXPECT_NE(all.find("redis.command_timeout: 1s -> 500ms"), std::string::npos) << all;
+  EXPECT_EQ(all.find("postgres."), std::string::npos) << all;
+
+  // On a postgres election it is the other way round.
+  running.store.kind = fresh.store.kind = "postgres";
+  plan = plan_reload(running, fresh);
+  all.clear();
+  for (auto& line : plan.refused) all += line + "\n";
+  EXPECT_NE(all.find("postgres.command_timeout: 1s -> 500ms"), std::string::npos) << all;
+  EXPECT_EQ(all.find("redis."), std::string::npos) << all;
+
+  // Moving to another store names the options of both.
+  running.store.kind = "redis";
+  plan = plan_reload(running, fresh);
+  all.clear();
+  for (auto& line : plan.refused) all += line + "\n";
+  EXPECT_NE(all.find("store.kind: redis -> postgres"), std::string::npos) << all;
+  EXPECT_NE(all.find("postgres.command_timeout"), std::string::npos) << all;
+  EXPECT_NE(all.find("redis.command_timeout"), std::string::npos) << all;
+}
+
 TEST(config_reload, the_password_is_never_compared_nor_shown) {
   auto running = base();
   running.redis.password = "hunter2";
