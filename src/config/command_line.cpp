@@ -17,6 +17,7 @@
 #include "baton/config_load.hpp"
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
+#include "flag_words.hpp"
 #include "option_table.hpp"
 
 namespace baton {
@@ -30,7 +31,8 @@ constexpr const char* footer =
 
 // One flag of the option table and where CLI11 stores what it was given.
 // Most flags take one text value (the last one wins); a boolean is a bare
-// switch (--require-ack, --require-ack=false); a uid list may be repeated.
+// switch (--require-ack, --require-ack=false, and --require-ack false as
+// flag_words.cpp joins it); a uid list may be repeated.
 struct flag_value {
   const option_spec* spec = nullptr;
   CLI::Option* option = nullptr;
@@ -206,6 +208,10 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   if (has_child) child.assign(dashdash + 1, args.end());
   args.erase(dashdash, args.end());
   if (auto refused = password_flag(args)) return exit_now(2, *refused);
+  args = join_boolean_flag_values(std::move(args));
+  // The flags baton has besides the option table's, for telling a typo.
+  const std::vector<std::string> other_flags{"--config", "--help", "--version", "--print"};
+  const std::vector<std::string> given = args;
 
   CLI::App app("baton: leader election for workers, on a Redis lease.", "baton");
   app.footer(footer);
@@ -267,6 +273,12 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   } catch (const CLI::CallForAllHelp&) {
     return exit_now(0, app.help("", CLI::AppFormatMode::All));
   } catch (const CLI::ParseError& e) {
+    // CLI11 lists the words it could not place; a flag that does not exist
+    // is better told as such, with the one probably meant.
+    if (const auto unknown = first_unknown_flag(given, other_flags)) {
+      return exit_now(2, "baton: " + unknown_flag_message(*unknown, other_flags) +
+                             "; see baton --help");
+    }
     std::string line = std::string("baton: ") + e.what();
     // CLI11 reports a stray word from the parent app, so run->parsed() cannot tell.
     if (names_run && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {

@@ -289,6 +289,8 @@ std::vector<std::string> parse_argv_text(const std::string& option, const std::s
   return split_words(option, text, t);
 }
 
+std::optional<bool> parse_boolean_word(std::string_view text) { return parse_switch(text); }
+
 void parse_option_text(const option_spec& spec, config& cfg, const std::string& text) {
   std::visit(text_parser{spec, cfg, text}, spec.field);
 }

@@ -4,7 +4,9 @@
 // shown as check-config prints it.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "option_table.hpp"
 
@@ -13,6 +15,10 @@ namespace baton {
 /// Parses `text` into the option's field of `cfg`. Throws config_error naming
 /// spec.key (the caller adds where the text came from).
 void parse_option_text(const option_spec& spec, config& cfg, const std::string& text);
+
+/// A boolean option's value as a person types it: true/yes/on/1 or
+/// false/no/off/0, any case; nullopt for anything else.
+std::optional<bool> parse_boolean_word(std::string_view text);
 
 /// What a YAML value of the wrong shape is told ("must be a single string").
 const char* expected_yaml_shape(const option_spec& spec);

@@ -86,6 +86,75 @@ TEST(command_line, positional_without_double_dash_hints_at_it) {
   EXPECT_EQ(inv.message.find('\n'), std::string::npos) << inv.message;
 }
 
+// A boolean flag takes its value after a space as after '=', but only a
+// boolean word: anything else is not its value, and the words after -- are
+// the child's.
+TEST(command_line, a_boolean_flag_takes_a_boolean_word_after_a_space) {
+  struct row {
+    std::vector<std::string> args;
+    bool create_schema;
+    bool park;
+  };
+  for (const auto& r : std::vector<row>{
+           {{"--postgres-create-schema", "false"}, false, true},
+           {{"--postgres-create-schema=false"}, false, true},
+           {{"--postgres-create-schema", "OFF", "--park", "no"}, false, false},
+           {{"--park", "0", "--postgres-create-schema", "yes"}, true, false},
+           {{"--park", "--postgres-create-schema", "false"}, false, true},
+           {{"--park", "false", "--", "/bin/echo", "true"}, true, false},
+           {{"--park", "--", "/bin/echo", "false"}, true, true},
+       }) {
+    std::vector<std::string> args{"run", "--election", "jobs"};
+    args.insert(args.end(), r.args.begin(), r.args.end());
+    if (std::find(args.begin(), args.end(), "--") == args.end()) {
+      args.insert(args.end(), {"--", "/bin/true"});
+    }
+    const auto inv = parse(args);
+    ASSERT_EQ(inv.what, invocation::verb::run) << args[3] << ": " << inv.message;
+    EXPECT_EQ(inv.cfg.postgres.create_schema, r.create_schema) << args[3];
+    EXPECT_EQ(inv.cfg.child.park, r.park) << args[3];
+  }
+  const auto child = parse({"run", "--election", "jobs", "--park", "--", "/bin/echo", "false"});
+  EXPECT_EQ(child.cfg.child.command, (std::vector<std::string>{"/bin/echo", "false"}));
+  // A word that is not a boolean stays a stray word.
+  const auto stray = parse({"run", "--election", "jobs", "--park", "maybe"});
+  EXPECT_EQ(stray.what, invocation::verb::exit_now);
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.message.find("maybe"), std::string::npos) << stray.message;
+}
+
+// A flag that does not exist names the one probably meant, as an unknown
+// variable does: a near miss, or an option's YAML name typed as a flag.
+TEST(command_line, an_unknown_flag_names_the_flag_meant) {
+  struct row {
+    std::vector<std::string> args;
+    std::string said;
+  };
+  for (const auto& r : std::vector<row>{
+           {{"--lease-ttl", "3s"}, "unknown flag --lease-ttl (did you mean --ttl, the flag of lease.ttl?)"},
+           {{"--lease.ttl=3s"}, "unknown flag --lease.ttl (did you mean --ttl, the flag of lease.ttl?)"},
+           {{"--redis-command-timeout", "1s"},
+            "unknown flag --redis-command-timeout (did you mean --redis-timeout, the flag of "
+            "redis.command_timeout?)"},
+           {{"--redis-comand-timeout", "1s"},
+            "unknown flag --redis-comand-timeout (did you mean --redis-timeout?)"},
+           {{"--tll", "1s"}, "unknown flag --tll (did you mean --ttl?)"},
+           {{"--confg", "x.yaml"}, "unknown flag --confg (did you mean --config?)"},
+           {{"--frobnicate"}, "unknown flag --frobnicate; see baton --help"},
+       }) {
+    for (const char* verb : {"run", "check-config", "check-store", "init-store"}) {
+      std::vector<std::string> args{verb, "--election", "jobs"};
+      args.insert(args.end(), r.args.begin(), r.args.end());
+      const auto inv = parse(args);
+      EXPECT_EQ(inv.what, invocation::verb::exit_now) << r.args[0];
+      EXPECT_EQ(inv.exit_code, 2) << r.args[0];
+      EXPECT_EQ(inv.message.rfind("baton: ", 0), 0u) << inv.message;
+      EXPECT_NE(inv.message.find(r.said), std::string::npos) << verb << ": " << inv.message;
+      EXPECT_EQ(inv.message.find('\n'), std::string::npos) << inv.message;
+    }
+  }
+}
+
 // Precedence: one test per level, each adding a source over the previous.
 TEST(precedence, default_when_nothing_is_set) {
   const auto inv = parse({"check-config", "--election", "e"});
