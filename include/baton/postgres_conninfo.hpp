@@ -19,9 +19,18 @@ struct conninfo_summary {
   /// The password the string itself holds ("" = none; discouraged: it may
   /// reach argv).
   std::string password;
+  /// The port(s) as written, comma-separated for several hosts ("" = libpq's
+  /// default). libpq checks them only when it connects; see
+  /// postgres_port_problem.
+  std::string port;
 };
 
 conninfo_summary summarize_conninfo(const std::string& conninfo);
+
+/// Checks the port(s) of a connection string: each entry of the comma list
+/// empty (the default) or a number from 1 to 65535. nullopt when fine, else
+/// what is wrong, naming the entry (never the rest of the string).
+std::optional<std::string> postgres_port_problem(std::string_view port);
 
 /// Checks a `postgres.table` value: `name` or `schema.name`, each part
 /// [A-Za-z_][A-Za-z0-9_]*, at most 63 characters in all (it also names the

@@ -55,9 +55,32 @@ conninfo_summary summarize_conninfo(const std::string& conninfo) {
   PQconninfoFree(options);
   out.where = !host.empty() ? host : !hostaddr.empty() ? hostaddr : "(default host)";
   if (!port.empty()) out.where += ":" + port;
+  out.port = port;
   if (!dbname.empty()) out.where += "/" + dbname;
   if (!user.empty()) out.where += " as " + user;
   return out;
+}
+
+std::optional<std::string> postgres_port_problem(std::string_view port) {
+  while (true) {
+    const auto comma = port.find(',');
+    const auto entry = port.substr(0, comma);
+    unsigned long value = 0;
+    bool digits = !entry.empty() && entry.size() <= 5;
+    for (char c : entry) {
+      digits = digits && c >= '0' && c <= '9';
+      if (digits) value = value * 10 + static_cast<unsigned long>(c - '0');
+    }
+    if (!entry.empty() && (!digits || value < 1 || value > 65535)) {
+      std::string shown(entry.substr(0, 16));
+      for (char& c : shown) {
+        if (c < 0x20 || c > 0x7e) c = '?';
+      }
+      return "the port \"" + shown + "\" is not a number from 1 to 65535";
+    }
+    if (comma == std::string_view::npos) return std::nullopt;
+    port.remove_prefix(comma + 1);
+  }
 }
 
 std::optional<std::string> postgres_table_problem(std::string_view table) {

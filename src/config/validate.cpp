@@ -112,6 +112,9 @@ void check_postgres(const config& cfg) {
     if (!summary.error.empty()) {
       throw config_error::with_message(url, url + ": libpq cannot read it: " + summary.error);
     }
+    if (const auto problem = postgres_port_problem(summary.port)) {
+      throw config_error::with_message(url, url + ": " + *problem);
+    }
   }
   if (const auto problem = postgres_table_problem(cfg.postgres.table)) {
     throw config_error(option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);

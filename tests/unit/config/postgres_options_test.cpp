@@ -63,6 +63,24 @@ TEST(postgres_options, a_url_libpq_cannot_read_is_one_line_naming_the_option) {
   EXPECT_NE(u.find("nosuch"), std::string::npos) << u;
 }
 
+// libpq reads the port only when it connects ("invalid integer value"),
+// so check-config would pass a URL that run cannot use.
+TEST(postgres_options, a_port_that_is_not_a_number_is_refused_naming_the_url) {
+  for (const char* url : {"postgresql://db:abc/app", "host=db port=5432x", "host=db port=70000",
+                          "host=db port=0", "host=a,b port=5432,x", "postgresql://u:pw@db:-1/app"}) {
+    const auto e = error_of([&] { from_yaml(pg + "postgres: {url: \"" + url + "\"}"); });
+    EXPECT_EQ(e.rfind("postgres.url: ", 0), 0u) << url << ": " << e;
+    EXPECT_NE(e.find("port"), std::string::npos) << e;
+    EXPECT_NE(e.find("1 to 65535"), std::string::npos) << e;
+    EXPECT_EQ(e.find("pw"), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  for (const char* url : {"postgresql://db:5433/app", "host=a,b port=5432,5433", "host=a,b port=,5433",
+                          "host=db", "postgresql:///app"}) {
+    EXPECT_EQ(from_yaml(pg + "postgres: {url: \"" + url + "\"}").postgres.url, url);
+  }
+}
+
 TEST(postgres_options, another_store_kind_does_not_read_the_postgres_url_or_password) {
   // Reading them would open libpq in every Redis daemon (src/libpq/libpq_on_demand.hpp).
   const auto cfg = from_yaml("postgres: {url: \"host=db port\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
