@@ -116,7 +116,6 @@ config load(const option_set& options, const environment& env, bool has_child,
             std::vector<std::string>& warnings) {
   config_loader loader(env);
   loader.note_variable_names(variable_names);
-  warnings = loader.warnings();
   std::string path;
   if (options.config_flag->count() > 0) {
     path = options.config_path;
@@ -126,6 +125,7 @@ config load(const option_set& options, const environment& env, bool has_child,
   }
   if (!path.empty()) loader.load_file(path);
   loader.load_environment();
+  warnings = loader.warnings();
   for (const auto& flag : options.flags) {
     if (flag.option->count() == 0) continue;
     const std::string value = flag.given();

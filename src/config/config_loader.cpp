@@ -8,6 +8,7 @@
 #include "option_value.hpp"
 #include "executable_check.hpp"
 #include "redis_password.hpp"
+#include "text_chars.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,7 +24,20 @@ void config_loader::load_environment() {
     // Secrets are resolved by finish(), which knows their own order of sources.
     if (spec.env.empty() || spec.secret) continue;
     const std::string name(spec.env);
-    if (auto value = env_(name)) set(std::string(spec.key), *value, name);
+    const auto value = env_(name);
+    if (!value) continue;
+    const std::string key(spec.key);
+    // An empty variable clears what the file set: on purpose it is the way
+    // to undo a file's setting (so it is not refused), but a variable left
+    // empty by a template (`BATON_POSTGRES_PASSWORD_FILE=`) would silently
+    // drop the file's password file, so it is said.
+    if (const auto origin = origins_.find(key); text::trim(*value).empty() &&
+                                                 origin != origins_.end() &&
+                                                 !option_is_empty(spec, cfg_)) {
+      warnings_.push_back(name + " is set but empty: it clears " + key + ", which the file set (" +
+                          origin->second + "); unset the variable to keep the file's value");
+    }
+    set(key, *value, name);
   }
 }
 

@@ -81,6 +81,39 @@ TEST(postgres_options, a_port_that_is_not_a_number_is_refused_naming_the_url) {
   }
 }
 
+// An empty variable clears the file's value (the way to undo it), but an
+// empty BATON_POSTGRES_PASSWORD_FILE left by a template would drop the
+// file's password file without a word: it is warned about.
+TEST(postgres_options, an_empty_password_file_variable_warns_that_it_clears_the_file) {
+  const temp_dir dir;
+  const auto file = dir.write("pw", "from-file\n");
+  const auto yaml = pg + "postgres: {password_file: " + file + "}";
+  const auto warnings = [&](std::map<std::string, std::string> env) {
+    config_loader loader(fake_env(std::move(env)));
+    loader.load_yaml(yaml, "test.yaml");
+    loader.load_environment();
+    EXPECT_EQ(loader.current().postgres.password_file.empty(),
+              loader.warnings().size() == 1);
+    return loader.warnings();
+  };
+  const auto w = warnings({{"BATON_POSTGRES_PASSWORD_FILE", ""}});
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "BATON_POSTGRES_PASSWORD_FILE is set but empty: it clears postgres.password_file, which "
+            "the file set (from test.yaml); unset the variable to keep the file's value");
+  EXPECT_TRUE(warnings({}).empty());
+  EXPECT_TRUE(warnings({{"BATON_POSTGRES_PASSWORD_FILE", file}}).empty());
+  EXPECT_TRUE(warnings({{"BATON_POSTGRES_TABLE", ""}}).empty()) << "the file did not set it";
+
+  // Through the command line, as main prints them.
+  const auto config_file = dir.write("c.yaml", "election: e\n" + yaml + "\n");
+  const auto inv = parse({"check-config", "--config", config_file},
+                         {{"BATON_POSTGRES_PASSWORD_FILE", ""}, {"BATON_POSTGRES_PASSWORD", "x"}});
+  ASSERT_EQ(inv.what, invocation::verb::check_config) << inv.message;
+  ASSERT_EQ(inv.warnings.size(), 1u);
+  EXPECT_NE(inv.warnings[0].find("BATON_POSTGRES_PASSWORD_FILE is set but empty"), std::string::npos);
+}
+
 TEST(postgres_options, another_store_kind_does_not_read_the_postgres_url_or_password) {
   // Reading them would open libpq in every Redis daemon (src/libpq/libpq_on_demand.hpp).
   const auto cfg = from_yaml("postgres: {url: \"host=db port\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
