@@ -535,7 +535,7 @@ struct redlock_store::impl {
              if (!call->failures.list.empty()) {
                return answer(round_error(call->failures,
                                          call->failures.list.size() < size(),
-                                          "init-store: the record is missing on " +
+                                          "the record is missing on " +
                                               std::to_string(call->failures.list.size()) + " of " +
                                               std::to_string(size()) + " masters"),
                               record_answer::existed);

@@ -117,5 +117,25 @@ TEST(init_store, creates_the_record_once_and_reports_an_unreachable_store) {
   EXPECT_NE(down.output.find("127.0.0.1"), std::string::npos) << down.output;
 }
 
+// Redlock: one master down is a record missing there, exit 1, said once as
+// `baton: init-store: ...` (the store's message names no command of its own).
+TEST(init_store, a_redlock_master_down_is_named_in_one_prefixed_line) {
+  redis_server a, b, c;
+  std::string masters;
+  for (const auto* s : {&a, &b, &c}) {
+    masters += (masters.empty() ? "" : ",") + std::string("redis://127.0.0.1:") +
+               std::to_string(s->port());
+  }
+  c.kill_and_wait();
+  auto r = run_baton({"init-store", "--election", "fresh", "--store-kind", "redlock",
+                      "--redlock-masters", masters, "--redis-connect-timeout", "300ms",
+                      "--redis-timeout", "300ms"});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(r.output.rfind("baton: init-store: the record is missing on 1 of 3 masters", 0), 0u)
+      << r.output;
+  EXPECT_EQ(r.output.find("init-store:"), r.output.rfind("init-store:")) << r.output;
+  EXPECT_NE(r.output.find(std::to_string(c.port())), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace baton::testing
