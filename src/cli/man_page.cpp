@@ -76,7 +76,8 @@ std::string man_page() {
   m << ".SH SYNOPSIS\n"
     << ".B baton run\n[\\fIoptions\\fR] [\\fB\\-\\-\\fR \\fICMD\\fR [\\fIARGS\\fR...]]\n.br\n"
     << ".B baton check\\-config\n[\\fIoptions\\fR]\n.br\n"
-    << ".B baton init\\-store\n[\\fIoptions\\fR]\n.br\n";
+    << ".B baton init\\-store\n[\\fB\\-\\-print\\fR] [\\fIoptions\\fR]\n.br\n"
+    << ".B baton check\\-store\n[\\fIoptions\\fR]\n.br\n";
   for (const auto& verb : cli::client_verb_docs()) {
     m << ".B baton " << roff(verb.name) << "\n[\\fIoptions\\fR]\n.br\n";
   }
@@ -85,15 +86,19 @@ std::string man_page() {
 
   m << ".SH DESCRIPTION\n"
     << "Copies of one worker run on many machines; next to each runs \\fBbaton\\fR. Every baton\n"
-    << "competes for one lease in a store (Redis), and only the holder's app works: baton starts\n"
-    << "and stops it as a supervised command (the words after \\fB\\-\\-\\fR), runs hooks, or tells\n"
-    << "it over a Unix socket. A new leader never starts while the old one may still be working:\n"
-    << "a leader that cannot renew its lease stops its app before the lease can expire.\n"
+    << "competes for one lease in a store (Redis, Sentinel, Cluster, Redlock or PostgreSQL), and\n"
+    << "only the holder's app works: baton starts and stops it as a supervised command (the words\n"
+    << "after \\fB\\-\\-\\fR), runs hooks, or tells it over a Unix socket. A new leader never\n"
+    << "starts while the old one may still be working: a leader that cannot renew its lease stops\n"
+    << "its app before the lease can expire.\n"
     << ".PP\n"
     << "The configuration comes from, each overriding the one before: built\\-in defaults, the YAML\n"
     << "file named by \\fB\\-\\-config\\fR or \\fBBATON_CONFIG\\fR, the \\fBBATON_*\\fR environment\n"
-    << "variables, and the flags. SIGHUP makes a running daemon read them again; options marked\n"
-    << "\\(lqreloadable\\(rq below take effect, the others are kept until a restart.\n"
+    << "variables, and the flags. SIGHUP makes a running daemon read them again: when only options\n"
+    << "marked \\(lqreloadable\\(rq below changed, they take effect at once; when any other option\n"
+    << "changed, the whole reload is refused, nothing changes, and the log names each such option\n"
+    << "with its old and new value (restart baton to apply them). An invalid configuration changes\n"
+    << "nothing either.\n"
     << "Durations need a unit: 250ms, 10s, 1.5s, 2m, 1h.\n";
 
   m << ".SH COMMANDS\n"
@@ -107,7 +112,15 @@ std::string man_page() {
     << "Create the election's record in the store (the same options as \\fBrun\\fR), so that\n"
     << "its first start is not held back as after a data loss; 0 created or already there, 1 the\n"
     << "store cannot be reached, 2 a bad configuration. Only for a new election, or with every\n"
-    << "candidate stopped.\n";
+    << "candidate stopped. With \\fB\\-\\-print\\fR it changes nothing and prints the schema the\n"
+    << "store needs (the PostgreSQL DDL and grants) for a DBA to apply.\n"
+    << ".TP\n.B check\\-store\n"
+    << "Connect to the store with the same options as \\fBrun\\fR and report, one line each, what\n"
+    << "the election needs from it: reachable, TLS, the user and its permissions, version, role and\n"
+    << "replicas, eviction, persistence, latency, the server's clock and the lease (for Redlock\n"
+    << "every master and the quorum; for PostgreSQL the role, the table and its privileges). It\n"
+    << "changes nothing but a probe key of the election's own, removed again. Exit 0 ready, 1 a\n"
+    << "hazard (baton works there, but the store can cost the election), 2 baton cannot work there.\n";
   for (const auto& verb : cli::client_verb_docs()) {
     m << ".TP\n.B " << roff(verb.name) << "\n" << roff(sentence(verb.description)) << "\n"
       << ".br\nOptions:\n.RS\n";
@@ -121,7 +134,8 @@ std::string man_page() {
     << "Print \\(lqbaton VERSION (commit COMMIT)\\(rq and exit 0. \\fB\\-\\-version\\fR does the same.\n";
 
   m << ".SH OPTIONS\n"
-    << "The options of \\fBrun\\fR and \\fBcheck\\-config\\fR. Each sets one configuration key;\n"
+    << "The options of \\fBrun\\fR, \\fBcheck\\-config\\fR, \\fBinit\\-store\\fR and\n"
+    << "\\fBcheck\\-store\\fR. Each sets one configuration key;\n"
     << "the environment variable that sets the same key is named after it.\n"
     << ".TP\n" << flag_spelling("-c,--config", "FILE") << "\n"
     << "The YAML configuration file (environment: \\fBBATON_CONFIG\\fR).\n";
@@ -135,7 +149,8 @@ std::string man_page() {
     if (spec.reloadable) m << "; reloadable";
     m << ".\n";
     if (is_switch) {
-      m << "A bare flag means true; \\fB" << roff(spec.flag_name()) << "=false\\fR turns it off.\n";
+      m << "A bare flag means true; \\fB" << roff(spec.flag_name()) << "=false\\fR or \\fB"
+        << roff(spec.flag_name()) << " false\\fR turns it off.\n";
     }
   }
   m << ".TP\n" << flag_spelling("-h,--help", "") << "\n"
@@ -144,14 +159,17 @@ std::string man_page() {
   m << ".SH EXIT STATUS\n"
     << ".TP\n.B 0\n"
     << "Success: the daemon stopped cleanly, the configuration is valid, this node is the leader\n"
-    << "(status), the daemon is healthy (health), the resignation is done (resign), or watch\n"
-    << "ended by a signal.\n"
+    << "(status), the daemon is healthy (health), the resignation is done (resign), the store is\n"
+    << "ready (check\\-store), or watch ended by a signal.\n"
     << ".TP\n.B 1\n"
     << "The daemon failed, or (client verbs) cannot be reached, answered garbage or an error, or\n"
-    << "closed the connection; health: unhealthy. With \\fBrun\\fR and\n"
+    << "closed the connection; health: unhealthy; init\\-store: the store cannot be reached;\n"
+    << "check\\-store: a hazard (baton works with the store, but it can cost the election).\n"
+    << "With \\fBrun\\fR and\n"
     << "\\fBchild.on_exit: exit\\fR, the child's own exit status is passed on instead.\n"
     << ".TP\n.B 2\n"
-    << "Usage or configuration error.\n"
+    << "Usage or configuration error; check\\-store: baton cannot work with the store (unreachable,\n"
+    << "refused, a replica, a missing permission).\n"
     << ".TP\n.B 3\n"
     << "This node is not the leader (status; resign refused).\n"
     << ".TP\n.B 4\n"
@@ -188,7 +206,8 @@ std::string man_page() {
       m << "The client verbs look for the daemon's socket there too.\n";
     }
   }
-  m << ".PP\nA \\fBBATON_*\\fR variable that names no option is reported as a warning.\n";
+  m << ".PP\nA \\fBBATON_*\\fR variable that names no option is reported as a warning. A variable\n"
+    << "set but empty clears the value the file gave its option, with a warning.\n";
 
   m << ".SH SEE ALSO\n"
     << ".BR systemctl (1),\n"

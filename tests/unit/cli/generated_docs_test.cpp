@@ -18,8 +18,9 @@
 namespace baton {
 namespace {
 
-const std::vector<std::string> all_verbs{"run",   "check-config", "status", "health",
-                                         "watch", "resign",       "version"};
+const std::vector<std::string> all_verbs{"run",    "check-config", "init-store", "check-store",
+                                         "status", "health",       "watch",      "resign",
+                                         "version"};
 
 // Each spelling of a flag of the option table: "-t,--ttl" -> "-t", "--ttl".
 std::vector<std::string> table_flags() {
@@ -83,6 +84,36 @@ TEST(man_page, documents_every_verb_and_the_client_flags) {
   for (const char* flag : {"\\-\\-json", "\\-\\-wait", "\\-\\-verbose", "\\-\\-timeout"}) {
     EXPECT_TRUE(contains(page, std::string("\\fB") + flag + "\\fR")) << flag;
   }
+}
+
+// The text between `.B N` under EXIT STATUS and the next `.TP`.
+std::string exit_status_entry(const std::string& page, int code) {
+  const auto section = page.find("\n.SH EXIT STATUS\n");
+  if (section == std::string::npos) return {};
+  const std::string head = ".TP\n.B " + std::to_string(code) + "\n";
+  const auto start = page.find(head, section);
+  if (start == std::string::npos) return {};
+  const auto end = page.find("\n.", start + head.size());
+  return page.substr(start + head.size(), end - start - head.size());
+}
+
+TEST(man_page, check_store_has_its_synopsis_and_exit_codes) {
+  const std::string page = man_page();
+  EXPECT_TRUE(contains(page, ".B baton check\\-store\n")) << "synopsis";
+  EXPECT_TRUE(contains(exit_status_entry(page, 0), "ready (check\\-store)"));
+  EXPECT_TRUE(contains(exit_status_entry(page, 1), "check\\-store: a hazard"))
+      << exit_status_entry(page, 1);
+  EXPECT_TRUE(contains(exit_status_entry(page, 2), "check\\-store: baton cannot work"))
+      << exit_status_entry(page, 2);
+}
+
+// What the daemon does on SIGHUP (src/daemon/driver.cpp, plan_reload): one
+// option that needs a restart refuses the whole reload. The page must not
+// promise that the reloadable ones are applied and the rest kept.
+TEST(man_page, sighup_refuses_the_whole_reload_as_the_daemon_does) {
+  const std::string page = man_page();
+  EXPECT_FALSE(contains(page, "the others are kept until a restart"));
+  EXPECT_TRUE(contains(page, "the whole reload is refused, nothing changes"));
 }
 
 TEST(man_page, is_ascii_and_no_line_starts_a_request_by_accident) {
