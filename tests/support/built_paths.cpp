@@ -7,5 +7,6 @@ namespace baton::testing {
 const char* baton_binary_path() { return BATON_BINARY_PATH; }
 const char* test_worker_path() { return BATON_TEST_WORKER_PATH; }
 const char* keeper_binary_path() { return BATON_KEEPER_BINARY_PATH; }
+const char* source_root_path() { return BATON_SOURCE_ROOT; }
 
 }  // namespace baton::testing

@@ -9,6 +9,7 @@ namespace baton::testing {
 const char* baton_binary_path();   ///< the baton daemon
 const char* test_worker_path();    ///< tests/worker/test_worker.cpp
 const char* keeper_binary_path();  ///< baton-keeper, the parked keeper
+const char* source_root_path();    ///< the top of the checkout (README.md is there)
 
 }  // namespace baton::testing
 

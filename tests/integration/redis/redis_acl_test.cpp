@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <variant>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "redis/redis_error.hpp"
 #include "redis/redis_store.hpp"
 #include "store_test_util.hpp"
+#include "support/built_paths.hpp"
 #include "support/redis_server.hpp"
 
 namespace {
@@ -188,6 +190,13 @@ TEST(redis_acl, a_rotated_password_file_is_read_at_the_next_reconnect) {
   EXPECT_EQ(last.code, store_errc::auth);
   EXPECT_NE(last.message().find("AUTH as baton: WRONGPASS"), std::string::npos) << last.message();
   EXPECT_EQ(last.message().find("wrong"), std::string::npos) << "the password leaked: " << last.message();
+  // README's Troubleshooting quotes the line as baton says it.
+  const std::string said = last.message().substr(last.message().find("AUTH as baton: "));
+  std::ifstream readme(std::string(baton::testing::source_root_path()) + "/README.md");
+  const std::string text{std::istreambuf_iterator<char>(readme), {}};
+  ASSERT_FALSE(text.empty()) << "README.md not found";
+  EXPECT_NE(text.find(said + "`"), std::string::npos)
+      << "README.md does not quote: " << said;
   std::remove(file.c_str());
 }
 
