@@ -4,9 +4,10 @@
 // and exit codes for scripts.
 //
 // Exit codes, shared by every verb:
-//   0  the answer was yes (leader, healthy, resigned, watch ended by a signal)
+//   0  the answer was yes (leader, live or with --ready ready, resigned,
+//      watch ended by a signal)
 //   1  the daemon cannot be reached, answered garbage or an error, or closed
-//      the connection; health: unhealthy
+//      the connection; health: not live (with --ready: not ready)
 //   2  usage or configuration error
 //   3  this node is not the leader (status; resign refused as "not the leader")
 //   4  resign --wait: no other node took the lease within the timeout

@@ -256,6 +256,10 @@ class election_machine {
   }
   /// End of our lease's validity (meaningful while holds_lease()).
   time_point valid_until() const { return valid_until_; }
+  /// While pausing: when the app is (or was) SIGKILLed if it has not stopped
+  /// by then (renewals during a voluntary stop may move it, never past the
+  /// stop's stop_timeout). Meaningless in the other states.
+  time_point kill_deadline() const { return kill_at_; }
   /// When the last successful acquire or renew was sent.
   time_point last_renewal() const { return last_ok_; }
   /// When this node's current or latest term began (the acquire succeeded);

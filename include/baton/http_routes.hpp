@@ -2,7 +2,9 @@
 // response: no I/O, so every route is tested without sockets.
 //
 //   GET /         200, a short plain-text index of the endpoints
-//   GET /healthz  200 "ok\n", or 503 "unhealthy: <reason>\n"
+//   GET /healthz  liveness: 200 "ok\n", or 503 "unhealthy: <reason>\n"
+//   GET /livez    the same as /healthz, under Kubernetes' name
+//   GET /readyz   readiness: 200 "ok\n", or 503 "not ready: <reason>\n"
 //   GET /leader   200 "leader\n" on the leader, else 503 "not leader\n"
 //   GET /standby  200 "standby\n" when not the leader, else 503 "leader\n"
 //   GET /status   200, application/json: the status object and "\n"
@@ -24,9 +26,12 @@
 namespace baton {
 
 /// What the probes need to know, taken fresh for each request.
+/// (baton/health.hpp decides liveness and readiness.)
 struct probe_view {
-  bool healthy = true;           ///< false -> /healthz 503
+  bool healthy = true;           ///< live; false -> /healthz and /livez 503
   std::string unhealthy_reason;  ///< body of the 503, e.g. "leader has not renewed for 7200ms"
+  bool ready = true;             ///< false -> /readyz 503
+  std::string unready_reason;    ///< body of that 503, e.g. "the store has not answered for 12.0s"
   bool is_leader = false;        ///< /leader 200 vs 503, /standby the opposite
 };
 

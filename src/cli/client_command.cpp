@@ -32,8 +32,10 @@ constexpr std::array<verb_spec, 4> verbs{{
      "the daemon cannot be reached.",
      cli::run_status},
     {"health",
-     "Exit 0 if the daemon answers and reports itself healthy, else 1 with the reason on stderr "
-     "(for container health checks).",
+     "Exit 0 if the daemon answers and is live (its loop turns and no leader is wedged; the "
+     "store plays no part, as for /healthz), else 1 with the reason on stderr (for container "
+     "health checks). With --ready: exit 0 only if it is also ready, i.e. its store answered "
+     "recently (as /readyz).",
      cli::run_health},
     {"watch",
      "Print the current status, then every event as it happens, until the daemon closes the "
@@ -86,6 +88,8 @@ constexpr const char* resign_timeout_help =
 constexpr const char* status_json_help = "Print the status as one JSON object";
 constexpr const char* watch_json_help = "Print each message as one JSON line, as received";
 constexpr const char* verbose_help = "Say so when healthy too";
+constexpr const char* ready_help =
+    "Ask for readiness instead of liveness: the store answered recently (as /readyz)";
 constexpr const char* wait_help = "Then wait until another node holds the lease; print it";
 
 constexpr const char* footer =
@@ -122,7 +126,10 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
     app.add_flag("--json", settings.json, status_json_help);
   if (name == "watch")
     app.add_flag("--json", settings.json, watch_json_help);
-  if (name == "health") app.add_flag("-v,--verbose", settings.verbose, verbose_help);
+  if (name == "health") {
+    app.add_flag("-v,--verbose", settings.verbose, verbose_help);
+    app.add_flag("--ready", settings.ready, ready_help);
+  }
   if (is_resign) {
     app.add_flag("--wait", settings.wait, wait_help);
   }
@@ -189,7 +196,10 @@ std::vector<client_verb_doc> client_verb_docs() {
     client_verb_doc doc{verb.name, verb.description, {}};
     if (name == "status") doc.flags.push_back({"--json", "", status_json_help});
     if (name == "watch") doc.flags.push_back({"--json", "", watch_json_help});
-    if (name == "health") doc.flags.push_back({"-v,--verbose", "", verbose_help});
+    if (name == "health") {
+      doc.flags.push_back({"-v,--verbose", "", verbose_help});
+      doc.flags.push_back({"--ready", "", ready_help});
+    }
     if (name == "resign") doc.flags.push_back({"--wait", "", wait_help});
     doc.flags.push_back({"--socket", "PATH", socket_help});
     doc.flags.push_back({"-c,--config", "FILE", config_help});

@@ -53,6 +53,13 @@ std::string health_text(const json& status) {
   return "";
 }
 
+// "" from a daemon that reports no readiness of its own.
+std::string readiness_text(const json& status) {
+  if (auto readiness = string_field(status, "readiness")) return printable(*readiness);
+  if (auto ready = bool_field(status, "ready")) return *ready ? "ok" : "not ready";
+  return "";
+}
+
 using rows = std::vector<std::pair<std::string, std::string>>;
 
 rows status_rows(const json& status) {
@@ -146,6 +153,7 @@ rows status_rows(const json& status) {
                    *awaiting ? "waiting for the app's acknowledgement" : "stopping the app");
   }
   if (auto health = health_text(status); !health.empty()) r.emplace_back("health", health);
+  if (auto readiness = readiness_text(status); !readiness.empty()) r.emplace_back("ready", readiness);
   if (const json* transitions = field(status, "transitions");
       transitions != nullptr && transitions->is_object() && !transitions->empty()) {
     std::string text;
@@ -241,6 +249,9 @@ std::string status_line(const json& status) {
   text += ", state " + state_text(status) + ", leader " + leader_text(status);
   if (auto health = health_text(status); !health.empty() && health != "ok") {
     text += ", health " + health;
+  }
+  if (auto readiness = readiness_text(status); !readiness.empty() && readiness != "ok") {
+    text += ", not ready: " + readiness;
   }
   return text;
 }

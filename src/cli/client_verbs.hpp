@@ -32,6 +32,7 @@ struct client_settings {
   bool json = false;     ///< status, watch: JSON lines instead of text
   bool wait = false;     ///< resign: wait for a successor
   bool verbose = false;  ///< health: say so on success
+  bool ready = false;    ///< health: readiness instead of liveness
 };
 
 /// One flag of a client verb, for the man page and the completion.

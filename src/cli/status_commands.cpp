@@ -1,6 +1,8 @@
 // `baton status` and `baton health`: one {"cmd":"status"} request each, read
-// as a table, a JSON line or a health verdict. When there is no status,
-// `status --json` still prints one JSON object: {"error":...,"socket":...}.
+// as a table, a JSON line or a verdict: liveness ("healthy", "health") by
+// default, readiness ("ready", "readiness") with --ready. When there is no
+// status, `status --json` still prints one JSON object:
+// {"error":...,"socket":...}.
 #include "client_text.hpp"
 #include "client_verbs.hpp"
 #include "daemon_client.hpp"
@@ -67,13 +69,20 @@ int run_health(const client_settings& settings, std::ostream& out, std::ostream&
     err << "baton: " << why << '\n';
     return exit_failure;
   }
-  // A daemon that does not report health is healthy as long as it answers.
-  if (bool_field(*status, "healthy").value_or(true)) {
-    if (settings.verbose) out << "healthy: " << status_line(*status) << std::endl;
+  // A daemon that does not report health is healthy as long as it answers;
+  // one from before readiness had its own fields counted the store in
+  // "healthy", which is the nearest answer it has.
+  const bool readiness = settings.ready && status->contains("ready");
+  const char* const yes_field = readiness ? "ready" : "healthy";
+  const char* const why_field = readiness ? "readiness" : "health";
+  const char* const yes = settings.ready ? "ready" : "healthy";
+  const char* const no = settings.ready ? "not ready" : "unhealthy";
+  if (bool_field(*status, yes_field).value_or(true)) {
+    if (settings.verbose) out << yes << ": " << status_line(*status) << std::endl;
     return exit_ok;
   }
-  err << "baton: unhealthy: "
-      << printable(string_field(*status, "health").value_or("the daemon reports a problem"))
+  err << "baton: " << no << ": "
+      << printable(string_field(*status, why_field).value_or("the daemon reports a problem"))
       << '\n';
   return exit_failure;
 }

@@ -12,9 +12,10 @@
 // stop's kill deadline.
 //
 // Around the loop sit the operator's views: the HTTP endpoint (/healthz,
-// /leader, /standby, /status, /metrics), the metrics registry, systemd's
-// notifications (READY, STATUS on every transition, WATCHDOG from the loop
-// itself, so a wedged loop is restarted) and SIGHUP reloads.
+// /livez, /readyz, /leader, /standby, /status, /metrics), the metrics
+// registry, systemd's notifications (READY, STATUS on every transition,
+// WATCHDOG from the loop itself while the daemon is live, so a stalled loop or
+// a wedged leader is restarted) and SIGHUP reloads.
 #include "driver.hpp"
 
 #include <signal.h>
@@ -123,7 +124,8 @@ struct driver::impl {
   std::string known_leader;  // for baton_leader_changes_total
   std::string standby_note;  // the last "standing by" line, said once per change
   std::string hold_back_said;  // the last hold-back reason logged ("" = none since another answer)
-  store_health store_answers;  // whether the store answers, for health
+  store_health store_answers;  // whether the store answers, for readiness
+  bool watchdog_withheld = false;  // the last watchdog round found the daemon not live
   std::string app_check_note;  // why the app cannot be executed ("" = it can)
   bool resigned = false;     // the current hold-back is a resign's cool-down
   std::array<asio::steady_timer, 3> timers;
@@ -213,7 +215,7 @@ struct driver::impl {
         return false;
       }
       auto endpoint = http->local_endpoint();
-      spdlog::info("HTTP on {}:{} (/healthz /leader /standby /status /metrics)",
+      spdlog::info("HTTP on {}:{} (/healthz /livez /readyz /leader /standby /status /metrics)",
                    endpoint.address().to_string(), endpoint.port());
     }
     spdlog::info("baton {} starting: node {} in election {} on {} (ttl {}ms, renew every {}ms, "
@@ -302,12 +304,25 @@ struct driver::impl {
     if (notifier.enabled()) notifier.status(service_status_line(machine, cfg.node_id));
   }
 
-  // WATCHDOG=1 comes from a timer on the event loop: if the loop wedges, the
-  // notifications stop and systemd restarts the daemon (its keeper then kills
-  // the app).
+  // WATCHDOG=1 comes from a timer on the event loop, and only while the
+  // daemon is live (baton/health.hpp; the store plays no part): if the loop
+  // stalls or a leader is wedged, the notifications stop and systemd restarts
+  // the daemon (its keeper then kills the app). A round that finds the daemon
+  // not live looks again soon: after a stall the ping's timer may run just
+  // before the deadline timer that puts things right, and one withheld ping
+  // must not cost a restart.
   void pet_watchdog(std::chrono::microseconds interval) {
-    notifier.watchdog();
-    watchdog_timer.expires_after(interval);
+    const auto liveness = assess_liveness(machine, mono_clock::now(), cfg.hooks.timeout);
+    if (liveness.healthy) {
+      if (watchdog_withheld) spdlog::info("systemd watchdog: live again, notifying");
+      notifier.watchdog();
+    } else if (!watchdog_withheld) {
+      spdlog::error("systemd watchdog: not notifying while the daemon is not live, so that "
+                    "systemd restarts it: {}",
+                    liveness.reason);
+    }
+    watchdog_withheld = !liveness.healthy;
+    watchdog_timer.expires_after(liveness.healthy ? interval : interval / 10);
     watchdog_timer.async_wait([this, interval](const boost::system::error_code& ec) {
       if (!ec) pet_watchdog(interval);
     });
@@ -533,6 +548,7 @@ struct driver::impl {
   void observe_command(const char* command, time_point sent, const store_error& e) {
     stats.observe_store_command(command, seconds_since(sent));
     if (!e) {
+      store_answers.answered = true;
       store_answers.failing_since.reset();
       return;
     }
@@ -760,8 +776,10 @@ struct driver::impl {
 
   probe_view probe() const {
     auto now = mono_clock::now();
-    auto health = assess_health(machine, now, store_answers);
-    return {health.healthy, health.reason, machine.leads(now)};
+    auto liveness = assess_liveness(machine, now, cfg.hooks.timeout);
+    auto readiness = assess_readiness(machine, now, cfg.hooks.timeout, store_answers);
+    return {liveness.healthy, liveness.reason, readiness.healthy, readiness.reason,
+            machine.leads(now)};
   }
 
   std::string metrics_text() {
@@ -789,6 +807,7 @@ struct driver::impl {
     in.command_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
     in.resigned = resigned;
     in.store_answers = store_answers;
+    in.hook_timeout = cfg.hooks.timeout;
     return status_report(in, mono_clock::now());
   }
 };

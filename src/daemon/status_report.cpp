@@ -37,7 +37,8 @@ nlohmann::json store_report(const store_status& s, time_point now) {
 
 nlohmann::json status_report(const status_inputs& in, time_point now) {
   const auto& machine = *in.machine;
-  const auto health = assess_health(machine, now, in.store_answers);
+  const auto liveness = assess_liveness(machine, now, in.hook_timeout);
+  const auto readiness = assess_readiness(machine, now, in.hook_timeout, in.store_answers);
   nlohmann::json s{
       {"node_id", in.node_id},
       {"election", in.election},
@@ -68,8 +69,11 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   if (in.keeper_pid > 0) s["keeper_pid"] = in.keeper_pid;
   if (in.command_pid > 0) s["command_pid"] = in.command_pid;
   s["transitions"] = in.transitions;
-  s["healthy"] = health.healthy;
-  s["health"] = health.reason;
+  // healthy/health: liveness, as /healthz; ready/readiness: as /readyz.
+  s["healthy"] = liveness.healthy;
+  s["health"] = liveness.reason;
+  s["ready"] = readiness.healthy;
+  s["readiness"] = readiness.reason;
   if (const auto& held = machine.store_held_back(); held.until > now) {
     s["held_back_remaining_ms"] = remaining_ms(held.until, now);
     s["held_back_why"] = held.why;

@@ -27,7 +27,8 @@ struct status_inputs {
   int keeper_pid = 0;                ///< the supervised command's keeper; 0 = none
   int command_pid = 0;               ///< the supervised command itself; 0 = none or unknown
   bool resigned = false;             ///< the current hold-back is a resign's cool-down
-  store_health store_answers;        ///< for the health verdict
+  store_health store_answers;        ///< for the readiness verdict
+  milliseconds hook_timeout{30000};  ///< hooks.timeout, for the liveness verdict
 };
 
 /// The version of the socket protocol (status fields, events, commands):

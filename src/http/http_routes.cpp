@@ -23,7 +23,9 @@ constexpr std::size_t max_error_message = 1000;
 constexpr const char* index_text =
     "baton\n"
     "\n"
-    "/healthz  200 when the daemon is healthy, 503 with the reason otherwise\n"
+    "/healthz  liveness: 200 unless a leader is wedged (503 with the reason)\n"
+    "/livez    the same as /healthz\n"
+    "/readyz   readiness: 200 when live and the store answered recently, 503 with the reason\n"
     "/leader   200 on the leader, 503 otherwise\n"
     "/standby  200 when not the leader, 503 on the leader\n"
     "/status   the daemon's status (JSON)\n"
@@ -49,10 +51,16 @@ decltype(auto) call(const Source& source, const char* name) {
 
 http_response dispatch(std::string_view path, const route_sources& sources) {
   if (path == "/") return text(200, index_text);
-  if (path == "/healthz") {
+  // The store plays no part in liveness (see baton/health.hpp).
+  if (path == "/healthz" || path == "/livez") {
     const probe_view probe = call(sources.probe, "health");
     if (probe.healthy) return text(200, "ok\n");
     return text(503, "unhealthy: " + printable(probe.unhealthy_reason, max_error_message) + "\n");
+  }
+  if (path == "/readyz") {
+    const probe_view probe = call(sources.probe, "readiness");
+    if (probe.ready) return text(200, "ok\n");
+    return text(503, "not ready: " + printable(probe.unready_reason, max_error_message) + "\n");
   }
   if (path == "/leader") {
     const probe_view probe = call(sources.probe, "leadership");

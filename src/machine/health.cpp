@@ -4,18 +4,36 @@
 
 namespace baton {
 
-milliseconds store_failure_grace(milliseconds ttl) {
-  return std::max(ttl * 3, milliseconds(30000));
+namespace {
+
+// Reaping a SIGKILLed process and its hooks takes milliseconds; this much
+// more covers a loaded machine.
+constexpr milliseconds reap_margin{5000};
+
+// "31.2s": store outages run to minutes, where milliseconds are noise.
+std::string seconds_text(milliseconds d) {
+  const auto tenths = d.count() / 100;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "s";
 }
 
-health_verdict assess_health(const election_machine& machine, time_point now,
-                             const store_health& store) {
-  if (store.failing_since) {
-    const auto failing = std::chrono::duration_cast<milliseconds>(now - *store.failing_since);
-    if (failing > store_failure_grace(machine.timing().ttl)) {
-      return {false, "the store has not answered for " + std::to_string(failing.count() / 1000) +
-                         "s" + (store.last_error.empty() ? "" : ": " + store.last_error)};
-    }
+std::string with_error(std::string text, const std::string& error) {
+  return error.empty() ? text : text + ": " + error;
+}
+
+}  // namespace
+
+milliseconds stop_overrun_limit(milliseconds hook_timeout) { return hook_timeout + reap_margin; }
+
+health_verdict assess_liveness(const election_machine& machine, time_point now,
+                               milliseconds hook_timeout) {
+  if (machine.current() == state::pausing) {
+    const auto overrun = std::chrono::duration_cast<milliseconds>(now - machine.kill_deadline());
+    const auto limit = stop_overrun_limit(hook_timeout);
+    if (overrun <= limit) return {};
+    return {false, "leader cannot stop its app: still stopping " + std::to_string(overrun.count()) +
+                       "ms after its kill deadline (limit " + std::to_string(limit.count()) +
+                       "ms: hooks.timeout " + std::to_string(hook_timeout.count()) + "ms + " +
+                       std::to_string(reap_margin.count()) + "ms)"};
   }
   if (!machine.believes_leading()) return {};
   const auto deadline = machine.timing().renew_deadline;
@@ -23,6 +41,24 @@ health_verdict assess_health(const election_machine& machine, time_point now,
   if (since <= deadline) return {};
   return {false, "leader has not renewed for " + std::to_string(since.count()) + "ms (renew deadline " +
                      std::to_string(deadline.count()) + "ms)"};
+}
+
+milliseconds store_failure_grace(milliseconds ttl) { return ttl; }
+
+health_verdict assess_readiness(const election_machine& machine, time_point now,
+                                milliseconds hook_timeout, const store_health& store) {
+  if (auto live = assess_liveness(machine, now, hook_timeout); !live.healthy) return live;
+  if (store.failing_since) {
+    const auto failing = std::chrono::duration_cast<milliseconds>(now - *store.failing_since);
+    if (failing > store_failure_grace(machine.timing().ttl)) {
+      return {false, with_error("the store has not answered for " + seconds_text(failing),
+                                store.last_error)};
+    }
+  }
+  if (!store.answered) {
+    return {false, with_error("the store has not answered yet", store.failing_since ? store.last_error : "")};
+  }
+  return {};
 }
 
 std::string service_status_line(const election_machine& machine, const std::string& node_id) {

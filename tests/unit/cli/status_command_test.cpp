@@ -283,6 +283,49 @@ TEST_F(health_test, unhealthy_exits_1_with_the_reason) {
   EXPECT_EQ(r.err, "baton: unhealthy: redis unreachable for 12s\n");
 }
 
+// The default question is liveness, which a store outage does not fail;
+// --ready asks whether the store answered recently.
+TEST_F(health_test, ready_asks_for_readiness_and_the_default_stays_liveness) {
+  auto status = standby_status();
+  status["healthy"] = true;
+  status["health"] = "ok";
+  status["ready"] = false;
+  status["readiness"] = "the store has not answered for 12.0s: Connection refused";
+  fake_daemon daemon(socket_path(), status);
+  auto live = run_cli({"health", "--socket", daemon.path()});
+  EXPECT_EQ(live.code, 0) << live.err;
+  EXPECT_EQ(live.err, "");
+  auto ready = run_cli({"health", "--ready", "--socket", daemon.path()});
+  EXPECT_EQ(ready.code, 1);
+  EXPECT_EQ(ready.out, "");
+  EXPECT_EQ(ready.err, "baton: not ready: the store has not answered for 12.0s: Connection refused\n");
+  auto table = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_NE(table.out.find("ready     the store has not answered for 12.0s"), std::string::npos)
+      << table.out;
+}
+
+TEST_F(health_test, ready_verbose_says_so_on_a_ready_daemon) {
+  auto status = leader_status();
+  status["ready"] = true;
+  status["readiness"] = "ok";
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"health", "--ready", "-v", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("ready: node web-1", 0), 0u) << r.out;
+}
+
+// A daemon from before readiness counted the store in "healthy": the
+// nearest answer it has to --ready.
+TEST_F(health_test, ready_falls_back_to_healthy_on_an_older_daemon) {
+  auto status = leader_status();
+  status["healthy"] = false;
+  status["health"] = "the store has not answered for 31s";
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"health", "--ready", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "baton: not ready: the store has not answered for 31s\n");
+}
+
 TEST_F(health_test, unreachable_daemon_is_unhealthy) {
   auto r = run_cli({"health", "--socket", socket_path("nobody.sock")});
   EXPECT_EQ(r.code, 1);

@@ -71,15 +71,22 @@ TEST(status_report, the_term_start_survives_renewals_and_both_pids_are_named) {
   EXPECT_EQ(s["command_pid"], 101);
 }
 
-TEST(status_report, a_store_failing_past_the_grace_is_unhealthy) {
+TEST(status_report, a_failing_store_makes_the_node_not_ready_but_never_unhealthy) {
   election_machine m(timing(), 1);
   const time_point t0 = time_point{} + 1h;
   status_inputs in{"a", "jobs", &m, redis_status(), std::nullopt, {}, std::nullopt, 0, false};
-  in.store_answers = {t0, "connect 127.0.0.1:6390: Connection refused"};
-  EXPECT_TRUE(status_report(in, t0 + 10s)["healthy"]);
-  const auto s = status_report(in, t0 + 40s);
-  EXPECT_FALSE(s["healthy"]);
-  EXPECT_EQ(s["health"], "the store has not answered for 40s: connect 127.0.0.1:6390: Connection refused");
+  in.store_answers = {true, t0, "connect 127.0.0.1:6390: Connection refused"};
+  const auto early = status_report(in, t0 + 9s);
+  EXPECT_EQ(early["ready"], true);
+  EXPECT_EQ(early["readiness"], "ok");
+  for (const auto after : {10s, 3600s}) {
+    const auto s = status_report(in, t0 + after);
+    EXPECT_EQ(s["healthy"], true) << "liveness ignores the store";
+    EXPECT_EQ(s["health"], "ok");
+    EXPECT_EQ(s["ready"], false);
+    EXPECT_EQ(s["readiness"], "the store has not answered for " + std::to_string(after.count()) +
+                                  ".0s: connect 127.0.0.1:6390: Connection refused");
+  }
 }
 
 TEST(status_report, a_store_error_is_shown_with_its_kind_and_age) {

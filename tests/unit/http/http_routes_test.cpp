@@ -58,6 +58,30 @@ TEST_F(http_routes_test, healthz_gives_the_reason_when_unhealthy) {
   EXPECT_EQ(response.body, "unhealthy: leader has not renewed for 7200ms (deadline 6666ms)\n");
 }
 
+// Liveness (/healthz, /livez) and readiness (/readyz) answer from their own
+// verdicts: a node whose store is down is live but not ready.
+TEST_F(http_routes_test, liveness_and_readiness_answer_separately) {
+  struct probe_case {
+    bool live;
+    bool ready;
+    unsigned healthz;
+    unsigned readyz;
+  };
+  for (const auto& c : {probe_case{true, true, 200u, 200u}, probe_case{true, false, 200u, 503u},
+                        probe_case{false, false, 503u, 503u}}) {
+    probe.healthy = c.live;
+    probe.unhealthy_reason = c.live ? "ok" : "leader cannot stop its app";
+    probe.ready = c.ready;
+    probe.unready_reason = c.ready ? "ok" : "the store has not answered for 12.0s";
+    EXPECT_EQ(get("/healthz").status, c.healthz);
+    EXPECT_EQ(get("/livez").status, c.healthz);
+    EXPECT_EQ(get("/livez").body, get("/healthz").body);
+    EXPECT_EQ(get("/readyz").status, c.readyz);
+    EXPECT_EQ(get("/readyz").body,
+              c.ready ? "ok\n" : "not ready: " + probe.unready_reason + "\n");
+  }
+}
+
 TEST_F(http_routes_test, leader_and_standby_follow_leadership) {
   probe.is_leader = true;
   EXPECT_EQ(get("/leader").status, 200u);
@@ -105,7 +129,8 @@ TEST_F(http_routes_test, metrics_use_the_prometheus_content_type) {
 TEST_F(http_routes_test, root_lists_the_endpoints) {
   const auto response = get("/");
   EXPECT_EQ(response.status, 200u);
-  for (const char* path : {"/healthz", "/leader", "/standby", "/status", "/metrics"}) {
+  for (const char* path :
+       {"/healthz", "/livez", "/readyz", "/leader", "/standby", "/status", "/metrics"}) {
     EXPECT_NE(response.body.find(path), std::string::npos) << path;
   }
 }
