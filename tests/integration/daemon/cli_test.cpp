@@ -14,24 +14,7 @@ namespace {
 
 class cli : public daemon_fixture {
  protected:
-  struct outcome {
-    int code;
-    std::string output;  ///< stdout and stderr together
-  };
-
-  /// Runs `baton args...` to completion.
-  outcome run_client(std::vector<std::string> args, std::chrono::milliseconds timeout = 20s) {
-    auto log = dir / ("client-" + std::to_string(++clients_) + ".log");
-    baton_process client(std::move(args), env_list{}, log);
-    auto code = client.wait_exit(timeout);
-    EXPECT_TRUE(code) << "the client did not exit within " << timeout.count() << "ms";
-    return {code.value_or(-1), client.log_text()};
-  }
-
   static int other_than(int index) { return index == 1 ? 2 : 1; }
-
- private:
-  int clients_ = 0;
 };
 
 std::vector<std::string> lines_of(const std::string& text) {

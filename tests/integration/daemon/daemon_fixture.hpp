@@ -117,6 +117,20 @@ class daemon_fixture : public ::testing::Test {
     return all;
   }
 
+  struct client_outcome {
+    int code;
+    std::string output;  ///< stdout and stderr together
+  };
+
+  /// Runs the client `baton args...` (status, health, ...) to completion.
+  client_outcome run_client(std::vector<std::string> args, std::chrono::milliseconds timeout = 20s) {
+    auto log = dir / ("client-" + std::to_string(++clients_) + ".log");
+    baton_process client(std::move(args), env_list{}, log);
+    auto code = client.wait_exit(timeout);
+    EXPECT_TRUE(code) << "the client did not exit within " << timeout.count() << "ms";
+    return {code.value_or(-1), client.log_text()};
+  }
+
   /// The opt-out from the seeded counter, for the tests of the hold-back
   /// after data loss (safety_reset_test.cpp): the first start on an empty
   /// Redis is itself such a hold-back, and the restart test relies on it to
@@ -138,6 +152,9 @@ class daemon_fixture : public ::testing::Test {
     auto reply = redis->command({"PTTL", "baton:{" + election() + "}:lease"});
     return reply.empty() ? -3 : std::stoll(reply[0]);
   }
+
+ private:
+  int clients_ = 0;  // names each client's log file
 };
 
 /// A client connection that sent {"cmd":"subscribe"} and reads lines.

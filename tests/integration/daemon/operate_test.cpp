@@ -6,9 +6,14 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "daemon_fixture.hpp"
 
@@ -61,6 +66,74 @@ unsigned short http_port_of(const baton_process& node) {
   return static_cast<unsigned short>(std::stoi(m[1]));
 }
 
+// A datagram socket standing in for systemd's NOTIFY_SOCKET. A thread reads
+// every message as it comes: sd_notify blocks once the socket's queue is full
+// (net.unix.max_dgram_qlen, 10 by default), which would stall the daemon.
+class notify_listener {
+ public:
+  explicit notify_listener(std::filesystem::path path) : path_(std::move(path)) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof(addr.sun_path) - 1);
+    bound_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{0, 200'000};  // bounds each read, so the destructor's join
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (bound_) reader_ = std::thread([this] { read_until_stopped(); });
+  }
+  ~notify_listener() {
+    stop_ = true;
+    if (reader_.joinable()) reader_.join();
+    ::close(fd_);
+  }
+  notify_listener(const notify_listener&) = delete;
+  notify_listener& operator=(const notify_listener&) = delete;
+
+  bool bound() const { return bound_; }
+  /// The environment that points a daemon here, with a watchdog of `usec`.
+  env_list environment(const std::string& usec) const {
+    return {{"NOTIFY_SOCKET", path_.string()}, {"WATCHDOG_USEC", usec}};
+  }
+  /// How many messages so far contain `needle`.
+  int count(const std::string& needle) const {
+    std::lock_guard lock(mutex_);
+    return count_locked(needle);
+  }
+  /// Waits until `n` messages contain `needle`, for at most `timeout`.
+  bool await(const std::string& needle, int n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return arrived_.wait_for(lock, timeout, [&] { return count_locked(needle) >= n; });
+  }
+
+ private:
+  int count_locked(const std::string& needle) const {
+    return static_cast<int>(std::count_if(messages_.begin(), messages_.end(), [&](const auto& m) {
+      return m.find(needle) != std::string::npos;
+    }));
+  }
+  void read_until_stopped() {
+    while (!stop_) {
+      char buf[512];
+      auto n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      {
+        std::lock_guard lock(mutex_);
+        messages_.emplace_back(buf, static_cast<std::size_t>(n));
+      }
+      arrived_.notify_all();
+    }
+  }
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool bound_ = false;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::vector<std::string> messages_;
+  std::thread reader_;
+};
+
 class operate : public daemon_fixture {
  protected:
   bool wait_for_status(int index, const std::function<bool(const nlohmann::json&)>& pred,
@@ -95,8 +168,10 @@ TEST_F(operate, http_endpoints_answer_for_leader_and_standby) {
   EXPECT_EQ(http_request(pa, "GET", "/standby").status, 503);
   EXPECT_EQ(http_request(pb, "GET", "/leader").status, 503);
   EXPECT_EQ(http_request(pb, "GET", "/standby").status, 200);
-  EXPECT_EQ(http_request(pa, "GET", "/healthz").status, 200);
-  EXPECT_EQ(http_request(pb, "GET", "/healthz").status, 200);
+  for (const char* path : {"/healthz", "/livez", "/readyz"}) {
+    EXPECT_EQ(http_request(pa, "GET", path).status, 200) << path;
+    EXPECT_EQ(http_request(pb, "GET", path).status, 200) << path;
+  }
 
   auto status = http_request(pb, "GET", "/status");
   ASSERT_EQ(status.status, 200);
@@ -132,37 +207,91 @@ TEST_F(operate, http_listen_on_a_taken_port_fails_at_start) {
 }
 
 TEST_F(operate, systemd_hears_ready_status_and_watchdog) {
-  auto path = dir / "notify";
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  timeval tv{1, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  notify_listener systemd(dir / "notify");
+  ASSERT_TRUE(systemd.bound());
 
   auto args = base_args(0);
   args.insert(args.end(), {"--", test_worker_binary().string(), "--log", events.string(), "--name",
                            "node-0"});
-  nodes.push_back(std::make_unique<baton_process>(
-      args, env_list{{"NOTIFY_SOCKET", path.string()}, {"WATCHDOG_USEC", "400000"}},
-      dir / "n0.log"));
+  nodes.push_back(
+      std::make_unique<baton_process>(args, systemd.environment("400000"), dir / "n0.log"));
 
-  bool ready = false, leader_status = false;
-  int watchdogs = 0;
-  for (int i = 0; i < 200 && !(ready && leader_status && watchdogs >= 2); ++i) {
-    char buf[512];
-    auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) continue;  // the 1s receive timeout bounds each round
-    std::string message(buf, static_cast<std::size_t>(n));
-    ready = ready || message.find("READY=1") != std::string::npos;
-    leader_status = leader_status || message.find("STATUS=leader (working)") != std::string::npos;
-    if (message.find("WATCHDOG=1") != std::string::npos) ++watchdogs;
+  EXPECT_TRUE(systemd.await("READY=1", 1, 30s)) << logs();
+  EXPECT_TRUE(systemd.await("STATUS=leader (working)", 1, 30s)) << logs();
+  EXPECT_TRUE(systemd.await("WATCHDOG=1", 2, 30s)) << logs();
+}
+
+// A store outage makes every node not ready, and none of them not live: what
+// liveness fails restarts the node (a livenessProbe, the image's
+// HEALTHCHECK under an orchestrator, systemd's watchdog), and restarting every
+// node at once cures nothing while the store is down. ttl 2s: readiness goes
+// after one ttl of failing calls; the test then keeps asking for liveness
+// until 3 × ttl after the outage began (the old rule's ttl part; its 30 s
+// floor is gone with it).
+TEST_F(operate, a_store_outage_makes_nodes_not_ready_and_keeps_them_live) {
+  notify_listener systemd(dir / "notify");
+  ASSERT_TRUE(systemd.bound());
+  auto leader_args = base_args(0);
+  leader_args.insert(leader_args.end(),
+                     {"--http-listen", "127.0.0.1:0", "--", test_worker_binary().string(), "--log",
+                      events.string(), "--name", "node-0"});
+  nodes.push_back(std::make_unique<baton_process>(leader_args, systemd.environment("400000"),
+                                                  dir / "n0.log"));
+  auto& a = *nodes.back();
+  ASSERT_TRUE(a.wait_for_log("HTTP on", 10s)) << logs();
+  wait_for_single_worker();
+  auto& b = start_node(1, {}, {"--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(b.wait_for_log("HTTP on", 10s)) << logs();
+  ASSERT_TRUE(wait_for_status(1, [](const nlohmann::json& s) { return s["leader"] == "node-0"; }))
+      << logs();
+  const std::vector<unsigned short> ports{http_port_of(a), http_port_of(b)};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_NE(ports[i], 0);
+    EXPECT_EQ(http_request(ports[i], "GET", "/readyz").status, 200) << "node-" << i;
+    EXPECT_EQ(run_client({"health", "--ready", "--socket", socket_of(i).string()}).code, 0);
   }
-  ::close(fd);
-  EXPECT_TRUE(ready) << logs();
-  EXPECT_TRUE(leader_status) << logs();
-  EXPECT_GE(watchdogs, 2) << logs();
+
+  const auto outage = std::chrono::steady_clock::now();
+  redis->kill_and_wait();
+  // Polled: readiness changes with time alone, and no event announces it.
+  auto not_ready = [&](int i) { return http_request(ports[i], "GET", "/readyz").status == 503; };
+  for (int round = 0; round < 400 && !(not_ready(0) && not_ready(1)); ++round) ::usleep(50'000);
+  ASSERT_TRUE(not_ready(0) && not_ready(1)) << logs();
+  EXPECT_GE(std::chrono::steady_clock::now() - outage, 2s) << "not ready before one ttl of failing";
+  const auto readyz = http_request(ports[1], "GET", "/readyz");
+  EXPECT_EQ(readyz.body.rfind("not ready: the store has not answered for ", 0), 0u) << readyz.body;
+
+  // The leader stopped its app at its renew deadline, and stays live.
+  event_log log(events);
+  EXPECT_TRUE(wait_for(log, [](const event_log& l) { return l.live_workers().empty(); }, 10s))
+      << logs();
+  int rounds = 0;
+  while (std::chrono::steady_clock::now() - outage < 3 * 2s && rounds++ < 200) {
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(http_request(ports[i], "GET", "/healthz").status, 200) << "node-" << i;
+      EXPECT_EQ(http_request(ports[i], "GET", "/livez").status, 200) << "node-" << i;
+    }
+    ::usleep(100'000);
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto live = run_client({"health", "--socket", socket_of(i).string()});
+    EXPECT_EQ(live.code, 0) << live.output;
+    auto ready = run_client({"health", "--ready", "--socket", socket_of(i).string()});
+    EXPECT_EQ(ready.code, 1) << ready.output;
+    EXPECT_NE(ready.output.find("baton: not ready: the store has not answered for "),
+              std::string::npos)
+        << ready.output;
+  }
+  EXPECT_TRUE(systemd.await("WATCHDOG=1", systemd.count("WATCHDOG=1") + 2, 10s))
+      << "the watchdog goes on\n" << logs();
+
+  // Ready again as soon as the store answers.
+  redis->restart();
+  auto ready = [&](int i) { return http_request(ports[i], "GET", "/readyz").status == 200; };
+  for (int round = 0; round < 400 && !(ready(0) && ready(1)); ++round) ::usleep(50'000);
+  EXPECT_TRUE(ready(0) && ready(1)) << logs();
+  for (auto& node : nodes) EXPECT_FALSE(node->exited()) << logs();
+  expect_no_overlap();
 }
 
 TEST_F(operate, sighup_applies_what_may_change_and_refuses_the_rest) {
