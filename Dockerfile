@@ -61,13 +61,15 @@ COPY --from=build /src/build/baton-keeper /usr/libexec/baton/baton-keeper
 ENV BATON_SOCKET_PATH=/run/baton/baton.sock
 # A named volume mounted here starts with this directory's owner and mode.
 VOLUME ["/run/baton"]
-# HTTP (/healthz, /leader, /standby, /status, /metrics) is off unless
+# HTTP (/healthz, /livez, /readyz, /leader, /standby, /status, /metrics) is off unless
 # --http-listen or BATON_HTTP_LISTEN is set, e.g. BATON_HTTP_LISTEN=0.0.0.0:9464.
 EXPOSE 9464
 USER baton:baton
 STOPSIGNAL SIGTERM
-# Exit 0 when the daemon answers on its socket and is healthy (leader or
-# standby alike), so a standby is not restarted for being a standby.
+# Liveness: exit 0 when the daemon answers on its socket and no leader is
+# wedged, leader or standby alike, so a standby is not restarted for being a
+# standby, nor every container for a store outage (an orchestrator restarts
+# unhealthy containers). `baton health --ready` asks whether the store answers.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["baton", "health"]
 ENTRYPOINT ["baton", "run"]

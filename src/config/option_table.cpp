@@ -247,8 +247,8 @@ constexpr option_spec table[] = {
 
     {.key = "http.listen", .env = "BATON_HTTP_LISTEN", .flag = "--http-listen",
      .placeholder = "ADDR:PORT",
-     .help = "Serve /healthz, /leader, /standby, /status and /metrics, e.g. 127.0.0.1:9464 "
-             "(default: off)",
+     .help = "Serve /healthz (liveness, also /livez), /readyz, /leader, /standby, /status and "
+             "/metrics, e.g. 127.0.0.1:9464 (default: off)",
      .field = text_field{[](config& c) -> auto& { return c.http.listen; }},
      .empty_note = "off"},
 

@@ -298,7 +298,9 @@ TEST_F(Manifests, KubernetesDeploymentMatchesTheImage) {
   EXPECT_EQ(socket, socket_path());
   EXPECT_EQ(port_of(listen), http_port());
   EXPECT_EQ(resolve_port(baton, baton["livenessProbe"]["httpGet"]["port"]), http_port());
-  EXPECT_EQ(baton["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
+  // Liveness on the route the store plays no part in (a Redis outage must
+  // not restart every pod); readiness follows leadership.
+  EXPECT_EQ(baton["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/livez");
   EXPECT_EQ(resolve_port(baton, baton["readinessProbe"]["httpGet"]["port"]), http_port());
   EXPECT_EQ(baton["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/leader");
 

@@ -226,8 +226,7 @@ TEST_F(operate, systemd_hears_ready_status_and_watchdog) {
 // HEALTHCHECK under an orchestrator, systemd's watchdog), and restarting every
 // node at once cures nothing while the store is down. ttl 2s: readiness goes
 // after one ttl of failing calls; the test then keeps asking for liveness
-// until 3 × ttl after the outage began (the old rule's ttl part; its 30 s
-// floor is gone with it).
+// until 3 × ttl after the outage began, the leader's app long stopped.
 TEST_F(operate, a_store_outage_makes_nodes_not_ready_and_keeps_them_live) {
   notify_listener systemd(dir / "notify");
   ASSERT_TRUE(systemd.bound());
