@@ -42,11 +42,14 @@ struct store_health {
 };
 
 /// How long a stop may run on past the app's kill deadline before the leader
-/// counts as wedged: `hook_timeout` (hooks.timeout: on_stop may begin only
-/// once the killed child is reaped, and runs for up to that long before it is
-/// killed too) plus 5 s to reap the processes on a loaded machine. A SIGKILLed
-/// process that is still not gone by then will not go (uninterruptible sleep).
-milliseconds stop_overrun_limit(milliseconds hook_timeout);
+/// counts as wedged: the longer of `hook_timeout` (hooks.timeout: on_stop may
+/// begin only once the killed child is reaped, and runs for up to that long
+/// before it is killed too) and `ttl` (with socket.require_ack the stop also
+/// waits out the lease deadline a socket app was last given, at most one
+/// validity after the kill deadline), plus 5 s to reap the processes on a
+/// loaded machine. A SIGKILLed process that is still not gone by then will
+/// not go (uninterruptible sleep).
+milliseconds stop_overrun_limit(milliseconds hook_timeout, milliseconds ttl);
 
 /// Liveness: unhealthy only when a leader is wedged (above). The store's
 /// answers play no part.

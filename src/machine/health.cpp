@@ -22,17 +22,19 @@ std::string with_error(std::string text, const std::string& error) {
 
 }  // namespace
 
-milliseconds stop_overrun_limit(milliseconds hook_timeout) { return hook_timeout + reap_margin; }
+milliseconds stop_overrun_limit(milliseconds hook_timeout, milliseconds ttl) {
+  return std::max(hook_timeout, ttl) + reap_margin;
+}
 
 health_verdict assess_liveness(const election_machine& machine, time_point now,
                                milliseconds hook_timeout) {
   if (machine.current() == state::pausing) {
     const auto overrun = std::chrono::duration_cast<milliseconds>(now - machine.kill_deadline());
-    const auto limit = stop_overrun_limit(hook_timeout);
+    const auto limit = stop_overrun_limit(hook_timeout, machine.timing().ttl);
     if (overrun <= limit) return {};
     return {false, "leader cannot stop its app: still stopping " + std::to_string(overrun.count()) +
                        "ms after its kill deadline (limit " + std::to_string(limit.count()) +
-                       "ms: hooks.timeout " + std::to_string(hook_timeout.count()) + "ms + " +
+                       "ms: the longer of hooks.timeout and the ttl, + " +
                        std::to_string(reap_margin.count()) + "ms)"};
   }
   if (!machine.believes_leading()) return {};
