@@ -30,7 +30,8 @@ class systemd_notifier {
   void status(std::string_view text);
   /// "STOPPING=1": shutdown has begun.
   void stopping();
-  /// "WATCHDOG=1": the daemon is alive.
+  /// "WATCHDOG=1": the daemon is live (the driver sends it only then; see
+  /// baton/health.hpp).
   void watchdog();
 
   /// How often watchdog() should be called: half of WATCHDOG_USEC when
