@@ -153,7 +153,9 @@ rows status_rows(const json& status) {
                    *awaiting ? "waiting for the app's acknowledgement" : "stopping the app");
   }
   if (auto health = health_text(status); !health.empty()) r.emplace_back("health", health);
-  if (auto readiness = readiness_text(status); !readiness.empty()) r.emplace_back("ready", readiness);
+  if (auto readiness = readiness_text(status); !readiness.empty()) {
+    r.emplace_back("ready", readiness);
+  }
   if (const json* transitions = field(status, "transitions");
       transitions != nullptr && transitions->is_object() && !transitions->empty()) {
     std::string text;

@@ -58,7 +58,8 @@ health_verdict assess_readiness(const election_machine& machine, time_point now,
     }
   }
   if (!store.answered) {
-    return {false, with_error("the store has not answered yet", store.failing_since ? store.last_error : "")};
+    const std::string error = store.failing_since ? store.last_error : "";
+    return {false, with_error("the store has not answered yet", error)};
   }
   return {};
 }

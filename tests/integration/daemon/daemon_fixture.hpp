@@ -123,7 +123,8 @@ class daemon_fixture : public ::testing::Test {
   };
 
   /// Runs the client `baton args...` (status, health, ...) to completion.
-  client_outcome run_client(std::vector<std::string> args, std::chrono::milliseconds timeout = 20s) {
+  client_outcome run_client(std::vector<std::string> args,
+                            std::chrono::milliseconds timeout = 20s) {
     auto log = dir / ("client-" + std::to_string(++clients_) + ".log");
     baton_process client(std::move(args), env_list{}, log);
     auto code = client.wait_exit(timeout);

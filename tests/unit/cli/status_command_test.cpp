@@ -298,7 +298,8 @@ TEST_F(health_test, ready_asks_for_readiness_and_the_default_stays_liveness) {
   auto ready = run_cli({"health", "--ready", "--socket", daemon.path()});
   EXPECT_EQ(ready.code, 1);
   EXPECT_EQ(ready.out, "");
-  EXPECT_EQ(ready.err, "baton: not ready: the store has not answered for 12.0s: Connection refused\n");
+  EXPECT_EQ(ready.err,
+            "baton: not ready: the store has not answered for 12.0s: Connection refused\n");
   auto table = run_cli({"status", "--socket", daemon.path()});
   EXPECT_NE(table.out.find("ready     the store has not answered for 12.0s"), std::string::npos)
       << table.out;
