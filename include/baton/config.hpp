@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/lease_drift.hpp"
 #include "baton/time.hpp"
 
 namespace baton {
@@ -138,7 +139,7 @@ struct lease_config {
   /// 0 = min(1s, renew_interval).
   milliseconds retry_interval{0};
   /// Fraction of the ttl assumed lost to clock-rate drift between hosts.
-  double drift_factor = 0.01;
+  double drift_factor = default_drift_factor;
   /// After `baton resign`, how long this node stays out of the election so
   /// that another node takes over. 0 = ttl.
   milliseconds resign_cooldown{0};

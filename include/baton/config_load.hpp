@@ -95,8 +95,8 @@ std::vector<std::string> redlock_master_urls(const redlock_config& redlock);
 /// cluster.nodes): one URL per element, however they were written.
 std::vector<std::string> url_list(const std::vector<std::string>& entries);
 
-/// The margin assumed lost to clock-rate differences between hosts:
-/// ttl * drift_factor (rounded up to whole ms) + 2ms.
+/// The margin assumed lost to clock-rate differences between hosts: the one
+/// definition in lease_drift.hpp, for the lease's ttl and drift_factor.
 milliseconds lease_drift(const lease_config& lease);
 
 /// hostname (characters outside [A-Za-z0-9._@-] replaced by '-') + "-" +

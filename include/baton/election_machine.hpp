@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "baton/lease_drift.hpp"
 #include "baton/time.hpp"
 
 namespace baton {
@@ -66,7 +67,7 @@ struct lease_timing {
   milliseconds retry_interval{1000};
   /// SIGTERM-to-SIGKILL time of a voluntary stop; capped by the lease validity.
   milliseconds stop_timeout{10000};
-  double drift_factor = 0.01;
+  double drift_factor = default_drift_factor;
   /// Exit (with the child's status) instead of competing again when the
   /// supervised command exits by itself.
   bool exit_when_app_exits = false;
@@ -74,7 +75,7 @@ struct lease_timing {
   /// another node takes over.
   milliseconds resign_cooldown{10000};
 
-  /// ttl * drift_factor + 2 ms: what clock-rate drift may cost.
+  /// What clock-rate drift may cost: lease_drift(ttl, drift_factor).
   milliseconds drift() const;
   /// ttl - drift: how long after sending a successful command the lease is ours.
   milliseconds validity() const;

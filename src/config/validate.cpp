@@ -28,7 +28,6 @@ namespace baton {
 namespace {
 
 constexpr milliseconds min_ttl{100};
-constexpr milliseconds drift_floor{2};
 // sun_path holds 108 bytes including the terminating NUL on Linux.
 constexpr std::size_t max_socket_path = 107;
 
@@ -551,11 +550,7 @@ std::vector<std::string> url_list(const std::vector<std::string>& entries) {
 }
 
 milliseconds lease_drift(const lease_config& lease) {
-  // The epsilon keeps 10000 * 0.01 at 100ms despite binary rounding.
-  const double scaled = static_cast<double>(lease.ttl.count()) * lease.drift_factor;
-  if (!(scaled > 0.0) || !std::isfinite(scaled)) return drift_floor;
-  const auto rounded_up = static_cast<milliseconds::rep>(std::ceil(scaled - 1e-6));
-  return milliseconds{rounded_up} + drift_floor;
+  return lease_drift(lease.ttl, lease.drift_factor);
 }
 
 void validate_config(const config& cfg, const option_origins& origins) {

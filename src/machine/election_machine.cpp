@@ -35,10 +35,7 @@ milliseconds doubled(milliseconds base, unsigned times, milliseconds cap) {
 
 }  // namespace
 
-milliseconds lease_timing::drift() const {
-  auto scaled = static_cast<double>(ttl.count()) * drift_factor;
-  return milliseconds(static_cast<milliseconds::rep>(std::ceil(scaled))) + milliseconds(2);
-}
+milliseconds lease_timing::drift() const { return lease_drift(ttl, drift_factor); }
 
 milliseconds lease_timing::validity() const { return ttl - drift(); }
 

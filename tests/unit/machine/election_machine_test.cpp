@@ -11,6 +11,19 @@
 namespace baton::testing {
 namespace {
 
+// One definition: the machine's drift is the config's, to the millisecond
+// (they used to round 10 s * 0.07 to 703 and 702 ms).
+TEST(lease_timing, drift_is_the_one_definition_the_config_uses) {
+  lease_timing t;
+  t.ttl = 10000ms;
+  t.drift_factor = 0.07;
+  EXPECT_EQ(t.drift(), 702ms);
+  EXPECT_EQ(t.drift(), lease_drift(t.ttl, t.drift_factor));
+  t.drift_factor = 0.0;
+  EXPECT_EQ(t.drift(), 2ms);
+  EXPECT_EQ(lease_timing{}.drift_factor, default_drift_factor);
+}
+
 TEST(lease_timing, drift_is_one_percent_plus_two_ms) {
   auto t = default_timing();
   EXPECT_EQ(t.drift(), 102ms);

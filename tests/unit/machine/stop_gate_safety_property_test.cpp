@@ -139,7 +139,8 @@ struct coverage {
 
 // ttl - drift as docs/safety.md states it, not as the machine computes it.
 milliseconds independent_validity(const lease_timing& t) {
-  auto drift_ms = std::ceil(static_cast<double>(t.ttl.count()) * t.drift_factor);
+  // Rounded up to whole ms, allowing for binary fractions (10000 * 0.07 is 700).
+  auto drift_ms = std::ceil(static_cast<double>(t.ttl.count()) * t.drift_factor - 1e-6);
   return t.ttl - milliseconds(static_cast<milliseconds::rep>(drift_ms)) - 2ms;
 }
 
