@@ -37,9 +37,9 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
     out.answer.outcome = acquire_outcome::held;
     return out;
   }
-  if (rows.size() != 1 || rows[0].size() < 8) {
+  if (rows.size() != 1 || rows[0].size() < 12) {
     out.error = unexpected(std::to_string(rows.size()) + " rows of " +
-                           std::to_string(rows[0].size()) + " columns, expected 1 of 9");
+                           std::to_string(rows[0].size()) + " columns, expected 1 of 12");
     return out;
   }
   const auto& row = rows[0];
@@ -47,7 +47,9 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   const auto missing = boolean(row[2]);
   const auto token = integer(row[5]);
   const auto remaining = integer(row[6]);
-  if (!row[0] || !reset || !missing || !row[4] || !token || *token < 0 || !remaining) {
+  const auto restarted = boolean(row[9]);
+  if (!row[0] || !reset || !missing || !row[4] || !token || *token < 0 || !remaining ||
+      !restarted || !row[7] || !row[10]) {
     out.error = unexpected("a row with a missing or malformed column");
     return out;
   }
@@ -66,8 +68,35 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   out.answer.remaining = milliseconds(*remaining);
   out.reset = *reset;
   out.missing = *missing;
-  out.epoch = row[7].value_or("");
+  out.restarted = *restarted;
+  out.lost_why = row[11].value_or("");
+  out.epoch = *row[7];
+  out.wal_position = *row[10];
   return out;
+}
+
+namespace {
+
+// The first `parts` parts of a '/'-separated epoch.
+std::string leading_parts(const std::string& epoch, int parts) {
+  std::size_t end = 0;
+  for (int i = 0; i < parts; ++i) {
+    if (i > 0) ++end;  // past the '/' found last
+    end = epoch.find('/', end);
+    if (end == std::string::npos) return epoch;
+  }
+  return epoch.substr(0, end);
+}
+
+}  // namespace
+
+std::string epoch_cluster(const std::string& epoch) { return leading_parts(epoch, 2); }
+
+std::string epoch_server(const std::string& epoch) { return leading_parts(epoch, 3); }
+
+std::string epoch_reset_mark(const std::string& epoch) {
+  const auto server = epoch_server(epoch);
+  return server.size() < epoch.size() ? epoch.substr(server.size() + 1) : std::string();
 }
 
 }  // namespace baton::postgres_detail

@@ -18,8 +18,24 @@ struct parsed_acquire {
   acquire_answer answer;
   bool reset = false;    ///< this statement found the reset (and set the hold-back)
   bool missing = false;  ///< ... because the election's row was missing
-  std::string epoch;     ///< the server epoch the row is now written under
+  /// This statement found a restart with the data intact (only the
+  /// postmaster's start time changed): every term was kept.
+  bool restarted = false;
+  /// Why data went back, when `reset` and not `missing`.
+  std::string lost_why;
+  /// The server epoch the row is now written under: "sysid/timeline/start",
+  /// then "/R" when a reset lifted its token to R (lease_sql.cpp).
+  std::string epoch;
+  /// The server's WAL flush position ("0/1500790") at the statement.
+  std::string wal_position;
 };
+
+/// The "sysid/timeline" part of an epoch ("" for "").
+std::string epoch_cluster(const std::string& epoch);
+/// The "sysid/timeline/start" part of an epoch: the server it names.
+std::string epoch_server(const std::string& epoch);
+/// The token of the last reset an epoch records ("" = none).
+std::string epoch_reset_mark(const std::string& epoch);
 
 parsed_acquire parse_acquire_rows(const result_rows& rows);
 

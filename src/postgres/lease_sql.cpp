@@ -13,17 +13,45 @@ std::string quote(std::string_view name) {
          "\"";
 }
 
-// The server's identity: a restore or a promoted replica changes the timeline
-// (and a restore from another cluster the system identifier), any restart the
-// postmaster's start time. All three are readable by any role.
-constexpr std::string_view epoch_expression =
+// The server's identity in two parts. The cluster: its system identifier and
+// the timeline of the current WAL position; a restore into a new cluster
+// changes the first, a promoted replica or a point-in-time recovery the
+// second. And the postmaster's start time, which any restart changes, a
+// restart with every committed write intact included. All are readable by
+// any role. The row keeps "cluster/start" as it was last written.
+constexpr std::string_view cluster_expression =
     "(SELECT system_identifier FROM pg_control_system())::text || '/' || "
-    "substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/' || "
+    "substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)";
+constexpr std::string_view start_expression =
     "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint::text";
+
+// The parts of a row's epoch: "sysid/timeline/start", then "/R" once a reset
+// lifted the row's token to R. The mark tells every candidate, not only the
+// one that found the reset, that one happened ('/' and '//' for an empty
+// epoch, which matches no server).
+constexpr std::string_view row_cluster =
+    "split_part(l.server_epoch, '/', 1) || '/' || split_part(l.server_epoch, '/', 2)";
+constexpr std::string_view row_epoch =
+    "split_part(l.server_epoch, '/', 1) || '/' || split_part(l.server_epoch, '/', 2) || '/' || "
+    "split_part(l.server_epoch, '/', 3)";
+constexpr std::string_view row_reset_mark =
+    "CASE WHEN split_part(l.server_epoch, '/', 4) = '' THEN '' ELSE '/' || "
+    "split_part(l.server_epoch, '/', 4) END";
 
 // Microseconds since 1970 on the server's clock: the floor of tokens issued
 // after a reset, as the Redis stores do with TIME.
 constexpr std::string_view clock_micros = "(extract(epoch FROM s.now) * 1000000)::bigint";
+
+// The server's clock, identity and durable WAL position, read once per
+// statement. The flush position only grows on one cluster and timeline, a
+// crash and its recovery included: only data put back moves it below a
+// position seen before.
+std::string server_facts() {
+  return "s AS (SELECT x.now, x.cluster, x.cluster || '/' || x.started AS epoch, x.lsn FROM\n"
+         "  (SELECT clock_timestamp() AS now, " + std::string(cluster_expression) + " AS cluster,\n"
+         "          " + std::string(start_expression) + " AS started,\n"
+         "          pg_current_wal_flush_lsn() AS lsn) x)";
+}
 
 }  // namespace
 
@@ -72,58 +100,102 @@ std::string lease_sql::schema_exists() const {
 std::string lease_sql::acquire() const {
   const std::string t = quoted_table_;
   const std::string ttl = "$4::bigint * interval '1 millisecond'";
-  const std::string moved = "l.server_epoch <> s.epoch";
-  return "WITH s AS (SELECT clock_timestamp() AS now, " + std::string(epoch_expression) +
-         " AS epoch),\n"
+  const std::string cluster = std::string(row_cluster);
+  const std::string epoch = std::string(row_epoch);
+  const std::string lifted =
+      "greatest(l.token, " + std::string(clock_micros) + ", $8::bigint + 1)";
+  // What this node saw last ($6 cluster, $7 flush position, $8 token) and
+  // finds gone: the row written on another cluster or timeline, a token
+  // below the one it saw, or (same token) the WAL behind what it saw. Each
+  // branch names the cause for the log.
+  const std::string lost_why =
+      "CASE WHEN " + cluster + " <> s.cluster THEN 'the row was written on system/timeline ' || " +
+      cluster + " || ', the server is now ' || s.cluster\n"
+      "       WHEN l.token < $8::bigint THEN 'the lease row''s token ' || l.token::text || ' is below ' "
+      "|| $8::bigint::text || ', which this node saw earlier'\n"
+      "       WHEN l.token = $8::bigint AND s.cluster = $6 AND s.lsn < $7::pg_lsn THEN "
+      "'the server''s WAL position ' || s.lsn::text || ' is behind ' || $7::pg_lsn::text || ', which this node saw "
+      "earlier on the same system and timeline' END";
+  return "WITH " + server_facts() + ",\n"
          "created AS (\n"
          "  INSERT INTO " + t + " AS l (election, token, held_back_until, server_epoch)\n"
-         "  SELECT $1, " + std::string(clock_micros) + ", s.now + " + ttl + ", s.epoch FROM s\n"
+         "  SELECT $1, greatest(" + std::string(clock_micros) + ", $8::bigint + 1), s.now + " + ttl +
+         ",\n"
+         "         s.epoch || '/' || greatest(" + std::string(clock_micros) + ", $8::bigint + 1) FROM s\n"
          "  ON CONFLICT (election) DO NOTHING\n"
          "  RETURNING l.token, l.held_back_until, l.server_epoch),\n"
+         // Only a row that went back or was written under another epoch is
+         // locked here (FOR UPDATE re-reads a row changed meanwhile, so the
+         // verdict is that of the row the update below changes); the
+         // ordinary poll takes no lock and writes nothing.
+         "odd AS (\n"
+         "  SELECT l.election, " + lost_why + " AS lost_why, " + epoch + " <> s.epoch AS moved\n"
+         "  FROM " + t + " l, s\n"
+         "  WHERE l.election = $1 AND (" + cluster + " <> s.cluster OR l.token < $8::bigint OR\n"
+         "        (l.token = $8::bigint AND s.cluster = $6 AND s.lsn < $7::pg_lsn) OR " +
+         epoch + " <> s.epoch)\n"
+         "  FOR UPDATE OF l),\n"
+         "k AS (SELECT o.election, o.lost_why IS NOT NULL AS lost, o.moved AND o.lost_why IS NULL AS "
+         "restarted,\n"
+         "             o.lost_why FROM odd o),\n"
          "changed AS (\n"
          "  UPDATE " + t + " AS l SET\n"
-         "    holder = CASE WHEN " + moved + " THEN l.holder ELSE $2 END,\n"
-         "    holder_session = CASE WHEN " + moved + " THEN l.holder_session ELSE $3 END,\n"
-         "    token = CASE WHEN " + moved + " THEN greatest(l.token, " + std::string(clock_micros) +
-         ")\n"
+         "    holder = CASE WHEN k.election IS NULL THEN $2 ELSE l.holder END,\n"
+         "    holder_session = CASE WHEN k.election IS NULL THEN $3 ELSE l.holder_session END,\n"
+         "    token = CASE WHEN k.lost THEN " + lifted + "\n"
+         "                 WHEN k.restarted THEN l.token\n"
          "                 ELSE greatest(nextval('" + quoted_sequence_ + "'), l.token + 1) END,\n"
-         "    acquired_at = CASE WHEN " + moved + " THEN l.acquired_at\n"
+         "    acquired_at = CASE WHEN k.election IS NOT NULL THEN l.acquired_at\n"
          "                       WHEN l.expires_at > s.now AND l.holder_session = $3 THEN "
          "l.acquired_at\n"
          "                       ELSE s.now END,\n"
-         "    expires_at = CASE WHEN " + moved + " THEN l.expires_at ELSE s.now + " + ttl +
-         " END,\n"
-         "    held_back_until = CASE WHEN " + moved + " THEN greatest(l.held_back_until, s.now + " +
-         ttl + ") ELSE l.held_back_until END,\n"
-         "    server_epoch = s.epoch\n"
-         "  FROM s\n"
-         "  WHERE l.election = $1 AND (" + moved +
-         " OR (l.held_back_until <= s.now AND (l.expires_at <= s.now OR\n"
-         "       (l.holder = $2 AND l.holder_session = $3))))\n"
-         "  RETURNING l.holder, l.token, l.held_back_until > s.now AS reset,\n"
+         // A restart keeps a held term and makes it last at least a ttl from
+         // now: renewals the leader made and the server no longer has (had
+         // it come back from a copy) are covered, and a leader that lives
+         // renews it as before.
+         "    expires_at = CASE WHEN k.lost THEN l.expires_at\n"
+         "                      WHEN k.restarted AND l.expires_at > s.now THEN "
+         "greatest(l.expires_at, s.now + " + ttl + ")\n"
+         "                      WHEN k.restarted THEN l.expires_at\n"
+         "                      ELSE s.now + " + ttl + " END,\n"
+         // Lost data holds everyone back; so does a restart while the lease
+         // was free (a term the server no longer has may still be at work).
+         "    held_back_until = CASE WHEN k.lost OR (k.restarted AND l.expires_at <= s.now)\n"
+         "                           THEN greatest(l.held_back_until, s.now + " + ttl + ")\n"
+         "                           ELSE l.held_back_until END,\n"
+         "    server_epoch = s.epoch || CASE WHEN k.lost THEN '/' || " + lifted + "\n"
+         "                                   ELSE " + std::string(row_reset_mark) + " END\n"
+         "  FROM s LEFT JOIN k ON true\n"
+         "  WHERE l.election = $1 AND (k.election IS NOT NULL OR\n"
+         "       (l.held_back_until <= s.now AND (l.expires_at <= s.now OR\n"
+         "        (l.holder = $2 AND l.holder_session = $3))))\n"
+         "  RETURNING l.holder, l.token, coalesce(k.lost, false) AS lost,\n"
+         "            coalesce(k.restarted, false) AS restarted, k.lost_why,\n"
          "            l.acquired_at = s.now AS new_term, l.expires_at, l.held_back_until, s.now,\n"
-         "            l.server_epoch),\n"
+         "            l.server_epoch, s.lsn),\n"
          "answer AS (\n"
-         "  SELECT CASE WHEN c.reset THEN 'held_back' ELSE 'acquired' END AS outcome, c.reset,\n"
-         "         false AS missing, c.new_term AND NOT c.reset AS new_term,\n"
-         "         CASE WHEN NOT c.reset OR c.expires_at > c.now THEN c.holder ELSE '' END AS "
-         "holder,\n"
+         "  SELECT CASE WHEN c.lost OR c.held_back_until > c.now THEN 'held_back'\n"
+         "              WHEN c.restarted THEN 'held' ELSE 'acquired' END AS outcome,\n"
+         "         c.lost AS reset, false AS missing,\n"
+         "         c.new_term AND NOT c.lost AND NOT c.restarted AS new_term,\n"
+         "         CASE WHEN c.expires_at > c.now THEN c.holder ELSE '' END AS holder,\n"
          "         c.token,\n"
-         "         CASE WHEN c.reset THEN ceil(extract(epoch FROM greatest(c.held_back_until, "
-         "c.expires_at) - c.now) * 1000)::bigint ELSE $4::bigint END AS remaining_ms,\n"
-         "         c.server_epoch AS epoch\n"
+         "         CASE WHEN c.lost OR c.restarted THEN greatest(0, ceil(extract(epoch FROM "
+         "greatest(c.held_back_until, c.expires_at) - c.now) * 1000))::bigint\n"
+         "              ELSE $4::bigint END AS remaining_ms,\n"
+         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
          "  SELECT 'held_back', true, true, false, '', r.token,\n"
          "         ceil(extract(epoch FROM r.held_back_until - s.now) * 1000)::bigint, "
-         "r.server_epoch\n"
+         "r.server_epoch, false, s.lsn, NULL\n"
          "  FROM created r, s\n"
          "  UNION ALL\n"
          "  SELECT CASE WHEN l.held_back_until > s.now THEN 'held_back' ELSE 'held' END, false, "
          "false, false,\n"
          "         CASE WHEN l.expires_at > s.now THEN l.holder ELSE '' END, l.token,\n"
          "         greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, l.expires_at) - "
-         "s.now) * 1000))::bigint, l.server_epoch\n"
+         "s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL\n"
          "  FROM " + t + " l, s\n"
          "  WHERE l.election = $1 AND NOT EXISTS (SELECT 1 FROM changed)\n"
          "    AND NOT EXISTS (SELECT 1 FROM created))\n"
@@ -131,7 +203,8 @@ std::string lease_sql::acquire() const {
          "a.epoch,\n"
          "       CASE WHEN a.new_term THEN pg_notify($5, json_build_object('event', 'acquired', "
          "'election', $1,\n"
-         "            'holder', a.holder, 'session', $3::text, 'token', a.token)::text)::text END\n"
+         "            'holder', a.holder, 'session', $3::text, 'token', a.token)::text)::text END,\n"
+         "       a.restarted, a.lsn::text, a.lost_why\n"
          "FROM answer a";
 }
 
@@ -159,8 +232,7 @@ std::string lease_sql::release() const {
 }
 
 std::string lease_sql::create_record() const {
-  return "WITH s AS (SELECT clock_timestamp() AS now, " + std::string(epoch_expression) +
-         " AS epoch)\n"
+  return "WITH " + server_facts() + "\n"
          "INSERT INTO " + quoted_table_ +
          " (election, token, server_epoch)\n"
          "SELECT $1, " + std::string(clock_micros) +

@@ -185,6 +185,44 @@ struct postgres_store::impl {
     parse(r.rows);
   }
 
+  // Reads what an acquire found: a reset this statement found (and set the
+  // hold-back for), a restart that kept every term, or a change of server
+  // another candidate found first; then remembers the server and the row.
+  void answer_seen(postgres_detail::parsed_acquire& parsed) {
+    if (parsed.epoch.empty()) return;  // the row is being created: no answer yet
+    const auto cluster = postgres_detail::epoch_cluster(parsed.epoch);
+    const auto mark = postgres_detail::epoch_reset_mark(parsed.epoch);
+    const auto cluster_before = std::exchange(seen.cluster, cluster);
+    const auto mark_before = std::exchange(seen.reset_mark, mark);
+    seen.wal = parsed.wal_position;
+    seen.token = parsed.answer.token;
+    if (parsed.reset) {
+      report_reset(parsed.missing ? "the lease row of election " + options.identity.election +
+                                        " was missing"
+                                  : parsed.lost_why,
+                   parsed.missing);
+    } else if (parsed.restarted) {
+      // Not a reset: the terms are kept. Only a free lease waits (see
+      // lease_sql.hpp); say why, since nobody lost anything.
+      if (parsed.answer.outcome == acquire_outcome::held_back) {
+        parsed.answer.why = "PostgreSQL restarted (now " + postgres_detail::epoch_server(parsed.epoch) +
+                            ") while the lease was free: nobody takes it for one ttl, in case a "
+                            "term the server no longer has is still at work";
+      }
+    } else if (!cluster_before.empty() && cluster_before != cluster) {
+      // Another candidate's acquire found the change first (and set the
+      // hold-back); this store hears of it here.
+      report_reset("the server changed from system/timeline " + cluster_before + " to " + cluster,
+                   false);
+    } else if (!cluster_before.empty() && mark != mark_before) {
+      // Another candidate found the data gone back (or the row missing) and
+      // marked the row when it lifted the token.
+      report_reset("another candidate found the data gone back and lifted the lease row's token "
+                   "to " + mark,
+                   false);
+    }
+  }
+
   void report_reset(std::string why, bool record_missing) {
     last_reset = why;
     tell(store_events::reset{std::move(why), record_missing, {}});
@@ -244,8 +282,14 @@ struct postgres_store::impl {
   // The token of the term this store holds (0 = none): renew and release
   // match it, so a term taken over and won again is never mistaken for ours.
   std::uint64_t token = 0;
-  // The server epoch of this store's last acquire ("" = none yet).
-  std::string epoch;
+  // The server and the row as this store's last acquire found them: what a
+  // restore or a promoted replica would take away.
+  struct last_seen {
+    std::string cluster;      // "sysid/timeline" ("" = nothing yet)
+    std::string wal = "0/0";  // the server's WAL flush position
+    std::uint64_t token = 0;  // the row's token
+    std::string reset_mark;   // the token of the row's last reset ("" = none)
+  } seen;
   std::string last_error;
   std::string last_error_kind;
   std::optional<time_point> last_error_at;
@@ -273,7 +317,9 @@ void postgres_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<acquire_answer>(handler)) return;
   const auto& id = d.options.identity;
-  d.run(d.sql.acquire(), {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table()},
+  d.run(d.sql.acquire(),
+        {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), d.seen.cluster, d.seen.wal,
+         std::to_string(d.seen.token)},
         [&d, handler = std::move(handler)](query_result r) {
           d.finish<acquire_answer>(r, handler, [&](const auto& rows) {
             auto parsed = postgres_detail::parse_acquire_rows(rows);
@@ -282,20 +328,7 @@ void postgres_store::async_acquire(acquire_handler handler) {
               return;
             }
             if (parsed.answer.acquired()) d.token = parsed.answer.token;
-            const auto seen_before = std::exchange(d.epoch, parsed.epoch);
-            if (parsed.reset) {
-              d.report_reset(parsed.missing
-                                 ? "the lease row of election " + d.options.identity.election +
-                                       " was missing"
-                                 : "the server changed (restarted, restored or promoted; now " +
-                                       parsed.epoch + ")",
-                             parsed.missing);
-            } else if (!seen_before.empty() && seen_before != parsed.epoch) {
-              // Another candidate's acquire found the change first (and set
-              // the hold-back); this store hears of it here.
-              d.report_reset("the server changed from " + seen_before + " to " + parsed.epoch,
-                             false);
-            }
+            d.answer_seen(parsed);
             handler(store_error{}, std::move(parsed.answer));
           });
         });

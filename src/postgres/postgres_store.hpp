@@ -5,11 +5,14 @@
 // releases and new terms. All I/O is libpq's asynchronous API on the
 // daemon's io_context (pg_connection.hpp).
 //
-// A changed server (a restore, a promoted replica, a restart: the system
-// identifier, timeline or postmaster start time differ from those the row
-// was written under) and a missing row are store resets: the acquire that
+// Data gone back is a store reset: the row written on another cluster (its
+// system identifier or timeline differ: a restore elsewhere, a promoted
+// replica), a row whose token or a server whose WAL position is below what
+// this store saw last (a copy put back), or a missing row. The acquire that
 // finds one holds every acquisition back for one ttl, in the row itself, so
-// candidates that never saw the old server are held back too.
+// candidates that never saw the old server are held back too. A restart
+// with its data intact is not a reset: the leader keeps its term and token
+// (see lease_sql.hpp).
 #pragma once
 
 #include <boost/asio/io_context.hpp>

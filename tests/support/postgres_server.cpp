@@ -114,10 +114,10 @@ const fs::path& template_cluster(const std::string& bindir) {
   return dir;
 }
 
-// A fresh cluster at `target`: the template's files, owned by the postgres
-// user as initdb left them, the directory 0700 as postgres demands.
-void copy_template_cluster(const std::string& bindir, const fs::path& target) {
-  fs::copy(template_cluster(bindir), target, fs::copy_options::recursive);
+// The data directory `from` copied to `target`, owned by the postgres user as
+// initdb left it, the directory 0700 as postgres demands.
+void copy_cluster(const fs::path& from, const fs::path& target) {
+  fs::copy(from, target, fs::copy_options::recursive);
   fs::permissions(target, fs::perms::owner_all, fs::perm_options::replace);
   if (const passwd* pw = postgres_user()) {
     if (::chown(target.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
@@ -156,7 +156,7 @@ postgres_server::postgres_server() {
   bindir_ = find_bindir();
   make_temp_dir();
   try {
-    copy_template_cluster(bindir_, dir_ / "data");
+    copy_cluster(template_cluster(bindir_), dir_ / "data");
     start_on_free_port();
   } catch (...) {
     kill_and_wait();
@@ -276,15 +276,39 @@ void postgres_server::start() {
 }
 
 void postgres_server::restart_immediate() {
-  if (pid_ > 0) {
-    const auto backends = children_of(pid_);
-    ::kill(pid_, SIGQUIT);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-    wait_until_gone(backends);
+  stop_with(SIGQUIT);
+  start();
+}
+
+// Waits for the postmaster (our child) to exit after `sig`, and for its
+// backends to be gone.
+void postgres_server::stop_with(int sig) {
+  if (pid_ <= 0) return;
+  const auto backends = children_of(pid_);
+  ::kill(pid_, sig);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  pid_ = -1;
+  wait_until_gone(backends);
+}
+
+void postgres_server::save_data_copy() {
+  // A fast shutdown ends with a checkpoint: the copy is consistent by itself.
+  stop_with(SIGINT);
+  std::error_code ignored;
+  fs::remove_all(dir_ / "data-copy", ignored);
+  copy_cluster(dir_ / "data", dir_ / "data-copy");
+  start();
+}
+
+void postgres_server::put_data_copy_back() {
+  if (!fs::exists(dir_ / "data-copy")) {
+    throw std::runtime_error("postgres: put_data_copy_back without save_data_copy");
+  }
+  stop_with(SIGQUIT);
+  fs::remove_all(dir_ / "data");
+  copy_cluster(dir_ / "data-copy", dir_ / "data");
   start();
 }
 

@@ -45,6 +45,13 @@ class postgres_server {
   /// Immediate shutdown (SIGQUIT: no checkpoint, crash recovery on start),
   /// then start again on the same port.
   void restart_immediate();
+  /// A copy of the data directory as it is now, as a backup would hold it:
+  /// a fast shutdown (a checkpoint), the copy, a start again on the same port.
+  void save_data_copy();
+  /// The copy from save_data_copy() put back in place of the data (after an
+  /// immediate shutdown), then a start on the same port: the server comes
+  /// back with the same system identifier and timeline, and older data.
+  void put_data_copy_back();
   /// Sends `sig` to the postmaster, if running.
   void signal(int sig);
   /// pg_terminate_backend for every session whose application_name starts
@@ -81,6 +88,7 @@ class postgres_server {
   void start_on_free_port();
   void spawn();
   bool wait_ready();
+  void stop_with(int sig);
 
   std::filesystem::path dir_;
   std::string bindir_;

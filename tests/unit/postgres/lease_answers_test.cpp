@@ -11,9 +11,10 @@ namespace {
 
 using cell = std::optional<std::string>;
 
-result_rows row(cell outcome, cell reset, cell missing, cell holder, cell token, cell remaining) {
+result_rows row(cell outcome, cell reset, cell missing, cell holder, cell token, cell remaining,
+               cell restarted = "f", cell lost_why = cell()) {
   return {{outcome, reset, missing, cell("f"), holder, token, remaining, cell("1/00000001/2"),
-           cell()}};
+           cell(), restarted, cell("0/1500790"), lost_why}};
 }
 
 TEST(postgres_acquire_rows, acquired_carries_the_new_token_and_a_full_ttl) {
@@ -24,7 +25,9 @@ TEST(postgres_acquire_rows, acquired_carries_the_new_token_and_a_full_ttl) {
   EXPECT_EQ(p.answer.holder, "n1");
   EXPECT_EQ(p.answer.remaining, milliseconds(3000));
   EXPECT_FALSE(p.reset);
+  EXPECT_FALSE(p.restarted);
   EXPECT_EQ(p.epoch, "1/00000001/2");
+  EXPECT_EQ(p.wal_position, "0/1500790");
 }
 
 TEST(postgres_acquire_rows, held_names_the_holder_and_its_remaining_time) {
@@ -44,6 +47,37 @@ TEST(postgres_acquire_rows, a_reset_found_by_this_statement_is_flagged) {
   EXPECT_TRUE(p.missing);
 }
 
+TEST(postgres_acquire_rows, data_gone_back_carries_its_cause) {
+  const auto p = parse_acquire_rows(row("held_back", "t", "f", "", "1795478993544884", "3000", "f",
+                                        "the lease row's token 5 is below 9"));
+  ASSERT_FALSE(p.error);
+  EXPECT_TRUE(p.reset);
+  EXPECT_FALSE(p.missing);
+  EXPECT_EQ(p.lost_why, "the lease row's token 5 is below 9");
+}
+
+TEST(postgres_acquire_rows, a_restart_that_kept_the_term_is_not_a_reset) {
+  const auto p = parse_acquire_rows(row("held", "f", "f", "n1", "7", "2999", "t"));
+  ASSERT_FALSE(p.error);
+  EXPECT_EQ(p.answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(p.answer.holder, "n1");
+  EXPECT_EQ(p.answer.token, 7u);
+  EXPECT_TRUE(p.restarted);
+  EXPECT_FALSE(p.reset);
+}
+
+TEST(postgres_epoch, its_parts_are_cluster_start_and_the_last_resets_token) {
+  EXPECT_EQ(epoch_cluster("7712498967564640938/00000001/1795478993544884"),
+            "7712498967564640938/00000001");
+  EXPECT_EQ(epoch_cluster("7712498967564640938/00000002"), "7712498967564640938/00000002");
+  EXPECT_EQ(epoch_cluster(""), "");
+  EXPECT_EQ(epoch_server("1/00000001/2/1795478993544884"), "1/00000001/2");
+  EXPECT_EQ(epoch_server("1/00000001/2"), "1/00000001/2");
+  EXPECT_EQ(epoch_reset_mark("1/00000001/2/1795478993544884"), "1795478993544884");
+  EXPECT_EQ(epoch_reset_mark("1/00000001/2"), "");
+  EXPECT_EQ(epoch_reset_mark(""), "");
+}
+
 TEST(postgres_acquire_rows, no_row_means_the_row_is_being_created_try_later) {
   const auto p = parse_acquire_rows({});
   ASSERT_FALSE(p.error);
@@ -61,6 +95,9 @@ TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
       row("acquired", "f", "f", "n1", "1", cell()),              // NULL remaining
       row(cell(), "f", "f", "n1", "1", "1"),                     // NULL outcome
       row("acquired", "f", "f", cell(), "1", "1"),               // NULL holder
+      row("held", "f", "f", "n1", "1", "1", cell()),             // NULL restarted
+      {{cell("held"), cell("f"), cell("f"), cell("f"), cell("n1"), cell("1"), cell("1"),
+        cell("1/00000001/2"), cell()}},                          // the old 9 columns
   };
   auto two = row("held", "f", "f", "n1", "1", "1");
   two.push_back(two[0]);
