@@ -4,15 +4,23 @@
 #pragma once
 
 #include <ostream>
+#include <system_error>
 
 #include "baton/config.hpp"
 
 namespace baton {
 
 /// Connects with `cfg`'s store settings, creates the record if it is missing,
-/// and says what it did on `out` (errors on `err`). Returns the exit code:
-/// 0 created or already there, 1 the store could not be reached or refused.
+/// and says what it did on `out` (errors on `err`, naming what to grant or
+/// apply). Returns the exit code: 0 created or already there, 1 the store
+/// could not be reached (or did not answer in time), 3 it refused
+/// (init_store_exit_code). A bad config is 2, before this runs.
 int init_store(const config& cfg, std::ostream& out, std::ostream& err);
+
+/// The exit code for a failed store call: 3 when the store answered with a
+/// refusal (store_errc::auth or store_errc::refused: credentials, a missing
+/// permission, a lease table it may not create), else 1 (unreachable).
+int init_store_exit_code(std::error_code failure);
 
 /// `baton init-store --print`: the schema `cfg`'s store needs (the postgres
 /// DDL and grants) on `out`, exit 0; for a store that needs none, says so

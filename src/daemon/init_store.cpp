@@ -48,6 +48,13 @@ int init_store(const config& cfg, std::ostream& out, std::ostream& err) {
   }
   err << "baton: init-store: " << (failure ? failure->message() : "no answer from " + where)
       << '\n';
+  return failure ? init_store_exit_code(failure->code) : 1;
+}
+
+int init_store_exit_code(std::error_code failure) {
+  // The store answered and said no: credentials, a missing permission, a
+  // table it may not create. Retrying will not help; granting will.
+  if (failure == store_errc::auth || failure == store_errc::refused) return 3;
   return 1;
 }
 

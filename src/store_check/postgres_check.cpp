@@ -1,7 +1,8 @@
 // The postgres kind's checks: one session made as the store makes its own,
 // then one statement that reads what matters: the server's version and role
 // (a standby is read-only), the user, synchronous_commit as baton's session
-// sets it, the lease table and the privileges on it, the server's clock, and
+// sets it, the lease table and the privileges on it (or, when it is missing,
+// whether the user may create it where it would go), the server's clock, and
 // the election's row. Round-trip latency is timed on a trivial statement.
 #include <algorithm>
 #include <chrono>
@@ -24,6 +25,35 @@ std::string cell(const query_result& r, std::size_t column) {
   return *r.rows[0][column];
 }
 
+// The table is missing and postgres.create_schema is on: whether the first
+// start can create it. `where` is the schema it would go to ("" = none: no
+// schema of the search path exists, or the named one does not); `may` is
+// has_schema_privilege(..., 'CREATE') there ("t"/"f").
+void add_missing_table_line(check_report& report, const std::string& table,
+                            const std::string& schema, const std::string& user,
+                            const std::string& where, const std::string& may) {
+  const std::string apply = "have a role that may create it apply `baton init-store --print`";
+  if (where.empty()) {
+    report.lines.push_back(
+        {check_verdict::failure, "table",
+         table + " does not exist and cannot be created: " +
+             (schema.empty() ? std::string("no schema of the search path exists")
+                             : "schema " + schema + " does not exist") +
+             "; " + apply});
+  } else if (may != "t") {
+    report.lines.push_back(
+        {check_verdict::failure, "table",
+         table + " does not exist and " + user + " may not create it: no CREATE privilege on "
+             "schema " + where + " (PostgreSQL 15 and later no longer grant it on public to every "
+             "role); " + apply + ", or GRANT CREATE ON SCHEMA " + where + " TO " + user});
+  } else {
+    report.lines.push_back({check_verdict::note, "table",
+                            table + " does not exist yet: baton creates it on first use "
+                                    "(postgres.create_schema; " + user +
+                                " may create in schema " + where + ")"});
+  }
+}
+
 }  // namespace
 
 void async_check_postgres(asio::io_context& io, const config& cfg,
@@ -43,8 +73,18 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
       "current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL, "
       "CASE WHEN to_regclass($1) IS NULL THEN NULL ELSE has_table_privilege(to_regclass($1), "
       "'SELECT, INSERT, UPDATE') END, "
-      "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
-  conn->async_query(sql, {table}, [conn, done = std::move(done), sent, table,
+      "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint, "
+      // Where a missing table would be created (the name's schema, else the
+      // first schema of the search path that exists) and whether the user
+      // may create there: PostgreSQL 15 no longer lets every role create
+      // in schema public.
+      "n.nspname, CASE WHEN n.oid IS NULL THEN NULL ELSE has_schema_privilege(n.oid, 'CREATE') "
+      "END "
+      "FROM (SELECT CASE WHEN $2 = '' THEN current_schema() ELSE $2 END AS name) w "
+      "LEFT JOIN pg_namespace n ON n.nspname = w.name";
+  const auto dot = table.find('.');
+  const std::string schema = dot == std::string::npos ? "" : table.substr(0, dot);
+  conn->async_query(sql, {table, schema}, [conn, done = std::move(done), sent, table, schema,
                                    ttl = cfg.lease.ttl, create = cfg.postgres.create_schema,
                                    timeout = cfg.postgres.command_timeout](query_result r) {
     check_report report;
@@ -70,8 +110,7 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
     }
     if (cell(r, 4) != "t") {
       if (create) {
-        add(check_verdict::note, "table",
-            table + " does not exist yet: baton creates it on first use (postgres.create_schema)");
+        add_missing_table_line(report, table, schema, cell(r, 2), cell(r, 7), cell(r, 8));
       } else {
         add(check_verdict::failure, "table",
             table + " does not exist and postgres.create_schema is false: apply `baton "

@@ -203,6 +203,46 @@ TEST(check_store, postgres_reports_role_user_table_and_latency) {
   EXPECT_TRUE(has_line(r.output, "FAIL", "table", "init-store --print")) << r.output;
 }
 
+// PostgreSQL 15 no longer lets every role create in schema public: a role
+// that may not create the missing table cannot start, and check-store says
+// so (exit 2), naming the grant; with the grant it is ready. init-store then
+// fails the same way with its own exit code, 3 (refused), not 1
+// (unreachable).
+TEST(check_store, postgres_names_a_missing_create_privilege_when_the_table_is_missing) {
+  postgres_server pg;
+  pg.query("CREATE ROLE weak LOGIN");
+  const std::vector<std::string> as_weak{"--store-kind", "postgres", "--postgres-url",
+                                         pg.conninfo("weak")};
+  auto r = check_store(as_weak);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "table",
+                       "baton_lease does not exist and weak may not create it: no CREATE "
+                       "privilege on schema public"))
+      << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "table", "GRANT CREATE ON SCHEMA public TO weak"))
+      << r.output;
+
+  temp_dir dir("baton-is-");
+  std::vector<std::string> init{"init-store", "--election", "jobs"};
+  init.insert(init.end(), as_weak.begin(), as_weak.end());
+  baton_process refused(init, {}, dir / "init.log");
+  EXPECT_EQ(refused.wait_exit(20s), 3) << refused.log_text();
+  EXPECT_NE(refused.log_text().find("permission denied for schema public"), std::string::npos)
+      << refused.log_text();
+  EXPECT_NE(refused.log_text().find("baton init-store --print"), std::string::npos)
+      << refused.log_text();
+
+  pg.query("GRANT CREATE ON SCHEMA public TO weak");
+  r = check_store(as_weak);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "table", "weak may create in schema public")) << r.output;
+
+  r = check_store({"--store-kind", "postgres", "--postgres-url", pg.conninfo(),
+                   "--postgres-table", "nowhere.baton_lease"});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "table", "schema nowhere does not exist")) << r.output;
+}
+
 TEST(check_store, run_logs_the_hazards_once_at_start) {
   redis_server redis;
   redis.command({"SET", "baton:{jobs}:token", "7"});
