@@ -51,9 +51,10 @@ void expect_no_term_lost(fault_cluster& c, int nodes) {
   }
 }
 
-// `pg_ctl restart -m immediate`: a crash and its recovery (down about half a
-// second), nothing committed lost. Three candidates, ttl 3 s (renew deadline
-// 2 s): the leader's renewals that fail meanwhile are retried, the first one
+// `pg_ctl restart -m immediate`: a crash and its recovery, nothing committed
+// lost, the server down for half a second as pg_ctl takes. Three candidates,
+// ttl 3 s (renew deadline 2 s): the leader's renewals that fail meanwhile are
+// retried, the first one
 // after the restart finds the row still its own, and its app works on with
 // the same token; a candidate that comes up meanwhile meets the restarted
 // server first, and nobody is held back.
@@ -69,7 +70,7 @@ TEST(postgres_faults, restarted_in_immediate_mode_the_leader_keeps_its_term) {
     exit_watch app(leader->pid);
 
     const std::int64_t inject = mono_now_ns();
-    pg.restart_immediate();
+    pg.restart_immediate(400ms);
     const double down_ms = ms_between(inject, mono_now_ns());
     c.start_node(3, on_postgres(pg));
     // Two ttls: long past the renew deadline of any renewal the restart

@@ -275,8 +275,10 @@ void postgres_server::start() {
                            "; log:\n" + log_tail());
 }
 
-void postgres_server::restart_immediate() {
+void postgres_server::restart_immediate(std::chrono::milliseconds down) {
   stop_with(SIGQUIT);
+  // The length of the outage itself, not a wait for an outcome.
+  std::this_thread::sleep_for(down);
   start();
 }
 

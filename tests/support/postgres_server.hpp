@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -43,8 +44,8 @@ class postgres_server {
   /// Start again on the same port with the same data (after kill_and_wait).
   void start();
   /// Immediate shutdown (SIGQUIT: no checkpoint, crash recovery on start),
-  /// then start again on the same port.
-  void restart_immediate();
+  /// then, after `down` more, start again on the same port.
+  void restart_immediate(std::chrono::milliseconds down = std::chrono::milliseconds(0));
   /// A copy of the data directory as it is now, as a backup would hold it:
   /// a fast shutdown (a checkpoint), the copy, a start again on the same port.
   void save_data_copy();
