@@ -24,7 +24,8 @@ struct parsed_acquire {
   /// Why data went back, when `reset` and not `missing`.
   std::string lost_why;
   /// The server epoch the row is now written under: "sysid/timeline/start",
-  /// then "/R" when a reset lifted its token to R (lease_sql.cpp).
+  /// then "/R" when a reset lifted its token to R, until the next term
+  /// (lease_sql.cpp).
   std::string epoch;
   /// The server's WAL flush position ("0/1500790") at the statement.
   std::string wal_position;

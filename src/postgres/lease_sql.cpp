@@ -25,10 +25,10 @@ constexpr std::string_view cluster_expression =
 constexpr std::string_view start_expression =
     "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint::text";
 
-// The parts of a row's epoch: "sysid/timeline/start", then "/R" once a reset
-// lifted the row's token to R. The mark tells every candidate, not only the
-// one that found the reset, that one happened ('/' and '//' for an empty
-// epoch, which matches no server).
+// The parts of a row's epoch: "sysid/timeline/start", then "/R" when a reset
+// lifted the row's token to R, until the next term. The mark tells every
+// candidate, not only the one that found the reset, that one happened ('/'
+// and '//' for an empty epoch, which matches no server).
 constexpr std::string_view row_cluster =
     "split_part(l.server_epoch, '/', 1) || '/' || split_part(l.server_epoch, '/', 2)";
 constexpr std::string_view row_epoch =
@@ -163,8 +163,12 @@ std::string lease_sql::acquire() const {
          "    held_back_until = CASE WHEN k.lost OR (k.restarted AND l.expires_at <= s.now)\n"
          "                           THEN greatest(l.held_back_until, s.now + " + ttl + ")\n"
          "                           ELSE l.held_back_until END,\n"
+         // The mark lasts while the hold-back may: a restart keeps it, the
+         // next term (after the hold-back) clears it.
          "    server_epoch = s.epoch || CASE WHEN k.lost THEN '/' || " + lifted + "\n"
-         "                                   ELSE " + std::string(row_reset_mark) + " END\n"
+         "                                   WHEN k.restarted THEN " + std::string(row_reset_mark) +
+         "\n"
+         "                                   ELSE '' END\n"
          "  FROM s LEFT JOIN k ON true\n"
          "  WHERE l.election = $1 AND (k.election IS NOT NULL OR\n"
          "       (l.held_back_until <= s.now AND (l.expires_at <= s.now OR\n"

@@ -214,7 +214,7 @@ struct postgres_store::impl {
       // hold-back); this store hears of it here.
       report_reset("the server changed from system/timeline " + cluster_before + " to " + cluster,
                    false);
-    } else if (!cluster_before.empty() && mark != mark_before) {
+    } else if (!cluster_before.empty() && !mark.empty() && mark != mark_before) {
       // Another candidate found the data gone back (or the row missing) and
       // marked the row when it lifted the token.
       report_reset("another candidate found the data gone back and lifted the lease row's token "
