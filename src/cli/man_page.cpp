@@ -111,7 +111,8 @@ std::string man_page() {
     << ".TP\n.B init\\-store\n"
     << "Create the election's record in the store (the same options as \\fBrun\\fR), so that\n"
     << "its first start is not held back as after a data loss; 0 created or already there, 1 the\n"
-    << "store cannot be reached, 2 a bad configuration. Only for a new election, or with every\n"
+    << "store cannot be reached, 2 a bad configuration, 3 the store refused (credentials, a\n"
+    << "missing permission). Only for a new election, or with every\n"
     << "candidate stopped. With \\fB\\-\\-print\\fR it changes nothing and prints the schema the\n"
     << "store needs (the PostgreSQL DDL and grants) for a DBA to apply.\n"
     << ".TP\n.B check\\-store\n"
@@ -171,7 +172,8 @@ std::string man_page() {
     << "Usage or configuration error; check\\-store: baton cannot work with the store (unreachable,\n"
     << "refused, a replica, a missing permission).\n"
     << ".TP\n.B 3\n"
-    << "This node is not the leader (status; resign refused).\n"
+    << "This node is not the leader (status; resign refused); init\\-store: the store refused\n"
+    << "(credentials, a missing permission).\n"
     << ".TP\n.B 4\n"
     << "resign \\-\\-wait: no other node took the lease within the timeout.\n";
 

@@ -107,6 +107,14 @@ TEST(man_page, check_store_has_its_synopsis_and_exit_codes) {
       << exit_status_entry(page, 2);
 }
 
+// init-store's exit 3 (the store refused: credentials, a permission) is
+// apart from 1 (unreachable), as src/daemon/init_store.cpp returns them.
+TEST(man_page, init_store_names_its_refusal_exit_code) {
+  const std::string page = man_page();
+  EXPECT_TRUE(contains(exit_status_entry(page, 3), "init\\-store: the store refused"))
+      << exit_status_entry(page, 3);
+}
+
 // What the daemon does on SIGHUP (src/daemon/driver.cpp, plan_reload): one
 // option that needs a restart refuses the whole reload. The page must not
 // promise that the reloadable ones are applied and the rest kept.
