@@ -128,7 +128,7 @@ struct postgres_config {
 };
 
 struct lease_config {
-  /// How long a lease lives in Redis without renewal.
+  /// How long a lease lives in the store without renewal.
   milliseconds ttl{10000};
   /// How often the leader renews. 0 = ttl / 3.
   milliseconds renew_interval{0};

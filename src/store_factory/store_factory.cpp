@@ -1,5 +1,7 @@
-// make_lease_store: config in, a store behind the port out. The only file
-// outside a store's own component that names store kinds.
+// make_lease_store: config in, a store behind the port out, dispatching on
+// store.kind. Validation (src/config/validate.cpp), the store check
+// (src/store_check) and a few status lines name kinds too: gathering each
+// kind's rules behind one registry is still to do.
 #include "baton/store_factory.hpp"
 
 #include <stdexcept>
