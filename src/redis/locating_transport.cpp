@@ -78,6 +78,11 @@ class locating_transport final : public stream_transport,
 
 std::string master_address::text() const { return tcp_peer_name(host, port); }
 
+std::string located_endpoint_text(const std::string& description, const std::string& peer) {
+  if (peer.empty() || peer == description) return description;
+  return description + ", at " + peer;
+}
+
 transport_factory locating_transport_factory(std::shared_ptr<master_locator> locator) {
   return [locator = std::move(locator)](boost::asio::io_context& io,
                                         const redis_endpoint& endpoint) {

@@ -24,6 +24,15 @@ struct master_address {
   std::string text() const;
 };
 
+/// What status shows as a located store's endpoint: how the master is found
+/// (`description`, the locator's describe()) and, once a connection reached
+/// it, where (`peer`). A transport still asking, or asking again after the
+/// master went away, names the description as its peer: that is not an
+/// address, and repeating it read "master m via 1 sentinel, at master m via
+/// 1 sentinel".
+std::string located_endpoint_text(const std::string& description, const std::string& peer);
+
+
 class master_locator {
  public:
   /// `error` names every source asked and why each failed.

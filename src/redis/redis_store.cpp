@@ -504,8 +504,7 @@ store_status redis_store::status() const {
   s.label = d.options.label;
   if (d.options.locator) {
     // Where the master was found, and through what.
-    const auto& peer = d.node->peer();
-    s.endpoint = d.options.locator->describe() + (peer.empty() ? "" : ", at " + peer);
+    s.endpoint = redis_detail::located_endpoint_text(d.options.locator->describe(), d.node->peer());
     s.members = d.options.locator->sources();
   } else {
     s.endpoint = d.conn_options.endpoint.redacted();
