@@ -111,7 +111,9 @@ struct acquire_answer {
 
 enum class renew_answer {
   renewed,  ///< still ours; it now lives ttl from when the renewal was sent
-  lost,     ///< no longer ours (expired, taken, or deleted): not the leader
+  lost,     ///< no longer ours (expired, taken, or deleted): not the leader.
+            ///< The error's detail, with no code, may say why (a Redlock
+            ///< store: on which masters), for the log
 };
 
 enum class release_answer {

@@ -516,7 +516,10 @@ struct driver::impl {
         }
         deliver(events::renewed{sent});
       } else {
-        spdlog::error("lease lost: the key no longer holds this node's value");
+        // A store made of several servers says which ones (e.detail).
+        spdlog::error("lease lost: {}", e.detail.empty()
+                                            ? "the key no longer holds this node's value"
+                                            : e.detail);
         deliver(events::lost{});
       }
     });

@@ -40,6 +40,14 @@ inline std::string epoch_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:epoch";
 }
 
+/// Redlock, per master: the largest token a term wrote there (a write-back
+/// or a take). A reset lifts the counter to the server's clock but never
+/// this, so a leader taking a free master back can tell a lifted counter
+/// from a newer term.
+inline std::string term_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:term";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";

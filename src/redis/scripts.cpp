@@ -168,7 +168,9 @@ return call('PTTL', KEYS[2])
 // The Redlock store's second round: the token chosen from the granting
 // masters' counters is written back where the lease is still ours, only
 // upward. Counters are compared as decimal strings (length, then digits):
-// Lua's doubles would round counters above 2^53.
+// Lua's doubles would round counters above 2^53. The term key (KEYS[3])
+// keeps the largest token a term wrote here: unlike the counter, a reset
+// never lifts it, so a take can tell a newer term from a lifted counter.
 constexpr std::string_view write_back_source = BATON_LUA_CALL R"lua(
 if call('GET', KEYS[1]) ~= ARGV[1] then return {0, 'lease not ours'} end
 local counter = call('GET', KEYS[2])
@@ -177,6 +179,7 @@ if #counter > #ARGV[2] or (#counter == #ARGV[2] and counter >= ARGV[2]) then
   return {0, 'token counter already at ' .. counter}
 end
 call('SET', KEYS[2], ARGV[2])
+call('SET', KEYS[3], ARGV[2])
 if ARGV[4] == '1' then
   call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[2])
 end
@@ -184,12 +187,15 @@ return {1, ''}
 )lua";
 
 // The Redlock renewal: extend our lease where it is ours (1); where the
-// lease is free, the master is not fenced, and its counter is not above our
-// token (nobody newer has held it), take it too (2), with our token, so that
-// a leader that won a bare majority (a contested start, a master that was
-// restarted) comes to hold every master again and survives the next loss. A
-// take does not count as a renewal of this round: only a key that was ours
-// when the renewal ran there proves that nobody else held it meanwhile.
+// lease is free, the master is not fenced, and no term newer than ours wrote
+// its token there (the term key, KEYS[5]), take it too (2), so that a leader
+// that won a bare majority (a contested start, a master that was restarted
+// or fenced) comes to hold every master again and survives the next loss.
+// The counter is raised to our token, never lowered: a master that lost its
+// data lifted it to its clock, above our token, and that lift is what keeps
+// later tokens above any its lost terms handed out. A take does not count as
+// a renewal of this round: only a key that was ours when the renewal ran
+// there proves that nobody else held it meanwhile.
 constexpr std::string_view renew_or_take_source = BATON_LUA_CALL R"lua(
 local current = call('GET', KEYS[1])
 local now = call('TIME')
@@ -202,7 +208,8 @@ end
 if current ~= false or call('EXISTS', KEYS[3]) == 1 then return 0 end
 local counter = call('GET', KEYS[2])
 if counter == false then return 0 end
-if #counter > #ARGV[3] or (#counter == #ARGV[3] and counter > ARGV[3]) then return 0 end
+local term = call('GET', KEYS[5])
+if term and (#term > #ARGV[3] or (#term == #ARGV[3] and term > ARGV[3])) then return 0 end
 -- A key that vanished early is not free: its holder may work on.
 local old = call('GET', KEYS[4])
 local space = old and string.find(old, ' ', 1, true)
@@ -211,7 +218,10 @@ if space and string.sub(old, space + 1) ~= ARGV[1] and
   return 0
 end
 call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-call('SET', KEYS[2], ARGV[3])
+if #counter < #ARGV[3] or (#counter == #ARGV[3] and counter < ARGV[3]) then
+  call('SET', KEYS[2], ARGV[3])
+end
+call('SET', KEYS[5], ARGV[3])
 call('SET', KEYS[4], record)
 return 2
 )lua";
@@ -242,7 +252,11 @@ if call('GET', KEYS[1]) == ARGV[1] then
   -- than this server's counter (a Redlock master may have missed its write-back).
   local token = ARGV[4]
   if token == nil or token == '' then token = call('GET', KEYS[2]) or '' end
-  call(ARGV[3] or 'PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
+  -- No channel: a Redlock candidate giving back a grant of a refused
+  -- acquire ended no term, and a release announced would wake standbys.
+  if ARGV[2] ~= '' then
+    call(ARGV[3] or 'PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
+  end
   return 1
 end
 return 0

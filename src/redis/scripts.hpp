@@ -37,22 +37,25 @@ const lua_script& fence_script();
 /// KEYS: lease, holder record. ARGV: our value, ttl ms. Returns 1 (renewed,
 /// record updated) or 0 (not ours).
 const lua_script& renew_script();
-/// KEYS: lease, token, holder record. ARGV: our value, channel, and
-/// optionally the publish command (default PUBLISH). Returns 1
-/// (lease and record deleted, announced as "released <value> <token>") or 0
-/// (not ours).
+/// KEYS: lease, token, holder record. ARGV: our value, channel ("" = do not
+/// announce: a Redlock candidate giving back what a refused acquire won),
+/// and optionally the publish command (default PUBLISH) and the released
+/// term's token. Returns 1 (lease and record deleted, announced as
+/// "released <value> <token>") or 0 (not ours).
 const lua_script& release_script();
 
-/// The Redlock write-back. KEYS: lease, token. ARGV: our value, the token,
-/// channel, "1" to announce a new term. Sets the counter to the token only
-/// when the lease is ours and the counter is smaller, and then announces
-/// "acquired <value> <token>" if asked: {1, ""}; otherwise {0, why}.
+/// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the
+/// token, channel, "1" to announce a new term. Sets the counter and the term
+/// key to the token only when the lease is ours and the counter is smaller,
+/// and then announces "acquired <value> <token>" if asked: {1, ""};
+/// otherwise {0, why}.
 const lua_script& write_back_script();
 
-/// The Redlock renewal. KEYS: lease, token, fence, holder record. ARGV: our
-/// value, ttl ms, our token. 1 = renewed (it was ours); 2 = taken (it was
-/// free, unfenced, not vanished early, and the counter not above our token:
-/// now ours, counter = our token); 0 = neither.
+/// The Redlock renewal. KEYS: lease, token, fence, holder record, term.
+/// ARGV: our value, ttl ms, our token. 1 = renewed (it was ours); 2 = taken
+/// (it was free, unfenced, not vanished early, and no newer term wrote its
+/// token there: now ours, the counter raised to our token if below it, the
+/// term key = our token); 0 = neither.
 const lua_script& renew_or_take_script();
 
 /// KEYS: token. Creates the token counter from TIME in microseconds when it

@@ -88,7 +88,7 @@ bool acquire_round::split() const {
   return !named.empty();
 }
 
-acquire_answer acquire_round::refusal() const {
+acquire_answer acquire_round::refusal(const std::optional<known_term>& known) const {
   using kind = master_answer::kind;
   acquire_answer out;
   out.outcome = acquire_outcome::held_back;
@@ -116,22 +116,37 @@ acquire_answer acquire_round::refusal() const {
     }
     free_in.push_back(a->free_in.count() >= 0 ? std::optional(a->free_in) : std::nullopt);
   }
+  // The holder named most often. A tie comes from a round settled by its
+  // first answers, one of them another standby's grant of a free master
+  // that it gives back at once: the term this node knows of breaks it.
   std::size_t most = 0;
   for (const auto& [holder, count] : named) {
-    if (count > most) {
+    if (count > most || (count == most && known && holder == known->holder)) {
       most = count;
       out.holder = holder;
     }
   }
   // The holder's token is the one most masters report: its write-back put it
   // on a majority, while a master that missed it reports an older counter,
-  // or, seeded on its own, a larger one. On a tie, the larger.
+  // and one that lost its data, or was taken back after that, a counter
+  // lifted to its clock. A tie is not a token anybody had; the known term's
+  // token settles it, else it stays unknown (0).
   std::size_t votes = 0;
+  bool tied = false;
   for (const auto& [token, count] : tokens[out.holder]) {
-    if (count >= votes) {
+    if (count > votes) {
       votes = count;
       out.token = token;
+      tied = false;
+    } else if (count == votes) {
+      tied = true;
     }
+  }
+  if (tied) {
+    const auto& counts = tokens[out.holder];
+    const bool known_among = known && known->holder == out.holder &&
+                             counts.count(known->token) != 0 && counts.at(known->token) == votes;
+    out.token = known_among ? known->token : 0;
   }
   // Sorted with "never" last: the majority-th smallest is when a majority
   // would grant.
@@ -146,6 +161,37 @@ acquire_answer acquire_round::refusal() const {
     // Whole milliseconds, as PTTL counts them; free_in has the rest.
     out.remaining = std::chrono::duration_cast<milliseconds>(*when);
   }
+  return out;
+}
+
+std::optional<known_term> acquire_round::majority_holder() const {
+  const auto answer = refusal();
+  if (answer.outcome != acquire_outcome::held || answer.token == 0) return std::nullopt;
+  std::size_t named = 0;
+  for (const auto& a : answers_) {
+    if (a && a->what == master_answer::kind::held && a->holder == answer.holder) ++named;
+  }
+  if (named < majority_of(answers_.size())) return std::nullopt;
+  return known_term{answer.holder, answer.token};
+}
+
+renewal_verdict settle_renewal(const quorum_tally& tally, std::size_t not_ours) {
+  switch (tally.current()) {
+    case verdict::open: return renewal_verdict::open;
+    case verdict::reached: return renewal_verdict::renewed;
+    case verdict::impossible: break;
+  }
+  // Lost for certain only when the masters that said so leave no majority;
+  // otherwise it is not known.
+  return not_ours > tally.masters() - majority_of(tally.masters()) ? renewal_verdict::lost
+                                                                    : renewal_verdict::unknown;
+}
+
+std::string lost_reason(const std::vector<std::string>& not_ours, std::size_t masters) {
+  std::string out = "the lease is no longer this node's on " + std::to_string(not_ours.size()) +
+                    " of " + std::to_string(masters) + " masters (a majority is " +
+                    std::to_string(majority_of(masters)) + ")";
+  for (std::size_t i = 0; i < not_ours.size(); ++i) out += (i == 0 ? ": " : ", ") + not_ours[i];
   return out;
 }
 

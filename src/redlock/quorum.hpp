@@ -86,6 +86,14 @@ struct master_answer {
   std::chrono::microseconds free_in{-1};
 };
 
+/// A term this node learned of elsewhere (an announcement, or an earlier
+/// refusal in which a majority of masters named its holder): it settles a
+/// refusal's ties, which a round decided by its first answers can leave.
+struct known_term {
+  std::string holder;
+  std::uint64_t token = 0;
+};
+
 /// The acquire round over all masters.
 class acquire_round {
  public:
@@ -117,18 +125,42 @@ class acquire_round {
   bool split() const;
 
   /// The port's answer for a refused round: held when some master named
-  /// another holder (the one named most often, with the token most of those
-  /// masters report, the larger on a tie), else
-  /// held_back. remaining / free_in: when a majority of masters would grant,
-  /// counting our own grants (released at once) as free and failed or
-  /// silent masters as never; negative when that is never. remaining is in
-  /// whole milliseconds, rounded down as PTTL is; free_in is exact.
-  acquire_answer refusal() const;
+  /// another holder (the one named most often; on a tie, `known`'s holder
+  /// if it is among them), with the token most of those masters report (on
+  /// a tie `known`'s token if it is among them, else 0: unknown, never a
+  /// guess), else held_back. remaining / free_in: when a majority of
+  /// masters would grant, counting our own grants (released at once) as
+  /// free and failed or silent masters as never; negative when that is
+  /// never. remaining is in whole milliseconds, rounded down as PTTL is;
+  /// free_in is exact.
+  acquire_answer refusal(const std::optional<known_term>& known = std::nullopt) const;
+  /// The holder a majority of all masters named, with its token, when the
+  /// refusal's token is known: a term this node may remember.
+  std::optional<known_term> majority_holder() const;
 
  private:
   quorum_tally tally_;
   std::vector<std::optional<master_answer>> answers_;
 };
+
+/// Where a renewal round stands. Only a master where the key was still ours
+/// renews; one that answered "not ours" is certain, a failure is not.
+enum class renewal_verdict {
+  open,     ///< not settled yet
+  renewed,  ///< a majority renewed (validity is checked apart)
+  lost,     ///< so many masters said "not ours" that no majority can renew:
+            ///< the lease is lost for certain
+  unknown,  ///< no majority can renew any more, but failures decided it
+            ///< (too few masters answered): the renew deadline decides
+};
+
+/// `tally`: the round's outcomes (renewed = success, anything else a
+/// failure); `not_ours`: how many of those failures said "not ours".
+renewal_verdict settle_renewal(const quorum_tally& tally, std::size_t not_ours);
+
+/// Why a lost renewal is lost, for the log: "the lease is no longer this
+/// node's on 2 of 3 masters (a majority is 2): <endpoint>, <endpoint>".
+std::string lost_reason(const std::vector<std::string>& not_ours, std::size_t masters);
 
 /// What is left of a lease's validity at `now` when its first request went
 /// out at `sent`: ttl - drift - (now - sent). Zero or negative = spent.

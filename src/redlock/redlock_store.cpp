@@ -15,7 +15,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "announcements.hpp"
 #include "master_replies.hpp"
+#include "member_state.hpp"
 #include "quorum.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/redis_error.hpp"
@@ -52,9 +54,7 @@ struct member {
   std::string endpoint;  // redacted
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
-  bool holds_lease = false;
-  std::string last_error;
-  std::string fence;  // why it last held grants back ("" = never seen)
+  redlock_detail::member_state state;
 };
 
 }  // namespace
@@ -78,7 +78,6 @@ struct redlock_store::impl {
     renew_handler handler;
     time_point sent;
     quorum_tally tally;
-    std::size_t lost = 0;
     bool done = false;
     // Renewed by a majority within validity.
     bool won = false;
@@ -114,6 +113,7 @@ struct redlock_store::impl {
         token(token_key(options.identity.election)),
         fence(fence_key(options.identity.election)),
         holder(holder_key(options.identity.election)),
+        term_record(term_key(options.identity.election)),
         channel(events_channel(options.identity.election)),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     for (std::size_t i = 0; i < options.masters.size(); ++i) {
@@ -158,12 +158,16 @@ struct redlock_store::impl {
   std::size_t size() const { return members.size(); }
 
   // Runs `script` on master `i`; `done` runs only while the store lives.
+  // Any reply ends the master's last error (`done` may record a new one).
   void eval(std::size_t i, const redis_detail::lua_script& script, std::vector<std::string> keys,
             std::vector<std::string> args, std::function<void(command_result)> done) {
-    members[i].node->eval(script, std::move(keys), std::move(args),
-                          [weak = std::weak_ptr<int>(alive), done = std::move(done)](command_result r) {
-                            if (!weak.expired()) done(std::move(r));
-                          });
+    members[i].node->eval(
+        script, std::move(keys), std::move(args),
+        [this, i, weak = std::weak_ptr<int>(alive), done = std::move(done)](command_result r) {
+          if (weak.expired()) return;
+          if (!r.ec) members[i].state.answered();
+          done(std::move(r));
+        });
   }
 
   template <typename T, typename Handler>
@@ -177,13 +181,10 @@ struct redlock_store::impl {
 
   // --- per-master bookkeeping --------------------------------------------------
 
-  void member_failed(std::size_t i, const store_error& e) {
-    members[i].last_error = e.message();
-  }
+  void member_failed(std::size_t i, const store_error& e) { members[i].state.failed(e.message()); }
 
   void member_reset(std::size_t i, const std::string& why, bool record_missing) {
-    members[i].fence = why;
-    members[i].holds_lease = false;
+    members[i].state.fenced(why, mono_clock::now(), options.identity.ttl);
     const auto text = "master " + members[i].endpoint + ": " + why;
     last_reset = text;
     tell(store_events::reset{text, record_missing, members[i].endpoint});
@@ -193,8 +194,6 @@ struct redlock_store::impl {
   // round's error and for status().
   void failed_in(round_failures& f, std::size_t i, store_error e) {
     member_failed(i, e);
-    // Not known any more: shown as not held.
-    members[i].holds_lease = false;
     f.add(i, std::move(e));
   }
 
@@ -233,14 +232,16 @@ struct redlock_store::impl {
   // that did not win. Each master's release runs behind that master's
   // acquire on the same connection, so a grant still on its way is undone.
   // Masters that answered held or held back in `round` granted nothing and
-  // are skipped: a standby's refused attempt costs no release at all.
+  // are skipped: a standby's refused attempt costs no release at all. It
+  // announces nothing (no channel): it ended no term, and an announcement
+  // would wake the other standbys to try, and undo, the same.
   void release_everywhere(const redlock_detail::acquire_round* round = nullptr) {
     for (std::size_t i = 0; i < size(); ++i) {
       if (round != nullptr && round->refused_at(i)) continue;
-      eval(i, redis_detail::release_script(), {lease, token, holder}, {value, channel},
+      eval(i, redis_detail::release_script(), {lease, token, holder}, {value, ""},
            [this, i](command_result r) {
              if (!r.ec && parse_release_reply(r.reply).ec == std::error_code{}) {
-               members[i].holds_lease = false;
+               members[i].state.holds_lease(false);
              }
            });
     }
@@ -268,7 +269,9 @@ struct redlock_store::impl {
     } else {
       answer = std::move(parsed.value.answer);
       if (parsed.value.found_reset) member_reset(i, "token counter missing", true);
-      members[i].holds_lease = answer.what == master_answer::kind::granted;
+      // Granting, or naming a holder, it is not fenced.
+      if (answer.what != master_answer::kind::held_back) members[i].state.unfenced();
+      members[i].state.holds_lease(answer.what == master_answer::kind::granted);
     }
     if (call.at != acquire_call::stage::asking) {
       // A late grant after a refusal is undone by the release queued behind
@@ -276,7 +279,7 @@ struct redlock_store::impl {
       // others, and gets the token too, so that its counter says who holds
       // the lease there.
       if (answer.what == master_answer::kind::granted && call.token != 0 && call.winning) {
-        eval(i, redis_detail::write_back_script(), {lease, token},
+        eval(i, redis_detail::write_back_script(), {lease, token, term_record},
              {value, std::to_string(call.token), channel, "0"}, [](command_result) {});
       }
       return;
@@ -301,7 +304,7 @@ struct redlock_store::impl {
     }
     const std::string announce = call.round.new_term() ? "1" : "0";
     for (const auto i : granted) {
-      eval(i, redis_detail::write_back_script(), {lease, token},
+      eval(i, redis_detail::write_back_script(), {lease, token, term_record},
            {value, std::to_string(call.token), channel, announce},
            [this, shared, i](command_result r) { on_written(*shared, i, std::move(r)); });
     }
@@ -350,6 +353,7 @@ struct redlock_store::impl {
     won.outcome = acquire_outcome::acquired;
     won.token = call.token;
     held_token = call.token;
+    announcements.learned({options.identity.node_id, call.token});
     finish(call, {}, std::move(won));
   }
 
@@ -358,14 +362,13 @@ struct redlock_store::impl {
     release_everywhere(&call.round);
     const auto granted = call.round.granted().size();
     if (call.round.usable_answers() > granted) {
-      auto answer = call.round.refusal();
+      auto answer = call.round.refusal(announcements.known());
+      if (auto term = call.round.majority_holder()) announcements.learned(std::move(*term));
       if (call.round.split()) {
-        // Both sides release at once and hear each other's release: retrying
-        // on that would split again. Try after a few random milliseconds
-        // instead, and let the other's release pass unannounced.
+        // Both sides give their grants back at once (unannounced): try
+        // after a few random milliseconds, so as not to split again.
         answer.free_in = std::chrono::microseconds(split_jitter(random));
         answer.remaining = milliseconds(0);
-        last_release_told = answer.holder;
       }
       return finish(call, {}, std::move(answer));
     }
@@ -402,9 +405,9 @@ struct redlock_store::impl {
       failed_in(call.failures, i, {parsed.ec, parsed.detail});
     } else {
       renewed = parsed.value == renew_answer::renewed;
-      members[i].holds_lease = renewed;
+      members[i].state.holds_lease(renewed);
+      if (renewed) members[i].state.unfenced();
       if (!renewed) {
-        ++call.lost;
         call.not_ours.push_back(i);
         // Answered after the round was won: take it now.
         if (call.won) take(i);
@@ -412,9 +415,9 @@ struct redlock_store::impl {
     }
     if (call.done) return;
     renewed ? call.tally.succeeded(i) : call.tally.failed(i);
-    switch (call.tally.current()) {
-      case verdict::open: return;
-      case verdict::reached: {
+    switch (redlock_detail::settle_renewal(call.tally, call.not_ours.size())) {
+      case redlock_detail::renewal_verdict::open: return;
+      case redlock_detail::renewal_verdict::renewed: {
         const auto now = mono_clock::now();
         if (redlock_detail::remaining_validity(call.sent, now, options.identity.ttl, options.drift) <=
             mono_clock::duration::zero()) {
@@ -429,14 +432,16 @@ struct redlock_store::impl {
         for (const auto m : call.not_ours) take(m);
         return finish(call, {}, renew_answer::renewed);
       }
-      case verdict::impossible:
-        // Lost for certain only when the masters that said so leave no
-        // majority; otherwise it is not known, and the renew deadline decides.
-        if (call.lost > size() - redlock_detail::majority_of(size())) {
-          return finish(call, {}, renew_answer::lost);
-        }
+      case redlock_detail::renewal_verdict::lost: {
+        // Not an error: the detail says why, for the log.
+        std::vector<std::string> where;
+        for (const auto m : call.not_ours) where.push_back(members[m].endpoint);
+        return finish(call, {{}, redlock_detail::lost_reason(where, size())}, renew_answer::lost);
+      }
+      case redlock_detail::renewal_verdict::unknown:
+        // Too few masters answered: not known, and the renew deadline decides.
         return finish(call,
-                      round_error(call.failures, call.tally.successes() + call.lost > 0,
+                      round_error(call.failures, call.tally.successes() + call.not_ours.size() > 0,
                                   "renew: renewed by " +
                                                      of_masters(call.tally.successes())),
                       renew_answer::lost);
@@ -448,12 +453,13 @@ struct redlock_store::impl {
   // contested start, or a master's restart) comes to hold every master and
   // survives the next loss. It counts from the next renewal on.
   void take(std::size_t i) {
-    eval(i, redis_detail::renew_or_take_script(), {lease, token, fence, holder},
+    eval(i, redis_detail::renew_or_take_script(), {lease, token, fence, holder, term_record},
          {value, ttl_ms, std::to_string(held_token)}, [this, i](command_result r) {
            if (r.ec) return;
            const auto parsed = redlock_detail::parse_renewal_reply(r.reply);
            if (!parsed.ec && parsed.value != redlock_detail::renewal::not_ours) {
-             members[i].holds_lease = true;
+             members[i].state.holds_lease(true);
+             members[i].state.unfenced();
            }
          });
   }
@@ -489,7 +495,7 @@ struct redlock_store::impl {
       failed_in(call.failures, i, {parsed.ec, parsed.detail});
     } else {
       answered = true;
-      members[i].holds_lease = false;
+      members[i].state.holds_lease(false);
       if (parsed.value == release_answer::released) ++call.released;
     }
     if (call.done) return;
@@ -556,46 +562,24 @@ struct redlock_store::impl {
       opts.backoff_initial = options.resubscribe_backoff_initial;
       opts.backoff_max = options.resubscribe_backoff_max;
       opts.ping_interval = options.subscription_ping_interval;
-      // Every master announces a term it wrote: the first one counts.
+      // Every master announces a term it wrote and its release: the merge
+      // says which copy is news. The node is told here, so the subscriber's
+      // own wake-up after a resubscribe is left to the merge's rule.
       opts.release_filter = [this, weak = std::weak_ptr<int>(alive)](std::string_view message) {
         if (weak.expired()) return false;
-        // "released <value> <counter>": the node id, without the nonce and
-        // without the master's own counter.
-        const auto last_space = message.rfind(' ');
-        const auto value_text = message.substr(0, last_space);
-        const auto releaser = holder_from_value(value_text.substr(value_text.find(' ') + 1));
-        if (releaser == last_release_told) return false;
-        last_release_told = releaser;
-        // The released term's token (the master's counter when the
-        // releaser did not know it), or the newest term told if larger.
-        std::uint64_t counter = 0;
-        const auto digits = message.substr(last_space + 1);
-        std::from_chars(digits.data(), digits.data() + digits.size(), counter);
-        release_told_token = std::max(counter, last_told_token);
-        return true;
+        if (announcements.released(message)) tell(store_events::released{});
+        return false;
       };
       opts.on_acquired = [this, weak = std::weak_ptr<int>(alive)](const announced_term& term) {
         if (weak.expired()) return;
-        if (term.token <= last_told_token) return;
-        last_told_token = term.token;
-        // Each master's copies arrive on its own subscription: a term can
-        // come in through one master after its release came through
-        // another. That term is old news; a newer one of that node makes
-        // its next release news again.
-        if (term.holder == last_release_told) {
-          if (term.token <= release_told_token) return;
-          last_release_told.clear();
-        }
-        tell(store_events::acquired{term.holder, term.token});
+        if (announcements.acquired(term)) tell(store_events::acquired{term.holder, term.token});
       };
       opts.on_subscribed_change = [this, weak = std::weak_ptr<int>(alive)](bool) {
         if (!weak.expired()) note_wakeups();
       };
-      members[i].watch = subscriber::create(io, std::move(opts), [this, weak = std::weak_ptr<int>(alive)] {
-        if (weak.expired()) return;
-        note_wakeups();
-        tell(store_events::released{});
-      });
+      // A watch resubscribed: whether anything may have been missed is
+      // decided by the count of watches (note_wakeups), not by one of them.
+      members[i].watch = subscriber::create(io, std::move(opts), [] {});
       members[i].watch->start();
     }
   }
@@ -611,10 +595,10 @@ struct redlock_store::impl {
   // A release reaches every master the leader held, a majority: a watch on
   // a majority shares at least one of them.
   void note_wakeups() {
-    const bool trusted = subscribed() >= redlock_detail::majority_of(size());
-    if (trusted == wakeups_trusted) return;
-    wakeups_trusted = trusted;
-    tell(store_events::wakeups{trusted, {}});
+    const auto news = announcements.watches(subscribed());
+    if (!news.trust_changed) return;
+    tell(store_events::wakeups{news.trusted, {}});
+    if (news.wake) tell(store_events::released{});
   }
 
   wakeup_state current_wakeups() const {
@@ -641,14 +625,14 @@ struct redlock_store::impl {
   const std::string token;
   const std::string fence;
   const std::string holder;
+  // Per master: the largest token a term wrote there (see term_key).
+  const std::string term_record;
   const std::string channel;
   const std::string ttl_ms;
   std::vector<redis_detail::connection_options> conn_options;
   std::vector<member> members;
   event_listener listener;
   bool watching = false;
-  bool wakeups_trusted = false;
-  std::uint64_t last_told_token = 0;
   // Retry delay after a split vote: 0.2 to 5 ms, so that the two sides try
   // at different moments.
   std::minstd_rand random{std::random_device{}()};
@@ -656,11 +640,7 @@ struct redlock_store::impl {
   // The token of the lease we last won (0 = none): renewals may take free
   // masters only for it.
   std::uint64_t held_token = 0;
-  // The node whose release was last told: every master announces it, the
-  // first one counts. Cleared when that node starts a newer term than
-  // release_told_token, the newest the told release can have ended.
-  std::string last_release_told;
-  std::uint64_t release_told_token = 0;
+  redlock_detail::announcement_merge announcements{options.masters.size()};
   std::shared_ptr<int> alive = std::make_shared<int>(0);
   bool closed = false;
   std::string last_error;
@@ -731,13 +711,14 @@ store_status redlock_store::status() const {
   s.label = "Redlock";
   std::size_t connected = 0;
   bool connecting = false;
+  const auto now = mono_clock::now();
   for (const auto& m : d.members) {
     store_member_status ms;
     ms.endpoint = m.endpoint;
     ms.link = link_of(m.node->current_state());
-    ms.holds_lease = m.holds_lease;
-    ms.last_error = m.last_error;
-    ms.fence = m.fence;
+    ms.holds_lease = m.state.holds_lease();
+    ms.last_error = m.state.last_error();
+    ms.fence = m.state.fence_at(now);
     if (ms.link == link_state::connected) ++connected;
     if (ms.link == link_state::connecting) connecting = true;
     s.endpoint += (s.endpoint.empty() ? "" : ",") + m.endpoint;

@@ -68,6 +68,17 @@ class masters {
     return expiries[majority - 1];
   }
 
+  // PTTL of master `i`'s reset fence (ms; -2 when there is none, -3 when
+  // the master does not answer).
+  long long fence_pttl(std::size_t i) {
+    try {
+      const auto reply = servers_[i]->command({"PTTL", "baton:{" + election_ + "}:fence"});
+      return reply.empty() ? -3 : std::stoll(reply.front());
+    } catch (const std::exception&) {
+      return -3;
+    }
+  }
+
   // The same for master `i` alone.
   std::optional<std::int64_t> expires_ns(std::size_t i) {
     if (!servers_[i]->running()) return std::nullopt;
@@ -251,6 +262,99 @@ TEST(redlock_faults, a_master_restarted_empty_then_the_leader_crashes_standbys_w
     const auto overlaps = check_no_overlap(c);
     record_fault(round_record(c, "redlock: 1 of 3 masters restarted empty, then leader crash",
                               inject, leader->pid, overlaps));
+  }
+}
+
+// A master restarted empty comes back fenced for one ttl; once its fence has
+// ended, the leader's next won renewal takes it again, so the loss of another
+// master afterwards costs nothing: the same app, the same token. Meanwhile
+// nobody released, so no standby is woken as if somebody had; the leader's
+// status shows the master as it is now (no fence, no old error); and when
+// the quorum goes later, the leader names that cause. Three candidates, so
+// that standbys could wake each other.
+TEST(redlock_faults, a_master_restarted_empty_is_taken_back_so_the_next_loss_costs_nothing) {
+  std::vector<double> retaken_ms;
+  for (int round = 1; round <= 2; ++round) {
+    fault_cluster c(round_name(round), ttl, false);
+    masters m(3, c.election());
+    c.start_node(1, m.node());
+    c.start_node(2, m.node());
+    c.start_node(3, m.node());
+    std::string why;
+    auto leader = c.wait_for_single_worker(15s, &why);
+    ASSERT_TRUE(leader) << why;
+    const int l = fault_cluster::index_of(*leader);
+    wait_holds_every_master(c, *leader);
+
+    const std::int64_t restart_at = mono_now_ns();
+    m[0].restart();
+    // The first connection that meets the restarted master raises its
+    // fence (a renewal within ttl/3, a standby's attempt); it lasts one ttl.
+    ASSERT_TRUE(wait_until([&] { return m.fence_pttl(0) > 0; }, 5s, 20ms))
+        << "the restarted master was never fenced\n" << c.logs();
+    ASSERT_TRUE(wait_until([&] { return m.fence_pttl(0) == -2; }, 2 * ttl + 2s, 20ms))
+        << "the fence did not end\n" << c.logs();
+    const std::int64_t fence_ended = mono_now_ns();
+    // Taken back at the next won renewal: within a renew interval (ttl/3).
+    wait_holds_every_master(c, *leader);
+    if (::testing::Test::HasFatalFailure()) return;
+    const std::int64_t retaken = mono_now_ns();
+    retaken_ms.push_back(ms_between(fence_ended, retaken));
+    EXPECT_LT(retaken - fence_ended, std::chrono::nanoseconds(ttl).count())
+        << "taken back late\n" << c.logs();
+
+    // Status says what is true now: master 1 answers, unfenced, no old error.
+    ASSERT_TRUE(wait_until(
+        [&] {
+          auto s = c.status(l);
+          if (!s) return false;
+          const auto& first = (*s)["store"]["members"][0];
+          return first.value("link", "") == "connected" && !first.contains("fence") &&
+                 !first.contains("last_error");
+        },
+        5s, 50ms))
+        << "status still shows the restart: " << c.status(l)->dump() << "\n" << c.logs();
+
+    const std::int64_t inject = mono_now_ns();
+    m[1].kill_and_wait();
+    expect_keeps_leading(c, *leader, inject + std::chrono::nanoseconds(2 * ttl).count());
+    event_log log(c.events());
+    log.refresh();
+    const auto now = interval_of(log, leader->pid);
+    ASSERT_TRUE(now);
+    EXPECT_EQ(now->token, leader->token) << "the app was restarted with a new token\n" << c.logs();
+
+    // Nobody released: no standby woke as if somebody had.
+    for (int i = 1; i <= 3; ++i) {
+      if (i == l) continue;
+      EXPECT_EQ(c.log_of(i).find("peer-released"), std::string::npos)
+          << "node-" << i << " woke for a release nobody made\n" << c.log_of(i);
+    }
+
+    // Then the two masters left restart empty: the lease is lost on a
+    // majority, and the leader says so, not that "the key" changed.
+    exit_watch app(leader->pid);
+    m[0].restart();
+    m[2].restart();
+    ASSERT_TRUE(app.wait(ttl + 2s)) << "the app outlived the majority\n" << c.logs();
+    ASSERT_TRUE(wait_until(
+        [&] { return c.log_of(l).find("lease lost") != std::string::npos; }, 5s, 50ms))
+        << c.log_of(l);
+    const auto said = c.log_of(l);
+    EXPECT_EQ(said.find("the key no longer holds this node's value"), std::string::npos) << said;
+    EXPECT_NE(said.find("lease lost: the lease is no longer this node's on 2 of 3 masters"),
+              std::string::npos)
+        << said;
+
+    const auto overlaps = check_no_overlap(c);
+    auto record = round_record(c, "redlock: 1 of 3 masters restarted empty, taken back, then "
+                                  "another SIGKILLed",
+                               inject, std::nullopt, overlaps);
+    record.kept_working = true;
+    record_fault(record);
+    std::printf("redlock: restarted master taken back %.0f ms after its fence ended (fence "
+                "ended %.0f ms after the restart)\n",
+                retaken_ms.back(), ms_between(restart_at, fence_ended));
   }
 }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include "integration/redis/store_test_util.hpp"
 #include "redis/lease_keys.hpp"
@@ -194,7 +195,7 @@ TEST_F(redlock_store_test, a_master_restarted_empty_is_fenced_while_the_others_k
 
 // A leader that won only two masters (the third was another node's) takes
 // the third once it is free, at its next won renewal, with its own token
-// there; but not a master whose counter shows a newer term than its own.
+// there; but not a master where a newer term wrote its token.
 TEST_F(redlock_store_test, a_won_renewal_takes_a_master_that_became_free) {
   auto a = make("node-a");
   const auto lease = lease_key(util::election);
@@ -216,15 +217,108 @@ TEST_F(redlock_store_test, a_won_renewal_takes_a_master_that_became_free) {
   }, 5s)) << "counter " << counter_on(servers_[2]);
   EXPECT_EQ(servers_[2].command({"GET", lease}).front().rfind("node-a:", 0), 0u);
 
-  // Master 1 freed, with a counter above a's token: somebody newer was there.
+  // Master 1 freed, where a newer term wrote its token (counter and term).
   servers_[0].command({"DEL", lease});
   servers_[0].command({"SET", token_key(util::election), std::to_string(won.value.token + 5)});
+  servers_[0].command({"SET", term_key(util::election), std::to_string(won.value.token + 5)});
   r = renew(*a);
   ASSERT_EQ(r.value, renew_answer::renewed);  // masters 2 and 3
   // The round was settled by masters 2 and 3; master 1's answer (no take)
   // may come in after it.
   EXPECT_TRUE(util::run_until(io_, [&] { return !a->status().members[0].holds_lease; }, 5s));
   EXPECT_EQ(servers_[0].command({"EXISTS", lease}), std::vector<std::string>{"0"});
+}
+
+// A master restarted empty lifts its counter to its clock, far above the
+// leader's token, and fences itself for one ttl. Once the fence has ended,
+// the leader's next won renewal takes it back (nobody newer wrote a term
+// there), leaving the lifted counter as it is: a take never lowers one. Its
+// status row then shows no fence and no old error.
+TEST_F(redlock_store_test, a_master_restarted_empty_is_taken_back_once_its_fence_ends) {
+  const auto ttl = 1500ms;
+  auto a = make("node-a", ttl, 1s);
+  auto won = acquire(*a);
+  ASSERT_TRUE(won.value.acquired());
+  ASSERT_TRUE(util::run_until(io_, [&] {
+    for (const auto& server : servers_)
+      if (counter_on(server) != std::to_string(won.value.token)) return false;
+    return true;
+  }));
+  servers_[0].restart();
+  // The first renewal meets the closed connection; the next one reconnects,
+  // sees the new run_id and fences the master (and lifts its counter).
+  for (int i = 0; i < 5 && a->status().members[0].fence.empty(); ++i) {
+    ASSERT_EQ(renew(*a).value, renew_answer::renewed);
+    util::run_for(io_, 50ms);
+  }
+  ASSERT_NE(a->status().members[0].fence, "") << "the restarted master was never fenced";
+  const auto lifted = counter_on(servers_[0]);
+  ASSERT_GT(std::stoull(lifted), won.value.token);
+  EXPECT_FALSE(a->status().members[0].holds_lease);
+
+  // Renewed through the fence (it refuses the take), then past it.
+  const auto deadline = std::chrono::steady_clock::now() + 3 * ttl;
+  while (!a->status().members[0].holds_lease && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(renew(*a).value, renew_answer::renewed);
+    util::run_for(io_, ttl / 5);
+  }
+  const auto s = a->status();
+  ASSERT_TRUE(s.members[0].holds_lease) << "the freed master was never taken back";
+  EXPECT_EQ(s.members[0].fence, "") << "status shows an ended fence";
+  EXPECT_EQ(s.members[0].last_error, "") << "status shows an error of before the restart";
+  EXPECT_EQ(servers_[0].command({"GET", lease_key(util::election)}).front().rfind("node-a:", 0), 0u);
+  EXPECT_EQ(counter_on(servers_[0]), lifted) << "a take lowered the counter";
+  // And it counts: with another master gone, the lease still renews.
+  servers_[1].kill_and_wait();
+  auto r = renew(*a);
+  if (r.error) r = renew(*a);
+  EXPECT_EQ(r.value, renew_answer::renewed) << r.error.message();
+}
+
+// A renewal that a majority answered "not ours" is lost, and says on which
+// masters: the quorum is gone, which the node's log names.
+TEST_F(redlock_store_test, a_lost_renewal_names_the_masters_that_no_longer_hold_it) {
+  auto a = make("node-a", 5s, 1s);
+  ASSERT_TRUE(acquire(*a).value.acquired());
+  const auto lease = lease_key(util::election);
+  servers_[0].command({"DEL", lease});
+  servers_[1].command({"DEL", lease});
+  auto r = renew(*a);
+  EXPECT_FALSE(r.error) << r.error.message();
+  EXPECT_EQ(r.value, renew_answer::lost);
+  const auto& said = r.error.detail;
+  EXPECT_NE(said.find("no longer this node's on 2 of 3 masters (a majority is 2)"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(servers_[0].url().substr(8)), std::string::npos) << said;
+  EXPECT_NE(said.find(servers_[1].url().substr(8)), std::string::npos) << said;
+}
+
+// A candidate whose acquire is refused gives back what it won without
+// announcing a release: it ended no term, and other standbys must not wake.
+TEST_F(redlock_store_test, a_refused_acquire_gives_its_grants_back_unannounced) {
+  auto a = make("node-a", 5s, 1s);
+  auto b = make("node-b", 5s, 1s);
+  auto watcher = make("node-w", 5s, 1s);
+  int woken = 0;
+  watcher->watch([&](const store_event& e) {
+    if (std::holds_alternative<store_events::released>(e)) ++woken;
+  });
+  ASSERT_TRUE(util::run_until(io_, [&] {
+    return watcher->status().wakeups == wakeup_state::subscribed;
+  }, 5s));
+  const auto lease = lease_key(util::election);
+  // a holds masters 2 and 3; master 1 is free, so b wins it and is refused.
+  ASSERT_TRUE(acquire(*a).value.acquired());
+  servers_[0].command({"DEL", lease});
+  auto refused = acquire(*b);
+  ASSERT_FALSE(refused.value.acquired());
+  EXPECT_EQ(refused.value.holder, "node-a");
+  ASSERT_TRUE(util::run_until(io_, [&] {
+    return servers_[0].command({"EXISTS", lease}) == std::vector<std::string>{"0"};
+  }, 5s));
+  util::run_for(io_, 300ms);
+  EXPECT_EQ(woken, 0) << "a refused acquire's give-back woke a standby";
 }
 
 // A split vote: master 3 down, a holds master 1 and b master 2 (as when both

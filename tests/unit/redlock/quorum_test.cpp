@@ -2,6 +2,10 @@
 // grant takes, and what a refused round answers.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "redlock/quorum.hpp"
 
 namespace baton::redlock_detail {
@@ -102,6 +106,109 @@ TEST(quorum, a_refusal_names_the_holder_most_masters_name_with_its_token) {
   // {2.0 s, 2.1 s, 0.05 s, never, never}.
   EXPECT_EQ(a.free_in, microseconds(2'100'000));
   EXPECT_EQ(a.remaining, milliseconds(2100));
+}
+
+// A round settled by its first answers can see a tie: the leader on one
+// master, and on another a standby's grant of a free master that it gives
+// back at once, or a master taken back after a restart, whose counter was
+// lifted to its clock. A tie is settled by the term this node knows of, and
+// otherwise leaves the token unknown: never a counter nobody held as a token.
+TEST(quorum, a_refusal_breaks_ties_with_the_known_term_and_never_guesses_a_token) {
+  constexpr std::uint64_t lifted = 1'795'706'329'521'994;
+  struct row {
+    const char* what;
+    std::vector<master_answer> answers;
+    std::optional<known_term> known;
+    std::string holder;
+    std::uint64_t token;
+  };
+  const std::vector<row> rows = {
+      {"two holders, one master each: the known one",
+       {held("node-2", lifted, 1'000'000), held("node-3", 2, 1'900'000), failed()},
+       known_term{"node-3", 2}, "node-3", 2},
+      {"one holder, its tokens tied: the known one",
+       {held("node-3", lifted, 1'000'000), held("node-3", 2, 1'900'000), failed()},
+       known_term{"node-3", 2}, "node-3", 2},
+      {"its tokens tied, nothing known: unknown",
+       {held("node-3", lifted, 1'000'000), held("node-3", 2, 1'900'000), failed()},
+       std::nullopt, "node-3", 0},
+      {"its tokens tied, another term known: unknown",
+       {held("node-3", lifted, 1'000'000), held("node-3", 2, 1'900'000), failed()},
+       known_term{"node-9", 7}, "node-3", 0},
+      {"a majority reports the token: that one, whatever is known",
+       {held("node-3", lifted, 1'000'000), held("node-3", 2, 1'900'000),
+        held("node-3", 2, 1'900'000)},
+       known_term{"node-3", 1}, "node-3", 2},
+  };
+  for (const auto& r : rows) {
+    acquire_round round(r.answers.size());
+    for (std::size_t i = 0; i < r.answers.size(); ++i) round.record(i, r.answers[i]);
+    const auto a = round.refusal(r.known);
+    EXPECT_EQ(a.holder, r.holder) << r.what;
+    EXPECT_EQ(a.token, r.token) << r.what;
+  }
+}
+
+TEST(quorum, only_a_holder_named_by_a_majority_with_a_clear_token_is_learned) {
+  acquire_round clear(3);
+  clear.record(0, held("b", 41, 10));
+  clear.record(1, held("b", 41, 10));
+  ASSERT_TRUE(clear.majority_holder());
+  EXPECT_EQ(clear.majority_holder()->holder, "b");
+  EXPECT_EQ(clear.majority_holder()->token, 41u);
+
+  acquire_round minority(3);
+  minority.record(0, held("b", 41, 10));
+  minority.record(1, failed());
+  EXPECT_FALSE(minority.majority_holder());
+
+  acquire_round tied(3);
+  tied.record(0, held("b", 41, 10));
+  tied.record(1, held("b", 900, 10));
+  EXPECT_FALSE(tied.majority_holder());
+}
+
+// A renewal is lost for certain only when so many masters said "not ours"
+// that no majority can renew; failures leave it unknown (the renew deadline
+// decides), and a majority of renewals wins.
+TEST(quorum, a_renewal_is_lost_only_when_a_majority_cannot_hold_it_any_more) {
+  enum class a { renewed, not_ours, failed };
+  struct row {
+    std::size_t masters;
+    std::vector<a> answers;
+    renewal_verdict expected;
+  };
+  const std::vector<row> rows = {
+      {3, {a::renewed}, renewal_verdict::open},
+      {3, {a::renewed, a::renewed}, renewal_verdict::renewed},
+      {3, {a::not_ours, a::renewed, a::renewed}, renewal_verdict::renewed},
+      {3, {a::not_ours, a::not_ours}, renewal_verdict::lost},
+      {3, {a::not_ours, a::failed}, renewal_verdict::unknown},
+      {3, {a::failed, a::failed}, renewal_verdict::unknown},
+      {5, {a::not_ours, a::not_ours, a::failed}, renewal_verdict::unknown},
+      {5, {a::not_ours, a::not_ours, a::not_ours}, renewal_verdict::lost},
+      {5, {a::not_ours, a::not_ours}, renewal_verdict::open},
+  };
+  for (const auto& r : rows) {
+    quorum_tally tally(r.masters);
+    std::size_t not_ours = 0;
+    for (std::size_t i = 0; i < r.answers.size(); ++i) {
+      if (r.answers[i] == a::renewed) {
+        tally.succeeded(i);
+      } else {
+        tally.failed(i);
+        if (r.answers[i] == a::not_ours) ++not_ours;
+      }
+    }
+    EXPECT_EQ(settle_renewal(tally, not_ours), r.expected)
+        << r.masters << " masters, " << r.answers.size() << " answers";
+  }
+}
+
+TEST(quorum, a_lost_renewal_says_on_which_masters) {
+  EXPECT_EQ(lost_reason({"redis://a:6379", "redis://b:6379"}, 3),
+            "the lease is no longer this node's on 2 of 3 masters (a majority is 2): "
+            "redis://a:6379, redis://b:6379");
 }
 
 TEST(quorum, a_refusal_counts_our_grants_as_free_and_silent_masters_as_never) {

@@ -58,6 +58,9 @@ struct master {
   std::optional<int> holder;  // candidate index
   us lease_until = 0;         // master clock
   std::optional<std::uint64_t> counter = 1000;
+  // The term key: the largest token a write-back or take wrote here; a
+  // restart loses it, and a reset's lift of the counter never sets it.
+  std::optional<std::uint64_t> term;
   us fence_until = 0;  // master clock
   int epoch = 0;       // bumped by a restart (a new run_id)
   us paused_until = 0;
@@ -107,6 +110,7 @@ struct master {
   bool write_back(int c, std::uint64_t token, us now) {
     if (!held(now) || *holder != c || !counter || *counter >= token) return false;
     counter = token;
+    term = token;
     return true;
   }
   bool renew(int c, us now) {
@@ -114,11 +118,14 @@ struct master {
     lease_until = clock(now) + ttl_us;
     return true;
   }
+  // Free, unfenced, and no newer term wrote here; the counter (maybe
+  // lifted by a restart) is raised to the token, never lowered.
   void take(int c, std::uint64_t token, us now) {
-    if (held(now) || fenced(now) || !counter || *counter > token) return;
+    if (held(now) || fenced(now) || !counter || (term && *term > token)) return;
     holder = c;
     lease_until = clock(now) + ttl_us;
-    counter = token;
+    if (*counter < token) counter = token;
+    term = token;
   }
   void release(int c, us now) {
     if (held(now) && *holder == c) holder.reset();
@@ -126,6 +133,7 @@ struct master {
   void restart() {
     holder.reset();
     counter.reset();
+    term.reset();
     fence_until = 0;
     ++epoch;
   }
@@ -522,14 +530,17 @@ TEST(redlock_property, tokens_ordered_and_one_leader_with_five_masters) {
 
 // Keys expire early on every master (their clocks run 10 % fast): two
 // candidates do lead at once in some runs (so this mode really breaks
-// timing), yet tokens stay ordered.
+// timing), yet tokens stay ordered. Overlaps are rare (a few in 300 runs
+// with 3 masters, 0 to 2 with 5), so they are counted over both.
 TEST(redlock_property, tokens_stay_ordered_when_timing_assumptions_fail) {
+  std::size_t overlaps = 0;
   for (const auto masters : {3u, 5u}) {
     const auto f = check_runs({masters, 3, false}, 300);
     EXPECT_EQ(f.token_problem, "");
-    EXPECT_GT(f.overlaps, 0u) << "broken timing never let two lead: the mode tests nothing";
     EXPECT_GT(f.grants, 600u);
+    overlaps += f.overlaps;
   }
+  EXPECT_GT(overlaps, 0u) << "broken timing never let two lead: the mode tests nothing";
 }
 
 // Without the write-back round (each grant takes one more than the largest
