@@ -304,13 +304,19 @@ TEST_F(redlock_store_test, a_refused_acquire_gives_its_grants_back_unannounced) 
   watcher->watch([&](const store_event& e) {
     if (std::holds_alternative<store_events::released>(e)) ++woken;
   });
+  // Every master's watch is up (the store's status needs only a majority).
   ASSERT_TRUE(util::run_until(io_, [&] {
-    return watcher->status().wakeups == wakeup_state::subscribed;
+    for (const auto& server : servers_) {
+      const auto n = server.command({"PUBSUB", "NUMSUB", events_channel(util::election)});
+      if (n.size() != 2 || n[1] != "1") return false;
+    }
+    return true;
   }, 5s));
   const auto lease = lease_key(util::election);
-  // a holds masters 2 and 3; master 1 is free, so b wins it and is refused.
+  // a holds masters 2 and 3; master 1 is free (key and record gone, as if
+  // it had expired there), so b wins it and is refused.
   ASSERT_TRUE(acquire(*a).value.acquired());
-  servers_[0].command({"DEL", lease});
+  servers_[0].command({"DEL", lease, holder_key(util::election)});
   auto refused = acquire(*b);
   ASSERT_FALSE(refused.value.acquired());
   EXPECT_EQ(refused.value.holder, "node-a");
