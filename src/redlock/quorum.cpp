@@ -181,10 +181,15 @@ renewal_verdict settle_renewal(const quorum_tally& tally, std::size_t not_ours) 
     case verdict::reached: return renewal_verdict::renewed;
     case verdict::impossible: break;
   }
-  // Lost for certain only when the masters that said so leave no majority;
-  // otherwise it is not known.
-  return not_ours > tally.masters() - majority_of(tally.masters()) ? renewal_verdict::lost
-                                                                    : renewal_verdict::unknown;
+  // Lost for certain only when the masters that said so leave no majority.
+  // While the masters yet to answer could still make it so, wait for them:
+  // a quick failure (a dead master refuses at once) must not hide that the
+  // others no longer hold the lease.
+  const auto spare = tally.masters() - majority_of(tally.masters());
+  if (not_ours > spare) return renewal_verdict::lost;
+  const auto unanswered = tally.masters() - tally.successes() - tally.failures();
+  if (not_ours + unanswered > spare) return renewal_verdict::open;
+  return renewal_verdict::unknown;
 }
 
 std::string lost_reason(const std::vector<std::string>& not_ours, std::size_t masters) {

@@ -150,8 +150,9 @@ enum class renewal_verdict {
   renewed,  ///< a majority renewed (validity is checked apart)
   lost,     ///< so many masters said "not ours" that no majority can renew:
             ///< the lease is lost for certain
-  unknown,  ///< no majority can renew any more, but failures decided it
-            ///< (too few masters answered): the renew deadline decides
+  unknown,  ///< no majority can renew any more, failures decided it (too few
+            ///< masters answered), and the masters yet to answer could not
+            ///< make it lost: the renew deadline decides
 };
 
 /// `tally`: the round's outcomes (renewed = success, anything else a

@@ -292,6 +292,20 @@ TEST_F(redlock_store_test, a_lost_renewal_names_the_masters_that_no_longer_hold_
       << said;
   EXPECT_NE(said.find(servers_[0].url().substr(8)), std::string::npos) << said;
   EXPECT_NE(said.find(servers_[1].url().substr(8)), std::string::npos) << said;
+
+  // The same with the third master dead: its failure comes first, and must
+  // not settle the round before the two others say "not ours".
+  for (const auto& server : servers_) server.command({"DEL", lease, holder_key(util::election)});
+  auto b = make("node-b", 5s, 1s);
+  ASSERT_TRUE(acquire(*b).value.acquired());
+  servers_[2].kill_and_wait();
+  servers_[0].command({"DEL", lease});
+  servers_[1].command({"DEL", lease});
+  r = renew(*b);
+  EXPECT_FALSE(r.error) << r.error.message();
+  EXPECT_EQ(r.value, renew_answer::lost);
+  EXPECT_NE(r.error.detail.find("no longer this node's on 2 of 3 masters"), std::string::npos)
+      << r.error.detail;
 }
 
 // A candidate whose acquire is refused gives back what it won without

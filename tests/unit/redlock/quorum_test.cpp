@@ -170,7 +170,8 @@ TEST(quorum, only_a_holder_named_by_a_majority_with_a_clear_token_is_learned) {
 
 // A renewal is lost for certain only when so many masters said "not ours"
 // that no majority can renew; failures leave it unknown (the renew deadline
-// decides), and a majority of renewals wins.
+// decides) once the masters yet to answer cannot make it lost; a majority of
+// renewals wins.
 TEST(quorum, a_renewal_is_lost_only_when_a_majority_cannot_hold_it_any_more) {
   enum class a { renewed, not_ours, failed };
   struct row {
@@ -183,9 +184,14 @@ TEST(quorum, a_renewal_is_lost_only_when_a_majority_cannot_hold_it_any_more) {
       {3, {a::renewed, a::renewed}, renewal_verdict::renewed},
       {3, {a::not_ours, a::renewed, a::renewed}, renewal_verdict::renewed},
       {3, {a::not_ours, a::not_ours}, renewal_verdict::lost},
-      {3, {a::not_ours, a::failed}, renewal_verdict::unknown},
+      // A dead master fails at once: the third may still say "not ours".
+      {3, {a::failed, a::not_ours}, renewal_verdict::open},
+      {3, {a::failed, a::not_ours, a::not_ours}, renewal_verdict::lost},
+      {3, {a::failed, a::not_ours, a::renewed}, renewal_verdict::unknown},
       {3, {a::failed, a::failed}, renewal_verdict::unknown},
-      {5, {a::not_ours, a::not_ours, a::failed}, renewal_verdict::unknown},
+      {5, {a::not_ours, a::not_ours, a::failed}, renewal_verdict::open},
+      {5, {a::not_ours, a::not_ours, a::failed, a::failed, a::renewed}, renewal_verdict::unknown},
+      {5, {a::failed, a::failed, a::failed}, renewal_verdict::unknown},
       {5, {a::not_ours, a::not_ours, a::not_ours}, renewal_verdict::lost},
       {5, {a::not_ours, a::not_ours}, renewal_verdict::open},
   };
