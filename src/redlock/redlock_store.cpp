@@ -9,7 +9,6 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <random>
 #include <stdexcept>
