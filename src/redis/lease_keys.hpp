@@ -48,6 +48,14 @@ inline std::string term_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:term";
 }
 
+/// redis.replica_ack all: the most replicas the election's master has had
+/// connected (a number, raised by every grant and renewal, one fewer after a
+/// failover). Only an operator lowers it, by deleting it or setting it, after
+/// removing a replica for good.
+inline std::string replicas_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:replicas";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";

@@ -126,11 +126,29 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
   parsed_reply<result> r;
   auto& answer = r.value.answer;
   if (e[0].integer == 1) {
-    // {1, token}: the token of a fresh term is never 0.
-    if (e.size() != 2 || e[1].kind != type::integer || e[1].integer <= 0)
+    // {1, token} or {1, token, needed, announce}: the token of a fresh term
+    // is never 0, and a requirement is at least one replica.
+    if ((e.size() != 2 && e.size() != 4) || e[1].kind != type::integer || e[1].integer <= 0)
       return unexpected<result>(what, reply);
+    if (e.size() == 4) {
+      if (e[2].kind != type::integer || e[2].integer < 1 || e[3].kind != type::integer)
+        return unexpected<result>(what, reply);
+      r.value.replicas_needed = static_cast<int>(e[2].integer);
+      r.value.announce = e[3].integer == 1;
+    }
     answer.outcome = acquire_outcome::acquired;
     answer.token = static_cast<std::uint64_t>(e[1].integer);
+    return r;
+  }
+  if (e.size() == 7) {
+    // {0, "", 0, token, "replicas", connected, needed}: no grant.
+    if (e[0].integer != 0 || e[4].kind != type::string || e[4].str != "replicas" ||
+        e[5].kind != type::integer || e[6].kind != type::integer || e[5].integer < 0 ||
+        e[6].integer <= e[5].integer || !token_from(e[3], answer.token))
+      return unexpected<result>(what, reply);
+    answer.outcome = acquire_outcome::held;
+    r.value.replicas_short = static_cast<int>(e[5].integer);
+    r.value.replicas_needed = static_cast<int>(e[6].integer);
     return r;
   }
   if (e[0].integer != 0 || e.size() < 4 || e.size() > 6 || e[1].kind != type::string ||
@@ -197,6 +215,35 @@ std::string run_id_from_info(std::string_view info) {
 
 parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply) {
   return flag_as("renew", reply, renew_answer::renewed, renew_answer::lost);
+}
+
+parsed_reply<required_renewal> parse_required_renew_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "renew";
+  using type = redis_reply::type;
+  if (reply.kind == type::error) return server_error<required_renewal>(what, reply);
+  const auto& e = reply.elements;
+  if (reply.kind != type::array || e.size() != 3 || e[0].kind != type::integer ||
+      e[1].kind != type::integer || e[2].kind != type::integer || e[0].integer < 0 ||
+      e[0].integer > 2 || (e[0].integer != 0 && e[2].integer < 1) ||
+      (e[0].integer == 2 && (e[1].integer < 0 || e[1].integer >= e[2].integer)))
+    return unexpected<required_renewal>(what, reply);
+  parsed_reply<required_renewal> r;
+  r.value.needed = static_cast<int>(e[2].integer);
+  r.value.answer = e[0].integer == 1 ? renew_answer::renewed : renew_answer::lost;
+  if (e[0].integer == 2) r.value.short_of = static_cast<int>(e[1].integer);
+  return r;
+}
+
+std::string replica_shortfall(int connected, int needed, std::string_view requirement,
+                              std::string_view replicas_key) {
+  std::string out = "the master has " + std::to_string(connected) + " of the " +
+                    std::to_string(needed) + " replicas redis.replica_ack " +
+                    std::string(requirement) + " requires";
+  if (requirement == "all") {
+    out += " (all: the most it has had, kept in " + std::string(replicas_key) +
+           ", and at least one)";
+  }
+  return out + "; nobody can lead until they are back";
 }
 
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply) {

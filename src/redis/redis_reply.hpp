@@ -77,13 +77,24 @@ struct acquire_script_reply {
   bool record_missing = false;
   /// With found_reset: what the script found, for the log.
   std::string reset_why;
+  /// With a replica requirement (redis.replica_ack): how many replicas must
+  /// acknowledge the grant (0 = no requirement was given).
+  int replicas_needed = 0;
+  /// With a requirement: a grant the script made, on a lease that was free,
+  /// which the caller announces once the replicas acknowledged it.
+  bool announce = false;
+  /// With a requirement: the master had only this many replicas connected,
+  /// fewer than replicas_needed, so the script granted nothing.
+  std::optional<int> replicas_short;
 };
 
-/// The acquire script answers `{1, token}`, `{0, value, pttl_ms,
-/// token-or-""}` (held), or the same with a fifth element "fence", "reset"
-/// or "failover"
+/// The acquire script answers `{1, token}` (or with a replica requirement
+/// `{1, token, needed, announce}`), `{0, value, pttl_ms, token-or-""}`
+/// (held), or the same with a fifth element "fence", "reset" or "failover"
 /// while the hold-back fence is up, or "vanished" while the holder record
-/// outlives a lease key that disappeared early (held_back; see scripts.hpp).
+/// outlives a lease key that disappeared early (held_back), or `{0, "", 0,
+/// token, "replicas", connected, needed}` when too few replicas are connected
+/// to grant (replicas_short; see scripts.hpp).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
 /// The create-record script answers 1 (created) or 0 (it existed).
@@ -104,6 +115,24 @@ std::variant<int, std::string> master_role(const redis_reply& reply);
 
 /// The renew script answers 1 (renewed) or 0 (lost).
 parsed_reply<renew_answer> parse_renew_reply(const redis_reply& reply);
+
+/// A renewal with a replica requirement (redis.replica_ack).
+struct required_renewal {
+  renew_answer answer = renew_answer::lost;
+  /// How many replicas must acknowledge it (when renewed or short).
+  int needed = 0;
+  /// The master had only this many replicas connected: not extended.
+  std::optional<int> short_of;
+};
+/// The renew script with a replica requirement answers `{1 or 0, 0, needed}`
+/// or `{2, connected, needed}` (too few replicas; nothing extended).
+parsed_reply<required_renewal> parse_required_renew_reply(const redis_reply& reply);
+
+/// Why redis.replica_ack (`requirement`: "all" or a number) refused a grant or
+/// renewal before it was written: the master has `connected` of the `needed`
+/// replicas. Names the key that keeps the count for "all" (`replicas_key`).
+std::string replica_shortfall(int connected, int needed, std::string_view requirement,
+                              std::string_view replicas_key);
 
 /// The release script answers 1 (deleted: released) or 0 (not ours; nothing
 /// deleted).

@@ -55,6 +55,7 @@ struct redis_store::impl {
         fence(fence_key(options.identity.election)),
         holder(holder_key(options.identity.election)),
         epoch(epoch_key(options.identity.election)),
+        replicas(replicas_key(options.identity.election)),
         channel(events_channel(options.identity.election)),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     conn_options.endpoint = options.endpoint;
@@ -72,9 +73,8 @@ struct redis_store::impl {
     // connection has nothing to protect.
     redis_detail::node_options node_options;
     node_options.connection = conn_options;
-    // A located master may have been demoted since it was named; and WAIT
-    // "all" needs the master's replica count.
-    node_options.connection.confirm_master = options.locator != nullptr || options.ack.on();
+    // A located master may have been demoted since it was named.
+    node_options.connection.confirm_master = options.locator != nullptr;
     node_options.locator = options.locator;
     if (options.locator) {
       options.locator->set_switch_listener(
@@ -111,82 +111,52 @@ struct redis_store::impl {
   // The acquire script's keys and arguments for this store's kind.
   std::vector<std::string> acquire_keys() const {
     std::vector<std::string> keys{lease, token, fence, holder};
-    if (options.replicated) keys.push_back(epoch);
+    if (options.replicated || options.ack.on()) keys.push_back(epoch);
+    if (options.ack.on()) keys.push_back(replicas);
     return keys;
   }
   std::vector<std::string> acquire_args() const {
     std::vector<std::string> args{value, ttl_ms, channel};
-    if (options.replicated || options.sharded_pubsub) {
+    if (options.replicated || options.sharded_pubsub || options.ack.on()) {
       args.insert(args.end(), {"", options.replicated ? "replicated" : "", publish_command()});
     }
+    if (options.ack.on()) args.push_back(ack_requirement());
     return args;
   }
-  std::vector<std::string> release_args() const {
-    std::vector<std::string> args{value, channel};
+  // `announced` false: a grant that was never announced is given back
+  // without an announcement too.
+  std::vector<std::string> release_args(bool announced = true) const {
+    std::vector<std::string> args{value, announced ? channel : std::string()};
     if (options.sharded_pubsub) args.push_back(publish_command());
     return args;
   }
+  // redis.replica_ack as the scripts take it.
+  std::string ack_requirement() const {
+    return options.ack.replicas == 0 ? std::string("all") : std::to_string(options.ack.replicas);
+  }
   std::string publish_command() const { return options.sharded_pubsub ? "SPUBLISH" : "PUBLISH"; }
-
-  // How many replicas WAIT must count: the configured number, or for "all"
-  // every replica the master had when the connection was made, and every
-  // one seen since (a promoted master starts with none): a ROLE pipelined
-  // behind each WAIT raises the count for the next call, and it never drops
-  // while the connection lasts, so a replica that went away means no leader.
-  int ack_target() {
-    if (options.ack.replicas > 0) return options.ack.replicas;
-    const auto generation = node->connection_generation();
-    if (generation != ack_generation) {
-      ack_generation = generation;
-      ack_floor = 0;
-    }
-    ack_floor = std::max(ack_floor, node->replicas_at_connect());
-    return ack_floor;
-  }
-
-  // For "all": ROLE right behind the WAIT, so the next call counts the
-  // replicas that joined.
-  void refresh_ack_target() {
-    if (options.ack.replicas > 0) return;
-    node->exec({"ROLE"}, [this, weak = std::weak_ptr<int>(alive),
-                          generation = node->connection_generation()](command_result r) {
-      if (weak.expired() || r.ec || generation != ack_generation) return;
-      const auto role = master_role(r.reply);
-      if (const auto* count = std::get_if<int>(&role)) {
-        ack_floor = std::max(ack_floor, *count);
-      }
-    });
-  }
-
-  // Runs `then` once the command connection is up, so that its replica
-  // count is known (a PING connects first when there is none).
-  void when_connected(std::function<void(store_error)> then) {
-    if (node->current_state() == connection::state::connected && node->replicas_at_connect() >= 0) {
-      then({});
-      return;
-    }
-    node->exec({"PING"}, [weak = std::weak_ptr<int>(alive), then = std::move(then)](
-                             command_result r) {
-      if (weak.expired()) return;
-      then(r.ec ? store_error{r.ec, r.detail} : store_error{});
-    });
-  }
 
   // WAIT for a grant sent on connection `sent_on`; `then` gets "" when
   // enough replicas acknowledged it, else why not. WAIT on another
   // connection would count nothing of ours.
-  void acknowledge(std::uint64_t sent_on, std::function<void(std::string)> then) {
+  void acknowledge(std::uint64_t sent_on, int needed, std::function<void(std::string)> then) {
     if (node->connection_generation() != sent_on) {
       then("the connection changed before WAIT could be sent");
       return;
     }
-    const int needed = ack_target();
     node->exec(wait_command(needed), [weak = std::weak_ptr<int>(alive), needed,
                                       timeout = options.ack.timeout,
                                       then = std::move(then)](command_result r) {
       if (!weak.expired()) then(ack_shortfall(r, needed, timeout));
     });
-    refresh_ack_target();
+  }
+
+  // The new term, once its replicas acknowledged it (the script leaves this
+  // to us with a replica requirement). Nothing waits for the answer: a lost
+  // announcement costs standbys only their wake-up, as a lost PUBLISH would.
+  void announce(std::uint64_t term) {
+    node->exec({publish_command(), channel, "acquired " + value + " " + std::to_string(term)},
+               [](command_result) {});
   }
 
   std::vector<std::string> wait_command(int needed) const {
@@ -313,13 +283,14 @@ struct redis_store::impl {
   const std::string fence;
   const std::string holder;
   const std::string epoch;
+  const std::string replicas;
   const std::string channel;
   const std::string ttl_ms;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
-  // replica_ack all: the most replicas seen on the current connection.
-  int ack_floor = 0;
-  std::uint64_t ack_generation = 0;
+  // redis.replica_ack: the replicas WAIT counts for a renewal (sent with the
+  // script, so before its answer): the number the last script answered.
+  int ack_needed = 1;
   event_listener listener;
   bool wakeups_trusted = false;
   std::string wakeups_why;
@@ -368,24 +339,38 @@ void redis_store::async_acquire(acquire_handler handler) {
            d.finish<acquire_script_reply>(
                r, parse_acquire_reply, [&](store_error e, acquire_script_reply a) {
                  if (!e) report(a);
+                 if (!e && a.replicas_short) {
+                   // Refused before the grant: nothing to give back.
+                   handler(d.note_failure({redis_errc::not_acknowledged,
+                                           "acquire refused: " +
+                                               replica_shortfall(*a.replicas_short,
+                                                                 a.replicas_needed,
+                                                                 d.ack_requirement(), d.replicas)}),
+                           acquire_answer{});
+                   return;
+                 }
                  if (e || !a.answer.acquired()) {
                    handler(std::move(e), std::move(a.answer));
                    return;
                  }
-                 d.acknowledge(*sent_on, [&d, answer = std::move(a.answer),
-                                          handler](const std::string& shortfall) {
+                 d.ack_needed = a.replicas_needed;
+                 d.acknowledge(*sent_on, a.replicas_needed,
+                               [&d, answer = std::move(a.answer), announce = a.announce,
+                                handler](const std::string& shortfall) {
                    if (d.closed) {
                      handler(aborted(), acquire_answer{});
                      return;
                    }
                    if (shortfall.empty()) {
+                     if (announce) d.announce(answer.token);
                      handler({}, answer);
                      return;
                    }
                    // A grant the replicas may not have: a failover now would
-                   // lose it while this node worked. Give it back.
+                   // lose it while this node worked. Give it back, as silently
+                   // as it was made.
                    d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder},
-                          d.release_args(), [&d, shortfall, handler](command_result) {
+                          d.release_args(false), [&d, shortfall, handler](command_result) {
                             handler(d.note_failure({redis_errc::not_acknowledged,
                                                     "acquire not acknowledged: " + shortfall +
                                                         " (redis.replica_ack); released it"}),
@@ -408,38 +393,50 @@ void redis_store::async_renew(renew_handler handler) {
            });
     return;
   }
-  d.when_connected([&d, handler = std::move(handler)](store_error failed) mutable {
-    if (failed || d.closed) {
-      handler(d.closed ? aborted() : d.note_failure(std::move(failed)), renew_answer::lost);
-      return;
-    }
-    const int needed = d.ack_target();
-    d.node->eval_with(
-        redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
-        d.wait_command(needed),
-        [&d, needed, weak = std::weak_ptr<int>(d.alive),
-         handler = std::move(handler)](redis_detail::eval_reply r) {
-          if (weak.expired()) return;
-          d.finish<renew_answer>(r.script, parse_renew_reply, [&](store_error e, renew_answer a) {
-            if (e || a != renew_answer::renewed) {
-              handler(std::move(e), a);
-              return;
-            }
-            const auto shortfall = impl::ack_shortfall(r.follow_up, needed, d.options.ack.timeout);
-            if (!shortfall.empty()) {
-              // Extended on the master only: a failover could lose it, so the
-              // renewal does not count and the renew deadline runs on.
-              handler(d.note_failure({redis_errc::not_acknowledged,
-                                      "renewal not acknowledged: " + shortfall +
-                                          " (redis.replica_ack)"}),
-                      renew_answer::lost);
-              return;
-            }
-            handler({}, a);
-          });
-        });
-    d.refresh_ack_target();
-  });
+  // WAIT goes right behind the script, so it counts the replicas the last
+  // script answered; the script's own answer is checked against it after.
+  const int sent_needed = d.ack_needed;
+  d.node->eval_with(
+      redis_detail::renew_script(), {d.lease, d.holder, d.replicas},
+      {d.value, d.ttl_ms, d.ack_requirement()}, d.wait_command(sent_needed),
+      [&d, sent_needed, weak = std::weak_ptr<int>(d.alive),
+       handler = std::move(handler)](redis_detail::eval_reply r) {
+        if (weak.expired()) return;
+        d.finish<required_renewal>(
+            r.script, parse_required_renew_reply, [&](store_error e, required_renewal a) {
+              if (e) {
+                handler(std::move(e), renew_answer::lost);
+                return;
+              }
+              if (a.short_of) {
+                // Not extended: the renew deadline runs on and stops the app.
+                handler(d.note_failure({redis_errc::not_acknowledged,
+                                        "renewal refused: " +
+                                            replica_shortfall(*a.short_of, a.needed,
+                                                              d.ack_requirement(), d.replicas)}),
+                        renew_answer::lost);
+                return;
+              }
+              if (a.answer != renew_answer::renewed) {
+                handler({}, a.answer);
+                return;
+              }
+              d.ack_needed = a.needed;
+              const int needed = std::max(a.needed, sent_needed);
+              const auto shortfall =
+                  impl::ack_shortfall(r.follow_up, needed, d.options.ack.timeout);
+              if (!shortfall.empty()) {
+                // Extended on the master only: a failover could lose it, so
+                // the renewal does not count and the renew deadline runs on.
+                handler(d.note_failure({redis_errc::not_acknowledged,
+                                        "renewal not acknowledged: " + shortfall +
+                                            " (redis.replica_ack)"}),
+                        renew_answer::lost);
+                return;
+              }
+              handler({}, a.answer);
+            });
+      });
 }
 
 void redis_store::async_release(release_handler handler) {

@@ -24,10 +24,15 @@
 namespace baton {
 
 /// How many replicas must acknowledge each grant and renewal (WAIT, sent
-/// right behind the script on the same connection) before it counts.
+/// right behind the script on the same connection) before it counts. The
+/// scripts check first that the master has that many connected: a grant
+/// they refuse spends no token, and no grant is announced before WAIT
+/// counted its replicas.
 struct replica_ack {
-  /// -1 = off; 0 = all: every replica the master listed (ROLE) when the
-  /// connection was made; N > 0 = at least N replicas.
+  /// -1 = off; 0 = all: the most replicas the election's master has had
+  /// connected, kept in Redis (replicas_key) so that every candidate and
+  /// every reconnect counts them, one fewer after a failover, and never
+  /// fewer than one; N > 0 = at least N replicas.
   int replicas = -1;
   /// How long WAIT may take; below the command timeout.
   milliseconds timeout{100};

@@ -19,7 +19,12 @@
 //
 // A new term is announced on the events channel (`acquired <value> <token>`)
 // so that standbys, and a node cooling down after a resign, learn the new
-// leader at once rather than at their next attempt.
+// leader at once rather than at their next attempt. With redis.replica_ack
+// the script checks first that the master has the replicas to acknowledge the
+// grant (see BATON_LUA_REPLICAS), and leaves the announcement to the client,
+// which makes it only after WAIT counted them: a grant given back for want of
+// acknowledgement is released without an announcement either, so candidates
+// that cannot lead do not wake each other.
 #include "scripts.hpp"
 
 #include <boost/uuid/detail/sha1.hpp>
@@ -42,7 +47,28 @@ namespace {
   "  return reply\n" \
   "end\n"
 
-constexpr std::string_view acquire_source = BATON_LUA_CALL R"lua(
+// redis.replica_ack's precondition, checked before a grant or a renewal is
+// written (a grant refused here spends no token and announces nothing): how
+// many replicas the master has connected, and how many are needed. A number
+// is itself; 'all' is the most replicas this election's master has ever had
+// connected, kept in the replicas key (raised here, by every candidate's grant
+// and renewal, and replicated with the rest of the record), and never fewer
+// than one: a reconnect to a master that lost its replica, or a candidate that
+// starts then, must not read "all" as none.
+#define BATON_LUA_REPLICAS \
+  "local function replicas(mark_key, wanted)\n" \
+  "  local info = call('INFO', 'replication')\n" \
+  "  local connected = tonumber(string.match(info, 'connected_slaves:(%d+)')) or 0\n" \
+  "  if wanted ~= 'all' then return connected, tonumber(wanted) end\n" \
+  "  local mark = tonumber(call('GET', mark_key) or '') or 0\n" \
+  "  if connected > mark then\n" \
+  "    call('SET', mark_key, connected)\n" \
+  "    mark = connected\n" \
+  "  end\n" \
+  "  return connected, math.max(mark, 1)\n" \
+  "end\n"
+
+constexpr std::string_view acquire_source = BATON_LUA_CALL BATON_LUA_REPLICAS R"lua(
 local reset = false
 local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
@@ -75,6 +101,13 @@ if ARGV[5] == 'replicated' then
       end
       reset = true
       reset_why = 'failover'
+      if KEYS[6] then
+        -- The promoted replica is one replica no more: 'all' counts one
+        -- fewer, never below the floor of one (the old master counts again
+        -- once it is back as a replica).
+        local mark = tonumber(call('GET', KEYS[6]) or '')
+        if mark and mark > 0 then call('SET', KEYS[6], mark - 1) end
+      end
     end
   end
 end
@@ -100,6 +133,16 @@ if fence == -2 and current == false then
   end
 end
 if fence == -2 and (current == false or current == ARGV[1]) then
+  local needed = nil
+  if ARGV[7] and ARGV[7] ~= '' then
+    -- Too few replicas to acknowledge it: no grant, so no token spent and
+    -- nothing announced.
+    local connected
+    connected, needed = replicas(KEYS[6], ARGV[7])
+    if connected < needed then
+      return {0, '', 0, call('GET', KEYS[2]) or '', 'replicas', connected, needed}
+    end
+  end
   call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
   if ARGV[4] == 'grant' then
@@ -117,6 +160,11 @@ if fence == -2 and (current == false or current == ARGV[1]) then
       term = now_us
       call('SET', KEYS[2], string.format('%.0f', term))
     end
+  end
+  if needed then
+    -- The client announces the term once the replicas acknowledged it: a
+    -- grant given back for want of them must wake nobody.
+    return {1, term, needed, current == false and 1 or 0}
   end
   if current == false and ARGV[3] then
     -- %.0f: Lua prints numbers above 10^14 in exponent notation.
@@ -235,13 +283,24 @@ call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])))
 return 1
 )lua";
 
-constexpr std::string_view renew_source = BATON_LUA_CALL R"lua(
+constexpr std::string_view renew_source = BATON_LUA_CALL BATON_LUA_REPLICAS R"lua(
 if call('GET', KEYS[1]) == ARGV[1] then
+  local needed = 0
+  if ARGV[3] then
+    -- Too few replicas: the lease is not extended (the renewal would not
+    -- count anyway), so it lapses when its holder believes it does.
+    local connected
+    connected, needed = replicas(KEYS[3], ARGV[3])
+    if connected < needed then return {2, connected, needed} end
+  end
   local now = call('TIME')
   local until_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[2])
   call('SET', KEYS[2], string.format('%.0f', until_ms) .. ' ' .. ARGV[1])
-  return call('PEXPIRE', KEYS[1], ARGV[2])
+  local extended = call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[3] then return {extended, 0, needed} end
+  return extended
 end
+if ARGV[3] then return {0, 0, 0} end
 return 0
 )lua";
 
@@ -252,8 +311,9 @@ if call('GET', KEYS[1]) == ARGV[1] then
   -- than this server's counter (a Redlock master may have missed its write-back).
   local token = ARGV[4]
   if token == nil or token == '' then token = call('GET', KEYS[2]) or '' end
-  -- No channel: a Redlock candidate giving back a grant of a refused
-  -- acquire ended no term, and a release announced would wake standbys.
+  -- No channel: a grant given back ends silently, as it began (a Redlock
+  -- candidate's refused acquire, or a grant whose replicas never acknowledged
+  -- it): a release announced would wake standbys for nothing.
   if ARGV[2] ~= '' then
     call(ARGV[3] or 'PUBLISH', ARGV[2], 'released ' .. ARGV[1] .. ' ' .. token)
   end
@@ -263,6 +323,7 @@ return 0
 )lua";
 
 #undef BATON_LUA_CALL
+#undef BATON_LUA_REPLICAS
 
 }  // namespace
 

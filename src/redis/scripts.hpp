@@ -13,13 +13,21 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token, fence, holder record, and (replicated) the epoch key.
-/// ARGV: our value, ttl ms, channel, optionally "grant" (a Redlock master: no
-/// INCR, no announcement; else ""), optionally "replicated" (Sentinel,
-/// Cluster: the epoch check and tokens of at least the server's clock in
-/// microseconds; else ""), and optionally the publish command ("SPUBLISH" in
-/// a Cluster; default PUBLISH). A grant also writes the holder record.
-/// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free}; or {0, holder value, PTTL ms, holder token or ""} when
+/// KEYS: lease, token, fence, holder record, (replicated, or with a replica
+/// requirement) the epoch key, and (with a replica requirement) the replicas
+/// key. ARGV: our value, ttl ms, channel, optionally "grant" (a Redlock
+/// master: no INCR, no announcement; else ""), optionally "replicated"
+/// (Sentinel, Cluster: the epoch check and tokens of at least the server's
+/// clock in microseconds; else ""), optionally the publish command
+/// ("SPUBLISH" in a Cluster; default PUBLISH), and optionally the replica
+/// requirement (redis.replica_ack: "all" or a number; "" = none). A grant also
+/// writes the holder record.
+/// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free},
+/// or with a replica requirement {1, token, replicas needed, 1 if the lease
+/// was free} and no announcement (the caller announces the term once WAIT
+/// counted the replicas); or, with a replica requirement, when the master has
+/// fewer replicas connected than needed, {0, "", 0, token, "replicas",
+/// connected, needed} and no grant; or {0, holder value, PTTL ms, holder token or ""} when
 /// another node holds the lease; or, while the fence holds every acquisition
 /// back, {0, holder value or "(store reset)", ms until both the fence and the
 /// lease are gone (-1 = unknown), token, "fence"}, the last element being
@@ -34,14 +42,18 @@ const lua_script& acquire_script();
 /// counter to at least TIME in microseconds, makes the fence last at least
 /// ttl ms (one without expiry is kept), returns the fence's PTTL.
 const lua_script& fence_script();
-/// KEYS: lease, holder record. ARGV: our value, ttl ms. Returns 1 (renewed,
-/// record updated) or 0 (not ours).
+/// KEYS: lease, holder record, and (with a replica requirement) the replicas
+/// key. ARGV: our value, ttl ms, and optionally the replica requirement
+/// ("all" or a number). Returns 1 (renewed, record updated) or 0 (not ours);
+/// with a requirement {1 or 0, 0, replicas needed}, or {2, connected, needed}
+/// when the master has too few replicas (nothing extended).
 const lua_script& renew_script();
 /// KEYS: lease, token, holder record. ARGV: our value, channel ("" = do not
-/// announce: a Redlock candidate giving back what a refused acquire won),
-/// and optionally the publish command (default PUBLISH) and the released
-/// term's token. Returns 1 (lease and record deleted, announced as
-/// "released <value> <token>") or 0 (not ours).
+/// announce: a grant given back, by a Redlock candidate whose acquire was
+/// refused or after replicas did not acknowledge it), and optionally the
+/// publish command (default PUBLISH) and the released term's token. Returns 1
+/// (lease and record deleted, announced as "released <value> <token>") or 0
+/// (not ours).
 const lua_script& release_script();
 
 /// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the

@@ -24,6 +24,7 @@
 #include "redis/sentinel_locator.hpp"
 #include "store_test_util.hpp"
 #include "support/redis_cluster.hpp"
+#include "support/event_log.hpp"
 #include "support/redis_sentinel_group.hpp"
 
 namespace baton {
@@ -78,6 +79,18 @@ util::outcome<renew_answer> renew(boost::asio::io_context& io, lease_store& stor
   return *out;
 }
 
+release_answer release(boost::asio::io_context& io, lease_store& store) {
+  auto out = std::make_shared<util::outcome<release_answer>>();
+  store.async_release([out](store_error e, release_answer a) {
+    ++out->calls;
+    out->error = std::move(e);
+    out->value = a;
+  });
+  EXPECT_TRUE(util::run_until(io, [&] { return out->calls > 0; })) << "release never completed";
+  EXPECT_FALSE(out->error) << out->error.message();
+  return out->value;
+}
+
 class replicated_store : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -98,6 +111,21 @@ class replicated_store : public ::testing::Test {
     frozen_ = false;
   }
   std::vector<std::string> get(const std::string& key) { return group_->command(master_, {"GET", key}); }
+  std::string get_one(const std::string& key) {
+    const auto v = get(key);
+    return v.empty() ? std::string() : v.front();
+  }
+  // Kills the replica and waits (bounded) until the master has noticed.
+  void kill_replica() {
+    group_->kill_node(replica_);
+    ASSERT_TRUE(testing::wait_until(
+        [&] {
+          const auto info = group_->command(master_, {"INFO", "replication"});
+          return !info.empty() && info.front().find("connected_slaves:0") != std::string::npos;
+        },
+        10s, 50ms))
+        << "the master still lists its killed replica";
+  }
 
   boost::asio::io_context io_;
   std::unique_ptr<redis_sentinel_group> group_;
@@ -146,6 +174,78 @@ TEST_F(replicated_store, ack_all_counts_the_replicas_the_master_had_at_connect) 
   EXPECT_TRUE(r.value.acquired());
   const auto ok = renew(io_, *store);
   ASSERT_FALSE(ok.error) << ok.error.message();
+}
+
+// replica_ack all never reads "no replica connected" as "all of them":
+// with the only replica down before any candidate ever ran, a fresh store
+// is refused before the grant, so no token is spent and nothing is written.
+TEST_F(replicated_store, ack_all_with_its_only_replica_down_grants_nothing_and_spends_no_token) {
+  kill_replica();
+  auto store = sentinel_store(io_, *group_, "a", 0);
+  const auto r = util::acquire(io_, *store);
+  ASSERT_TRUE(r.error) << "acquired with no replica to acknowledge it";
+  EXPECT_EQ(r.error.code, store_errc::no_quorum);
+  EXPECT_NE(r.error.detail.find("acquire refused: the master has 0 of the 1 replicas "
+                                "redis.replica_ack all requires"),
+            std::string::npos)
+      << r.error.detail;
+  EXPECT_EQ(get_one(token_key(util::election)), "1000") << "a refused grant spent a token";
+  EXPECT_EQ(get_one(lease_key(util::election)), "");
+}
+
+// The count of "all" is kept in the election's record, so it survives the
+// connection that saw the replica: the leader's renewal is refused (not
+// extended) once the replica is gone, and a candidate that connects after
+// (a reconnect, a restart) is refused too, its token unspent.
+TEST_F(replicated_store, ack_all_remembers_the_replicas_across_connections) {
+  auto leader = sentinel_store(io_, *group_, "a", 0);
+  const auto r = util::acquire(io_, *leader);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_TRUE(r.value.acquired());
+  EXPECT_EQ(get_one(replicas_key(util::election)), "1");
+  kill_replica();
+  const auto renewal = renew(io_, *leader);
+  ASSERT_TRUE(renewal.error) << "renewed with no replica to acknowledge it";
+  EXPECT_NE(renewal.error.detail.find("renewal refused: the master has 0 of the 1 replicas"),
+            std::string::npos)
+      << renewal.error.detail;
+  EXPECT_EQ(release(io_, *leader), release_answer::released);
+
+  auto next = sentinel_store(io_, *group_, "b", 0);
+  const auto refused = util::acquire(io_, *next);
+  ASSERT_TRUE(refused.error) << "a new connection read all as none";
+  EXPECT_NE(refused.error.detail.find("0 of the 1 replicas"), std::string::npos)
+      << refused.error.detail;
+  EXPECT_EQ(get_one(token_key(util::election)), std::to_string(r.value.token))
+      << "a refused grant spent a token";
+}
+
+// A grant that its replica did not acknowledge is given back without a
+// word: no "acquired", no "released", so that candidates which cannot lead
+// do not wake each other in a loop. A watcher hears only the next real term.
+TEST_F(replicated_store, a_grant_given_back_for_want_of_acknowledgement_is_never_announced) {
+  auto watcher = sentinel_store(io_, *group_, "w");
+  std::vector<std::string> heard;
+  watcher->watch([&](const store_event& e) {
+    if (auto a = std::get_if<store_events::acquired>(&e)) heard.push_back("acquired " + a->holder);
+    if (std::holds_alternative<store_events::released>(e)) heard.push_back("released");
+  });
+  ASSERT_TRUE(util::run_until(io_, [&] { return util::wakeups_of(*watcher) == "subscribed"; }));
+  heard.clear();  // (the first subscribe counts as a wake-up)
+  freeze_replica();
+  auto store = sentinel_store(io_, *group_, "a", 0);
+  const auto given_back = util::acquire(io_, *store);
+  ASSERT_TRUE(given_back.error) << "acquired without the replica";
+  EXPECT_NE(given_back.error.detail.find("released it"), std::string::npos)
+      << given_back.error.detail;
+  thaw_replica();
+  // A real term, announced from begin to end: heard after anything before.
+  auto other = sentinel_store(io_, *group_, "c");
+  ASSERT_TRUE(util::acquire(io_, *other).value.acquired());
+  EXPECT_EQ(release(io_, *other), release_answer::released);
+  ASSERT_TRUE(util::run_until(io_, [&] { return heard.size() >= 2; }));
+  util::run_for(io_, 200ms);
+  EXPECT_EQ(heard, (std::vector<std::string>{"acquired c", "released"}));
 }
 
 TEST_F(replicated_store, a_record_another_server_wrote_holds_acquisitions_back_as_a_failover) {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 #include "redis/redis_error.hpp"
 
 namespace {
@@ -353,3 +356,92 @@ TEST(redis_reply_acl, a_vanished_lease_is_held_back_with_its_holder_and_why) {
 }
 
 }  // namespace
+
+// --- redis.replica_ack: the scripts' answers with a replica requirement -----
+
+namespace replica_requirement {
+
+TEST(acquire_reply_parsing, a_grant_with_a_replica_requirement_names_the_count_and_the_announcement) {
+  auto p = baton::parse_acquire_reply(r::array(
+      {r::integer_reply(1), r::integer_reply(77), r::integer_reply(2), r::integer_reply(1)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_TRUE(p.value.answer.acquired());
+  EXPECT_EQ(p.value.answer.token, 77u);
+  EXPECT_EQ(p.value.replicas_needed, 2);
+  EXPECT_TRUE(p.value.announce);
+  EXPECT_FALSE(p.value.replicas_short);
+}
+
+TEST(acquire_reply_parsing, too_few_replicas_is_no_grant) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string(""), r::integer_reply(0), r::string("41"),
+                r::string("replicas"), r::integer_reply(0), r::integer_reply(1)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_FALSE(p.value.answer.acquired());
+  ASSERT_TRUE(p.value.replicas_short);
+  EXPECT_EQ(*p.value.replicas_short, 0);
+  EXPECT_EQ(p.value.replicas_needed, 1);
+}
+
+TEST(acquire_reply_parsing, contradictory_replica_counts_are_unexpected) {
+  const std::vector<redis_reply> bad = {
+      // a grant that needs no replica
+      r::array({r::integer_reply(1), r::integer_reply(77), r::integer_reply(0), r::integer_reply(1)}),
+      r::array({r::integer_reply(1), r::integer_reply(77), r::integer_reply(1)}),
+      // "short" with enough replicas, or another tag
+      r::array({r::integer_reply(0), r::string(""), r::integer_reply(0), r::string("41"),
+                r::string("replicas"), r::integer_reply(1), r::integer_reply(1)}),
+      r::array({r::integer_reply(0), r::string(""), r::integer_reply(0), r::string("41"),
+                r::string("fence"), r::integer_reply(0), r::integer_reply(1)}),
+  };
+  for (const auto& reply : bad) {
+    EXPECT_EQ(baton::parse_acquire_reply(reply).ec, redis_errc::unexpected_reply)
+        << baton::describe_reply(reply);
+  }
+}
+
+TEST(required_renew_reply_parsing, every_answer_and_the_bad_shapes) {
+  struct row {
+    redis_reply reply;
+    bool ok;
+    baton::renew_answer answer;
+    int needed;
+    std::optional<int> short_of;
+  };
+  using baton::renew_answer;
+  const std::vector<row> rows = {
+      {r::array({r::integer_reply(1), r::integer_reply(0), r::integer_reply(2)}), true,
+       renew_answer::renewed, 2, std::nullopt},
+      {r::array({r::integer_reply(0), r::integer_reply(0), r::integer_reply(0)}), true,
+       renew_answer::lost, 0, std::nullopt},
+      {r::array({r::integer_reply(2), r::integer_reply(0), r::integer_reply(1)}), true,
+       renew_answer::lost, 1, 0},
+      {r::array({r::integer_reply(2), r::integer_reply(1), r::integer_reply(1)}), false, {}, 0, {}},
+      {r::array({r::integer_reply(1), r::integer_reply(0), r::integer_reply(0)}), false, {}, 0, {}},
+      {r::array({r::integer_reply(3), r::integer_reply(0), r::integer_reply(1)}), false, {}, 0, {}},
+      {r::integer_reply(1), false, {}, 0, {}},
+  };
+  for (const auto& x : rows) {
+    const auto p = baton::parse_required_renew_reply(x.reply);
+    if (!x.ok) {
+      EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(x.reply);
+      continue;
+    }
+    ASSERT_FALSE(p.ec) << p.detail;
+    EXPECT_EQ(p.value.answer, x.answer) << baton::describe_reply(x.reply);
+    EXPECT_EQ(p.value.needed, x.needed) << baton::describe_reply(x.reply);
+    EXPECT_EQ(p.value.short_of, x.short_of) << baton::describe_reply(x.reply);
+  }
+}
+
+TEST(replica_shortfall_text, names_the_counts_and_for_all_the_key_that_keeps_them) {
+  EXPECT_EQ(baton::replica_shortfall(0, 1, "all", "baton:{jobs}:replicas"),
+            "the master has 0 of the 1 replicas redis.replica_ack all requires (all: the most it "
+            "has had, kept in baton:{jobs}:replicas, and at least one); nobody can lead until "
+            "they are back");
+  EXPECT_EQ(baton::replica_shortfall(1, 2, "2", "baton:{jobs}:replicas"),
+            "the master has 1 of the 2 replicas redis.replica_ack 2 requires; nobody can lead "
+            "until they are back");
+}
+
+}  // namespace replica_requirement
