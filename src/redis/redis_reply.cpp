@@ -234,18 +234,6 @@ parsed_reply<required_renewal> parse_required_renew_reply(const redis_reply& rep
   return r;
 }
 
-std::string replica_shortfall(int connected, int needed, std::string_view requirement,
-                              std::string_view replicas_key) {
-  std::string out = "the master has " + std::to_string(connected) + " of the " +
-                    std::to_string(needed) + " replicas redis.replica_ack " +
-                    std::string(requirement) + " requires";
-  if (requirement == "all") {
-    out += " (all: the most it has had, kept in " + std::string(replicas_key) +
-           ", and at least one)";
-  }
-  return out + "; nobody can lead until they are back";
-}
-
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply) {
   return flag_as("create record", reply, record_answer::created, record_answer::existed);
 }

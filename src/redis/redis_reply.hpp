@@ -128,11 +128,6 @@ struct required_renewal {
 /// or `{2, connected, needed}` (too few replicas; nothing extended).
 parsed_reply<required_renewal> parse_required_renew_reply(const redis_reply& reply);
 
-/// Why redis.replica_ack (`requirement`: "all" or a number) refused a grant or
-/// renewal before it was written: the master has `connected` of the `needed`
-/// replicas. Names the key that keeps the count for "all" (`replicas_key`).
-std::string replica_shortfall(int connected, int needed, std::string_view requirement,
-                              std::string_view replicas_key);
 
 /// The release script answers 1 (deleted: released) or 0 (not ours; nothing
 /// deleted).

@@ -22,6 +22,7 @@
 #include "redis_reply.hpp"
 #include "connection.hpp"
 #include "redis_node.hpp"
+#include "replica_requirement.hpp"
 #include "scripts.hpp"
 #include "locating_transport.hpp"
 #include "subscriber.hpp"

@@ -18,6 +18,7 @@
 #include "redis/connection.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/redis_reply.hpp"
+#include "redis/replica_requirement.hpp"
 #include "redis/scripts.hpp"
 
 namespace baton::store_check_detail {
@@ -149,13 +150,29 @@ class server_check : public std::enable_shared_from_this<server_check> {
       if (r.ec) return lost(r);
       note_refusal("info", r.reply);
       if (r.reply.kind == redis_reply::type::string) {
+        if (settings_.replica_ack == 0) return recorded_replicas(r.reply.str);
         server_lines(r.reply.str);
       }
       probe();
     });
   }
 
-  // A located master: its replicas against redis.replica_ack.
+  // replica_ack all counts the most replicas recorded for the election
+  // (replicas_key), as the scripts do: read it before weighing the role.
+  void recorded_replicas(std::string info) {
+    exec({"GET", replicas_key(settings_.identity.election)},
+         [this, info = std::move(info)](const command_result& r) {
+           if (r.ec) return lost(r);
+           if (r.reply.kind == redis_reply::type::string) {
+             recorded_replicas_ = std::atoi(r.reply.str.c_str());
+           }
+           server_lines(info);
+           probe();
+         });
+  }
+
+  // A located master, or any master with redis.replica_ack: its replicas
+  // against redis.replica_ack, by the scripts' rule (replicas_required).
   check_line replicated_role_line(const std::string& role, const std::string& replicas_text) const {
     const int replicas = replicas_text.empty() ? 0 : std::atoi(replicas_text.c_str());
     const int ack = settings_.replica_ack;
@@ -164,6 +181,17 @@ class server_check : public std::enable_shared_from_this<server_check> {
       return {check_verdict::failure, "role",
               "a replica: the " + std::string(settings_.cluster ? "slot map" : "sentinels") +
                   " named a server that is not a master"};
+    }
+    const int needed = replicas_required(ack, recorded_replicas_, replicas);
+    if (ack >= 0 && replicas < needed) {
+      return {check_verdict::failure, "role",
+              has + ": " +
+                  replica_shortfall(replicas, needed, ack == 0 ? "all" : std::to_string(ack),
+                                    replicas_key(settings_.identity.election)) +
+                  (ack == 0 ? " (or, after removing a replica for good, lower the count: SET " +
+                                  replicas_key(settings_.identity.election) + " " +
+                                  std::to_string(std::max(replicas, 1)) + ")"
+                            : std::string())};
     }
     if (replicas == 0) {
       return {check_verdict::hazard, "role",
@@ -175,11 +203,6 @@ class server_check : public std::enable_shared_from_this<server_check> {
                     "hold-back covers a master that died, not one cut off with its leader "
                     "(README: replica acknowledgement)"};
     }
-    if (ack > replicas) {
-      return {check_verdict::failure, "role",
-              has + ", but redis.replica_ack asks for " + std::to_string(ack) +
-                  ": no grant can be acknowledged, nobody can lead"};
-    }
     if (ack > 0 && ack < replicas) {
       return {check_verdict::hazard, "role",
               has + ", redis.replica_ack " + std::to_string(ack) +
@@ -188,7 +211,11 @@ class server_check : public std::enable_shared_from_this<server_check> {
     }
     return {check_verdict::ok, "role",
             has + ", every grant and renewal acknowledged by all of them (a replica down means "
-                  "no leader)"};
+                  "no leader" +
+                (ack == 0 ? "; all counts " + std::to_string(needed) +
+                                ", the most this election's master has had"
+                          : std::string()) +
+                ")"};
   }
 
   void server_lines(const std::string& info) {
@@ -203,7 +230,8 @@ class server_check : public std::enable_shared_from_this<server_check> {
     }
     const auto role = info_field(info, "role");
     const auto replicas = info_field(info, "connected_slaves");
-    if (settings_.located) {
+    if (settings_.located || (settings_.replica_ack >= 0 && role != "slave" &&
+                              info_field(info, "cluster_enabled") != "1")) {
       lines_.push_back(replicated_role_line(role, replicas));
     } else if (info_field(info, "cluster_enabled") == "1") {
       add(check_verdict::failure, "role",
@@ -417,6 +445,8 @@ class server_check : public std::enable_shared_from_this<server_check> {
   std::vector<check_line> lines_;
   acl_gaps gaps_;
   std::string user_;  // as ACL WHOAMI named it, for the ACL line to add
+  // redis.replica_ack all: the count recorded in replicas_key (0 = none yet).
+  int recorded_replicas_ = 0;
   std::vector<std::chrono::nanoseconds> rtts_;
   bool finished_ = false;
 };

@@ -25,6 +25,7 @@ redis_server_settings settings_for(const config& cfg, const std::string& url) {
   s.command_timeout = cfg.redis.command_timeout;
   s.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
   s.redlock_master = cfg.store.kind == "redlock";
+  s.replica_ack = parse_replica_ack(cfg.redis.replica_ack).value_or(-1);
   return s;
 }
 
@@ -85,7 +86,6 @@ void check_located(boost::asio::io_context& io, const config& cfg,
   if (!cfg.redis.password.empty()) settings.endpoint.password = cfg.redis.password;
   settings.located = true;
   settings.cluster = cfg.store.kind == "cluster";
-  settings.replica_ack = parse_replica_ack(cfg.redis.replica_ack).value_or(-1);
   const std::string topic = settings.cluster ? "slot map" : "sentinels";
   locator->async_locate([&io, locator, settings, topic, done = std::move(done)](
                             store_error error, redis_detail::master_address where) mutable {

@@ -89,6 +89,35 @@ TEST(check_store, an_eviction_policy_that_can_drop_the_lease_is_a_hazard) {
   EXPECT_TRUE(has_line(r.output, "hazard", "eviction", "the token counter")) << r.output;
 }
 
+// check-store weighs replica_ack all by the scripts' rule: never fewer than
+// one replica, and never fewer than the most recorded for the election.
+TEST(check_store, replica_ack_all_counts_at_least_one_replica_and_the_most_recorded) {
+  redis_server master;
+  const std::vector<std::string> all = {"--redis-url", master.url(), "--redis-replica-ack", "all"};
+  auto r = check_store(all);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "role",
+                       "the master has 0 of the 1 replicas redis.replica_ack all requires"))
+      << r.output;
+
+  redis_server replica;
+  replica.command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())});
+  for (int i = 0; i < 200; ++i) {
+    const auto info = master.command({"INFO", "replication"}).front();
+    if (info.find("connected_slaves:1") != std::string::npos) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  r = check_store(all);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "role", "all counts 1")) << r.output;
+  // A second replica was seen once: all of them is two.
+  master.command({"SET", "baton:{jobs}:replicas", "2"});
+  r = check_store(all);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "role", "1 of the 2 replicas")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "role", "SET baton:{jobs}:replicas 1")) << r.output;
+}
+
 TEST(check_store, a_master_with_a_replica_is_a_hazard_and_the_replica_a_failure) {
   redis_server master;
   redis_server replica;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "redis/redis_error.hpp"
+#include "redis/replica_requirement.hpp"
 
 namespace {
 
@@ -431,6 +432,22 @@ TEST(required_renew_reply_parsing, every_answer_and_the_bad_shapes) {
     EXPECT_EQ(p.value.answer, x.answer) << baton::describe_reply(x.reply);
     EXPECT_EQ(p.value.needed, x.needed) << baton::describe_reply(x.reply);
     EXPECT_EQ(p.value.short_of, x.short_of) << baton::describe_reply(x.reply);
+  }
+}
+
+TEST(replicas_required, off_a_number_or_the_most_recorded_and_at_least_one) {
+  struct row {
+    int replica_ack, recorded, connected, needed;
+  };
+  for (const auto& x : std::vector<row>{{-1, 3, 0, 0},
+                                        {2, 0, 0, 2},
+                                        {2, 5, 5, 2},
+                                        {0, 0, 0, 1},  // all of none is not all
+                                        {0, 2, 1, 2},  // a replica down: still two
+                                        {0, 1, 2, 2},  // a new one counts at once
+                                        {0, 0, 3, 3}}) {
+    EXPECT_EQ(baton::replicas_required(x.replica_ack, x.recorded, x.connected), x.needed)
+        << x.replica_ack << " " << x.recorded << " " << x.connected;
   }
 }
 
