@@ -248,6 +248,25 @@ TEST_F(replicated_store, a_grant_given_back_for_want_of_acknowledgement_is_never
   EXPECT_EQ(heard, (std::vector<std::string>{"acquired c", "released"}));
 }
 
+// A failover promotes one of the replicas all counted: the count drops by
+// that one (never below one), so a master that had two replicas keeps a
+// leader once the other is its replica. Here the record says another
+// server wrote it, and that the group had two replicas.
+TEST_F(replicated_store, ack_all_counts_one_replica_fewer_after_a_failover) {
+  group_->command(master_, {"SET", epoch_key(util::election), "0123456789abcdef"});
+  group_->command(master_, {"SET", replicas_key(util::election), "2"});
+  auto store = sentinel_store(io_, *group_, "a", 0);
+  const auto held = util::acquire(io_, *store);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.value.outcome, acquire_outcome::held_back);
+  EXPECT_EQ(get_one(replicas_key(util::election)), "1");
+  // The hold-back is not what this test is about.
+  group_->command(master_, {"DEL", fence_key(util::election)});
+  const auto r = util::acquire(io_, *store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
+}
+
 TEST_F(replicated_store, a_record_another_server_wrote_holds_acquisitions_back_as_a_failover) {
   // As after a failover: the epoch names the old master's run_id.
   group_->command(master_, {"SET", epoch_key(util::election), "0123456789abcdef"});
