@@ -23,10 +23,10 @@ nlohmann::json store_report(const store_status& s, time_point now) {
   if (!s.members.empty()) {
     auto& members = j["members"] = nlohmann::json::array();
     for (const auto& m : s.members) {
-      nlohmann::json member{{"endpoint", m.endpoint},
-                            {"link", to_string(m.link)},
-                            {"holds_lease", m.holds_lease},
-                            {"role", m.role}};
+      nlohmann::json member{{"endpoint", m.endpoint}, {"link", to_string(m.link)}, {"role", m.role}};
+      // Only a master can hold a copy of the lease: a sentinel or a seed
+      // node that says "false" on the leader reads as a lease lost.
+      if (m.role == "master") member["holds_lease"] = m.holds_lease;
       if (!m.last_error.empty()) member["last_error"] = m.last_error;
       if (!m.fence.empty()) member["fence"] = m.fence;
       members.push_back(std::move(member));

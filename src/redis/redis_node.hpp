@@ -78,6 +78,8 @@ class redis_node : public std::enable_shared_from_this<redis_node> {
   void exec(std::vector<std::string> command, std::function<void(command_result)> done);
   /// See connection::replicas_at_connect.
   int replicas_at_connect() const { return conn_->replicas_at_connect(); }
+  /// The run_id of the server the connection last talked to ("" = none yet).
+  const std::string& server_id() const { return run_id_; }
   /// See connection::generation.
   std::uint64_t connection_generation() const { return conn_->generation(); }
   /// Drops the connection; the next command connects (and locates) again.

@@ -44,6 +44,15 @@ store_error aborted() {
   return {boost::system::error_code(asio::error::operation_aborted), {}};
 }
 
+// Whether a member's redacted URL names the server at `peer` ("host:port").
+bool names_server(const std::string& endpoint, const std::string& peer) {
+  if (peer.empty()) return false;
+  const auto scheme = endpoint.find("://");
+  std::string rest = scheme == std::string::npos ? endpoint : endpoint.substr(scheme + 3);
+  if (const auto user = rest.rfind('@'); user != std::string::npos) rest = rest.substr(user + 1);
+  return rest == peer;
+}
+
 }  // namespace
 
 struct redis_store::impl {
@@ -87,7 +96,9 @@ struct redis_store::impl {
     node_options.fence_key = fence;
     node_options.ttl = options.identity.ttl;
     node_options.on_reset = [this, weak = std::weak_ptr<int>(alive)](const std::string& why) {
-      if (!weak.expired() && !closed) report_reset(why);
+      if (weak.expired() || closed) return;
+      reset_told_for = node->server_id();
+      report_reset(why);
     };
     node_options.on_failure = [this, weak = std::weak_ptr<int>(alive)](store_error e) {
       if (!weak.expired() && !closed) note_failure(std::move(e));
@@ -237,6 +248,20 @@ struct redis_store::impl {
     tell(store_events::reset{std::move(why), record_missing, {}});
   }
 
+  // A reset the acquire script found. One failover can be seen twice by a
+  // candidate that was connected to the old master: the node's run_id check
+  // when it reconnects to the new one, then the script's epoch check at its
+  // first acquire there. Told once: the second is the same event.
+  void report_script_reset(const acquire_script_reply& a) {
+    const bool same_failover = !a.record_missing && !reset_told_for.empty() &&
+                               reset_told_for == node->server_id();
+    if (same_failover) {
+      last_reset = a.reset_why;
+      return;
+    }
+    report_reset(a.reset_why, a.record_missing);
+  }
+
   // The subscriber calls back after every (re)subscribe, since a release may
   // have gone unheard meanwhile, and for every foreign release.
   void on_release_or_resubscribe() {
@@ -303,6 +328,9 @@ struct redis_store::impl {
   std::string last_error_kind;
   std::optional<time_point> last_error_at;
   std::string last_reset;
+  // The server (run_id) whose arrival the node's run_id check last told
+  // watchers of; "" = none.
+  std::string reset_told_for;
 };
 
 redis_store::redis_store(asio::io_context& io, redis_store_options options) {
@@ -319,7 +347,7 @@ void redis_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.reject_closed<acquire_answer>(handler)) return;
   auto report = [&d](const acquire_script_reply& a) {
-    if (a.found_reset) d.report_reset(a.reset_why, a.record_missing);
+    if (a.found_reset) d.report_script_reset(a);
   };
   if (!d.options.ack.on()) {
     d.eval(redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(),
@@ -504,6 +532,12 @@ store_status redis_store::status() const {
     // Where the master was found, and through what.
     s.endpoint = redis_detail::located_endpoint_text(d.options.locator->describe(), d.node->peer());
     s.members = d.options.locator->sources();
+    // A seed node that is the master baton works with is in use through the
+    // command connection, though its own (asked only to find the master)
+    // may never have been opened: show the link that is in use.
+    for (auto& m : s.members) {
+      if (m.role == "seed" && names_server(m.endpoint, peer)) m.link = redis_detail::link_of(d.node->current_state());
+    }
   } else {
     s.endpoint = d.conn_options.endpoint.redacted();
   }

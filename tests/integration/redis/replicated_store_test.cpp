@@ -289,6 +289,37 @@ TEST_F(replicated_store, a_record_another_server_wrote_holds_acquisitions_back_a
   EXPECT_EQ(util::acquire(io_, *other).value.outcome, acquire_outcome::held_back);
 }
 
+// A candidate connected to the old master sees one failover twice: its
+// node's run_id check on reaching the new master, then its acquire script's
+// epoch check there. Watchers (the log) hear of it once.
+TEST_F(replicated_store, one_failover_is_told_once) {
+  auto store = sentinel_store(io_, *group_, "a");
+  std::vector<store_events::reset> resets;
+  store->watch([&](const store_event& e) {
+    if (auto r = std::get_if<store_events::reset>(&e)) resets.push_back(*r);
+  });
+  const auto first = util::acquire(io_, *store);
+  ASSERT_FALSE(first.error) << first.error.message();
+  ASSERT_TRUE(first.value.acquired());
+  EXPECT_EQ(release(io_, *store), release_answer::released);
+  group_->wait_for_replication(master_);
+  group_->sentinel(0).command({"SENTINEL", "FAILOVER", group_->master_name()});
+  group_->wait_for_failover(master_, 30s);
+  // The sentinel demotes the old master after it promoted the new one.
+  ASSERT_TRUE(testing::wait_until([&] { return group_->role_of(master_) == "slave"; }, 20s, 50ms));
+  // Until the store has found the new master, an attempt may fail.
+  std::optional<acquire_outcome> outcome;
+  for (int i = 0; i < 50 && !outcome; ++i) {
+    const auto r = util::acquire(io_, *store);
+    if (!r.error) outcome = r.value.outcome;
+  }
+  ASSERT_TRUE(outcome) << "the store never reached the new master";
+  EXPECT_EQ(*outcome, acquire_outcome::held_back);
+  util::run_for(io_, 200ms);
+  ASSERT_EQ(resets.size(), 1u) << (resets.empty() ? "" : resets.back().why);
+  EXPECT_FALSE(store->status().last_reset.empty());
+}
+
 TEST_F(replicated_store, tokens_are_at_least_the_servers_clock) {
   auto store = sentinel_store(io_, *group_, "a");
   const auto before = std::stoull(group_->command(master_, {"TIME"}).at(0)) * 1'000'000ull;
@@ -364,6 +395,46 @@ std::unique_ptr<redis_store> cluster_store(boost::asio::io_context& io, const re
   o.sharded_pubsub = true;
   o.kind = "cluster";
   return std::make_unique<redis_store>(io, std::move(o));
+}
+
+// The seed node that owns the slot is the one baton works with: its status
+// row shows the link in use, even when another seed answered the slot map
+// (it is listed last here) and its own query connection was never opened.
+// A seed holds no lease copy, so it never claims one.
+TEST(replicated_cluster_store, the_seed_that_is_the_master_shows_the_link_in_use) {
+  testing::redis_cluster_options options;
+  options.replicas_per_master = 0;
+  redis_cluster cluster(options);
+  const auto owner = cluster.master_port_for_slot(cluster.key_slot(lease_key(util::election)));
+  cluster.command(owner, {"SET", token_key(util::election), "1000"});
+  redis_detail::cluster_locator_options l;
+  std::vector<unsigned short> ports;
+  for (auto port : cluster.ports()) {
+    if (port != owner) ports.push_back(port);
+  }
+  ports.push_back(owner);
+  for (auto port : ports) {
+    redis_endpoint e;
+    e.port = port;
+    l.seeds.push_back(e);
+  }
+  l.key = lease_key(util::election);
+  boost::asio::io_context io;
+  redis_store_options o;
+  o.identity = {util::election, "a", 5s};
+  o.locator = redis_detail::cluster_locator::create(io, std::move(l));
+  o.replicated = true;
+  o.sharded_pubsub = true;
+  o.kind = "cluster";
+  redis_store store(io, std::move(o));
+  const auto r = util::acquire(io, store);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_TRUE(r.value.acquired());
+  const auto members = store.status().members;
+  ASSERT_EQ(members.size(), ports.size());
+  EXPECT_EQ(members.back().link, link_state::connected)
+      << "the slot's master, in use, shown as " << to_string(members.back().link);
+  for (const auto& m : members) EXPECT_FALSE(m.holds_lease) << m.endpoint;
 }
 
 TEST(replicated_cluster_store, follows_its_slot_through_a_migration) {

@@ -146,5 +146,26 @@ TEST(status_report, a_held_back_standby_says_until_when_and_why) {
   EXPECT_FALSE(later.contains("held_back_remaining_ms")) << later.dump();
 }
 
+// Sentinels and a Cluster's seed nodes locate the master; they hold no copy
+// of the lease, so they carry no holds_lease (false on the leader read as a
+// lost lease).
+TEST(status_report, members_that_only_locate_the_master_carry_no_holds_lease) {
+  election_machine m(timing(), 1);
+  auto store = redis_status();
+  store.kind = "cluster";
+  store_member_status seed{"redis://h1:6379", link_state::connected, false, ""};
+  seed.role = "seed";
+  store_member_status sentinel = seed;
+  sentinel.role = "sentinel";
+  store.members = {seed, sentinel};
+  status_inputs in{"a", "jobs", &m, store, std::nullopt, {}, std::nullopt, 0, false};
+  const auto s = status_report(in, time_point{} + 1h);
+  ASSERT_EQ(s["store"]["members"].size(), 2U);
+  for (const auto& member : s["store"]["members"]) {
+    EXPECT_FALSE(member.contains("holds_lease")) << member.dump();
+    EXPECT_EQ(member["link"], "connected");
+  }
+}
+
 }  // namespace
 }  // namespace baton
