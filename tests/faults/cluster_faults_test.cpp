@@ -4,7 +4,8 @@
 // - the master of the election's slot SIGKILLed: its replica takes over, the
 //   election record's run_id tells every candidate to hold back for one ttl,
 //   and a single app works again; with replica acks off and with
-//   `--redis-replica-ack all`;
+//   `--redis-replica-ack all` (then only once the old master is back as the
+//   promoted replica's replica: before, it has none to acknowledge);
 // - the election's slot migrated to another master and back (held in the
 //   migrating state with the keys on either side, so that the leader's
 //   renewals go by ASK): the leader keeps leading;
@@ -245,8 +246,10 @@ renewal_samples sample_renewals(fault_cluster& c, int l, std::int64_t until_ns) 
 // grant and the election record) takes over. The old app stops at its renew
 // deadline, every candidate holds back for one ttl on the new master (its
 // run_id is not the record's), then exactly one app works, with a larger
-// token.
+// token; with replica_ack all only once the old master is back as the new
+// one's replica.
 void slot_master_killed(const std::vector<std::string>& flags, const std::string& kind) {
+  const bool ack_all = !flags.empty() && flags.back() == "all";
   for (int round = 1; round <= cluster_rounds; ++round) {
     redis_cluster rc;
     fault_cluster c(round_name(round), ttl, false);
@@ -273,6 +276,25 @@ void slot_master_killed(const std::vector<std::string>& flags, const std::string
     const std::int64_t failed_over = mono_now_ns();
     ASSERT_NE(promoted, old_master);
 
+    if (ack_all) {
+      // The promoted replica has no replica of its own: nobody may lead on
+      // it (the old leader's renewals and every grant are refused, and say
+      // why) until the old master is back as its replica.
+      ASSERT_TRUE(wait_until(
+          [&] {
+            return c.logs().find("0 of the 1 replicas redis.replica_ack all requires") !=
+                   std::string::npos;
+          },
+          20s, 50ms))
+          << "no candidate said why nobody leads on the promoted replica\n"
+          << diagnostics(c, rc);
+      hold_fault_until(mono_now_ns() + std::chrono::nanoseconds(ttl).count());
+      EXPECT_FALSE(first_started_after(c.log(), inject))
+          << "a leader started on a master without a replica\n"
+          << diagnostics(c, rc);
+      ASSERT_TRUE(harness_step("the old master back as a replica", c, rc,
+                               [&] { rc.restart_node(old_master); }));
+    }
     const auto next = wait_for_new_single_worker(c, inject, 30s);
     ASSERT_TRUE(next) << "no single working app within 30 s of the failover\n"
                       << diagnostics(c, rc);
@@ -318,9 +340,10 @@ TEST(cluster_faults, slot_master_killed_replica_ack_off_one_app_after_the_failov
   slot_master_killed({}, "cluster: slot master SIGKILLed (replica takes over), ack off");
 }
 
-TEST(cluster_faults, slot_master_killed_replica_ack_all_one_app_after_the_failover) {
+TEST(cluster_faults, slot_master_killed_replica_ack_all_one_app_after_the_old_master_is_back) {
   slot_master_killed({"--redis-replica-ack", "all"},
-                     "cluster: slot master SIGKILLed (replica takes over), ack all");
+                     "cluster: slot master SIGKILLed (replica takes over), ack all (no leader "
+                     "until the old master is back as its replica)");
 }
 
 // --- 2. the election's slot migrated ---------------------------------------

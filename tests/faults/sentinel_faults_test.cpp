@@ -2,13 +2,16 @@
 // per round by tests/support/redis_sentinel_group.hpp) while a leader works:
 // the master killed (replica acknowledgement off and all), a failover right
 // after a grant that never reached the replica, a graceful failover
-// (SENTINEL FAILOVER), every sentinel unreachable at start, and a sentinel
-// that names a replica as the master; and a partition that leaves the old
-// master alive with its leader, which only replica_ack all survives. The event log proves that no two apps
-// worked at once; the records give the time to the next start.
+// (SENTINEL FAILOVER), every sentinel unreachable at start, a sentinel that
+// names a replica as the master, and with replica_ack all the only replica
+// dead (no leader, no token spent); and a partition that leaves the old
+// master alive with its leader, which only replica_ack all survives (by
+// leaving nobody leading until it heals). The event log proves that no two
+// apps worked at once; the records give the time to the next start.
 #include <signal.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,13 +90,56 @@ interval single_worker(fault_cluster& c, std::chrono::milliseconds within = 20s)
   return w.value_or(interval{});
 }
 
+// What a candidate logs when redis.replica_ack all refuses a grant because
+// the master lacks its replica.
+const std::string no_replica_line = "0 of the 1 replicas redis.replica_ack all requires";
+
+// The tokens in every "standing by: X leads with token N" line of `logs`.
+std::vector<std::string> announced_tokens(const std::string& logs) {
+  std::vector<std::string> out;
+  const std::string marker = " leads with token ";
+  for (auto at = logs.find(marker); at != std::string::npos; at = logs.find(marker, at + 1)) {
+    const auto begin = at + marker.size();
+    out.push_back(logs.substr(begin, logs.find_first_not_of("0123456789", begin) - begin));
+  }
+  return out;
+}
+
+// Waits until the master on `port` lists no replica.
+void wait_until_no_replica(group& g, unsigned short port) {
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto info = g->command(port, {"INFO", "replication"});
+        return !info.empty() && info.front().find("connected_slaves:0") != std::string::npos;
+      },
+      10s, 50ms))
+      << "the master still lists its killed replica\n"
+      << g->log_tails();
+}
+
 // Kills the master under `leader`, waits for the failover and then until
 // someone works after it: the old leader renewing on the new master (its
-// lease had replicated), or a new start. Returns the kill's time.
-std::int64_t kill_master_until_someone_works(fault_cluster& c, group& g, const interval& leader) {
+// lease had replicated), or a new start. With replica_ack all the promoted
+// replica has no replica of its own, so first nobody may lead (the old
+// leader's renewals are refused there, every candidate's grants too) until
+// the old master is back, as the new master's replica. Returns the kill's
+// time.
+std::int64_t kill_master_until_someone_works(fault_cluster& c, group& g, const interval& leader,
+                                             bool ack_all = false) {
   const std::int64_t inject = mono_now_ns();
   const auto old_master = g->kill_master();
   g->wait_for_failover(old_master, 30s);
+  if (ack_all) {
+    EXPECT_TRUE(wait_until(
+        [&] { return c.logs().find(no_replica_line) != std::string::npos; }, 20s, 50ms))
+        << "no candidate said why nobody leads on the promoted replica\n"
+        << c.logs();
+    hold_fault_until(mono_now_ns() + std::chrono::nanoseconds(ttl).count());
+    EXPECT_FALSE(first_started_after(c.log(), inject))
+        << "a leader started on a master without a replica\n"
+        << c.logs();
+    g->restart_node(old_master, redis_sentinel_group::restart_role::replica_of_current_master);
+  }
   event_log log(c.events());
   EXPECT_TRUE(wait_for(
       log,
@@ -121,7 +167,7 @@ void master_killed(const std::string& ack, const std::string& kind) {
     const auto leader = single_worker(c);
     ASSERT_GT(leader.pid, 0);
 
-    const auto inject = kill_master_until_someone_works(c, g, leader);
+    const auto inject = kill_master_until_someone_works(c, g, leader, ack == "all");
     const auto overlaps = check_no_overlap(c);
     record_fault(round_record(c, kind, inject, leader.pid, overlaps));
   }
@@ -132,7 +178,9 @@ TEST(sentinel_faults, master_killed_while_a_leader_works_ack_off) {
 }
 
 TEST(sentinel_faults, master_killed_while_a_leader_works_ack_all) {
-  master_killed("all", "sentinel: master SIGKILLed, replica_ack all");
+  master_killed("all",
+                "sentinel: master SIGKILLed, replica_ack all (no leader until the old master is "
+                "back as a replica)");
 }
 
 // The grant never reaches the replica: the replica is frozen while node 1
@@ -203,6 +251,89 @@ TEST(sentinel_faults, with_ack_all_a_frozen_replica_means_no_leader_not_an_unrep
   auto record = round_record(c, "sentinel: replica frozen, replica_ack all", inject, std::nullopt,
                              overlaps);
   record_fault(record);
+}
+
+// replica_ack all never counts "no replica connected" as all of them. The
+// only replica dies before any candidate ever ran (round 1: nothing in the
+// record remembers it), or under a working leader (round 2): nobody leads,
+// no grant spends a token, every candidate says why, and no standby
+// announces a leader that is not one. Once the replica is back, one leads.
+TEST(sentinel_faults, with_ack_all_a_dead_replica_means_no_leader_and_no_token_spent) {
+  for (int round = 1; round <= 2; ++round) {
+    const bool before_start = round == 1;
+    fault_cluster c(round_name(round), ttl, false);
+    group g(c.election());
+    const auto master = g->initial_master_port();
+    const auto replica = g->data_ports().at(1);
+    const std::string token_key = "baton:{" + c.election() + "}:token";
+    std::optional<interval> leader;
+    if (before_start) {
+      g->kill_node(replica);
+      wait_until_no_replica(g, master);
+    }
+    c.start_node(1, g.node("all"));
+    c.start_node(2, g.node("all"));
+    if (!before_start) {
+      leader = single_worker(c);
+      ASSERT_GT(leader->pid, 0);
+    }
+    const auto token_before = g->command(master, {"GET", token_key});
+    const std::int64_t inject = mono_now_ns();
+    if (!before_start) {
+      g->kill_node(replica);
+      // The leader's renewals are refused: its app stops at the renew deadline.
+      event_log log(c.events());
+      EXPECT_TRUE(wait_for(
+          log,
+          [&](const event_log& x) {
+            auto old = interval_of(x, leader->pid);
+            return old && old->ended;
+          },
+          10s))
+          << "the leader worked on without its replica\n"
+          << c.logs();
+    }
+    EXPECT_TRUE(wait_until(
+        [&] {
+          return c.log_of(1).find(no_replica_line) != std::string::npos &&
+                 c.log_of(2).find(no_replica_line) != std::string::npos;
+        },
+        15s, 50ms))
+        << "a candidate did not say why nobody leads\n"
+        << c.logs();
+    // Two ttls of attempts by both candidates.
+    hold_fault_until(mono_now_ns() + 2 * std::chrono::nanoseconds(ttl).count());
+    EXPECT_FALSE(first_started_after(c.log(), inject))
+        << "a leader started with no replica to acknowledge it\n"
+        << c.logs();
+    EXPECT_EQ(g->command(master, {"GET", token_key}), token_before)
+        << "a grant nobody could lead with spent a token\n"
+        << c.logs();
+    // Standbys announce only the one real term (round 2), never a refused grant.
+    for (const auto& token : announced_tokens(c.logs())) {
+      EXPECT_TRUE(leader && token == leader->token)
+          << "a standby announced a leader with token " << token << "\n"
+          << c.logs();
+    }
+    for (int i = 1; i <= 2; ++i) {
+      const auto status = c.status(i);
+      ASSERT_TRUE(status) << c.logs();
+      EXPECT_NE((*status)["leader"], fault_cluster::name_of(i))
+          << "a refused grant shown as this node leading\n"
+          << status->dump();
+    }
+    g->restart_node(replica, redis_sentinel_group::restart_role::replica_of_current_master);
+    single_worker(c);
+    const auto overlaps = check_no_overlap(c);
+    auto record = round_record(c,
+                               before_start ? "sentinel: replica dead before the candidates start, "
+                                              "replica_ack all (no leader until it is back)"
+                                            : "sentinel: replica killed under the leader, "
+                                              "replica_ack all (no leader until it is back)",
+                               inject, leader ? std::optional<pid_t>(leader->pid) : std::nullopt,
+                               overlaps);
+    record_fault(record);
+  }
 }
 
 // SENTINEL FAILOVER: the master is demoted while it lives. Its leader's lease
@@ -319,7 +450,7 @@ TEST(sentinel_faults, tls_sentinels_master_killed_while_a_leader_works) {
       << "the leader did not reach the master's TLS port\n"
       << status->dump();
 
-  const auto inject = kill_master_until_someone_works(c, g, leader);
+  const auto inject = kill_master_until_someone_works(c, g, leader, true);
   const auto overlaps = check_no_overlap(c);
   record_fault(round_record(c, "sentinel (TLS): master SIGKILLed, replica_ack all", inject,
                             leader.pid, overlaps));
@@ -375,6 +506,9 @@ class partition {
 
   // Cuts the master off from the sentinels and the replica.
   void cut() { majority_.reset(); }
+  // Lets them reach it again: the sentinels make it the promoted replica's
+  // replica.
+  void heal() { majority_.pass(); }
 
   node_options leader(const std::string& ack) const {
     node_options o;
@@ -429,8 +563,7 @@ class partition {
 
 // Returns the overlaps of the round: with ack off the old leader renews on
 // the cut-off master until the partition heals, so node 2 starts beside it
-// once the new master's hold-back is over; with ack all its renewals miss
-// the replica and it stops at its renew deadline.
+// once the new master's hold-back is over.
 std::size_t partitioned_round(int round, const std::string& ack, std::int64_t* inject_out,
                               pid_t* leader_pid, fault_cluster& c) {
   partition p(c.election());
@@ -485,15 +618,49 @@ TEST(sentinel_faults, partition_keeps_the_old_master_alive_ack_off_overlaps) {
   }
 }
 
+// With replica_ack all neither side of the partition leads: the old master
+// lost its replica, so its leader's renewals are refused and it stops at the
+// renew deadline; the promoted replica has none of its own, so node 2's
+// grants are refused too. Once the partition heals and the sentinels make
+// the old master the new one's replica, node 2 leads.
 TEST(sentinel_faults, partition_keeps_the_old_master_alive_ack_all_no_overlap) {
   for (int round = 1; round <= 2; ++round) {
     fault_cluster c(round_name(round), ttl, false);
-    std::int64_t inject = 0;
-    pid_t leader = 0;
-    partitioned_round(round, "all", &inject, &leader, c);
+    partition p(c.election());
+    c.start_node(1, p.leader("all"));
+    const auto leader = single_worker(c);
+    c.start_node(2, p.standby("all"));
+    const std::int64_t inject = mono_now_ns();
+    p.cut();
+    EXPECT_TRUE(wait_until([&] { return p.sentinel_master() == std::to_string(p.replica_port()); },
+                           20s, 50ms))
+        << "the sentinels never promoted the replica (round " << round << ")";
+    EXPECT_TRUE(wait_until(
+        [&] { return c.log_of(2).find(no_replica_line) != std::string::npos; }, 20s, 50ms))
+        << "node 2 did not say why it cannot lead on the promoted replica\n"
+        << c.logs();
+    hold_fault_until(mono_now_ns() + std::chrono::nanoseconds(ttl).count());
+    EXPECT_FALSE(first_started_after(c.log(), inject))
+        << "a leader started during the partition\n"
+        << c.logs();
+    const auto old = interval_of(c.log(), leader.pid);
+    EXPECT_TRUE(old && old->ended) << "the old leader worked on without its replica\n" << c.logs();
+    p.heal();
+    event_log log(c.events());
+    EXPECT_TRUE(wait_for(
+        log,
+        [&](const event_log& x) {
+          auto next = first_started_after(x, inject);
+          return next && next->ticks > 3;
+        },
+        40s))
+        << "nobody led after the partition healed\n"
+        << c.logs();
     const auto overlaps = check_no_overlap(c);
-    record_fault(round_record(c, "sentinel: partition, old master alive, replica_ack all", inject,
-                              leader, overlaps));
+    record_fault(round_record(c,
+                              "sentinel: the same partition, replica_ack all (nobody leads until "
+                              "it heals)",
+                              inject, leader.pid, overlaps));
   }
 }
 
