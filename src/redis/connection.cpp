@@ -96,7 +96,6 @@ void connection::start_connect() {
   writing_ = false;
   handshake_left_ = 0;
   run_id_.clear();
-  replicas_ = -1;
   peer_ = transport_->peer();
 
   connect_timer_.expires_after(options_.connect_timeout);
@@ -210,7 +209,6 @@ void connection::on_transport_connected() {
                                          ", not a master");
         return;
       }
-      replicas_ = std::get<int>(role);
       if (--handshake_left_ == 0) finish_handshake();
     };
     ++handshake_left_;

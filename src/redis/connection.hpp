@@ -89,9 +89,6 @@ class connection : public std::enable_shared_from_this<connection> {
   /// server that answered as a replica would (READONLY, MOVED) although the
   /// socket is healthy.
   void reconnect(const std::string& why);
-  /// With confirm_master: how many replicas the master listed in its ROLE
-  /// reply when this connection was made; -1 = not known (yet).
-  int replicas_at_connect() const { return replicas_; }
   /// Changes with every connection attempt and every drop: two calls that
   /// see the same value ran on the same connection.
   std::uint64_t generation() const { return generation_; }
@@ -139,7 +136,6 @@ class connection : public std::enable_shared_from_this<connection> {
   bool writing_ = false;
   int handshake_left_ = 0;
   std::string run_id_;  // from this connection's handshake
-  int replicas_ = -1;   // from this connection's ROLE, with confirm_master
   std::string peer_;
   std::array<char, 16 * 1024> read_buffer_{};
   boost::asio::steady_timer connect_timer_;

@@ -76,8 +76,6 @@ class redis_node : public std::enable_shared_from_this<redis_node> {
                  std::function<void(eval_reply)> done);
   /// Runs one plain command (PING, to connect first).
   void exec(std::vector<std::string> command, std::function<void(command_result)> done);
-  /// See connection::replicas_at_connect.
-  int replicas_at_connect() const { return conn_->replicas_at_connect(); }
   /// The run_id of the server the connection last talked to ("" = none yet).
   const std::string& server_id() const { return run_id_; }
   /// See connection::generation.
