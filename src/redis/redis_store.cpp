@@ -530,7 +530,8 @@ store_status redis_store::status() const {
   s.label = d.options.label;
   if (d.options.locator) {
     // Where the master was found, and through what.
-    s.endpoint = redis_detail::located_endpoint_text(d.options.locator->describe(), d.node->peer());
+    const auto& peer = d.node->peer();
+    s.endpoint = redis_detail::located_endpoint_text(d.options.locator->describe(), peer);
     s.members = d.options.locator->sources();
     // A seed node that is the master baton works with is in use through the
     // command connection, though its own (asked only to find the master)
