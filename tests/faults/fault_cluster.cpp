@@ -30,6 +30,8 @@ double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
 
 std::filesystem::path deadline_worker_binary() { return FAULT_DEADLINE_WORKER; }
 
+std::filesystem::path fenced_writer_binary() { return FAULT_FENCED_WRITER; }
+
 fault_cluster::fault_cluster(std::string election, std::chrono::milliseconds ttl, bool own_redis)
     : election_(std::move(election)), ttl_(ttl), events_(dir_ / "events.log") {
   if (own_redis) redis_ = std::make_unique<redis_server>();
@@ -50,9 +52,10 @@ void fault_cluster::kill_leftover_deadline_workers(const event_log& log) const {
   for (const interval& w : log.open_intervals()) {
     std::ifstream in("/proc/" + std::to_string(w.pid) + "/cmdline");
     std::string cmdline{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    // argv[0] is deadline_worker and this log's path is among its arguments.
-    const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
-    if (std::filesystem::path(argv0).filename() == "deadline_worker" &&
+    // argv[0] is one of this suite's apps and this log's path is among its
+    // arguments.
+    const auto program = std::filesystem::path(cmdline.substr(0, cmdline.find('\0'))).filename();
+    if ((program == "deadline_worker" || program == "fenced_writer") &&
         cmdline.find(events_.string()) != std::string::npos) {
       ::kill(w.pid, SIGKILL);
     }
@@ -94,7 +97,9 @@ baton_process& fault_cluster::start_node(int index, const node_options& options)
   args.insert(args.end(), options.baton_args.begin(), options.baton_args.end());
   if (!options.no_child) {
     args.emplace_back("--");
-    if (options.deadline_worker) {
+    if (!options.command.empty()) {
+      args.insert(args.end(), options.command.begin(), options.command.end());
+    } else if (options.deadline_worker) {
       args.insert(args.end(), {deadline_worker_binary().string(), "--log", events_.string(),
                                "--name", name_of(index), "--socket", socket_of(index).string()});
     } else {

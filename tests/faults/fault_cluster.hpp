@@ -34,6 +34,9 @@ double ms_between(std::int64_t from_ns, std::int64_t to_ns);
 /// Path of the deadline-following worker (tests/faults/deadline_worker.cpp).
 std::filesystem::path deadline_worker_binary();
 
+/// Path of the app that writes through a fence (tests/faults/fenced_writer.cpp).
+std::filesystem::path fenced_writer_binary();
+
 /// How one candidate is started.
 struct node_options {
   /// Extra test_worker arguments (e.g. {"--ignore-term"}).
@@ -46,6 +49,9 @@ struct node_options {
   std::string redis_url;
   /// Supervise nothing (hooks only).
   bool no_child = false;
+  /// Supervise this command (program and arguments) instead of a worker; it
+  /// should log to events() in the workers' format.
+  std::vector<std::string> command;
   /// Extra environment variables for the daemon (and what it starts).
   env_list env;
 };
