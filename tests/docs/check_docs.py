@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run or check every command shown in README.md and examples/README.md.
+"""Run or check every command shown in README.md, examples/README.md and fence/README.md.
 
 Usage: check_docs.py BATON_BINARY REPO_ROOT [MARKDOWN...]
 
@@ -328,7 +328,7 @@ def main():
         print(__doc__)
         return 2
     baton, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    files = sys.argv[3:] or ["README.md", "examples/README.md"]
+    files = sys.argv[3:] or ["README.md", "examples/README.md", "fence/README.md"]
     checker = Checker(baton, root)
     started = time.monotonic()
     try:
