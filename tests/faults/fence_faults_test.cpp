@@ -11,9 +11,12 @@
 //
 // Before the faults, a table of tokens checks what each fence accepts and
 // refuses, keyed by resource.
+#include <libpq-fe.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -344,6 +347,138 @@ TEST(fence_faults, redis_fence_accepts_rising_tokens_and_refuses_older_ones_per_
                std::runtime_error);
   // No token is a clear error.
   EXPECT_THROW(redis.command({"EVAL", script, "2", "k", "k:fence", "", "x"}), std::runtime_error);
+}
+
+// One session of its own, for statements that must overlap another's.
+class pg_session {
+ public:
+  explicit pg_session(const postgres_server& pg)
+      : connection_(PQconnectdb(pg.conninfo().c_str()), &PQfinish) {
+    if (PQstatus(connection_.get()) != CONNECTION_OK) {
+      throw std::runtime_error(PQerrorMessage(connection_.get()));
+    }
+  }
+  // Runs `sql` and waits: "" on success, else SQLSTATE and message.
+  std::string run(const std::string& sql) {
+    send(sql);
+    return wait(20s).value_or("timed out");
+  }
+  void send(const std::string& sql) {
+    if (PQsendQuery(connection_.get(), sql.c_str()) != 1) {
+      throw std::runtime_error(PQerrorMessage(connection_.get()));
+    }
+  }
+  // The outcome of what send() sent, once the server answered within
+  // `timeout`; nullopt while it still waits (on a lock, say).
+  std::optional<std::string> wait(std::chrono::milliseconds timeout) {
+    const bool answered = wait_until(
+        [&] { return PQconsumeInput(connection_.get()) == 0 || PQisBusy(connection_.get()) == 0; },
+        timeout);
+    if (!answered) return std::nullopt;
+    std::string outcome;
+    while (PGresult* r = PQgetResult(connection_.get())) {
+      const auto status = PQresultStatus(r);
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && outcome.empty()) {
+        const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        outcome = std::string(state ? state : "?????") + " " + PQresultErrorMessage(r);
+      }
+      PQclear(r);
+    }
+    return outcome;
+  }
+
+ private:
+  std::unique_ptr<PGconn, decltype(&PQfinish)> connection_;
+};
+
+std::string fenced_insert(const std::string& resource, int token, const std::string& writer) {
+  return "SELECT baton_fence_check('" + resource + "', " + std::to_string(token) +
+         "); INSERT INTO fence_history (resource, token, seq, writer) VALUES ('" + resource +
+         "', " + std::to_string(token) + ", 0, '" + writer + "')";
+}
+
+// The cases a freeze can only hit by chance, made certain: a writer stopped
+// inside its fenced transaction, against a writer of the other term.
+TEST(fence_faults, postgres_fence_orders_writers_that_overlap_in_their_transactions) {
+  postgres_server pg;
+  prepare_postgres(pg);
+  pg_session old_leader(pg), new_leader(pg);
+
+  // The newer term holds the row; the older one waits on it, and once the
+  // newer commits it is refused, not let through.
+  EXPECT_EQ(new_leader.run("BEGIN; " + fenced_insert("a", 6, "new")), "");
+  old_leader.send("BEGIN; " + fenced_insert("a", 5, "old"));
+  EXPECT_FALSE(old_leader.wait(300ms)) << "the older writer did not wait for the row";
+  EXPECT_EQ(new_leader.run("COMMIT"), "");
+  const auto refused = old_leader.wait(10s);
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE(refused->starts_with("BATON ")) << *refused;
+  EXPECT_NE(refused->find("a newer leader exists"), std::string::npos) << *refused;
+  old_leader.run("ROLLBACK");
+
+  // The older term holds the row (frozen inside its transaction): the newer
+  // waits; the older commits first, so its write comes first in the history,
+  // and its next write is refused.
+  EXPECT_EQ(old_leader.run("BEGIN; " + fenced_insert("b", 5, "old")), "");
+  new_leader.send("BEGIN; " + fenced_insert("b", 6, "new"));
+  EXPECT_FALSE(new_leader.wait(300ms)) << "the newer writer did not wait for the row";
+  EXPECT_EQ(old_leader.run("COMMIT"), "");
+  EXPECT_EQ(new_leader.wait(10s).value_or("timed out"), "");
+  EXPECT_EQ(new_leader.run("COMMIT"), "");
+  EXPECT_TRUE(old_leader.run(fenced_insert("b", 5, "old")).starts_with("BATON "));
+
+  std::vector<std::string> order;
+  for (const auto& row : pg.query("SELECT resource || ':' || token || ':' || writer FROM "
+                                  "fence_history ORDER BY id")) {
+    order.push_back(row.at(0));
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"a:6:new", "b:5:old", "b:6:new"}));
+}
+
+// The PostgreSQL examples of fence/README.md, run as the page shows them,
+// with DATABASE_URL and BATON_TOKEN set as there.
+TEST(fence_faults, postgres_page_examples_run_as_shown) {
+  postgres_server pg;
+  std::ifstream in(std::filesystem::path(source_root_path()) / "fence/README.md");
+  std::string page{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto section = page.find("\n## PostgreSQL");
+  ASSERT_NE(section, std::string::npos);
+  const auto section_end = page.find("\n## ", section + 1);
+  std::vector<std::string> blocks;
+  for (auto at = page.find("```sh\n", section); at < section_end;
+       at = page.find("```sh\n", at)) {
+    const auto body = at + 6;
+    const auto end = page.find("```", body);
+    blocks.push_back(page.substr(body, end - body));
+    at = end + 3;
+  }
+  ASSERT_EQ(blocks.size(), 2u) << "the page's PostgreSQL examples changed: update this test";
+  pg.query("CREATE TABLE orders (id int PRIMARY KEY, state text)");
+
+  const auto run = [&](const std::string& script, int token, std::string* output) {
+    temp_dir dir("bfx-");
+    std::ofstream(dir / "example.sh") << script;
+    const std::string command = "cd '" + std::string(source_root_path()) +
+                                "' && DATABASE_URL='" + pg.conninfo() +
+                                "' BATON_TOKEN=" + std::to_string(token) + " bash '" +
+                                (dir / "example.sh").string() + "' 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return -1;
+    char buffer[512];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) *output += buffer;
+    const int status = ::pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  std::string output;
+  EXPECT_EQ(run(blocks[0], 7, &output), 0) << output;
+  EXPECT_EQ(run(blocks[1], 7, &output), 0) << output;
+  std::string refused;
+  EXPECT_EQ(run(blocks[1], 5, &refused), 3) << "psql with ON_ERROR_STOP exits 3 on the refusal\n"
+                                            << refused;
+  EXPECT_NE(refused.find("token 5 is stale for resource \"orders\": token 7 has written since"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(pg.query("SELECT state FROM orders WHERE id = 42").at(0).at(0), "paid");
 }
 
 // ---- the whole-host pause ----
