@@ -49,7 +49,8 @@ std::string redis_script_path() {
 void prepare_postgres(const postgres_server& pg) {
   pg.query("SET client_min_messages TO warning;\n" + fence_file("postgresql/baton_fence.sql"));
   pg.query(
-      "SET client_min_messages TO warning; CREATE TABLE IF NOT EXISTS fence_history (id bigserial PRIMARY KEY, resource text NOT NULL, "
+      "SET client_min_messages TO warning; CREATE TABLE IF NOT EXISTS fence_history (id bigserial "
+      "PRIMARY KEY, resource text NOT NULL, "
       "token bigint NOT NULL, seq bigint NOT NULL, writer text NOT NULL)");
 }
 
@@ -76,7 +77,8 @@ fence_target postgres_target(const postgres_server& pg) {
   t.history = [&pg](const std::string& resource) {
     std::vector<landed_write> out;
     for (const auto& row : pg.query("SELECT token, writer || ':' || seq FROM fence_history "
-                                    "WHERE resource = '" + resource + "' ORDER BY id")) {
+                                    "WHERE resource = '" +
+                                    resource + "' ORDER BY id")) {
       out.push_back({std::stoull(row.at(0)), row.at(1)});
     }
     return out;
@@ -94,14 +96,14 @@ fence_target redis_target(fault_cluster& c) {
   fence_target t;
   t.kind = "redis";
   t.writer_args = [&c](const std::string& resource) {
-    return std::vector<std::string>{"--resource", resource, "--redis",
-                                    "127.0.0.1:" + std::to_string(c.redis().port()), "--script",
-                                    redis_script_path()};
+    return std::vector<std::string>{"--resource", resource,
+                                    "--redis",    "127.0.0.1:" + std::to_string(c.redis().port()),
+                                    "--script",   redis_script_path()};
   };
   t.history = [&c](const std::string& resource) {
     std::vector<landed_write> out;
-    for (const auto& entry : c.redis().command({"LRANGE", "app:{" + resource + "}:history", "0",
-                                                "-1"})) {
+    for (const auto& entry :
+         c.redis().command({"LRANGE", "app:{" + resource + "}:history", "0", "-1"})) {
       const auto space = entry.find(' ');
       out.push_back({std::stoull(entry.substr(0, space)), entry.substr(space + 1)});
     }
@@ -115,14 +117,14 @@ fence_target redis_target(fault_cluster& c) {
 struct round_outcome {
   std::uint64_t old_token = 0;
   std::uint64_t new_token = 0;
-  std::size_t old_landed = 0;        // the old app's writes in the history
-  std::size_t old_after_thaw = 0;    // of those, logged as landed after the thaw
-  std::size_t new_landed = 0;        // the new app's writes in the history
-  std::size_t refused = 0;           // the old app's refused writes
-  std::size_t stale = 0;             // writes that landed after a higher token had
-  std::size_t old_after_new = 0;     // old writes that landed after the new term's first
-  double started_ms = 0;             // from the freeze to the new app's start
-  std::optional<double> gone_ms;     // from the app's thaw until it was gone
+  std::size_t old_landed = 0;      // the old app's writes in the history
+  std::size_t old_after_thaw = 0;  // of those, logged as landed after the thaw
+  std::size_t new_landed = 0;      // the new app's writes in the history
+  std::size_t refused = 0;         // the old app's refused writes
+  std::size_t stale = 0;           // writes that landed after a higher token had
+  std::size_t old_after_new = 0;   // old writes that landed after the new term's first
+  double started_ms = 0;           // from the freeze to the new app's start
+  std::optional<double> gone_ms;   // from the app's thaw until it was gone
 };
 
 // The keeper's pid (= its process group, which holds the app) from the
@@ -167,8 +169,9 @@ std::optional<round_outcome> pause_round(fault_cluster& c, const fence_target& t
   if (!keeper) return std::nullopt;
   exit_watch old_app(leader->pid);
   // Let it write a while first.
-  wait_for(c.events(), [&](const event_log& x) { return count_words(x, leader->pid, "tick") >= 20; },
-           5s);
+  wait_for(
+      c.events(), [&](const event_log& x) { return count_words(x, leader->pid, "tick") >= 20; },
+      5s);
 
   // The whole host: the keeper's group (keeper and app), then the daemon.
   const std::int64_t inject = mono_now_ns();
@@ -181,21 +184,22 @@ std::optional<round_outcome> pause_round(fault_cluster& c, const fence_target& t
   // the frozen app holds the fence row in an open transaction: then the new
   // app's first write waits for it, and is ordered after it).
   event_log log(c.events());
-  const bool taken_over =
-      wait_for(log, [](const event_log& x) { return x.start_count() >= 2; }, ttl + 10s);
+  const bool taken_over = wait_for(
+      log, [](const event_log& x) { return x.start_count() >= 2; }, ttl + 10s);
   EXPECT_TRUE(taken_over) << "no takeover during the pause\n" << c.logs();
   if (!taken_over) return std::nullopt;
   const auto next = first_started_after(log, inject);
   EXPECT_TRUE(next) << c.logs();
   if (!next) return std::nullopt;
-  wait_for(log, [&](const event_log& x) { return count_words(x, next->pid, "tick") >= 5; }, 2s);
+  wait_for(
+      log, [&](const event_log& x) { return count_words(x, next->pid, "tick") >= 5; }, 2s);
 
   // Thaw the app alone: nothing stops it now but the fence.
   const std::int64_t thaw = mono_now_ns();
   ::kill(leader->pid, SIGCONT);
   if (fenced) {
-    const auto gone = old_app.wait(5s);
-    EXPECT_TRUE(gone) << "the thawed old app was not refused and did not stop\n" << c.logs();
+    EXPECT_TRUE(old_app.wait(5s)) << "the thawed old app was not refused and did not stop\n"
+                                  << c.logs();
   } else {
     hold_fault_until(thaw + std::chrono::nanoseconds(unfenced_window).count());
   }
@@ -238,12 +242,13 @@ std::optional<round_outcome> pause_round(fault_cluster& c, const fence_target& t
 }
 
 void print_round(const std::string& what, int round, const round_outcome& r) {
-  std::printf("%s round %d: old token %llu landed %zu writes (%zu logged after the thaw), %zu after "
-              "the new term's first write, %zu refused; new token %llu landed %zu; %zu history "
-              "entries behind a higher token; the old app gone %.1f ms after its thaw\n",
-              what.c_str(), round, static_cast<unsigned long long>(r.old_token), r.old_landed,
-              r.old_after_thaw, r.old_after_new, r.refused,
-              static_cast<unsigned long long>(r.new_token), r.new_landed, r.stale, r.gone_ms.value_or(-1));
+  std::printf(
+      "%s round %d: old token %llu landed %zu writes (%zu logged after the thaw), %zu after "
+      "the new term's first write, %zu refused; new token %llu landed %zu; %zu history "
+      "entries behind a higher token; the old app gone %.1f ms after its thaw\n",
+      what.c_str(), round, static_cast<unsigned long long>(r.old_token), r.old_landed,
+      r.old_after_thaw, r.old_after_new, r.refused, static_cast<unsigned long long>(r.new_token),
+      r.new_landed, r.stale, r.gone_ms.value_or(-1));
 }
 
 void check_fenced(fault_cluster& c, const round_outcome& r) {
@@ -278,10 +283,7 @@ const std::vector<fence_step> fence_steps = {
     {"orders", 5, false},   // the old term after the newer one
     {"orders", 6, false},   // a term in between
     {"invoices", 3, true},  // another resource keeps its own token
-    {"invoices", 2, false},
-    {"orders", 7, true},
-    {"orders", 12, true},
-    {"orders", 9, false},
+    {"invoices", 2, false}, {"orders", 7, true}, {"orders", 12, true}, {"orders", 9, false},
 };
 
 TEST(fence_faults, postgres_fence_accepts_rising_tokens_and_refuses_older_ones_per_resource) {
@@ -289,11 +291,10 @@ TEST(fence_faults, postgres_fence_accepts_rising_tokens_and_refuses_older_ones_p
   prepare_postgres(pg);
   prepare_postgres(pg);  // loading it twice is harmless
   for (const auto& step : fence_steps) {
-    const std::string sql = "BEGIN; SELECT baton_fence_check('" + step.resource + "', " +
-                            std::to_string(step.token) +
-                            "); INSERT INTO fence_history (resource, token, seq, writer) VALUES ('" +
-                            step.resource + "', " + std::to_string(step.token) +
-                            ", 0, 'table'); COMMIT;";
+    const std::string sql =
+        "BEGIN; SELECT baton_fence_check('" + step.resource + "', " + std::to_string(step.token) +
+        "); INSERT INTO fence_history (resource, token, seq, writer) VALUES ('" + step.resource +
+        "', " + std::to_string(step.token) + ", 0, 'table'); COMMIT;";
     bool accepted = true;
     std::string message;
     try {
@@ -302,8 +303,8 @@ TEST(fence_faults, postgres_fence_accepts_rising_tokens_and_refuses_older_ones_p
       accepted = false;
       message = e.what();  // each query has its own session: the aborted one is gone
     }
-    EXPECT_EQ(accepted, step.accepted) << step.resource << " token " << step.token << ": "
-                                       << message;
+    EXPECT_EQ(accepted, step.accepted)
+        << step.resource << " token " << step.token << ": " << message;
     if (!accepted) {
       EXPECT_NE(message.find("is stale for resource \"" + step.resource + "\""), std::string::npos)
           << message;
@@ -331,8 +332,8 @@ TEST(fence_faults, redis_fence_accepts_rising_tokens_and_refuses_older_ones_per_
       accepted = false;
       message = e.what();
     }
-    EXPECT_EQ(accepted, step.accepted) << step.resource << " token " << step.token << ": "
-                                       << message;
+    EXPECT_EQ(accepted, step.accepted)
+        << step.resource << " token " << step.token << ": " << message;
     if (!accepted) {
       EXPECT_NE(message.find("BATONFENCE stale token"), std::string::npos) << message;
     }
@@ -342,7 +343,8 @@ TEST(fence_faults, redis_fence_accepts_rising_tokens_and_refuses_older_ones_per_
   EXPECT_EQ(redis.command({"LLEN", "app:{orders}:history"}).at(0), "5");
   EXPECT_EQ(redis.command({"LLEN", "app:{invoices}:history"}).at(0), "1");
   // Tokens past a double's exact range still compare exactly.
-  EXPECT_NO_THROW(redis.command({"EVAL", script, "2", "big", "big:fence", "9007199254740993", "x"}));
+  EXPECT_NO_THROW(
+      redis.command({"EVAL", script, "2", "big", "big:fence", "9007199254740993", "x"}));
   EXPECT_THROW(redis.command({"EVAL", script, "2", "big", "big:fence", "9007199254740992", "x"}),
                std::runtime_error);
   // No token is a clear error.
@@ -445,8 +447,7 @@ TEST(fence_faults, postgres_page_examples_run_as_shown) {
   ASSERT_NE(section, std::string::npos);
   const auto section_end = page.find("\n## ", section + 1);
   std::vector<std::string> blocks;
-  for (auto at = page.find("```sh\n", section); at < section_end;
-       at = page.find("```sh\n", at)) {
+  for (auto at = page.find("```sh\n", section); at < section_end; at = page.find("```sh\n", at)) {
     const auto body = at + 6;
     const auto end = page.find("```", body);
     blocks.push_back(page.substr(body, end - body));
@@ -458,10 +459,9 @@ TEST(fence_faults, postgres_page_examples_run_as_shown) {
   const auto run = [&](const std::string& script, int token, std::string* output) {
     temp_dir dir("bfx-");
     std::ofstream(dir / "example.sh") << script;
-    const std::string command = "cd '" + std::string(source_root_path()) +
-                                "' && DATABASE_URL='" + pg.conninfo() +
-                                "' BATON_TOKEN=" + std::to_string(token) + " bash '" +
-                                (dir / "example.sh").string() + "' 2>&1";
+    const std::string command = "cd '" + std::string(source_root_path()) + "' && DATABASE_URL='" +
+                                pg.conninfo() + "' BATON_TOKEN=" + std::to_string(token) +
+                                " bash '" + (dir / "example.sh").string() + "' 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return -1;
     char buffer[512];
@@ -497,10 +497,12 @@ TEST(fence_faults, whole_host_pause_postgres_fence_refuses_the_thawed_old_app) {
     refused += r->refused;
     stale += r->old_after_new;
     landed += r->old_landed + r->new_landed;
-    record_fault(pause_record("fence: whole-host pause > ttl, app thawed first, PostgreSQL fence", *r));
+    record_fault(
+        pause_record("fence: whole-host pause > ttl, app thawed first, PostgreSQL fence", *r));
   }
-  std::printf("postgres fence: %d rounds, %zu writes landed, %zu stale writes refused, %zu landed\n",
-              rounds, landed, refused, stale);
+  std::printf(
+      "postgres fence: %d rounds, %zu writes landed, %zu stale writes refused, %zu landed\n",
+      rounds, landed, refused, stale);
 }
 
 TEST(fence_faults, whole_host_pause_redis_fence_refuses_the_thawed_old_app) {
@@ -536,9 +538,10 @@ TEST(fence_faults, whole_host_pause_without_a_fence_lets_the_old_app_write_betwe
                                     << c.logs();
     EXPECT_EQ(r->refused, 0u);
     stale += r->old_after_new;
-    auto record = pause_record("fence: whole-host pause > ttl, app thawed first, no fence "
-                               "(window 300 ms)",
-                               *r);
+    auto record = pause_record(
+        "fence: whole-host pause > ttl, app thawed first, no fence "
+        "(window 300 ms)",
+        *r);
     record.window = true;
     record_fault(record);
   }

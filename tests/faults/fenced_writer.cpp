@@ -176,7 +176,8 @@ class postgres_resource {
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return std::nullopt;
     const char* state = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
     std::string message = PQresultErrorMessage(result.get());
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
     const bool refused = state != nullptr && std::string_view(state) == "BATON";
     return write_result{refused ? outcome::refused : outcome::failed, message};
   }
@@ -248,8 +249,7 @@ class redis_resource {
 };
 
 template <typename Resource>
-int write_loop(Resource& resource, const options& o, const std::string& token,
-               event_writer& log) {
+int write_loop(Resource& resource, const options& o, const std::string& token, event_writer& log) {
   int failures = 0;
   for (std::int64_t seq = 1;; ++seq) {
     const write_result r = resource.write(o.resource, token, seq, o.name);
