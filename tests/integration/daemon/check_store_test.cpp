@@ -39,6 +39,15 @@ outcome check_store(std::vector<std::string> args, env_list env = {}) {
   return {code.value_or(-1), p.log_text()};
 }
 
+// Waits (at most 4 s) until `master` counts a replica that was just attached.
+void wait_until_it_counts_a_replica(redis_server& master) {
+  for (int i = 0; i < 200; ++i) {
+    const auto info = master.command({"INFO", "replication"}).front();
+    if (info.find("connected_slaves:1") != std::string::npos) return;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
 bool has_line(const std::string& output, const std::string& verdict, const std::string& topic,
               const std::string& words) {
   std::size_t at = 0;
@@ -102,11 +111,7 @@ TEST(check_store, replica_ack_all_counts_at_least_one_replica_and_the_most_recor
 
   redis_server replica;
   replica.command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())});
-  for (int i = 0; i < 200; ++i) {
-    const auto info = master.command({"INFO", "replication"}).front();
-    if (info.find("connected_slaves:1") != std::string::npos) break;
-    std::this_thread::sleep_for(20ms);
-  }
+  wait_until_it_counts_a_replica(master);
   r = check_store(all);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(has_line(r.output, "ok", "role", "all counts 1")) << r.output;
@@ -122,12 +127,7 @@ TEST(check_store, a_master_with_a_replica_is_a_hazard_and_the_replica_a_failure)
   redis_server master;
   redis_server replica;
   replica.command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())});
-  // Wait (bounded) until the master counts its replica.
-  for (int i = 0; i < 200; ++i) {
-    const auto info = master.command({"INFO", "replication"}).front();
-    if (info.find("connected_slaves:1") != std::string::npos) break;
-    std::this_thread::sleep_for(20ms);
-  }
+  wait_until_it_counts_a_replica(master);
   auto r = check_store({"--redis-url", master.url()});
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_TRUE(has_line(r.output, "hazard", "role", "a master with 1 replica(s)")) << r.output;
