@@ -6,7 +6,6 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <utility>
-#include <variant>
 
 #include "baton/secret_file.hpp"
 #include "redis_error.hpp"
@@ -94,8 +93,7 @@ void connection::start_connect() {
   reader_ = resp_reader();
   outbox_.clear();
   writing_ = false;
-  handshake_left_ = 0;
-  run_id_.clear();
+  handshake_.reset();
   peer_ = transport_->peer();
 
   connect_timer_.expires_after(options_.connect_timeout);
@@ -135,86 +133,36 @@ void connection::on_transport_connected() {
       return;
     }
   }
-  // AUTH and SELECT are pipelined; a failure of either drops the connection
-  // before any queued command is sent.
-  if (!password.empty()) {
-    std::vector<std::string> auth{"AUTH"};
-    if (!ep.username.empty()) auth.push_back(ep.username);
-    auth.push_back(std::move(password));
-    command c;
-    c.wire = format_command(auth);
-    c.internal = true;
-    c.done = [this, user = ep.username](command_result r) {
-      if (r.reply.kind == redis_reply::type::error) {
-        drop(redis_errc::auth_failed,
-             "AUTH" + (user.empty() ? std::string() : " as " + user) + ": " + r.reply.str);
-        return;
+  handshake_.emplace(handshake_settings{ep.username, std::move(password), ep.db,
+                                        static_cast<bool>(options_.on_ready),
+                                        options_.confirm_master, peer_});
+  carry_out(handshake_->resume());
+}
+
+// The one loop of the handshake: write what the machine names, hand it each
+// reply, and finish or drop when it says so.
+void connection::carry_out(handshake::action next) {
+  for (;;) {
+    switch (next.type) {
+      case handshake::action_type::send: {
+        command c;
+        c.wire = format_command(next.command);
+        c.internal = true;
+        c.done = [this](command_result r) { carry_out(handshake_->resume(r.reply)); };
+        send(std::move(c), time_point::max());
+        next = handshake_->resume();
+        continue;
       }
-      if (--handshake_left_ == 0) finish_handshake();
-    };
-    ++handshake_left_;
-    send(std::move(c), time_point::max());
+      case handshake::action_type::await_reply:
+        return;
+      case handshake::action_type::done:
+        finish_handshake();
+        return;
+      case handshake::action_type::failed:
+        drop(next.ec, next.detail);
+        return;
+    }
   }
-  if (ep.db != 0) {
-    command c;
-    c.wire = format_command({"SELECT", std::to_string(ep.db)});
-    c.internal = true;
-    c.done = [this, db = ep.db](command_result r) {
-      if (r.reply.kind == redis_reply::type::error) {
-        drop(redis_errc::connect_failed, "SELECT " + std::to_string(db) + ": " + r.reply.str);
-        return;
-      }
-      if (--handshake_left_ == 0) finish_handshake();
-    };
-    ++handshake_left_;
-    send(std::move(c), time_point::max());
-  }
-  if (options_.on_ready) {
-    // Knowing which server answers (its run_id changes on every restart and
-    // failover) must come before any queued command runs there.
-    command c;
-    c.wire = format_command({"INFO", "server"});
-    c.internal = true;
-    c.done = [this](command_result r) {
-      if (r.reply.kind == redis_reply::type::error && r.reply.str.starts_with("NOPERM")) {
-        // Without INFO a restart or failover would go unnoticed.
-        drop(redis_errc::permission_denied,
-             "INFO server: " + r.reply.str +
-                 " (baton reads the server's run_id to notice restarts: grant +info)");
-        return;
-      }
-      run_id_ = r.reply.kind == redis_reply::type::string ? run_id_from_info(r.reply.str) : "";
-      if (--handshake_left_ == 0) finish_handshake();
-    };
-    ++handshake_left_;
-    send(std::move(c), time_point::max());
-  }
-  if (options_.confirm_master) {
-    command c;
-    c.wire = format_command({"ROLE"});
-    c.internal = true;
-    c.done = [this](command_result r) {
-      if (r.reply.kind == redis_reply::type::error) {
-        drop(classify_error_reply(r.reply.str) == redis_errc::permission_denied
-                 ? redis_errc::permission_denied
-                 : redis_errc::not_master,
-             "ROLE at " + transport_->peer() + ": " + r.reply.str +
-                 " (baton confirms that the server it was sent to is a master: grant +role)");
-        return;
-      }
-      const auto role = master_role(r.reply);
-      if (const auto* name = std::get_if<std::string>(&role)) {
-        drop(redis_errc::not_master, transport_->peer() + " is " +
-                                         (name->starts_with("an ") ? *name : "a " + *name) +
-                                         ", not a master");
-        return;
-      }
-      if (--handshake_left_ == 0) finish_handshake();
-    };
-    ++handshake_left_;
-    send(std::move(c), time_point::max());
-  }
-  if (handshake_left_ == 0) finish_handshake();
 }
 
 void connection::finish_handshake() {
@@ -223,7 +171,7 @@ void connection::finish_handshake() {
   if (options_.on_ready) {
     const auto generation = generation_;
     auto ready = options_.on_ready;
-    ready(run_id_);
+    ready(handshake_->run_id());
     // It may have closed or dropped us; then the queue was failed already.
     if (generation != generation_ || state_ != state::connected) return;
   }

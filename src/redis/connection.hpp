@@ -1,9 +1,11 @@
 // One pipelined Redis connection. Commands are written as they come and their
 // replies matched first-in first-out. The connection opens lazily on the first
 // command, and again on the first command after a failure; connect_timeout
-// covers connect + AUTH + SELECT (+ INFO server when asked for the run_id). Each command has command_timeout to get its
-// reply; on a timeout the connection is closed and every pending command fails,
-// since a late reply would otherwise be matched to the wrong command.
+// covers connect + the handshake (AUTH, SELECT, INFO server, ROLE: as much of
+// it as the options ask for; handshake.hpp decides what is said and how each
+// reply is read). Each command has command_timeout to get its reply; on a
+// timeout the connection is closed and every pending command fails, since a
+// late reply would otherwise be matched to the wrong command.
 //
 // Completions are always posted (never run inline, never inside the read
 // loop), so a completion may freely issue commands or close the connection.
@@ -16,14 +18,16 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
-#include "redis_reply.hpp"
 #include "baton/lease_store.hpp"
 #include "baton/redis_url.hpp"
 #include "baton/time.hpp"
+#include "handshake.hpp"
+#include "redis_reply.hpp"
 #include "resp.hpp"
 #include "transport.hpp"
 
@@ -110,6 +114,7 @@ class connection : public std::enable_shared_from_this<connection> {
 
   void start_connect();
   void on_transport_connected();
+  void carry_out(handshake::action next);
   void finish_handshake();
   void send(command c, time_point deadline);
   void flush();
@@ -134,8 +139,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::deque<command> pending_;  // sent, awaiting replies in order
   std::string outbox_;           // formatted, not yet handed to the transport
   bool writing_ = false;
-  int handshake_left_ = 0;
-  std::string run_id_;  // from this connection's handshake
+  std::optional<handshake> handshake_;  // this attempt's; reset by start_connect
   std::string peer_;
   std::array<char, 16 * 1024> read_buffer_{};
   boost::asio::steady_timer connect_timer_;
