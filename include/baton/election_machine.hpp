@@ -177,8 +177,23 @@ struct stop_app {
   reason why;
   time_point kill_at;  ///< SIGKILL at this moment if still running
   std::uint64_t token;  ///< the fencing token of the term being stopped
+  /// This node chose to stop (a signal, a resign, the app's own failure) and
+  /// keeps renewing the lease until the app is down; false when the lease is
+  /// lost or may lapse, and the app must be gone by its validity.
+  bool voluntary = false;
+  /// A voluntary stop whose child.stop_timeout was cut short by the lease's
+  /// validity: kill_at is valid_until, not now + stop_timeout.
+  bool capped_by_lease = false;
+  /// The child.stop_timeout this stop was given (fixed when it began).
+  milliseconds stop_timeout{};
 };
 struct kill_app {};
+/// The stop under way must be over by `kill_at` (the kill timer is armed for
+/// it): the stop gate counts a missing acknowledgement from then. Emitted with
+/// every arm_timer of timer_id::kill, the first stop's and every move.
+struct stop_deadline {
+  time_point kill_at;
+};
 /// Find out whether the command and hooks can be executed now (answered by
 /// events::app_checked). Asked instead of an acquire while they could not.
 struct check_app {};
@@ -204,7 +219,8 @@ struct exit_process {
 using action = std::variant<actions::acquire, actions::renew, actions::release,
                             actions::start_app, actions::stop_app, actions::kill_app,
                             actions::arm_timer, actions::cancel_timer, actions::lease_extended,
-                            actions::exit_process, actions::check_app>;
+                            actions::exit_process, actions::check_app,
+                            actions::stop_deadline>;
 
 struct transition {
   state from;
@@ -276,6 +292,15 @@ class election_machine {
   /// True while this node stays out of the election because its command or
   /// a hook cannot be executed.
   bool app_blocked() const { return app_blocked_; }
+  /// True while this node stays out of the election after a resign (its
+  /// cool-down runs until held_back_until()); false once the cool-down is
+  /// over, or when the hold-back has another cause.
+  bool cooling_down_after_resign(time_point now) const {
+    return resign_cooldown_ && backoff_until_ > now;
+  }
+  /// What a shutdown signal received now leads to, for its log line: the
+  /// machine's own answer, so that the line never predicts wrongly.
+  const char* shutdown_outcome() const;
   /// True when a resign event would make this node step down now.
   bool can_resign() const {
     return (state_ == state::working || state_ == state::renewing) && holding_;
@@ -364,6 +389,8 @@ class election_machine {
   unsigned acquire_errors_ = 0;
   unsigned app_failures_ = 0;
   time_point backoff_until_{};
+  // The back-off is a resign's cool-down (set when the resigned term ends).
+  bool resign_cooldown_ = false;
 
   // The leader as seen by a standby.
   std::string holder_;

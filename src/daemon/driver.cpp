@@ -9,7 +9,10 @@
 // The app controller's "stopped" reaches the machine through the stop gate
 // (stop_gate.hpp), which, with socket.require_ack, also waits for a socket
 // client's acknowledgement ({"cmd":"stopped"}, see ack_command.hpp) or the
-// stop's kill deadline.
+// stop's kill deadline, which the machine tells it (actions::stop_deadline).
+//
+// Decisions stay in the machine and the gate: what a stop or a signal means
+// and whether a hold-back is a resign's cool-down are read off them.
 //
 // Around the loop sit the operator's views: the HTTP endpoint (/healthz,
 // /livez, /readyz, /leader, /standby, /status, /metrics), the metrics
@@ -127,7 +130,6 @@ struct driver::impl {
   store_health store_answers;  // whether the store answers, for readiness
   bool watchdog_withheld = false;  // the last watchdog round found the daemon not live
   std::string app_check_note;  // why the app cannot be executed ("" = it can)
-  bool resigned = false;     // the current hold-back is a resign's cool-down
   std::array<asio::steady_timer, 3> timers;
   std::array<std::uint64_t, 3> timer_generation{};
   stop_gate gate;
@@ -377,8 +379,7 @@ struct driver::impl {
   }
 
   void shutdown(const std::string& name) {
-    spdlog::info("received {}: {}", name,
-                 machine.current() == state::pausing ? "stopping the app now" : "shutting down");
+    spdlog::info("received {}: {}", name, machine.shutdown_outcome());
     deliver(events::shutdown{name});
   }
 
@@ -428,7 +429,6 @@ struct driver::impl {
     stats.on_transition(to_string(t.from), to_string(t.to));
     stats.set_state(to_string(t.to));
     tell_systemd_status();
-    if (t.to == state::acquiring) resigned = false;
     note_leader();
     if ((t.to == state::idle || t.to == state::acquiring) && !app.active()) {
       // A standby parks the next term's keeper (child.park). Posted, so that
@@ -598,16 +598,13 @@ struct driver::impl {
 
   void carry_out(const actions::stop_app& a, time_point now) {
     if (has_app()) {
-      const auto left = remaining_ms(a.kill_at, now);
       // A voluntary stop allows child.stop_timeout, but never past what the
-      // lease still covers: say when that shortened it.
-      const bool capped = left < cfg.child.stop_timeout.count() && a.why != reason::store_unreachable &&
-                          a.why != reason::store_refused &&
-                          a.why != reason::lost && a.why != reason::lease_expired;
+      // lease still covers: the machine says when that shortened it.
       spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running{}", to_string(a.why),
-                   left, capped ? " (child.stop_timeout " + std::to_string(cfg.child.stop_timeout.count()) +
-                                      "ms, capped by the lease's validity)"
-                                : std::string());
+                   remaining_ms(a.kill_at, now),
+                   a.capped_by_lease ? " (child.stop_timeout " + std::to_string(a.stop_timeout.count()) +
+                                           "ms, capped by the lease's validity)"
+                                     : std::string());
     } else {
       spdlog::info("stepping down ({})", to_string(a.why));
     }
@@ -629,9 +626,9 @@ struct driver::impl {
     if (gate.on_kill(now)) {
       gate_timer.cancel();
       deliver(events::app_stopped{});
-    } else if (gate.waiting_for_ack_only()) {
+    } else {
       // A client that missed the stop may work until the deadline it was
-      // given: the gate says when that is over.
+      // given: the gate says when that is over (if it waits at all).
       arm_gate_timer();
     }
   }
@@ -667,13 +664,14 @@ struct driver::impl {
     spdlog::info("resign requested by pid {} (uid {}): stopping the app, releasing the lease, then "
                  "staying out of the election for {}ms",
                  peer.pid, peer.uid, cfg.lease.resign_cooldown.count());
-    resigned = true;
     deliver(events::resign{});
     return {{"node_id", cfg.node_id},
             {"token", token},
             {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
   }
 
+  // Arms the gate's timer for when the gate wants another look, or cancels
+  // it when the gate waits for nothing (wake_at() is then empty).
   void arm_gate_timer() {
     auto at = gate.wake_at();
     auto generation = ++gate_timer_generation;
@@ -695,11 +693,12 @@ struct driver::impl {
     });
   }
 
+  void carry_out(const actions::stop_deadline& a, time_point) {
+    gate.on_kill_at(a.kill_at);
+    arm_gate_timer();
+  }
+
   void carry_out(const actions::arm_timer& a, time_point) {
-    if (a.id == timer_id::kill) {
-      gate.on_kill_at(a.at);
-      if (gate.waiting_for_ack_only()) arm_gate_timer();
-    }
     auto index = static_cast<std::size_t>(a.id);
     auto generation = ++timer_generation[index];
     auto& timer = timers[index];
@@ -808,7 +807,6 @@ struct driver::impl {
     if (gate.stopping()) in.awaiting_ack = gate.waiting_for_ack_only();
     in.keeper_pid = app.child_pid();
     in.command_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
-    in.resigned = resigned;
     in.store_answers = store_answers;
     in.hook_timeout = cfg.hooks.timeout;
     return status_report(in, mono_clock::now());

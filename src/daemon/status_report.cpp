@@ -78,7 +78,7 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
     s["held_back_remaining_ms"] = remaining_ms(held.until, now);
     s["held_back_why"] = held.why;
   }
-  if (in.resigned && machine.held_back_until() > now) {
+  if (machine.cooling_down_after_resign(now)) {
     s["cooldown_remaining_ms"] = remaining_ms(machine.held_back_until(), now);
   }
   return s;

@@ -26,7 +26,6 @@ struct status_inputs {
   std::optional<bool> awaiting_ack;  ///< set while a stop is under way
   int keeper_pid = 0;                ///< the supervised command's keeper; 0 = none
   int command_pid = 0;               ///< the supervised command itself; 0 = none or unknown
-  bool resigned = false;             ///< the current hold-back is a resign's cool-down
   store_health store_answers;        ///< for the readiness verdict
   milliseconds hook_timeout{30000};  ///< hooks.timeout, for the liveness verdict
 };

@@ -332,9 +332,9 @@ void election_machine::begin_stop(step_context& ctx, reason why, bool voluntary)
   // Involuntary: the lease may lapse at valid_until, so the app must be gone by
   // then. Voluntary: the lease is still renewed, so stop_timeout applies, yet
   // never past what the lease currently covers.
-  auto kill_at = voluntary_stop_ ? std::min(ctx.now + timing_.stop_timeout, valid_until_)
-                                 : valid_until_;
-  ctx.emit(actions::stop_app{why, kill_at, token_});
+  const bool capped = voluntary_stop_ && valid_until_ < ctx.now + timing_.stop_timeout;
+  auto kill_at = voluntary_stop_ && !capped ? ctx.now + timing_.stop_timeout : valid_until_;
+  ctx.emit(actions::stop_app{why, kill_at, token_, voluntary_stop_, capped, timing_.stop_timeout});
   arm_kill(ctx, kill_at);
   go(ctx, state::pausing, why);
 }
@@ -348,6 +348,7 @@ void election_machine::arm_kill(step_context& ctx, time_point at) {
     ctx.emit(actions::kill_app{});
   } else {
     ctx.emit(actions::arm_timer{timer_id::kill, at});
+    ctx.emit(actions::stop_deadline{at});
   }
 }
 
@@ -385,6 +386,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
   }
   bool app_failed = stop_reason_ == reason::start_failed || stop_reason_ == reason::child_exited;
   auto delay = jittered(timing_.retry_interval, 0.2);
+  resign_cooldown_ = false;
   if (app_failed && app_failures_ > 0) {
     delay = failure_backoff();
     backoff_until_ = ctx.now + delay;
@@ -393,6 +395,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
     // announcements and busy replies do not bring us back before then.
     delay = timing_.resign_cooldown;
     backoff_until_ = ctx.now + delay;
+    resign_cooldown_ = true;
   }
   stop_reason_ = reason::shutdown;
   wait_then_retry(ctx, delay);
@@ -424,6 +427,27 @@ void election_machine::on(const events::shutdown& ev, step_context& ctx) {
     case state::stopped:
       return;  // the pending reply finishes the term, then we exit
   }
+}
+
+// Says what on(events::shutdown) below does in each state; keep them together.
+const char* election_machine::shutdown_outcome() const {
+  switch (state_) {
+    case state::idle:
+      return "shutting down";
+    case state::working:
+    case state::renewing:
+      return "shutting down: stopping the app, then releasing the lease";
+    case state::pausing:
+      if (killed_) return "shutting down once the app, already killed, is down";
+      if (shutdown_requested_) return "stopping the app now (SIGKILL)";
+      return "shutting down once the app has stopped (a second signal kills it now)";
+    case state::acquiring:
+    case state::releasing:
+      return "shutting down once the store answers";
+    case state::stopped:
+      return "shutting down already";
+  }
+  return "shutting down";
 }
 
 // --- resign and announcements ----------------------------------------------

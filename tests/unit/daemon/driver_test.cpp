@@ -441,5 +441,25 @@ TEST_F(driver_test, shutdown_while_releasing_exits_when_the_release_fails) {
   EXPECT_EQ(store.release_calls(), 1);
 }
 
+// The signal's line says what the machine will do: while the app is being
+// stopped for another reason, a first signal only adds the exit.
+TEST_F(driver_test, a_signal_while_the_app_stops_says_what_it_does) {
+  captured_log log;
+  lead(7);
+  store.expect_renew();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_renews() == 1; }));
+  store.answer_renew(renew_answer::lost);
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::pausing; }));
+  election.shutdown("SIGTERM");
+  ASSERT_TRUE(run_until(io, [&] { return election.exit_code().has_value(); }));
+  const auto text = log.text();
+  EXPECT_NE(text.find("received SIGTERM: shutting down once the app has stopped (a second signal "
+                      "kills it now)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("stopping the app now"), std::string::npos) << text;
+  EXPECT_EQ(*election.exit_code(), 0);
+}
+
 }  // namespace
 }  // namespace baton

@@ -107,7 +107,8 @@ inline std::string describe(const action& a, time_point origin) {
                  std::to_string(act.token) + " valid_until=" + ms_after(origin, act.valid_until);
         if constexpr (std::is_same_v<T, actions::stop_app>)
           return std::string("stop_app ") + to_string(act.why) + " token=" +
-                 std::to_string(act.token) + " kill_at=" + ms_after(origin, act.kill_at);
+                 std::to_string(act.token) + " kill_at=" + ms_after(origin, act.kill_at) +
+                 (act.voluntary ? " voluntary" : "") + (act.capped_by_lease ? " capped" : "");
         if constexpr (std::is_same_v<T, actions::kill_app>) return "kill_app";
         if constexpr (std::is_same_v<T, actions::arm_timer>)
           return std::string("arm_timer ") + to_string(act.id) + " at " + ms_after(origin, act.at);
@@ -119,6 +120,8 @@ inline std::string describe(const action& a, time_point origin) {
         if constexpr (std::is_same_v<T, actions::exit_process>)
           return "exit_process " + std::to_string(act.code);
         if constexpr (std::is_same_v<T, actions::check_app>) return "check_app";
+        if constexpr (std::is_same_v<T, actions::stop_deadline>)
+          return "stop_deadline kill_at=" + ms_after(origin, act.kill_at);
       },
       a);
 }

@@ -426,10 +426,12 @@ class simulation {
                       ms_after(origin_, bound(started_token_)));
         }
         kill_deadline_ = arm->at;
-        gate_.on_kill_at(arm->at);
-        if (gate_.waiting_for_ack_only()) arm_gate_timer();
       }
       timers_[arm->id] = arm->at;
+    } else if (auto* due = std::get_if<actions::stop_deadline>(&a)) {
+      // daemon: carry_out(stop_deadline)
+      gate_.on_kill_at(due->kill_at);
+      arm_gate_timer();
     } else if (auto* cancel = std::get_if<actions::cancel_timer>(&a)) {
       timers_.erase(cancel->id);
     } else if (auto* extended = std::get_if<actions::lease_extended>(&a)) {
@@ -510,7 +512,7 @@ class simulation {
     if (gate_.on_kill(now_)) {
       gate_timer_.reset();
       deliver_stopped(passed_by::kill);
-    } else if (gate_.waiting_for_ack_only()) {
+    } else {
       arm_gate_timer();
     }
   }
