@@ -12,7 +12,8 @@
 // stop's kill deadline, which the machine tells it (actions::stop_deadline).
 //
 // Decisions stay in the machine and the gate: what a stop or a signal means
-// and whether a hold-back is a resign's cool-down are read off them.
+// and whether a hold-back is a resign's cool-down are read off them, and
+// wake-up trust is the store's latest wakeups event.
 //
 // Around the loop sit the operator's views: the HTTP endpoint (/healthz,
 // /livez, /readyz, /leader, /standby, /status, /metrics), the metrics
@@ -130,6 +131,9 @@ struct driver::impl {
   store_health store_answers;  // whether the store answers, for readiness
   bool watchdog_withheld = false;  // the last watchdog round found the daemon not live
   std::string app_check_note;  // why the app cannot be executed ("" = it can)
+  // The store's latest word on whether its announcements reach this node
+  // (store_events::wakeups): a standby waits for one only while they do.
+  bool wakeups_trusted = false;
   std::array<asio::steady_timer, 3> timers;
   std::array<std::uint64_t, 3> timer_generation{};
   stop_gate gate;
@@ -291,6 +295,7 @@ struct driver::impl {
   }
 
   void on_store(const store_events::wakeups& e) {
+    wakeups_trusted = e.trusted;
     if (!e.why.empty()) {
       spdlog::warn("store announcements do not reach this node: {}; until they do, a standby "
                    "tries again when the holder's lease ends rather than at its release",
@@ -489,9 +494,7 @@ struct driver::impl {
                        r.remaining.count());
         }
         hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
-        // Wait for an announcement only while announcements reach us.
-        const bool wakeups = store.status().wakeups == wakeup_state::subscribed;
-        deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups,
+        deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups_trusted,
                              r.outcome == acquire_outcome::held_back, r.free_in, r.why});
       }
     });

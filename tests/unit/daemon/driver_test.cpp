@@ -71,10 +71,12 @@ class driver_test : public ::testing::Test {
     store.set_status(s);
   }
 
-  // Starts the driver; the first acquire is expected.
+  // Starts the driver; the first acquire is expected. The store tells what
+  // its status says about wake-ups, as a real one does once it watches.
   void start() {
     store.expect_acquire();
     ASSERT_TRUE(election.start(false));
+    store.emit(store_events::wakeups{store.status().wakeups == wakeup_state::subscribed, {}});
     ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }));
   }
 
@@ -439,6 +441,34 @@ TEST_F(driver_test, shutdown_while_releasing_exits_when_the_release_fails) {
   EXPECT_EQ(*election.exit_code(), 0);
   EXPECT_TRUE(store.closed());
   EXPECT_EQ(store.release_calls(), 1);
+}
+
+// Whether a standby waits for a release announcement is the store's word in
+// its wakeups event, not a look at its status at the time of the answer.
+TEST_F(driver_test, a_standby_polls_once_the_store_says_announcements_do_not_reach_it) {
+  start();  // the status says subscribed throughout
+  store.emit(store_events::wakeups{false, "SUBSCRIBE refused"});
+  // A holder with 5 s left: without wake-ups the standby polls every
+  // retry_interval (100 ms, jittered).
+  store.answer_acquire(answers::held("node-b", 4, 5s));
+  store.expect_acquire();
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 2s));
+}
+
+TEST_F(driver_test, a_standby_waits_for_the_release_once_the_store_says_announcements_reach_it) {
+  auto s = store.status();
+  s.wakeups = wakeup_state::disconnected;
+  store.set_status(s);
+  start();
+  store.emit(store_events::wakeups{true, {}});
+  store.answer_acquire(answers::held("node-b", 4, 5s));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  // It waits for the holder's expiry or a release, not retry_interval.
+  run_until(io, [] { return false; }, 500ms);
+  EXPECT_EQ(store.acquire_calls(), 1);
+  store.expect_acquire();
+  store.emit(store_events::released{});
+  ASSERT_TRUE(run_until(io, [&] { return store.pending_acquires() == 1; }, 1s));
 }
 
 // The signal's line says what the machine will do: while the app is being
