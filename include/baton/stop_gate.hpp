@@ -50,6 +50,10 @@ class stop_gate {
   /// `deadline` is the lease validity it carried (a client may work until
   /// then unless it hears the stop). Ignored while a stop is under way.
   void on_published(std::size_t subscribers, time_point deadline = {});
+  /// A client read a status: `says_leading` is its is_leader, `deadline`
+  /// the lease validity it showed. Only a status saying this node leads
+  /// counts as telling (as on_published(1, deadline)).
+  void on_status_read(bool says_leading, time_point deadline);
   /// The app is told to stop (stop_app) at `now`, to be done by `kill_at`;
   /// the stop event goes out to `subscribers` clients.
   void on_stop(time_point kill_at, std::size_t subscribers, time_point now);

@@ -775,7 +775,7 @@ struct driver::impl {
   // heard the start event.
   nlohmann::json status_for_client() {
     auto s = status();
-    if (s.value("is_leader", false)) gate.on_published(1, machine.valid_until());
+    gate.on_status_read(s.value("is_leader", false), machine.valid_until());
     return s;
   }
 

@@ -24,6 +24,10 @@ void stop_gate::on_published(std::size_t subscribers, time_point deadline) {
   told_until_ = std::max(told_until_, deadline);
 }
 
+void stop_gate::on_status_read(bool says_leading, time_point deadline) {
+  if (says_leading) on_published(1, deadline);
+}
+
 void stop_gate::on_stop(time_point kill_at, std::size_t subscribers, time_point now) {
   if (phase_ == phase::stopping) {
     on_kill_at(kill_at);

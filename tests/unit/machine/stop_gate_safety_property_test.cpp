@@ -612,8 +612,9 @@ class simulation {
   void read_status(client_model& c, bool after_connect) {
     bool leading = machine_.holds_lease() && machine_.valid_until() > now_ &&
                    (machine_.current() == state::working || machine_.current() == state::renewing);
+    // daemon: status_for_client()
+    gate_.on_status_read(leading, machine_.valid_until());
     if (!leading) return;
-    gate_.on_published(1, machine_.valid_until());
     told_in_term_ = true;
     auto token = machine_.token();
     auto valid_until = machine_.valid_until();

@@ -123,6 +123,23 @@ TEST(stop_gate, a_subscriber_that_heard_a_renewal_is_waited_for_even_if_gone) {
   EXPECT_TRUE(g.on_timer(at(3000ms)));
 }
 
+TEST(stop_gate, only_a_status_read_saying_this_node_leads_counts_as_telling) {
+  struct row {
+    const char* name;
+    bool says_leading;
+    bool waits_for_an_ack;
+  };
+  for (const auto& r : {row{"a leading status", true, true}, row{"a standby's status", false, false}}) {
+    SCOPED_TRACE(r.name);
+    auto g = term(true, 0);  // nobody heard the start event
+    g.on_status_read(r.says_leading, at(5000ms));
+    g.on_stop(at(3000ms), 0, at(0ms));
+    EXPECT_EQ(g.on_app_stopped(at(10ms)), !r.waits_for_an_ack);
+    // A reader that was told it leads may work until the deadline it read.
+    if (r.waits_for_an_ack) EXPECT_EQ(g.wake_at(), at(5000ms));
+  }
+}
+
 TEST(stop_gate, renewals_during_a_stop_do_not_count_as_telling) {
   auto g = term(true, 0);
   g.on_stop(at(3000ms), 0, at(0ms));
