@@ -429,7 +429,7 @@ void election_machine::on(const events::shutdown& ev, step_context& ctx) {
   }
 }
 
-// Says what on(events::shutdown) below does in each state; keep them together.
+// Says what on(events::shutdown) above does in each state; keep the two together.
 const char* election_machine::shutdown_outcome() const {
   switch (state_) {
     case state::idle:
