@@ -15,6 +15,15 @@ namespace {
 class cli : public daemon_fixture {
  protected:
   static int other_than(int index) { return index == 1 ? 2 : 1; }
+
+  /// Nodes 1 and 2, once both answer on their sockets (a leader's worker can
+  /// start before the standby has opened its socket).
+  void start_two_nodes() {
+    auto& one = start_node(1);
+    auto& two = start_node(2);
+    ASSERT_TRUE(one.wait_for_log("socket: listening on", 10s)) << logs();
+    ASSERT_TRUE(two.wait_for_log("socket: listening on", 10s)) << logs();
+  }
 };
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -25,8 +34,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TEST_F(cli, status_exits_0_on_the_leader_and_3_on_a_standby) {
-  start_node(1);
-  start_node(2);
+  start_two_nodes();
   auto worker = wait_for_single_worker();
   const int leader = index_of(worker);
   const int standby = other_than(leader);
@@ -97,8 +105,7 @@ TEST_F(cli, watch_follows_a_node_until_it_stops) {
 }
 
 TEST_F(cli, resign_wait_hands_the_lease_to_the_other_node) {
-  start_node(1);
-  start_node(2);
+  start_two_nodes();
   auto worker = wait_for_single_worker();
   const int leader = index_of(worker);
   const int standby = other_than(leader);
