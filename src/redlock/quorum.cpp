@@ -164,6 +164,22 @@ acquire_answer acquire_round::refusal(const std::optional<known_term>& known) co
   return out;
 }
 
+bool acquire_round::refusal_waits_for_more(const std::optional<known_term>& known) const {
+  if (current() != verdict::impossible) return false;
+  std::size_t answered = 0;
+  for (const auto& a : answers_) answered += a ? 1 : 0;
+  if (answered == answers_.size()) return false;
+  const auto answer = refusal(known);
+  if (answer.outcome != acquire_outcome::held || answer.token != 0) return false;
+  // Unknown because the holder's masters disagreed, not because none said.
+  for (const auto& a : answers_) {
+    if (a && a->what == master_answer::kind::held && a->holder == answer.holder && a->counter != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<known_term> acquire_round::majority_holder() const {
   const auto answer = refusal();
   if (answer.outcome != acquire_outcome::held || answer.token == 0) return std::nullopt;

@@ -134,6 +134,15 @@ class acquire_round {
   /// never. remaining is in whole milliseconds, rounded down as PTTL is;
   /// free_in is exact.
   acquire_answer refusal(const std::optional<known_term>& known = std::nullopt) const;
+  /// True when the round is refused but refusal(known) could not tell the
+  /// holder's token (its masters disagree and none is known) while some
+  /// masters have yet to answer: their answers may settle it. A round decided
+  /// by its first two answers right after a term began meets this (the
+  /// winner answers after a majority of write-backs, so the third master may
+  /// still show the older counter): waiting for the answers already in
+  /// flight costs at most the command timeout, and names the token a
+  /// majority holds instead of none.
+  bool refusal_waits_for_more(const std::optional<known_term>& known = std::nullopt) const;
   /// The holder a majority of all masters named, with its token, when the
   /// refusal's token is known: a term this node may remember.
   std::optional<known_term> majority_holder() const;

@@ -287,7 +287,11 @@ struct redlock_store::impl {
     switch (call.round.current()) {
       case verdict::open: return;
       case verdict::reached: return write_back(shared);
-      case verdict::impossible: return refuse(call);
+      case verdict::impossible:
+        // Answers still in flight may tell the holder's token (they come
+        // within the command timeout).
+        if (call.round.refusal_waits_for_more(announcements.known())) return;
+        return refuse(call);
     }
   }
 

@@ -149,6 +149,36 @@ TEST(quorum, a_refusal_breaks_ties_with_the_known_term_and_never_guesses_a_token
   }
 }
 
+// Right after a term began, the third master may still show the older
+// counter (the winner answers after a majority of write-backs): a round
+// refused by its first two answers waits for the third instead of naming no
+// token (the contract's "tokens strictly increase" case saw 0 about 1 in 10).
+TEST(quorum, a_refusal_with_tied_tokens_waits_for_the_answers_in_flight) {
+  acquire_round round(3);
+  round.record(0, held("b", 42, 1'000'000));
+  round.record(1, held("b", 41, 1'000'000));  // its write-back not there yet
+  ASSERT_EQ(round.current(), verdict::impossible);
+  EXPECT_EQ(round.refusal().token, 0u);
+  EXPECT_TRUE(round.refusal_waits_for_more());
+  // A known term settles it at once.
+  EXPECT_FALSE(round.refusal_waits_for_more(known_term{"b", 42}));
+  round.record(2, held("b", 42, 1'000'000));
+  EXPECT_FALSE(round.refusal_waits_for_more()) << "every master answered";
+  EXPECT_EQ(round.refusal().token, 42u);
+
+  acquire_round clear(3);
+  clear.record(0, held("b", 42, 1'000'000));
+  clear.record(1, held("b", 42, 1'000'000));
+  EXPECT_FALSE(clear.refusal_waits_for_more()) << "the token is clear";
+
+  acquire_round down(3);
+  down.record(0, held("b", 42, 1'000'000));
+  down.record(1, held("b", 41, 1'000'000));
+  down.record(2, failed());
+  EXPECT_FALSE(down.refusal_waits_for_more()) << "nothing more will come";
+  EXPECT_EQ(down.refusal().token, 0u);
+}
+
 TEST(quorum, only_a_holder_named_by_a_majority_with_a_clear_token_is_learned) {
   acquire_round clear(3);
   clear.record(0, held("b", 41, 10));
