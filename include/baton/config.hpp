@@ -35,6 +35,32 @@ struct store_config {
   std::string kind = "redis";
 };
 
+/// How a TLS connection checks the server (redis.tls_verify).
+enum class tls_verify {
+  full,  ///< the chain up to a trusted CA, and the server's name or IP address
+  ca,    ///< the chain only: for managed certificates that name no usable host
+  none,  ///< nothing: encryption without authentication (must be spelled out)
+};
+
+/// redis.replica_ack, as the option table parsed it (off, all or a number):
+/// the replicas that must acknowledge (WAIT) every grant and renewal.
+struct replica_ack_setting {
+  /// -1 = off; 0 = all (every replica the election's master has had); N =
+  /// at least N replicas, 1 to 64. The number the Redis scripts and
+  /// replicas_required take.
+  int replicas = -1;
+
+  static constexpr replica_ack_setting off() { return {-1}; }
+  static constexpr replica_ack_setting all() { return {0}; }
+  static constexpr replica_ack_setting at_least(int n) { return {n}; }
+  bool on() const { return replicas >= 0; }
+  /// As the option spells it: "off", "all" or the number.
+  std::string text() const {
+    return replicas < 0 ? "off" : replicas == 0 ? "all" : std::to_string(replicas);
+  }
+  friend bool operator==(const replica_ack_setting&, const replica_ack_setting&) = default;
+};
+
 struct redis_config {
   /// `redis://[:password@]host[:port][/db]` or `unix:///path/to/redis.sock[?db=N]`.
   std::string url = "redis://127.0.0.1:6379";
@@ -50,7 +76,7 @@ struct redis_config {
   /// the files and name the check uses; see redis_tls_settings in
   /// baton/redis_url.hpp. "" = the system's trust store, no client
   /// certificate, the URL's host.
-  std::string tls_verify = "full";
+  ::baton::tls_verify tls_verify = ::baton::tls_verify::full;
   std::string tls_ca_file;
   std::string tls_ca_dir;
   std::string tls_cert_file;
@@ -62,9 +88,9 @@ struct redis_config {
   /// and re-established. 0 = min(1s, lease.renew_interval / 2).
   milliseconds command_timeout{0};
   /// Replicas that must acknowledge (WAIT) every grant and renewal before it
-  /// counts: "off", a number, or "all" (every replica the master had when
+  /// counts: off, a number, or all (every replica the master had when
   /// baton connected). Not for redlock.
-  std::string replica_ack = "off";
+  replica_ack_setting replica_ack;
   /// How long WAIT may take. 0 = command_timeout / 2.
   milliseconds replica_ack_timeout{0};
 };

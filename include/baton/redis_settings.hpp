@@ -22,8 +22,9 @@ redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& 
 /// or the Redlock masters (none for the postgres kind).
 std::vector<std::string> redis_urls_in_use(const config& cfg);
 
-/// redis.replica_ack as a number: -1 = off, 0 = all, N > 0; nullopt when it
-/// is none of off, all, 1..64.
+/// redis.replica_ack's text as a number: -1 = off, 0 = all, N > 0; nullopt
+/// when it is none of off, all, 1..64. The option table parses the option
+/// with it once; everything else reads config::redis.replica_ack.
 std::optional<int> parse_replica_ack(const std::string& text);
 
 }  // namespace baton

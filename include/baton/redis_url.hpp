@@ -3,16 +3,13 @@
 // options, not from the URL; the store factory puts them beside it.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include "baton/config.hpp"  // tls_verify
 
 namespace baton {
-
-/// How a TLS connection checks the server (redis.tls_verify).
-enum class tls_verify {
-  full,  ///< the chain up to a trusted CA, and the server's name or IP address
-  ca,    ///< the chain only: for managed certificates that name no usable host
-  none,  ///< nothing: encryption without authentication (must be spelled out)
-};
 
 /// The redis.tls_* options. Files are read on every connection attempt, so a
 /// rotated certificate or CA is picked up at the next reconnect.
@@ -53,6 +50,8 @@ struct redis_endpoint {
 
 /// "full", "ca" or "none".
 const char* to_string(tls_verify v);
+/// redis.tls_verify as written: full, ca or none (exactly); nullopt otherwise.
+std::optional<tls_verify> parse_tls_verify(std::string_view text);
 
 /// Parses `redis://[[user]:password@]host[:port][/db]`, the same with
 /// `rediss://` (TLS), and `unix:///path[?db=N]`. Throws config_error naming redis.url on bad input.

@@ -47,7 +47,7 @@ constexpr option_spec table[] = {
     {.key = "redis.tls_verify", .env = "BATON_REDIS_TLS_VERIFY", .flag = "--redis-tls-verify",
      .placeholder = "MODE",
      .help = "rediss:// only: full (chain and server name, default), ca (chain only) or none",
-     .field = text_field{[](config& c) -> auto& { return c.redis.tls_verify; }}},
+     .field = tls_verify_field{[](config& c) -> auto& { return c.redis.tls_verify; }}},
     {.key = "redis.tls_ca_file", .env = "BATON_REDIS_TLS_CA_FILE", .flag = "--redis-tls-ca-file",
      .placeholder = "FILE",
      .help = "PEM file of the CAs to trust (default: the system's trust store)",
@@ -83,7 +83,7 @@ constexpr option_spec table[] = {
      .placeholder = "N",
      .help = "Replicas that must acknowledge (WAIT) each grant and renewal: off (default), a "
              "number, or all (every replica the master had when baton connected)",
-     .field = text_field{[](config& c) -> auto& { return c.redis.replica_ack; }}},
+     .field = replica_ack_field{[](config& c) -> auto& { return c.redis.replica_ack; }}},
     {.key = "redis.replica_ack_timeout", .env = "BATON_REDIS_REPLICA_ACK_TIMEOUT",
      .flag = "--redis-replica-ack-timeout", .placeholder = "DURATION",
      .help = "How long the replicas' acknowledgement may take (default redis.command_timeout / 2)",

@@ -32,6 +32,8 @@ enum class value_kind {
   exit_policy,  ///< compete or exit
   boolean,      ///< true/false (yes/no, on/off, 1/0); a bare flag means true
   uid_list,     ///< numeric uids; a repeatable flag, comma lists
+  replica_ack,  ///< off, all or a number of replicas from 1 to 64
+  tls_verify,   ///< full, ca or none
 };
 
 /// Where in a `config` an option lives: a function from the config to the
@@ -53,9 +55,11 @@ using file_mode_field = field_of<unsigned, value_kind::file_mode>;
 using exit_policy_field = field_of<child_exit_policy, value_kind::exit_policy>;
 using boolean_field = field_of<bool, value_kind::boolean>;
 using uid_list_field = field_of<std::vector<unsigned>, value_kind::uid_list>;
+using replica_ack_field = field_of<replica_ack_setting, value_kind::replica_ack>;
+using tls_verify_field = field_of<tls_verify, value_kind::tls_verify>;
 using option_field = std::variant<text_field, redis_url_field, postgres_url_field, duration_field, number_field,
                                   argv_field, file_mode_field, exit_policy_field, boolean_field,
-                                  uid_list_field>;
+                                  uid_list_field, replica_ack_field, tls_verify_field>;
 
 struct option_spec {
   /// Dotted name, also the YAML path: lease.ttl is `lease: {ttl: ...}`.

@@ -16,6 +16,7 @@
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
 #include "baton/postgres_conninfo.hpp"
+#include "baton/redis_settings.hpp"
 #include "baton/redis_url.hpp"
 #include "text_chars.hpp"
 
@@ -170,6 +171,22 @@ struct text_parser {
     }
     f.get(cfg) = *uids;
   }
+  // Exactly as written (no trimming), as validation took it before the
+  // table parsed it.
+  void operator()(replica_ack_field f) const {
+    const auto replicas = parse_replica_ack(text);
+    if (!replicas) {
+      throw config_error(key(), text, "must be off, all, or a number of replicas from 1 to 64");
+    }
+    f.get(cfg) = replica_ack_setting{*replicas};
+  }
+  void operator()(tls_verify_field f) const {
+    const auto verify = parse_tls_verify(text);
+    if (!verify) {
+      throw config_error(key(), text, "must be full (chain and server name), ca (chain only) or none");
+    }
+    f.get(cfg) = *verify;
+  }
   void operator()(exit_policy_field f) const {
     const std::string_view t = trim(text);
     if (t == "compete") {
@@ -203,6 +220,10 @@ struct shower {
   }
   std::string operator()(boolean_field f) const { return f.get(cfg) ? "true" : "false"; }
   std::string operator()(uid_list_field f) const { return nlohmann::json(f.get(cfg)).dump(); }
+  // Quoted as the text options are, so that check-config's output is the
+  // same as when these were kept as text.
+  std::string operator()(replica_ack_field f) const { return json_string(f.get(cfg).text()); }
+  std::string operator()(tls_verify_field f) const { return json_string(to_string(f.get(cfg))); }
 };
 
 }  // namespace
@@ -300,6 +321,8 @@ const char* expected_yaml_shape(const option_spec& spec) {
     case value_kind::text:
     case value_kind::redis_url:
     case value_kind::postgres_url:
+    case value_kind::replica_ack:
+    case value_kind::tls_verify:
       return "must be a single string";
     case value_kind::duration:
       return "must be a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";

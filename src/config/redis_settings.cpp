@@ -17,9 +17,7 @@ redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& 
   tls.cert_file = redis.tls_cert_file;
   tls.key_file = redis.tls_key_file;
   tls.server_name = redis.tls_server_name.empty() ? e.host : redis.tls_server_name;
-  tls.verify = redis.tls_verify == "none" ? tls_verify::none
-               : redis.tls_verify == "ca" ? tls_verify::ca
-                                          : tls_verify::full;
+  tls.verify = redis.tls_verify;
   return e;
 }
 

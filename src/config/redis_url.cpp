@@ -245,6 +245,13 @@ const char* to_string(tls_verify v) {
   return "?";
 }
 
+std::optional<tls_verify> parse_tls_verify(std::string_view text) {
+  for (const auto v : {tls_verify::full, tls_verify::ca, tls_verify::none}) {
+    if (text == to_string(v)) return v;
+  }
+  return std::nullopt;
+}
+
 redis_endpoint parse_redis_url(const std::string& url) { return url_parser{url}.parse(); }
 
 std::string redis_endpoint::redacted() const {

@@ -166,19 +166,17 @@ void require_readable(const config& cfg, const std::string& path, bool directory
 // password in clear text past the CA the operator configured.
 void check_redis_tls(const config& cfg) {
   const auto& r = cfg.redis;
-  if (r.tls_verify != "full" && r.tls_verify != "ca" && r.tls_verify != "none") {
-    throw config_error(option_name(cfg, r.tls_verify), r.tls_verify,
-                       "must be full (chain and server name), ca (chain only) or none");
-  }
+  // redis.tls_verify is full, ca or none: the option table parsed it.
   const std::pair<const std::string*, bool> files[] = {
       {&r.tls_ca_file, false}, {&r.tls_ca_dir, true}, {&r.tls_cert_file, false},
       {&r.tls_key_file, false}};
-  const std::string* first_set = nullptr;
+  // The first TLS option set, by name ("" = none).
+  std::string first_set;
   for (const auto& [path, directory] : files) {
-    if (!path->empty() && first_set == nullptr) first_set = path;
+    if (!path->empty() && first_set.empty()) first_set = option_name(cfg, *path);
   }
-  if (first_set == nullptr && !r.tls_server_name.empty()) first_set = &r.tls_server_name;
-  if (first_set == nullptr && r.tls_verify != "full") first_set = &r.tls_verify;
+  if (first_set.empty() && !r.tls_server_name.empty()) first_set = option_name(cfg, r.tls_server_name);
+  if (first_set.empty() && r.tls_verify != tls_verify::full) first_set = option_name(cfg, r.tls_verify);
   bool uses_tls = false;
   for (const auto& url : redis_urls_in_use(cfg)) {
     try {
@@ -187,14 +185,14 @@ void check_redis_tls(const config& cfg) {
       // check_redlock names a bad master URL.
     }
   }
-  if (first_set != nullptr && !uses_tls && cfg.store.kind != "postgres") {
+  if (!first_set.empty() && !uses_tls && cfg.store.kind != "postgres") {
     const std::string where = cfg.store.kind == "redlock"    ? "no master in redlock.masters is"
                               : cfg.store.kind == "sentinel" ? "sentinel.addresses are not"
                               : cfg.store.kind == "cluster"  ? "cluster.nodes are not"
                                                              : "redis.url is not";
     throw config_error::with_message(
-        option_name(cfg, *first_set),
-        option_name(cfg, *first_set) + " is set but " + where +
+        first_set,
+        first_set + " is set but " + where +
             " a rediss:// URL: TLS settings apply only to rediss:// (write rediss:// to use TLS)");
   }
   if (r.tls_cert_file.empty() != r.tls_key_file.empty()) {
@@ -270,24 +268,26 @@ void check_url_list(const config& cfg, const std::vector<std::string>& entries, 
 
 void check_replicated(const config& cfg) {
   const auto& r = cfg.redis;
-  if (r.replica_ack != "off" && !parse_replica_ack(r.replica_ack)) {
-    throw config_error(option_name(cfg, r.replica_ack), r.replica_ack,
+  // The option table parsed redis.replica_ack; a config built in code may
+  // still hold a number out of range.
+  if (r.replica_ack.replicas < -1 || r.replica_ack.replicas > 64) {
+    throw config_error(option_name(cfg, r.replica_ack), r.replica_ack.text(),
                        "must be off, all, or a number of replicas from 1 to 64");
   }
-  if (r.replica_ack != "off" && cfg.store.kind != "redis" && cfg.store.kind != "sentinel" &&
+  if (r.replica_ack.on() && cfg.store.kind != "redis" && cfg.store.kind != "sentinel" &&
       cfg.store.kind != "cluster") {
     throw config_error::with_message(
         option_name(cfg, r.replica_ack),
         option_name(cfg, r.replica_ack) + " applies to store.kind redis, sentinel and cluster, "
                                           "not " + cfg.store.kind);
   }
-  if (r.replica_ack != "off" && r.replica_ack_timeout >= r.command_timeout) {
+  if (r.replica_ack.on() && r.replica_ack_timeout >= r.command_timeout) {
     throw config_error(option_name(cfg, r.replica_ack_timeout),
                        format_duration(r.replica_ack_timeout),
                        "must be shorter than redis.command_timeout (" +
                            format_duration(r.command_timeout) + "): WAIT runs inside it");
   }
-  if (r.replica_ack != "off") require_positive(cfg, r.replica_ack_timeout);
+  if (r.replica_ack.on()) require_positive(cfg, r.replica_ack_timeout);
   if (cfg.store.kind == "sentinel") {
     check_url_list(cfg, cfg.sentinel.addresses, false);
     const auto& name = cfg.sentinel.master_name;

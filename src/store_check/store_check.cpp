@@ -25,7 +25,7 @@ redis_server_settings settings_for(const config& cfg, const std::string& url) {
   s.command_timeout = cfg.redis.command_timeout;
   s.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
   s.redlock_master = cfg.store.kind == "redlock";
-  s.replica_ack = parse_replica_ack(cfg.redis.replica_ack).value_or(-1);
+  s.replica_ack = cfg.redis.replica_ack.replicas;
   return s;
 }
 

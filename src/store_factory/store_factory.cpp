@@ -31,7 +31,7 @@ redis_store_options redis_options(const config& cfg, redis_endpoint master) {
   o.connect_timeout = cfg.redis.connect_timeout;
   o.command_timeout = cfg.redis.command_timeout;
   o.identity = identity_of(cfg);
-  o.ack.replicas = parse_replica_ack(cfg.redis.replica_ack).value_or(-1);
+  o.ack.replicas = cfg.redis.replica_ack.replicas;
   o.ack.timeout = cfg.redis.replica_ack_timeout;
   return o;
 }

@@ -48,6 +48,10 @@ std::string generic_sample(value_kind kind) {
       return "true";
     case value_kind::uid_list:
       return "7,8";
+    case value_kind::replica_ack:
+      return "3";
+    case value_kind::tls_verify:
+      return "ca";
   }
   return {};
 }

@@ -65,7 +65,7 @@ TEST(redis_tls_options, the_settings_reach_the_endpoint) {
   // The same from variables.
   const auto env = from_yaml("", {{"BATON_REDIS_URL", "rediss://h"}, {"BATON_REDIS_TLS_VERIFY", "none"},
                                   {"BATON_REDIS_USERNAME", "u"}});
-  EXPECT_EQ(env.redis.tls_verify, "none");
+  EXPECT_EQ(env.redis.tls_verify, tls_verify::none);
   EXPECT_EQ(env.redis.username, "u");
 }
 

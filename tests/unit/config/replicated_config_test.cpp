@@ -221,25 +221,48 @@ TEST(replicated_config, cluster_nodes_must_be_tcp_and_of_one_scheme) {
 // --- redis.replica_ack ---------------------------------------------------------
 
 TEST(replicated_config, replica_ack_accepts_off_all_and_one_to_sixty_four) {
-  EXPECT_EQ(from_yaml("").redis.replica_ack, "off");
+  EXPECT_EQ(from_yaml("").redis.replica_ack.text(), "off");
   for (const char* value : {"off", "all", "1", "64"}) {
-    EXPECT_EQ(from_yaml("", {{"BATON_REDIS_REPLICA_ACK", value}}).redis.replica_ack, value) << value;
+    EXPECT_EQ(from_yaml("", {{"BATON_REDIS_REPLICA_ACK", value}}).redis.replica_ack.text(), value) << value;
     EXPECT_EQ(from_yaml(sentinel_yaml("redis://s1:26379"), {{"BATON_REDIS_REPLICA_ACK", value}})
-                  .redis.replica_ack,
+                  .redis.replica_ack.text(),
               value)
         << value;
     EXPECT_EQ(from_yaml(cluster_yaml("redis://n1:7000"), {{"BATON_REDIS_REPLICA_ACK", value}})
-                  .redis.replica_ack,
+                  .redis.replica_ack.text(),
               value)
         << value;
   }
   // YAML's own scalars: a plain number and off (not a YAML 1.1 boolean here).
-  EXPECT_EQ(from_yaml("redis: {replica_ack: all}").redis.replica_ack, "all");
-  EXPECT_EQ(from_yaml("redis: {replica_ack: 3}").redis.replica_ack, "3");
-  EXPECT_EQ(from_yaml("redis: {replica_ack: off}").redis.replica_ack, "off");
+  EXPECT_EQ(from_yaml("redis: {replica_ack: all}").redis.replica_ack.text(), "all");
+  EXPECT_EQ(from_yaml("redis: {replica_ack: 3}").redis.replica_ack.text(), "3");
+  EXPECT_EQ(from_yaml("redis: {replica_ack: off}").redis.replica_ack.text(), "off");
   const auto inv = parse({"run", "--election", "e", "--redis-replica-ack", "2", "--", "true"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
-  EXPECT_EQ(inv.cfg.redis.replica_ack, "2");
+  EXPECT_EQ(inv.cfg.redis.replica_ack.text(), "2");
+}
+
+// redis.replica_ack becomes its type where the option table reads it: the
+// config holds the number the stores take (nothing downstream parses text
+// again), from the file, a variable or a flag alike, the last source
+// winning; a bad value is refused as it is read, naming the option and the
+// source, before any other rule runs.
+TEST(replicated_config, replica_ack_is_parsed_once_where_it_is_read) {
+  EXPECT_EQ(from_yaml("").redis.replica_ack, replica_ack_setting::off());
+  EXPECT_EQ(from_yaml("redis: {replica_ack: all}").redis.replica_ack, replica_ack_setting::all());
+  EXPECT_EQ(from_yaml("redis: {replica_ack: all}", {{"BATON_REDIS_REPLICA_ACK", "3"}}).redis.replica_ack,
+            replica_ack_setting::at_least(3));
+  const auto inv = parse({"run", "--election", "e", "--redis-replica-ack", "2", "--", "true"},
+                         {{"BATON_REDIS_REPLICA_ACK", "all"}});
+  ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
+  EXPECT_EQ(inv.cfg.redis.replica_ack.replicas, 2);
+  EXPECT_TRUE(inv.cfg.redis.replica_ack.on());
+
+  config_loader loader(fake_env({}));
+  const auto why = error_of([&] { loader.load_yaml("redis: {replica_ack: lots}\n", "test.yaml"); },
+                            "redis.replica_ack");
+  EXPECT_EQ(why, "redis.replica_ack: lots is not allowed: must be off, all, or a number of replicas "
+                 "from 1 to 64 (from test.yaml)");
 }
 
 TEST(replicated_config, replica_ack_refuses_zero_too_many_words_and_negatives) {
