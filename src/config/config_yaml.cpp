@@ -103,7 +103,7 @@ void config_loader::load_yaml(const std::string& text, const std::string& source
       if (spec == nullptr || spec->secret) throw unknown_option(name, source);
       // An option written with no value (`ttl:`) leaves the earlier value.
       if (value.IsNull()) continue;
-      if (spec->kind() == value_kind::argv) {
+      if (spec->kind() == value_kind::argv || spec->kind() == value_kind::url_list) {
         if (!value.IsSequence()) {
           const std::string shown = value.IsScalar() ? value.Scalar() : yaml_kind(value);
           throw with_source(config_error(name, shown, expected_yaml_shape(*spec)), source);
@@ -117,7 +117,12 @@ void config_loader::load_yaml(const std::string& text, const std::string& source
           }
           argv.push_back(element.Scalar());
         }
-        std::get<argv_field>(spec->field).get(cfg_) = std::move(argv);
+        if (spec->kind() == value_kind::url_list) {
+          // An element may hold several URLs separated by commas.
+          std::get<url_list_field>(spec->field).get(cfg_) = url_list(argv);
+        } else {
+          std::get<argv_field>(spec->field).get(cfg_) = std::move(argv);
+        }
         origins_[name] = "from " + source;
         continue;
       }

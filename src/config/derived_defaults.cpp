@@ -68,10 +68,6 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
   const auto note = [&cfg, origins](const auto& field, const char* how) {
     if (origins != nullptr) (*origins)[option_name(cfg, field)] = how;
   };
-  // One URL per entry from here on, however they were written.
-  cfg.redlock.masters = redlock_master_urls(cfg.redlock);
-  cfg.sentinel.addresses = url_list(cfg.sentinel.addresses);
-  cfg.cluster.nodes = url_list(cfg.cluster.nodes);
   lease_config& lease = cfg.lease;
   if (lease.renew_interval.count() == 0) {
     lease.renew_interval = lease.ttl / 3;

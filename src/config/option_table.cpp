@@ -94,7 +94,7 @@ constexpr option_spec table[] = {
      .placeholder = "URLS",
      .help = "store.kind sentinel: the sentinels, redis:// or rediss:// URLs separated by commas "
              "(no password: sentinel.password_file)",
-     .field = argv_field{[](config& c) -> auto& { return c.sentinel.addresses; }},
+     .field = url_list_field{[](config& c) -> auto& { return c.sentinel.addresses; }},
      .may_carry_credentials = true},
     {.key = "sentinel.master_name", .env = "BATON_SENTINEL_MASTER_NAME",
      .flag = "--sentinel-master-name", .placeholder = "NAME",
@@ -129,14 +129,14 @@ constexpr option_spec table[] = {
      .placeholder = "URLS",
      .help = "store.kind cluster: some of the cluster's nodes, redis:// or rediss:// URLs "
              "separated by commas (no password, no db)",
-     .field = argv_field{[](config& c) -> auto& { return c.cluster.nodes; }},
+     .field = url_list_field{[](config& c) -> auto& { return c.cluster.nodes; }},
      .may_carry_credentials = true},
 
     {.key = "redlock.masters", .env = "BATON_REDLOCK_MASTERS", .flag = "--redlock-masters",
      .placeholder = "URLS",
      .help = "store.kind redlock: the 3, 5 or 7 independent Redis masters, redis:// or unix:// "
              "URLs separated by commas (no password: redis.password_file serves them all)",
-     .field = argv_field{[](config& c) -> auto& { return c.redlock.masters; }},
+     .field = url_list_field{[](config& c) -> auto& { return c.redlock.masters; }},
      .may_carry_credentials = true},
 
     {.key = "postgres.url", .env = "BATON_POSTGRES_URL", .flag = "--postgres-url",

@@ -154,6 +154,8 @@ struct text_parser {
     f.get(cfg) = *n;
   }
   void operator()(argv_field f) const { f.get(cfg) = parse_argv_text(key(), text); }
+  // Words as for argv, and a word may hold several URLs separated by commas.
+  void operator()(url_list_field f) const { f.get(cfg) = url_list(parse_argv_text(key(), text)); }
   void operator()(file_mode_field f) const {
     const auto m = parse_mode(text);
     if (!m) throw config_error(key(), text, "must be an octal file mode such as 0660");
@@ -212,6 +214,9 @@ struct shower {
   std::string operator()(duration_field f) const { return format_duration(f.get(cfg)); }
   std::string operator()(number_field f) const { return number_text(f.get(cfg)); }
   std::string operator()(argv_field f) const {
+    return nlohmann::json(f.get(cfg)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string operator()(url_list_field f) const {
     return nlohmann::json(f.get(cfg)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   std::string operator()(file_mode_field f) const { return octal(f.get(cfg)); }
@@ -329,6 +334,7 @@ const char* expected_yaml_shape(const option_spec& spec) {
     case value_kind::number:
       return "must be a number such as 0.01";
     case value_kind::argv:
+    case value_kind::url_list:  // worded as for argv, as it was when the lists were argv
       return "must be a list of strings (program and arguments, no shell), such as "
              "[\"/usr/local/bin/promote\", \"--fast\"]";
     case value_kind::file_mode:

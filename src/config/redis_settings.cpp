@@ -23,9 +23,9 @@ redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& 
 
 std::vector<std::string> redis_urls_in_use(const config& cfg) {
   if (cfg.store.kind == "redis") return {cfg.redis.url};
-  if (cfg.store.kind == "redlock") return redlock_master_urls(cfg.redlock);
-  if (cfg.store.kind == "sentinel") return url_list(cfg.sentinel.addresses);
-  if (cfg.store.kind == "cluster") return url_list(cfg.cluster.nodes);
+  if (cfg.store.kind == "redlock") return cfg.redlock.masters;
+  if (cfg.store.kind == "sentinel") return cfg.sentinel.addresses;
+  if (cfg.store.kind == "cluster") return cfg.cluster.nodes;
   return {};
 }
 

@@ -232,7 +232,7 @@ redis_endpoint parse_list_entry(const std::string& option, const std::string& en
 // all), one scheme for all, db 0 where `no_db` (a cluster has only db 0).
 void check_url_list(const config& cfg, const std::vector<std::string>& entries, bool no_db) {
   const std::string option = option_name(cfg, entries);
-  const auto urls = url_list(entries);
+  const auto& urls = entries;  // one URL each: the option table split them
   if (urls.empty()) {
     throw config_error::with_message(option, option + " is required for store.kind " +
                                                  cfg.store.kind + ": give at least one URL");
@@ -313,8 +313,7 @@ void check_replicated(const config& cfg) {
                                  : !sc.tls_cert_file.empty() ? &sc.tls_cert_file
                                  : !sc.tls_key_file.empty()  ? &sc.tls_key_file
                                                              : nullptr;
-    const auto urls = url_list(sc.addresses);
-    if (tls_set != nullptr && !parse_redis_url(urls.front()).tls) {
+    if (tls_set != nullptr && !parse_redis_url(sc.addresses.front()).tls) {
       throw config_error::with_message(
           option_name(cfg, *tls_set),
           option_name(cfg, *tls_set) +
@@ -342,7 +341,7 @@ void check_replicated(const config& cfg) {
 void check_redlock(const config& cfg) {
   if (cfg.store.kind != "redlock") return;
   const std::string option = "redlock.masters";
-  const auto urls = redlock_master_urls(cfg.redlock);
+  const auto& urls = cfg.redlock.masters;
   if (urls.size() != 3 && urls.size() != 5 && urls.size() != 7) {
     throw config_error::with_message(
         option, option + ": store.kind redlock needs 3, 5 or 7 master URLs, got " +

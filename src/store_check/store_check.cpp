@@ -122,7 +122,7 @@ void async_check_store(boost::asio::io_context& io, const config& cfg,
   }
   if (cfg.store.kind == "redlock") {
     auto check = std::make_shared<redlock_check>();
-    const auto urls = redlock_master_urls(cfg.redlock);
+    const auto& urls = cfg.redlock.masters;
     check->per_master.resize(urls.size());
     check->left = urls.size();
     check->done = std::move(done);

@@ -21,7 +21,7 @@ redis_endpoint master_template_for(const config& cfg, bool tls) {
 located_master sentinel_master(boost::asio::io_context& io, const config& cfg) {
   redis_detail::sentinel_locator_options s;
   bool tls = false;
-  for (const auto& url : url_list(cfg.sentinel.addresses)) {
+  for (const auto& url : cfg.sentinel.addresses) {
     auto e = redis_endpoint_for(cfg.redis, url);
     tls = e.tls;
     // The sentinels have their own user and password, and may have their
@@ -54,7 +54,7 @@ located_master sentinel_master(boost::asio::io_context& io, const config& cfg) {
 located_master cluster_master(boost::asio::io_context& io, const config& cfg) {
   redis_detail::cluster_locator_options c;
   bool tls = false;
-  for (const auto& url : url_list(cfg.cluster.nodes)) {
+  for (const auto& url : cfg.cluster.nodes) {
     // The seeds are data nodes: the redis: section's credentials.
     auto e = redis_endpoint_for(cfg.redis, url);
     tls = e.tls;

@@ -56,7 +56,7 @@ std::unique_ptr<lease_store> make_located_store(boost::asio::io_context& io, con
 
 std::unique_ptr<lease_store> make_redlock_store(boost::asio::io_context& io, const config& cfg) {
   redlock_store_options o;
-  for (const auto& url : redlock_master_urls(cfg.redlock)) {
+  for (const auto& url : cfg.redlock.masters) {
     o.masters.push_back(redis_endpoint_for(cfg.redis, url));
   }
   o.password = cfg.redis.password;
@@ -104,7 +104,7 @@ milliseconds store_call_bound(const config& cfg) {
   }
   if (cfg.store.kind == "sentinel") {
     // Each sentinel may be asked in turn before the master is reached.
-    const auto sentinels = static_cast<int>(url_list(cfg.sentinel.addresses).size());
+    const auto sentinels = static_cast<int>(cfg.sentinel.addresses.size());
     return (sentinels + 1) * (cfg.redis.connect_timeout + cfg.redis.command_timeout);
   }
   if (cfg.store.kind == "cluster") {

@@ -52,6 +52,8 @@ std::string generic_sample(value_kind kind) {
       return "3";
     case value_kind::tls_verify:
       return "ca";
+    case value_kind::url_list:
+      return "redis://s1:7000,redis://s2:7000";
   }
   return {};
 }
@@ -214,6 +216,7 @@ TEST(option_table, every_yaml_key_sets_its_option) {
     // As YAML: argv is a real list; everything else a quoted scalar.
     std::string value = "\"" + text + "\"";
     if (spec.kind() == value_kind::argv) value = "[/bin/echo, -v]";
+    if (spec.kind() == value_kind::url_list) value = "[redis://s1:7000, redis://s2:7000]";
     const std::string yaml = spec.section().empty()
                                  ? std::string(spec.key) + ": " + value
                                  : std::string(spec.section()) + ": {" + std::string(spec.name()) +

@@ -218,6 +218,22 @@ TEST(replicated_config, cluster_nodes_must_be_tcp_and_of_one_scheme) {
                        "cluster.nodes mixes redis:// and rediss://: use one scheme for all"));
 }
 
+// The URL lists are split where the option table reads them, from every
+// source: the loaded config holds one URL per element before any rule or
+// store reads it.
+TEST(replicated_config, url_lists_are_split_where_they_are_read) {
+  config_loader loader(fake_env({{"BATON_CLUSTER_NODES", "redis://n1:7000, redis://n2:7000"}}));
+  loader.load_yaml(
+      "sentinel: {addresses: [\"redis://s1:26379,redis://s2:26379\", redis://s3:26379]}\n",
+      "test.yaml");
+  loader.load_environment();
+  loader.set("redlock.masters", "redis://a:1,redis://b:1 redis://c:1", "--redlock-masters");
+  EXPECT_EQ(loader.current().sentinel.addresses, three_sentinels);
+  EXPECT_EQ(loader.current().cluster.nodes, (strings{"redis://n1:7000", "redis://n2:7000"}));
+  EXPECT_EQ(loader.current().redlock.masters,
+            (strings{"redis://a:1", "redis://b:1", "redis://c:1"}));
+}
+
 // --- redis.replica_ack ---------------------------------------------------------
 
 TEST(replicated_config, replica_ack_accepts_off_all_and_one_to_sixty_four) {
