@@ -1,27 +1,13 @@
 #include "listener.hpp"
 
 #include <algorithm>
-#include <random>
 
 #include "announcement.hpp"
 #include "postgres_error.hpp"
 #include "session_pinning.hpp"
+#include "store/nonce.hpp"
 
 namespace baton::postgres_detail {
-namespace {
-
-std::string random_hex() {
-  std::random_device rd;
-  std::string out;
-  for (int i = 0; i < 2; ++i) {
-    char buf[9];
-    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned int>(rd()));
-    out += buf;
-  }
-  return out;
-}
-
-}  // namespace
 
 std::shared_ptr<listener> listener::create(boost::asio::io_context& io, listener_options options) {
   return std::shared_ptr<listener>(new listener(io, std::move(options)));
@@ -64,7 +50,7 @@ void listener::open() {
       self->lost({ec, "listening session: " + detail});
     }
   });
-  probe_session_ = random_hex();
+  probe_session_ = store_detail::random_hex(2);
   conn_->async_query("SELECT pg_notify($1, $2)",
                      {options_.channel, probe_payload(options_.election, probe_session_)},
                      [weak = weak_from_this(), attempt = attempt_](query_result r) {

@@ -8,10 +8,6 @@
 // allowed; statements that arrive meanwhile wait for that check.
 #include "postgres_store.hpp"
 
-#include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
-#include <cstdio>
-#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -20,6 +16,8 @@
 #include "lease_sql.hpp"
 #include "listener.hpp"
 #include "pg_connection.hpp"
+#include "store/nonce.hpp"
+#include "store/store_shell.hpp"
 
 namespace baton {
 namespace {
@@ -29,23 +27,7 @@ using postgres_detail::connection;
 using postgres_detail::lease_sql;
 using postgres_detail::listener;
 using postgres_detail::query_result;
-
-store_error aborted() {
-  return {boost::system::error_code(asio::error::operation_aborted), {}};
-}
-
-// 128 bits per store: a lease row names the session that holds it, so a
-// restarted daemon with the same node id never renews its predecessor's term.
-std::string session_nonce() {
-  std::random_device rd;
-  std::string hex;
-  for (int i = 0; i < 4; ++i) {
-    char buf[9];
-    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned int>(rd()));
-    hex += buf;
-  }
-  return hex;
-}
+using store_detail::store_shell;
 
 // Any role may take an advisory lock; it serialises two daemons creating the
 // table at once (CREATE ... IF NOT EXISTS alone can still collide).
@@ -57,8 +39,12 @@ struct postgres_store::impl {
   impl(asio::io_context& context, postgres_store_options opts)
       : io(context),
         options(std::move(opts)),
+        shell(context),
         sql(options.table),
-        session(session_nonce()),
+        // New per store: a lease row names the session that holds it, so a
+        // restarted daemon with the same node id never renews its
+        // predecessor's term.
+        session(store_detail::new_nonce()),
         ttl_ms(std::to_string(options.identity.ttl.count())),
         where(summarize_conninfo(options.conninfo).where) {
     conn_options.conninfo = options.conninfo;
@@ -77,37 +63,16 @@ struct postgres_store::impl {
   }
 
   ~impl() {
-    alive.reset();
+    shell.retire();
     conn->close();
     if (watcher) watcher->stop();
-  }
-
-  template <typename Handler, typename... Args>
-  void post_result(Handler handler, Args... args) {
-    asio::post(io, [weak = std::weak_ptr<int>(alive), handler = std::move(handler), args...] {
-      if (!weak.expired()) handler(args...);
-    });
-  }
-
-  template <typename T, typename Handler>
-  bool reject_closed(Handler& handler) {
-    if (!closed) return false;
-    post_result(std::move(handler), aborted(), T{});
-    return true;
-  }
-
-  store_error note_failure(store_error e) {
-    last_error = e.detail;
-    last_error_kind = store_error_kind(e.code);
-    last_error_at = mono_clock::now();
-    return e;
   }
 
   // Runs `statement` once the table is known to exist; `done` gets the
   // result (or the schema check's failure) only while the store is alive.
   void run(std::string statement, std::vector<std::string> params,
            std::function<void(query_result)> done) {
-    auto go = [this, weak = std::weak_ptr<int>(alive), statement = std::move(statement),
+    auto go = [this, weak = shell.guard(), statement = std::move(statement),
                params = std::move(params), done = std::move(done)](store_error e) mutable {
       if (weak.expired()) return;
       if (e) {
@@ -131,7 +96,7 @@ struct postgres_store::impl {
 
   void check_schema() {
     conn->async_query(sql.schema_exists(), {sql.table(), sql.sequence()},
-                      [this, weak = std::weak_ptr<int>(alive)](query_result r) {
+                      [this, weak = shell.guard()](query_result r) {
                         if (weak.expired()) return;
                         if (r.ec) return schema_checked({r.ec, r.detail});
                         if (r.rows.size() == 1 && !r.rows[0].empty() && r.rows[0][0] == "t") {
@@ -151,7 +116,7 @@ struct postgres_store::impl {
 
   void create_schema() {
     conn->async_query(std::string(ddl_lock) + sql.ddl(), {},
-                      [this, weak = std::weak_ptr<int>(alive)](query_result r) {
+                      [this, weak = shell.guard()](query_result r) {
                         if (weak.expired()) return;
                         if (r.ec) {
                           return schema_checked({r.ec, "cannot create lease table " + sql.table() +
@@ -174,12 +139,12 @@ struct postgres_store::impl {
   // (kept for status()); else the parsed value.
   template <typename T, typename Handler, typename Parse>
   void finish(const query_result& r, const Handler& handler, Parse parse) {
-    if (closed) {
-      handler(aborted(), T{});
+    if (shell.closed()) {
+      handler(store_shell::aborted(), T{});
       return;
     }
     if (r.ec) {
-      handler(note_failure({r.ec, r.detail}), T{});
+      handler(shell.note_failure({r.ec, r.detail}), T{});
       return;
     }
     parse(r.rows);
@@ -224,27 +189,25 @@ struct postgres_store::impl {
   }
 
   void report_reset(std::string why, bool record_missing) {
-    last_reset = why;
-    tell(store_events::reset{std::move(why), record_missing, {}});
+    shell.report_reset(store_events::reset{std::move(why), record_missing, {}});
   }
 
+  // Only a change of trust is news here: the failure that took the watch
+  // down was told already (note_watch_failure).
   void note_listening() {
     const bool trusted = current_wakeups() == wakeup_state::subscribed;
     if (trusted) told_watch_failure.reset();
-    if (trusted == wakeups_trusted) return;
-    wakeups_trusted = trusted;
-    tell(store_events::wakeups{trusted, {}});
+    shell.set_wakeups_trust(trusted);
   }
 
   // A failure of the listening session, told once per kind of failure until
   // it listens again: the session retries with a backoff, and a pooler or a
   // missing privilege would otherwise repeat the same line every few seconds.
   void note_watch_failure(store_error e) {
-    note_failure(e);
+    shell.note_failure(e);
     if (told_watch_failure == e.code) return;
     told_watch_failure = e.code;
-    wakeups_trusted = false;
-    tell(store_events::wakeups{false, e.message()});
+    shell.set_wakeups(false, e.message());
   }
 
   wakeup_state current_wakeups() const {
@@ -257,15 +220,12 @@ struct postgres_store::impl {
     }
   }
 
-  void tell(const store_event& e) {
-    if (closed || !event_sink) return;
-    auto call = event_sink;
-    call(e);
-  }
-
   asio::io_context& io;
   postgres_store_options options;
   postgres_detail::connection_options conn_options;
+  // Closed, the listener, wake-ups said, the last error and reset; and the
+  // guard every completion holds.
+  store_shell shell;
   const lease_sql sql;
   const std::string session;
   const std::string ttl_ms;
@@ -273,10 +233,6 @@ struct postgres_store::impl {
   std::shared_ptr<connection> conn;
   std::shared_ptr<listener> watcher;
   std::optional<std::error_code> told_watch_failure;
-  event_listener event_sink;
-  bool wakeups_trusted = false;
-  std::shared_ptr<int> alive = std::make_shared<int>(0);
-  bool closed = false;
   bool schema_ready = false;
   std::vector<std::function<void(store_error)>> schema_waiters;
   // The token of the term this store holds (0 = none): renew and release
@@ -290,10 +246,6 @@ struct postgres_store::impl {
     std::uint64_t token = 0;  // the row's token
     std::string reset_mark;   // the token of the row's last reset ("" = none)
   } seen;
-  std::string last_error;
-  std::string last_error_kind;
-  std::optional<time_point> last_error_at;
-  std::string last_reset;
 };
 
 postgres_store::postgres_store(asio::io_context& io, postgres_store_options options) {
@@ -315,7 +267,7 @@ const store_identity& postgres_store::identity() const { return impl_->options.i
 
 void postgres_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<acquire_answer>(handler)) return;
+  if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
   d.run(d.sql.acquire(),
         {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), d.seen.cluster, d.seen.wal,
@@ -324,7 +276,7 @@ void postgres_store::async_acquire(acquire_handler handler) {
           d.finish<acquire_answer>(r, handler, [&](const auto& rows) {
             auto parsed = postgres_detail::parse_acquire_rows(rows);
             if (parsed.error) {
-              handler(d.note_failure(parsed.error), acquire_answer{});
+              handler(d.shell.note_failure(parsed.error), acquire_answer{});
               return;
             }
             if (parsed.answer.acquired()) d.token = parsed.answer.token;
@@ -336,7 +288,7 @@ void postgres_store::async_acquire(acquire_handler handler) {
 
 void postgres_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<renew_answer>(handler)) return;
+  if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
   d.run(d.sql.renew(), {id.election, id.node_id, d.session, std::to_string(d.token), d.ttl_ms},
         [&d, handler = std::move(handler)](query_result r) {
@@ -348,7 +300,7 @@ void postgres_store::async_renew(renew_handler handler) {
 
 void postgres_store::async_release(release_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<release_answer>(handler)) return;
+  if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
   d.run(d.sql.release(),
         {id.election, id.node_id, d.session, std::to_string(d.token), d.sql.table()},
@@ -363,7 +315,7 @@ void postgres_store::async_release(release_handler handler) {
 
 void postgres_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<record_answer>(handler)) return;
+  if (d.shell.reject_if_closed(handler)) return;
   d.run(d.sql.create_record(), {d.options.identity.election},
         [&d, handler = std::move(handler)](query_result r) {
           d.finish<record_answer>(r, handler, [&](const auto& rows) {
@@ -375,8 +327,7 @@ void postgres_store::async_create_record(record_handler handler) {
 
 void postgres_store::watch(event_listener listener_fn) {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.event_sink = std::move(listener_fn);
+  if (!d.shell.set_listener(std::move(listener_fn))) return;
   if (d.watcher) return;
   postgres_detail::listener_options o;
   o.connection = d.conn_options;
@@ -388,14 +339,14 @@ void postgres_store::watch(event_listener listener_fn) {
   o.backoff_initial = d.options.relisten_backoff_initial;
   o.backoff_max = d.options.relisten_backoff_max;
   o.ping_interval = d.options.listen_ping_interval;
-  const std::weak_ptr<int> weak = d.alive;
+  const auto weak = d.shell.guard();
   o.on_release_or_relisten = [&d, weak] {
     if (weak.expired()) return;
     d.note_listening();
-    d.tell(store_events::released{});
+    d.shell.emit(store_events::released{});
   };
   o.on_acquired = [&d, weak](std::string holder, std::uint64_t token) {
-    if (!weak.expired()) d.tell(store_events::acquired{std::move(holder), token});
+    if (!weak.expired()) d.shell.emit(store_events::acquired{std::move(holder), token});
   };
   o.on_listening_change = [&d, weak](bool) {
     if (!weak.expired()) d.note_listening();
@@ -409,11 +360,9 @@ void postgres_store::watch(event_listener listener_fn) {
 
 void postgres_store::close() {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.closed = true;
+  if (!d.shell.close()) return;
   d.conn->close();
   if (d.watcher) d.watcher->stop();
-  d.event_sink = nullptr;
 }
 
 store_status postgres_store::status() const {
@@ -428,10 +377,7 @@ store_status postgres_store::status() const {
     default: s.link = link_state::disconnected; break;
   }
   s.wakeups = d.current_wakeups();
-  s.last_error = d.last_error;
-  s.last_error_kind = d.last_error_kind;
-  s.last_error_at = d.last_error_at;
-  s.last_reset = d.last_reset;
+  d.shell.fill_status(s);
   return s;
 }
 

@@ -61,4 +61,27 @@ inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";
 }
 
+/// Every key and the channel of one election, named once for the stores of
+/// the Redis kinds (one server, Sentinel, Cluster, each Redlock master).
+struct election_keys {
+  explicit election_keys(std::string_view election)
+      : lease(lease_key(election)),
+        token(token_key(election)),
+        fence(fence_key(election)),
+        holder(holder_key(election)),
+        epoch(epoch_key(election)),
+        term(term_key(election)),
+        replicas(replicas_key(election)),
+        channel(events_channel(election)) {}
+
+  std::string lease;
+  std::string token;
+  std::string fence;
+  std::string holder;
+  std::string epoch;
+  std::string term;
+  std::string replicas;
+  std::string channel;
+};
+
 }  // namespace baton

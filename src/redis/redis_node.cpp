@@ -2,28 +2,12 @@
 #include "redis_node.hpp"
 
 #include <boost/asio/steady_timer.hpp>
-#include <cstdio>
-#include <random>
 #include <utility>
 
 #include "cluster_routing.hpp"
 #include "redis_error.hpp"
 
 namespace baton::redis_detail {
-
-const std::string& process_nonce() {
-  static const std::string nonce = [] {
-    std::random_device rd;
-    std::string hex;
-    for (int i = 0; i < 4; ++i) {
-      char buf[9];
-      std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned int>(rd()));
-      hex += buf;
-    }
-    return hex;
-  }();
-  return nonce;
-}
 
 std::shared_ptr<redis_node> redis_node::create(boost::asio::io_context& io, node_options options) {
   // The connection keeps the password for its reconnects; the node does not.

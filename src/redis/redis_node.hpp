@@ -24,11 +24,6 @@
 
 namespace baton::redis_detail {
 
-/// 128 random bits in hex, drawn once per process: the nonce of this
-/// process's lease values (`<node_id>:<nonce>`), so that a store made again
-/// in the same process still recognises the lease it holds.
-const std::string& process_nonce();
-
 struct node_options {
   /// Where and how to connect; on_ready is the node's own.
   connection_options connection;

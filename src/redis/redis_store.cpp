@@ -10,21 +10,21 @@
 // counter missing. Either way the watcher hears a store_events::reset.
 #include "redis_store.hpp"
 
-#include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
 #include <algorithm>
 #include <optional>
 #include <variant>
 #include <stdexcept>
 #include <utility>
 
-#include "lease_keys.hpp"
-#include "redis_reply.hpp"
 #include "connection.hpp"
+#include "lease_keys.hpp"
+#include "locating_transport.hpp"
 #include "redis_node.hpp"
+#include "redis_reply.hpp"
 #include "replica_requirement.hpp"
 #include "scripts.hpp"
-#include "locating_transport.hpp"
+#include "store/nonce.hpp"
+#include "store/store_shell.hpp"
 #include "subscriber.hpp"
 
 namespace baton {
@@ -36,13 +36,7 @@ using redis_detail::connection;
 using redis_detail::lua_script;
 using redis_detail::redis_node;
 using redis_detail::subscriber;
-
-// How often a watching store looks at its subscription's state: the
-// subscriber calls back only after a resubscribe (and for releases), so
-// neither its first subscribe nor a drop would be heard otherwise.
-store_error aborted() {
-  return {boost::system::error_code(asio::error::operation_aborted), {}};
-}
+using store_detail::store_shell;
 
 // Whether a member's redacted URL names the server at `peer` ("host:port").
 bool names_server(const std::string& endpoint, const std::string& peer) {
@@ -59,14 +53,9 @@ struct redis_store::impl {
   impl(asio::io_context& context, redis_store_options opts)
       : io(context),
         options(std::move(opts)),
-        value(options.identity.node_id + ":" + redis_detail::process_nonce()),
-        lease(lease_key(options.identity.election)),
-        token(token_key(options.identity.election)),
-        fence(fence_key(options.identity.election)),
-        holder(holder_key(options.identity.election)),
-        epoch(epoch_key(options.identity.election)),
-        replicas(replicas_key(options.identity.election)),
-        channel(events_channel(options.identity.election)),
+        shell(context),
+        value(options.identity.node_id + ":" + store_detail::process_nonce()),
+        keys(options.identity.election),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     conn_options.endpoint = options.endpoint;
     if (!options.password.empty()) conn_options.endpoint.password = options.password;
@@ -87,27 +76,26 @@ struct redis_store::impl {
     node_options.connection.confirm_master = options.locator != nullptr;
     node_options.locator = options.locator;
     if (options.locator) {
-      options.locator->set_switch_listener(
-          [this, weak = std::weak_ptr<int>(alive)](const std::string& why) {
-            if (!weak.expired() && !closed) on_switch(why);
-          });
+      options.locator->set_switch_listener([this, weak = shell.guard()](const std::string& why) {
+        if (!weak.expired() && !shell.closed()) on_switch(why);
+      });
     }
-    node_options.token_key = token;
-    node_options.fence_key = fence;
+    node_options.token_key = keys.token;
+    node_options.fence_key = keys.fence;
     node_options.ttl = options.identity.ttl;
-    node_options.on_reset = [this, weak = std::weak_ptr<int>(alive)](const std::string& why) {
-      if (weak.expired() || closed) return;
+    node_options.on_reset = [this, weak = shell.guard()](const std::string& why) {
+      if (weak.expired() || shell.closed()) return;
       reset_told_for = node->server_id();
       report_reset(why);
     };
-    node_options.on_failure = [this, weak = std::weak_ptr<int>(alive)](store_error e) {
-      if (!weak.expired() && !closed) note_failure(std::move(e));
+    node_options.on_failure = [this, weak = shell.guard()](store_error e) {
+      if (!weak.expired() && !shell.closed()) shell.note_failure(std::move(e));
     };
     node = redis_node::create(io, std::move(node_options));
   }
 
   ~impl() {
-    alive.reset();
+    shell.retire();
     node->close();
     if (watch) watch->stop();
     if (options.locator) options.locator->close();
@@ -115,20 +103,20 @@ struct redis_store::impl {
 
   // A sentinel says the master moved: both connections start over there.
   void on_switch(const std::string& why) {
-    note_failure({redis_errc::not_master, why});
+    shell.note_failure({redis_errc::not_master, why});
     node->reconnect(why);
     if (watch) watch->restart(why);
   }
 
   // The acquire script's keys and arguments for this store's kind.
   std::vector<std::string> acquire_keys() const {
-    std::vector<std::string> keys{lease, token, fence, holder};
-    if (options.replicated || options.ack.on()) keys.push_back(epoch);
-    if (options.ack.on()) keys.push_back(replicas);
-    return keys;
+    std::vector<std::string> out{keys.lease, keys.token, keys.fence, keys.holder};
+    if (options.replicated || options.ack.on()) out.push_back(keys.epoch);
+    if (options.ack.on()) out.push_back(keys.replicas);
+    return out;
   }
   std::vector<std::string> acquire_args() const {
-    std::vector<std::string> args{value, ttl_ms, channel};
+    std::vector<std::string> args{value, ttl_ms, keys.channel};
     if (options.replicated || options.sharded_pubsub || options.ack.on()) {
       args.insert(args.end(), {"", options.replicated ? "replicated" : "", publish_command()});
     }
@@ -138,7 +126,7 @@ struct redis_store::impl {
   // `announced` false: a grant that was never announced is given back
   // without an announcement too.
   std::vector<std::string> release_args(bool announced = true) const {
-    std::vector<std::string> args{value, announced ? channel : std::string()};
+    std::vector<std::string> args{value, announced ? keys.channel : std::string()};
     if (options.sharded_pubsub) args.push_back(publish_command());
     return args;
   }
@@ -156,8 +144,7 @@ struct redis_store::impl {
       then("the connection changed before WAIT could be sent");
       return;
     }
-    node->exec(wait_command(needed), [weak = std::weak_ptr<int>(alive), needed,
-                                      timeout = options.ack.timeout,
+    node->exec(wait_command(needed), [weak = shell.guard(), needed, timeout = options.ack.timeout,
                                       then = std::move(then)](command_result r) {
       if (!weak.expired()) then(ack_shortfall(r, needed, timeout));
     });
@@ -167,7 +154,7 @@ struct redis_store::impl {
   // to us with a replica requirement). Nothing waits for the answer: a lost
   // announcement costs standbys only their wake-up, as a lost PUBLISH would.
   void announce(std::uint64_t term) {
-    node->exec({publish_command(), channel, "acquired " + value + " " + std::to_string(term)},
+    node->exec({publish_command(), keys.channel, "acquired " + value + " " + std::to_string(term)},
                [](command_result) {});
   }
 
@@ -189,19 +176,11 @@ struct redis_store::impl {
            " replicas acknowledged within " + std::to_string(timeout.count()) + " ms";
   }
 
-  // Runs `fn(args...)` later on the io_context unless the store is gone.
-  template <typename Handler, typename... Args>
-  void post_result(Handler handler, Args... args) {
-    asio::post(io, [weak = std::weak_ptr<int>(alive), handler = std::move(handler), args...] {
-      if (!weak.expired()) handler(args...);
-    });
-  }
-
   // Runs a script on the node; `done` runs only while the store is alive.
-  void eval(const lua_script& script, std::vector<std::string> keys, std::vector<std::string> args,
-            std::function<void(command_result)> done) {
-    node->eval(script, std::move(keys), std::move(args),
-               [weak = std::weak_ptr<int>(alive), done = std::move(done)](command_result r) {
+  void eval(const lua_script& script, std::vector<std::string> script_keys,
+            std::vector<std::string> args, std::function<void(command_result)> done) {
+    node->eval(script, std::move(script_keys), std::move(args),
+               [weak = shell.guard(), done = std::move(done)](command_result r) {
                  if (!weak.expired()) done(std::move(r));
                });
   }
@@ -211,41 +190,24 @@ struct redis_store::impl {
   // value.
   template <typename T, typename Parse, typename Handler>
   void finish(const command_result& r, Parse parse, const Handler& handler) {
-    if (closed) {
-      handler(aborted(), T{});
+    if (shell.closed()) {
+      handler(store_shell::aborted(), T{});
       return;
     }
     if (r.ec) {
-      handler(note_failure({r.ec, r.detail}), T{});
+      handler(shell.note_failure({r.ec, r.detail}), T{});
       return;
     }
     auto parsed = parse(r.reply);
     if (parsed.ec) {
-      handler(note_failure({parsed.ec, parsed.detail}), T{});
+      handler(shell.note_failure({parsed.ec, parsed.detail}), T{});
       return;
     }
     handler(store_error{}, std::move(parsed.value));
   }
 
-  // Remembers a failure for status(), and hands it back.
-  store_error note_failure(store_error e) {
-    last_error = e.detail;
-    last_error_kind = store_error_kind(e.code);
-    last_error_at = mono_clock::now();
-    return e;
-  }
-
-  // After close() nothing is sent: the handler gets operation_aborted.
-  template <typename T, typename Handler>
-  bool reject_closed(Handler& handler) {
-    if (!closed) return false;
-    post_result(std::move(handler), aborted(), T{});
-    return true;
-  }
-
   void report_reset(std::string why, bool record_missing = false) {
-    last_reset = why;
-    tell(store_events::reset{std::move(why), record_missing, {}});
+    shell.report_reset(store_events::reset{std::move(why), record_missing, {}});
   }
 
   // A reset the acquire script found. One failover can be seen twice by a
@@ -256,7 +218,7 @@ struct redis_store::impl {
     const bool same_failover = !a.record_missing && !reset_told_for.empty() &&
                                reset_told_for == node->server_id();
     if (same_failover) {
-      last_reset = a.reset_why;
+      shell.note_reset(a.reset_why);
       return;
     }
     report_reset(a.reset_why, a.record_missing);
@@ -266,7 +228,7 @@ struct redis_store::impl {
   // have gone unheard meanwhile, and for every foreign release.
   void on_release_or_resubscribe() {
     note_wakeups();
-    tell(store_events::released{});
+    shell.emit(store_events::released{});
   }
 
   // Wake-ups are trusted while the watch is subscribed; say so on a change.
@@ -275,13 +237,8 @@ struct redis_store::impl {
   // in silence.
   void note_wakeups() {
     const bool trusted = current_wakeups() == wakeup_state::subscribed;
-    const std::string why = trusted || !watch ? std::string() : watch->last_failure();
-    if (trusted == wakeups_trusted && why == wakeups_why) return;
-    wakeups_trusted = trusted;
-    wakeups_why = why;
-    tell(store_events::wakeups{trusted, why});
+    shell.set_wakeups(trusted, trusted || !watch ? std::string() : watch->last_failure());
   }
-
 
   wakeup_state current_wakeups() const {
     if (!watch) return wakeup_state::off;
@@ -293,41 +250,20 @@ struct redis_store::impl {
     }
   }
 
-  void tell(const store_event& e) {
-    if (closed || !listener) return;
-    // A copy: the listener may close or destroy the store while it runs.
-    auto call = listener;
-    call(e);
-  }
-
   asio::io_context& io;
   redis_store_options options;
   redis_detail::connection_options conn_options;
+  // Closed, the listener, wake-ups said, the last error and reset; and the
+  // guard every completion holds.
+  store_shell shell;
   const std::string value;
-  const std::string lease;
-  const std::string token;
-  const std::string fence;
-  const std::string holder;
-  const std::string epoch;
-  const std::string replicas;
-  const std::string channel;
+  const election_keys keys;
   const std::string ttl_ms;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
   // redis.replica_ack: the replicas WAIT counts for a renewal (sent with the
   // script, so before its answer): the number the last script answered.
   int ack_needed = 1;
-  event_listener listener;
-  bool wakeups_trusted = false;
-  std::string wakeups_why;
-  // Completions hold a weak_ptr to this; expired = the store is gone.
-  std::shared_ptr<int> alive = std::make_shared<int>(0);
-  bool closed = false;
-  // The latest failure, for status() only: each handler gets its own.
-  std::string last_error;
-  std::string last_error_kind;
-  std::optional<time_point> last_error_at;
-  std::string last_reset;
   // The server (run_id) whose arrival the node's run_id check last told
   // watchers of; "" = none.
   std::string reset_told_for;
@@ -345,7 +281,7 @@ const store_identity& redis_store::identity() const { return impl_->options.iden
 
 void redis_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<acquire_answer>(handler)) return;
+  if (d.shell.reject_if_closed(handler)) return;
   auto report = [&d](const acquire_script_reply& a) {
     if (a.found_reset) d.report_script_reset(a);
   };
@@ -370,11 +306,11 @@ void redis_store::async_acquire(acquire_handler handler) {
                  if (!e) report(a);
                  if (!e && a.replicas_short) {
                    // Refused before the grant: nothing to give back.
-                   handler(d.note_failure({redis_errc::not_acknowledged,
-                                           "acquire refused: " +
-                                               replica_shortfall(*a.replicas_short,
-                                                                 a.replicas_needed,
-                                                                 d.ack_requirement(), d.replicas)}),
+                   handler(d.shell.note_failure(
+                               {redis_errc::not_acknowledged,
+                                "acquire refused: " +
+                                    replica_shortfall(*a.replicas_short, a.replicas_needed,
+                                                      d.ack_requirement(), d.keys.replicas)}),
                            acquire_answer{});
                    return;
                  }
@@ -383,29 +319,32 @@ void redis_store::async_acquire(acquire_handler handler) {
                    return;
                  }
                  d.ack_needed = a.replicas_needed;
-                 d.acknowledge(*sent_on, a.replicas_needed,
-                               [&d, answer = std::move(a.answer), announce = a.announce,
-                                handler](const std::string& shortfall) {
-                   if (d.closed) {
-                     handler(aborted(), acquire_answer{});
-                     return;
-                   }
-                   if (shortfall.empty()) {
-                     if (announce) d.announce(answer.token);
-                     handler({}, answer);
-                     return;
-                   }
-                   // A grant the replicas may not have: a failover now would
-                   // lose it while this node worked. Give it back, as silently
-                   // as it was made.
-                   d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder},
-                          d.release_args(false), [&d, shortfall, handler](command_result) {
-                            handler(d.note_failure({redis_errc::not_acknowledged,
-                                                    "acquire not acknowledged: " + shortfall +
-                                                        " (redis.replica_ack); released it"}),
+                 d.acknowledge(
+                     *sent_on, a.replicas_needed,
+                     [&d, answer = std::move(a.answer), announce = a.announce,
+                      handler](const std::string& shortfall) {
+                       if (d.shell.closed()) {
+                         handler(store_shell::aborted(), acquire_answer{});
+                         return;
+                       }
+                       if (shortfall.empty()) {
+                         if (announce) d.announce(answer.token);
+                         handler({}, answer);
+                         return;
+                       }
+                       // A grant the replicas may not have: a failover now would
+                       // lose it while this node worked. Give it back, as silently
+                       // as it was made.
+                       d.eval(redis_detail::release_script(),
+                              {d.keys.lease, d.keys.token, d.keys.holder}, d.release_args(false),
+                              [&d, shortfall, handler](command_result) {
+                                handler(
+                                    d.shell.note_failure({redis_errc::not_acknowledged,
+                                                          "acquire not acknowledged: " + shortfall +
+                                                              " (redis.replica_ack); released it"}),
                                     acquire_answer{});
-                          });
-                 });
+                              });
+                     });
                });
          });
   // The script was queued on this connection (a connect starts inside).
@@ -414,9 +353,9 @@ void redis_store::async_acquire(acquire_handler handler) {
 
 void redis_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<renew_answer>(handler)) return;
+  if (d.shell.reject_if_closed(handler)) return;
   if (!d.options.ack.on()) {
-    d.eval(redis_detail::renew_script(), {d.lease, d.holder}, {d.value, d.ttl_ms},
+    d.eval(redis_detail::renew_script(), {d.keys.lease, d.keys.holder}, {d.value, d.ttl_ms},
            [&d, handler = std::move(handler)](command_result r) {
              d.finish<renew_answer>(r, parse_renew_reply, handler);
            });
@@ -426,9 +365,9 @@ void redis_store::async_renew(renew_handler handler) {
   // script answered; the script's own answer is checked against it after.
   const int sent_needed = d.ack_needed;
   d.node->eval_with(
-      redis_detail::renew_script(), {d.lease, d.holder, d.replicas},
+      redis_detail::renew_script(), {d.keys.lease, d.keys.holder, d.keys.replicas},
       {d.value, d.ttl_ms, d.ack_requirement()}, d.wait_command(sent_needed),
-      [&d, sent_needed, weak = std::weak_ptr<int>(d.alive),
+      [&d, sent_needed, weak = d.shell.guard(),
        handler = std::move(handler)](redis_detail::eval_reply r) {
         if (weak.expired()) return;
         d.finish<required_renewal>(
@@ -439,10 +378,11 @@ void redis_store::async_renew(renew_handler handler) {
               }
               if (a.short_of) {
                 // Not extended: the renew deadline runs on and stops the app.
-                handler(d.note_failure({redis_errc::not_acknowledged,
-                                        "renewal refused: " +
-                                            replica_shortfall(*a.short_of, a.needed,
-                                                              d.ack_requirement(), d.replicas)}),
+                handler(d.shell.note_failure(
+                            {redis_errc::not_acknowledged,
+                             "renewal refused: " + replica_shortfall(*a.short_of, a.needed,
+                                                                     d.ack_requirement(),
+                                                                     d.keys.replicas)}),
                         renew_answer::lost);
                 return;
               }
@@ -457,9 +397,9 @@ void redis_store::async_renew(renew_handler handler) {
               if (!shortfall.empty()) {
                 // Extended on the master only: a failover could lose it, so
                 // the renewal does not count and the renew deadline runs on.
-                handler(d.note_failure({redis_errc::not_acknowledged,
-                                        "renewal not acknowledged: " + shortfall +
-                                            " (redis.replica_ack)"}),
+                handler(d.shell.note_failure(
+                            {redis_errc::not_acknowledged,
+                             "renewal not acknowledged: " + shortfall + " (redis.replica_ack)"}),
                         renew_answer::lost);
                 return;
               }
@@ -470,17 +410,17 @@ void redis_store::async_renew(renew_handler handler) {
 
 void redis_store::async_release(release_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<release_answer>(handler)) return;
-  d.eval(redis_detail::release_script(), {d.lease, d.token, d.holder}, d.release_args(),
-         [&d, handler = std::move(handler)](command_result r) {
+  if (d.shell.reject_if_closed(handler)) return;
+  d.eval(redis_detail::release_script(), {d.keys.lease, d.keys.token, d.keys.holder},
+         d.release_args(), [&d, handler = std::move(handler)](command_result r) {
            d.finish<release_answer>(r, parse_release_reply, handler);
          });
 }
 
 void redis_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
-  if (d.reject_closed<record_answer>(handler)) return;
-  d.eval(redis_detail::create_record_script(), {d.token}, {},
+  if (d.shell.reject_if_closed(handler)) return;
+  d.eval(redis_detail::create_record_script(), {d.keys.token}, {},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<record_answer>(r, parse_record_reply, handler);
          });
@@ -488,24 +428,23 @@ void redis_store::async_create_record(record_handler handler) {
 
 void redis_store::watch(event_listener listener) {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.listener = std::move(listener);
+  if (!d.shell.set_listener(std::move(listener))) return;
   if (d.watch) return;
   redis_detail::subscriber_options opts;
   opts.connection = d.conn_options;
-  opts.channel = d.channel;
+  opts.channel = d.keys.channel;
   opts.own_value = d.value;
   opts.backoff_initial = d.options.resubscribe_backoff_initial;
   opts.backoff_max = d.options.resubscribe_backoff_max;
   opts.ping_interval = d.options.subscription_ping_interval;
   opts.sharded = d.options.sharded_pubsub;
-  opts.on_acquired = [&d, weak = std::weak_ptr<int>(d.alive)](const announced_term& term) {
-    if (!weak.expired()) d.tell(store_events::acquired{term.holder, term.token});
+  opts.on_acquired = [&d, weak = d.shell.guard()](const announced_term& term) {
+    if (!weak.expired()) d.shell.emit(store_events::acquired{term.holder, term.token});
   };
-  opts.on_subscribed_change = [&d, weak = std::weak_ptr<int>(d.alive)](bool) {
+  opts.on_subscribed_change = [&d, weak = d.shell.guard()](bool) {
     if (!weak.expired()) d.note_wakeups();
   };
-  d.watch = subscriber::create(d.io, std::move(opts), [&d, weak = std::weak_ptr<int>(d.alive)] {
+  d.watch = subscriber::create(d.io, std::move(opts), [&d, weak = d.shell.guard()] {
     if (!weak.expired()) d.on_release_or_resubscribe();
   });
   d.watch->start();
@@ -513,12 +452,10 @@ void redis_store::watch(event_listener listener) {
 
 void redis_store::close() {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.closed = true;
+  if (!d.shell.close()) return;
   d.node->close();
   if (d.watch) d.watch->stop();
   if (d.options.locator) d.options.locator->close();
-  d.listener = nullptr;
 }
 
 const std::string& redis_store::lease_value() const { return impl_->value; }
@@ -544,10 +481,7 @@ store_status redis_store::status() const {
   }
   s.link = redis_detail::link_of(d.node->current_state());
   s.wakeups = d.current_wakeups();
-  s.last_error = d.last_error;
-  s.last_error_kind = d.last_error_kind;
-  s.last_error_at = d.last_error_at;
-  s.last_reset = d.last_reset;
+  d.shell.fill_status(s);
   return s;
 }
 

@@ -6,8 +6,6 @@
 // close() every call completes once with operation_aborted.
 #include "redlock_store.hpp"
 
-#include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
 #include <algorithm>
 #include <optional>
 #include <random>
@@ -24,6 +22,8 @@
 #include "redis/scripts.hpp"
 #include "redis/subscriber.hpp"
 #include "redlock_error.hpp"
+#include "store/nonce.hpp"
+#include "store/store_shell.hpp"
 
 namespace baton {
 namespace {
@@ -37,10 +37,7 @@ using redlock_detail::acquire_round;
 using redlock_detail::master_answer;
 using redlock_detail::quorum_tally;
 using redlock_detail::verdict;
-
-store_error aborted() {
-  return {boost::system::error_code(asio::error::operation_aborted), {}};
-}
+using store_detail::store_shell;
 
 // What went wrong on which master during one round.
 struct round_failures {
@@ -107,13 +104,9 @@ struct redlock_store::impl {
   impl(asio::io_context& context, redlock_store_options opts)
       : io(context),
         options(std::move(opts)),
-        value(options.identity.node_id + ":" + redis_detail::process_nonce()),
-        lease(lease_key(options.identity.election)),
-        token(token_key(options.identity.election)),
-        fence(fence_key(options.identity.election)),
-        holder(holder_key(options.identity.election)),
-        term_record(term_key(options.identity.election)),
-        channel(events_channel(options.identity.election)),
+        shell(context),
+        value(options.identity.node_id + ":" + store_detail::process_nonce()),
+        keys(options.identity.election),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     for (std::size_t i = 0; i < options.masters.size(); ++i) {
       redis_detail::connection_options c;
@@ -127,13 +120,13 @@ struct redlock_store::impl {
 
       redis_detail::node_options n;
       n.connection = c;
-      n.token_key = token;
-      n.fence_key = fence;
+      n.token_key = keys.token;
+      n.fence_key = keys.fence;
       n.ttl = options.identity.ttl;
-      n.on_reset = [this, weak = std::weak_ptr<int>(alive), i](const std::string& why) {
+      n.on_reset = [this, weak = shell.guard(), i](const std::string& why) {
         if (!weak.expired()) member_reset(i, why, false);
       };
-      n.on_failure = [this, weak = std::weak_ptr<int>(alive), i](store_error e) {
+      n.on_failure = [this, weak = shell.guard(), i](store_error e) {
         if (!weak.expired()) member_failed(i, e);
       };
       member m;
@@ -147,7 +140,7 @@ struct redlock_store::impl {
   }
 
   ~impl() {
-    alive.reset();
+    shell.retire();
     for (auto& m : members) {
       m.node->close();
       if (m.watch) m.watch->stop();
@@ -158,24 +151,16 @@ struct redlock_store::impl {
 
   // Runs `script` on master `i`; `done` runs only while the store lives.
   // Any reply ends the master's last error (`done` may record a new one).
-  void eval(std::size_t i, const redis_detail::lua_script& script, std::vector<std::string> keys,
-            std::vector<std::string> args, std::function<void(command_result)> done) {
+  void eval(std::size_t i, const redis_detail::lua_script& script,
+            std::vector<std::string> script_keys, std::vector<std::string> args,
+            std::function<void(command_result)> done) {
     members[i].node->eval(
-        script, std::move(keys), std::move(args),
-        [this, i, weak = std::weak_ptr<int>(alive), done = std::move(done)](command_result r) {
+        script, std::move(script_keys), std::move(args),
+        [this, i, weak = shell.guard(), done = std::move(done)](command_result r) {
           if (weak.expired()) return;
           if (!r.ec) members[i].state.answered();
           done(std::move(r));
         });
-  }
-
-  template <typename T, typename Handler>
-  bool reject_closed(Handler& handler) {
-    if (!closed) return false;
-    asio::post(io, [weak = std::weak_ptr<int>(alive), handler = std::move(handler)] {
-      if (!weak.expired()) handler(aborted(), T{});
-    });
-    return true;
   }
 
   // --- per-master bookkeeping --------------------------------------------------
@@ -185,8 +170,7 @@ struct redlock_store::impl {
   void member_reset(std::size_t i, const std::string& why, bool record_missing) {
     members[i].state.fenced(why, mono_clock::now(), options.identity.ttl);
     const auto text = "master " + members[i].endpoint + ": " + why;
-    last_reset = text;
-    tell(store_events::reset{text, record_missing, members[i].endpoint});
+    shell.report_reset(store_events::reset{text, record_missing, members[i].endpoint});
   }
 
   // A transport error or an unparseable reply of master `i`, kept for the
@@ -212,14 +196,7 @@ struct redlock_store::impl {
                                         : std::error_code(redlock_errc::no_quorum);
     out.detail = summary;
     for (const auto& [i, e] : f.list) out.detail += "; " + members[i].endpoint + ": " + e.message();
-    return note_failure(std::move(out));
-  }
-
-  store_error note_failure(store_error e) {
-    last_error = e.detail.empty() ? e.code.message() : e.detail;
-    last_error_kind = store_error_kind(e.code);
-    last_error_at = mono_clock::now();
-    return e;
+    return shell.note_failure(std::move(out));
   }
 
   std::string of_masters(std::size_t k) const {
@@ -237,7 +214,7 @@ struct redlock_store::impl {
   void release_everywhere(const redlock_detail::acquire_round* round = nullptr) {
     for (std::size_t i = 0; i < size(); ++i) {
       if (round != nullptr && round->refused_at(i)) continue;
-      eval(i, redis_detail::release_script(), {lease, token, holder}, {value, ""},
+      eval(i, redis_detail::release_script(), {keys.lease, keys.token, keys.holder}, {value, ""},
            [this, i](command_result r) {
              if (!r.ec && parse_release_reply(r.reply).ec == std::error_code{}) {
                members[i].state.holds_lease(false);
@@ -252,14 +229,15 @@ struct redlock_store::impl {
     auto call = std::make_shared<acquire_call>(std::move(handler), size());
     call->sent = mono_clock::now();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::acquire_script(), {lease, token, fence, holder}, {value, ttl_ms, channel, "grant"},
+      eval(i, redis_detail::acquire_script(), {keys.lease, keys.token, keys.fence, keys.holder},
+           {value, ttl_ms, keys.channel, "grant"},
            [this, call, i](command_result r) { on_grant(call, i, std::move(r)); });
     }
   }
 
   void on_grant(const std::shared_ptr<acquire_call>& shared, std::size_t i, command_result r) {
     auto& call = *shared;
-    if (closed) return finish(call, aborted(), {});
+    if (shell.closed()) return finish(call, store_shell::aborted(), {});
     master_answer answer;
     if (r.ec) {
       failed_in(call.failures, i, {r.ec, r.detail});
@@ -278,8 +256,8 @@ struct redlock_store::impl {
       // others, and gets the token too, so that its counter says who holds
       // the lease there.
       if (answer.what == master_answer::kind::granted && call.token != 0 && call.winning) {
-        eval(i, redis_detail::write_back_script(), {lease, token, term_record},
-             {value, std::to_string(call.token), channel, "0"}, [](command_result) {});
+        eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term},
+             {value, std::to_string(call.token), keys.channel, "0"}, [](command_result) {});
       }
       return;
     }
@@ -307,14 +285,14 @@ struct redlock_store::impl {
     }
     const std::string announce = call.round.new_term() ? "1" : "0";
     for (const auto i : granted) {
-      eval(i, redis_detail::write_back_script(), {lease, token, term_record},
-           {value, std::to_string(call.token), channel, announce},
+      eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term},
+           {value, std::to_string(call.token), keys.channel, announce},
            [this, shared, i](command_result r) { on_written(*shared, i, std::move(r)); });
     }
   }
 
   void on_written(acquire_call& call, std::size_t i, command_result r) {
-    if (closed) return finish(call, aborted(), {});
+    if (shell.closed()) return finish(call, store_shell::aborted(), {});
     bool written = false;
     if (r.ec) {
       failed_in(call.failures, i, {r.ec, r.detail});
@@ -345,12 +323,13 @@ struct redlock_store::impl {
     if (left <= mono_clock::duration::zero()) {
       call.winning = false;
       release_everywhere();
-      return finish(call,
-                    note_failure({redlock_errc::validity_spent,
-                                  "acquire: granted by " + of_masters(call.writes.successes()) +
-                                      " after " + microseconds_text(now - call.sent) +
-                                      ", past the lease's validity; released"}),
-                    {});
+      return finish(
+          call,
+          shell.note_failure({redlock_errc::validity_spent,
+                              "acquire: granted by " + of_masters(call.writes.successes()) +
+                                  " after " + microseconds_text(now - call.sent) +
+                                  ", past the lease's validity; released"}),
+          {});
     }
     acquire_answer won;
     won.outcome = acquire_outcome::acquired;
@@ -394,13 +373,13 @@ struct redlock_store::impl {
     auto call = std::make_shared<renew_call>(std::move(handler), size());
     call->sent = mono_clock::now();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::renew_script(), {lease, holder}, {value, ttl_ms},
+      eval(i, redis_detail::renew_script(), {keys.lease, keys.holder}, {value, ttl_ms},
            [this, call, i](command_result r) { on_renewed(*call, i, std::move(r)); });
     }
   }
 
   void on_renewed(renew_call& call, std::size_t i, command_result r) {
-    if (closed) return finish(call, aborted(), renew_answer::lost);
+    if (shell.closed()) return finish(call, store_shell::aborted(), renew_answer::lost);
     bool renewed = false;
     if (r.ec) {
       failed_in(call.failures, i, {r.ec, r.detail});
@@ -424,12 +403,13 @@ struct redlock_store::impl {
         const auto now = mono_clock::now();
         if (redlock_detail::remaining_validity(call.sent, now, options.identity.ttl, options.drift) <=
             mono_clock::duration::zero()) {
-          return finish(call,
-                        note_failure({redlock_errc::validity_spent,
-                                      "renew: renewed by " + of_masters(call.tally.successes()) +
-                                          " after " + microseconds_text(now - call.sent) +
-                                          ", past the lease's validity"}),
-                        renew_answer::lost);
+          return finish(
+              call,
+              shell.note_failure({redlock_errc::validity_spent,
+                                  "renew: renewed by " + of_masters(call.tally.successes()) +
+                                      " after " + microseconds_text(now - call.sent) +
+                                      ", past the lease's validity"}),
+              renew_answer::lost);
         }
         call.won = true;
         for (const auto m : call.not_ours) take(m);
@@ -456,7 +436,8 @@ struct redlock_store::impl {
   // contested start, or a master's restart) comes to hold every master and
   // survives the next loss. It counts from the next renewal on.
   void take(std::size_t i) {
-    eval(i, redis_detail::renew_or_take_script(), {lease, token, fence, holder, term_record},
+    eval(i, redis_detail::renew_or_take_script(),
+         {keys.lease, keys.token, keys.fence, keys.holder, keys.term},
          {value, ttl_ms, std::to_string(held_token)}, [this, i](command_result r) {
            if (r.ec) return;
            const auto parsed = redlock_detail::parse_renewal_reply(r.reply);
@@ -483,14 +464,14 @@ struct redlock_store::impl {
     // hears first.
     const std::string term = held_token == 0 ? "" : std::to_string(held_token);
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::release_script(), {lease, token, holder},
-           {value, channel, "PUBLISH", term},
+      eval(i, redis_detail::release_script(), {keys.lease, keys.token, keys.holder},
+           {value, keys.channel, "PUBLISH", term},
            [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
     }
   }
 
   void on_released(release_call& call, std::size_t i, command_result r) {
-    if (closed) return finish(call, aborted(), release_answer::not_ours);
+    if (shell.closed()) return finish(call, store_shell::aborted(), release_answer::not_ours);
     bool answered = false;
     if (r.ec) {
       failed_in(call.failures, i, {r.ec, r.detail});
@@ -529,7 +510,7 @@ struct redlock_store::impl {
     call->handler = std::move(handler);
     call->left = size();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::create_record_script(), {token}, {},
+      eval(i, redis_detail::create_record_script(), {keys.token}, {},
            [this, call, i](command_result r) {
              if (r.ec) {
                failed_in(call->failures, i, {r.ec, r.detail});
@@ -540,7 +521,7 @@ struct redlock_store::impl {
              }
              if (--call->left > 0 || !call->handler) return;
              auto answer = std::move(call->handler);
-             if (closed) return answer(aborted(), record_answer::existed);
+             if (shell.closed()) return answer(store_shell::aborted(), record_answer::existed);
              if (!call->failures.list.empty()) {
                return answer(round_error(call->failures,
                                          call->failures.list.size() < size(),
@@ -560,7 +541,7 @@ struct redlock_store::impl {
     for (std::size_t i = 0; i < size(); ++i) {
       redis_detail::subscriber_options opts;
       opts.connection = conn_options[i];
-      opts.channel = channel;
+      opts.channel = keys.channel;
       opts.own_value = value;
       opts.backoff_initial = options.resubscribe_backoff_initial;
       opts.backoff_max = options.resubscribe_backoff_max;
@@ -568,16 +549,17 @@ struct redlock_store::impl {
       // Every master announces a term it wrote and its release: the merge
       // says which copy is news. The node is told here, so the subscriber's
       // own wake-up after a resubscribe is left to the merge's rule.
-      opts.release_filter = [this, weak = std::weak_ptr<int>(alive)](std::string_view message) {
+      opts.release_filter = [this, weak = shell.guard()](std::string_view message) {
         if (weak.expired()) return false;
-        if (announcements.released(message)) tell(store_events::released{});
+        if (announcements.released(message)) shell.emit(store_events::released{});
         return false;
       };
-      opts.on_acquired = [this, weak = std::weak_ptr<int>(alive)](const announced_term& term) {
+      opts.on_acquired = [this, weak = shell.guard()](const announced_term& term) {
         if (weak.expired()) return;
-        if (announcements.acquired(term)) tell(store_events::acquired{term.holder, term.token});
+        if (announcements.acquired(term))
+          shell.emit(store_events::acquired{term.holder, term.token});
       };
-      opts.on_subscribed_change = [this, weak = std::weak_ptr<int>(alive)](bool) {
+      opts.on_subscribed_change = [this, weak = shell.guard()](bool) {
         if (!weak.expired()) note_wakeups();
       };
       // A watch resubscribed: whether anything may have been missed is
@@ -600,8 +582,8 @@ struct redlock_store::impl {
   void note_wakeups() {
     const auto news = announcements.watches(subscribed());
     if (!news.trust_changed) return;
-    tell(store_events::wakeups{news.trusted, {}});
-    if (news.wake) tell(store_events::released{});
+    shell.set_wakeups(news.trusted, {});
+    if (news.wake) shell.emit(store_events::released{});
   }
 
   wakeup_state current_wakeups() const {
@@ -615,26 +597,17 @@ struct redlock_store::impl {
     return wakeup_state::disconnected;
   }
 
-  void tell(const store_event& e) {
-    if (closed || !listener) return;
-    auto call = listener;
-    call(e);
-  }
-
   asio::io_context& io;
   redlock_store_options options;
+  // Closed, the listener, wake-ups said, the last error and reset; and the
+  // guard every completion holds.
+  store_shell shell;
   const std::string value;
-  const std::string lease;
-  const std::string token;
-  const std::string fence;
-  const std::string holder;
-  // Per master: the largest token a term wrote there (see term_key).
-  const std::string term_record;
-  const std::string channel;
+  // Its term key: per master, the largest token a term wrote there.
+  const election_keys keys;
   const std::string ttl_ms;
   std::vector<redis_detail::connection_options> conn_options;
   std::vector<member> members;
-  event_listener listener;
   bool watching = false;
   // Retry delay after a split vote: 0.2 to 5 ms, so that the two sides try
   // at different moments.
@@ -644,12 +617,6 @@ struct redlock_store::impl {
   // masters only for it.
   std::uint64_t held_token = 0;
   redlock_detail::announcement_merge announcements{options.masters.size()};
-  std::shared_ptr<int> alive = std::make_shared<int>(0);
-  bool closed = false;
-  std::string last_error;
-  std::string last_error_kind;
-  std::optional<time_point> last_error_at;
-  std::string last_reset;
 };
 
 redlock_store::redlock_store(asio::io_context& io, redlock_store_options options) {
@@ -668,29 +635,28 @@ redlock_store::~redlock_store() = default;
 const store_identity& redlock_store::identity() const { return impl_->options.identity; }
 
 void redlock_store::async_acquire(acquire_handler handler) {
-  if (impl_->reject_closed<acquire_answer>(handler)) return;
+  if (impl_->shell.reject_if_closed(handler)) return;
   impl_->acquire(std::move(handler));
 }
 
 void redlock_store::async_renew(renew_handler handler) {
-  if (impl_->reject_closed<renew_answer>(handler)) return;
+  if (impl_->shell.reject_if_closed(handler)) return;
   impl_->renew(std::move(handler));
 }
 
 void redlock_store::async_release(release_handler handler) {
-  if (impl_->reject_closed<release_answer>(handler)) return;
+  if (impl_->shell.reject_if_closed(handler)) return;
   impl_->release(std::move(handler));
 }
 
 void redlock_store::async_create_record(record_handler handler) {
-  if (impl_->reject_closed<record_answer>(handler)) return;
+  if (impl_->shell.reject_if_closed(handler)) return;
   impl_->create_record(std::move(handler));
 }
 
 void redlock_store::watch(event_listener listener) {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.listener = std::move(listener);
+  if (!d.shell.set_listener(std::move(listener))) return;
   if (d.watching) return;
   d.watching = true;
   d.start_watch();
@@ -698,13 +664,11 @@ void redlock_store::watch(event_listener listener) {
 
 void redlock_store::close() {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.closed = true;
+  if (!d.shell.close()) return;
   for (auto& m : d.members) {
     m.node->close();
     if (m.watch) m.watch->stop();
   }
-  d.listener = nullptr;
 }
 
 store_status redlock_store::status() const {
@@ -732,10 +696,7 @@ store_status redlock_store::status() const {
            : connecting                                        ? link_state::connecting
                                                                : link_state::disconnected;
   s.wakeups = d.current_wakeups();
-  s.last_error = d.last_error;
-  s.last_error_kind = d.last_error_kind;
-  s.last_error_at = d.last_error_at;
-  s.last_reset = d.last_reset;
+  d.shell.fill_status(s);
   return s;
 }
 

@@ -17,8 +17,8 @@
 
 #include "integration/redis/store_test_util.hpp"
 #include "redis/lease_keys.hpp"
-#include "redis/redis_node.hpp"
 #include "redlock/redlock_store.hpp"
+#include "store/nonce.hpp"
 #include "support/redis_server.hpp"
 
 namespace baton {
@@ -349,7 +349,7 @@ TEST_F(redlock_store_test, a_split_vote_is_undone_at_once_by_the_refused_candida
   auto a = make("node-a", 5s, 1s);
   auto b = make("node-b", 5s, 1s);
   const auto lease = lease_key(util::election);
-  const auto nonce = redis_detail::process_nonce();
+  const auto nonce = store_detail::process_nonce();
   servers_[2].kill_and_wait();
   servers_[0].command({"SET", lease, "node-a:" + nonce, "PX", "5000"});
   servers_[1].command({"SET", lease, "node-b:" + nonce, "PX", "5000"});
