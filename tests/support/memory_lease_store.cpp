@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "store/store_shell.hpp"
+
 namespace baton::testing {
 namespace {
 
@@ -38,9 +40,7 @@ class memory_category_impl final : public std::error_category {
   }
 };
 
-store_error aborted() {
-  return {boost::system::error_code(asio::error::operation_aborted), {}};
-}
+using store_detail::store_shell;
 
 // Time left until `until`, rounded up so that a lease not yet over never
 // reads as 0 ms.
@@ -96,55 +96,48 @@ struct memory_lease_store::impl {
 
   impl(asio::io_context& context, std::shared_ptr<memory_lease_backend::state> b,
        store_identity identity)
-      : io(context), backend(std::move(b)), id(std::move(identity)) {
+      : io(context), shell(context), backend(std::move(b)), id(std::move(identity)) {
     auto& e = election();
     e.longest_ttl = std::max(e.longest_ttl, id.ttl);
     backend->stores.push_back(this);
   }
 
   ~impl() {
-    alive.reset();
+    shell.retire();
     auto& all = backend->stores;
     all.erase(std::remove(all.begin(), all.end(), this), all.end());
   }
 
   election_state& election() { return backend->elections[id.election]; }
 
-  std::weak_ptr<int> guard() const { return alive; }
-
   // Runs the call after the backend's latency, unless close() comes first.
   template <typename T>
   void start(std::function<void(store_error, T)> handler, std::function<T()> apply) {
-    if (closed) {
-      asio::post(io, [weak = guard(), handler = std::move(handler)] {
-        if (!weak.expired()) handler(aborted(), T{});
-      });
-      return;
-    }
+    if (shell.reject_if_closed(handler)) return;
     const auto call = next_call++;
     auto shared = std::make_shared<std::function<void(store_error, T)>>(std::move(handler));
     pending_call p;
     p.complete = [this, shared, apply = std::move(apply)] {
       if (backend->unavailable) {
-        (*shared)(note_failure({memory_errc::unavailable, "memory store unavailable"}), T{});
+        (*shared)(shell.note_failure({memory_errc::unavailable, "memory store unavailable"}), T{});
         return;
       }
       T answer = apply();
       (*shared)(store_error{}, std::move(answer));
     };
     p.abort = [this, shared] {
-      asio::post(io, [weak = guard(), shared] {
-        if (!weak.expired()) (*shared)(aborted(), T{});
+      asio::post(io, [weak = shell.guard(), shared] {
+        if (!weak.expired()) (*shared)(store_shell::aborted(), T{});
       });
     };
     const auto latency = backend->latency;
     if (latency > milliseconds::zero()) {
       p.timer = std::make_unique<asio::steady_timer>(io, latency);
-      p.timer->async_wait([this, weak = guard(), call](const boost::system::error_code&) {
+      p.timer->async_wait([this, weak = shell.guard(), call](const boost::system::error_code&) {
         if (!weak.expired()) finish(call);
       });
     } else {
-      asio::post(io, [this, weak = guard(), call] {
+      asio::post(io, [this, weak = shell.guard(), call] {
         if (!weak.expired()) finish(call);
       });
     }
@@ -160,21 +153,11 @@ struct memory_lease_store::impl {
     p.complete();
   }
 
-  store_error note_failure(store_error e) {
-    last_error = e.message();
-    last_error_kind = store_error_kind(e.code);
-    last_error_at = mono_clock::now();
-    return e;
-  }
-
   // Posts `e` to the listener (any event the store finds itself).
   void tell(store_event e) {
-    if (closed || !listener) return;
-    asio::post(io, [this, weak = guard(), e = std::move(e)] {
-      if (weak.expired() || closed || !listener) return;
-      // A copy: the listener may close or destroy the store while it runs.
-      auto call = listener;
-      call(e);
+    if (!shell.listening()) return;
+    asio::post(io, [this, weak = shell.guard(), e = std::move(e)] {
+      if (!weak.expired()) shell.emit(e);
     });
   }
 
@@ -192,7 +175,7 @@ struct memory_lease_store::impl {
 
   // The watch comes up, unless the backend is unavailable.
   void subscribe() {
-    if (closed) return;
+    if (shell.closed()) return;
     if (backend->unavailable) {
       wakeups = wakeup_state::disconnected;
       return;
@@ -205,7 +188,7 @@ struct memory_lease_store::impl {
   }
 
   void watch_down() {
-    if (closed || wakeups != wakeup_state::subscribed) return;
+    if (shell.closed() || wakeups != wakeup_state::subscribed) return;
     wakeups = wakeup_state::disconnected;
     tell(store_events::wakeups{false, {}});
   }
@@ -268,19 +251,14 @@ struct memory_lease_store::impl {
   }
 
   asio::io_context& io;
+  // Closed, the listener, the last error and reset, as a store kind's.
+  store_shell shell;
   std::shared_ptr<memory_lease_backend::state> backend;
   const store_identity id;
-  std::shared_ptr<int> alive = std::make_shared<int>(0);
-  bool closed = false;
-  event_listener listener;
   wakeup_state wakeups = wakeup_state::off;
   bool ever_subscribed = false;
   std::map<std::uint64_t, pending_call> pending;
   std::uint64_t next_call = 1;
-  std::string last_error;
-  std::string last_error_kind;
-  std::optional<time_point> last_error_at;
-  std::string last_reset;
 };
 
 // --- the backend -------------------------------------------------------------
@@ -304,8 +282,8 @@ void memory_lease_backend::reset(std::string why, std::optional<milliseconds> ho
     e.fence_until = std::max(e.fence_until, now + hold);
   }
   for (auto* s : state_->stores) {
-    if (s->closed) continue;
-    s->last_reset = why;
+    if (s->shell.closed()) continue;
+    s->shell.note_reset(why);
     s->tell(store_events::reset{why, false, {}});
   }
 }
@@ -377,11 +355,10 @@ void memory_lease_store::async_create_record(record_handler handler) {
 
 void memory_lease_store::watch(event_listener listener) {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.listener = std::move(listener);
+  if (!d.shell.set_listener(std::move(listener))) return;
   if (d.wakeups != wakeup_state::off) return;
   d.wakeups = wakeup_state::connecting;
-  boost::asio::post(d.io, [&d, weak = d.guard()] {
+  boost::asio::post(d.io, [&d, weak = d.shell.guard()] {
     if (!weak.expired() && d.wakeups == wakeup_state::connecting) d.subscribe();
   });
 }
@@ -392,20 +369,16 @@ store_status memory_lease_store::status() const {
   s.kind = "memory";
   s.label = "in-memory";
   s.endpoint = "memory";
-  s.link = d.closed || d.backend->unavailable ? link_state::disconnected : link_state::connected;
-  s.wakeups = d.closed ? wakeup_state::off : d.wakeups;
-  s.last_error = d.last_error;
-  s.last_error_kind = d.last_error_kind;
-  s.last_error_at = d.last_error_at;
-  s.last_reset = d.last_reset;
+  s.link = d.shell.closed() || d.backend->unavailable ? link_state::disconnected
+                                                      : link_state::connected;
+  s.wakeups = d.shell.closed() ? wakeup_state::off : d.wakeups;
+  d.shell.fill_status(s);
   return s;
 }
 
 void memory_lease_store::close() {
   auto& d = *impl_;
-  if (d.closed) return;
-  d.closed = true;
-  d.listener = nullptr;
+  if (!d.shell.close()) return;
   d.wakeups = wakeup_state::off;
   auto calls = std::move(d.pending);
   d.pending.clear();
