@@ -6,11 +6,21 @@
 #include <string>
 #include <string_view>
 
+#include "store/nonce.hpp"
+
 namespace baton {
 
 /// The lease itself: a string `<node_id>:<nonce>` with a PX expiry.
 inline std::string lease_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:lease";
+}
+
+/// What this process writes into the lease key: `<node_id>:<nonce>`, the
+/// nonce drawn once per process, so that a store made again in the same
+/// process still recognises the lease it holds, and a restarted daemon does
+/// not.
+inline std::string process_lease_value(std::string_view node_id) {
+  return std::string(node_id) + ":" + store_detail::process_nonce();
 }
 
 /// The fencing counter: incremented by every successful acquire.

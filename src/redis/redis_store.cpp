@@ -23,7 +23,6 @@
 #include "redis_reply.hpp"
 #include "replica_requirement.hpp"
 #include "scripts.hpp"
-#include "store/nonce.hpp"
 #include "store/store_shell.hpp"
 #include "subscriber.hpp"
 
@@ -54,7 +53,7 @@ struct redis_store::impl {
       : io(context),
         options(std::move(opts)),
         shell(context),
-        value(options.identity.node_id + ":" + store_detail::process_nonce()),
+        value(process_lease_value(options.identity.node_id)),
         keys(options.identity.election),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     conn_options.endpoint = options.endpoint;

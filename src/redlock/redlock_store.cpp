@@ -22,7 +22,6 @@
 #include "redis/scripts.hpp"
 #include "redis/subscriber.hpp"
 #include "redlock_error.hpp"
-#include "store/nonce.hpp"
 #include "store/store_shell.hpp"
 
 namespace baton {
@@ -105,7 +104,7 @@ struct redlock_store::impl {
       : io(context),
         options(std::move(opts)),
         shell(context),
-        value(options.identity.node_id + ":" + store_detail::process_nonce()),
+        value(process_lease_value(options.identity.node_id)),
         keys(options.identity.election),
         ttl_ms(std::to_string(options.identity.ttl.count())) {
     for (std::size_t i = 0; i < options.masters.size(); ++i) {
