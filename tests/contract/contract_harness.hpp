@@ -44,6 +44,11 @@ class contract_harness {
   virtual bool can_make_unreachable() const = 0;
   /// From now on every call of every store fails as store_errc::unavailable.
   virtual void make_unreachable() = 0;
+  /// How much later than its ttl a lease of this kind may still be held:
+  /// stores whose server expires leases itself (a ZooKeeper session, an etcd
+  /// lease checked every 500 ms) free them up to this long after the ttl.
+  /// The cases that wait for an expiry wait this much longer.
+  virtual milliseconds expiry_slack() const { return milliseconds(0); }
   /// Extra text for failure messages (a server's log tail); "" = none.
   virtual std::string diagnostics() const { return {}; }
 };
