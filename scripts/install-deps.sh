@@ -28,6 +28,7 @@ build_packages=(
   g++ cmake make pkg-config
   libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev libssl-dev
+  libzookeeper-st-dev
   redis-server procps
 )
 
@@ -40,6 +41,9 @@ packages=(
   # the postgres store's tests (a PostgreSQL 15 server, initdb; PgBouncer for
   # the check that catches transaction pooling).
   postgresql pgbouncer
+  # the zookeeper and etcd stores' tests (real servers: ZooKeeper 3.8, etcd
+  # 3.4 and etcdctl) and their benchmark peers (python3-kazoo's Election).
+  zookeeper etcd-server etcd-client python3-kazoo
   # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (a
   # Recommends of clang-14, so not installed by --no-install-recommends).
   clang-14 libclang-rt-14-dev
