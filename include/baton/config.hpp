@@ -20,18 +20,14 @@ namespace baton {
 /// own section of options (redis: ...); the kind picks which one is used.
 /// Fixed at start-up: SIGHUP cannot move a running daemon to another store.
 struct store_config {
-  /// The kinds validate_config accepts, as store.kind spells them;
-  /// make_lease_store (store_factory.hpp) must be able to build each.
-  static constexpr std::array<std::string_view, 5> known_kinds{"redis", "sentinel", "cluster",
-                                                               "redlock", "postgres"};
-  /// One of known_kinds: redis (one Redis server, the redis: section),
-  /// sentinel (the master of a Sentinel-managed group, the sentinel: section
-  /// plus the redis: section's user, password, TLS files and timeouts),
-  /// cluster (the master of the election's slot in a Redis Cluster, the
-  /// cluster: section plus the same redis: settings), redlock (N independent
-  /// Redis masters, the redlock: section plus the redis: section's password
-  /// and timeouts) or postgres (a lease table in PostgreSQL, the postgres:
-  /// section).
+  /// The store kind, as its descriptor names it (baton/store_kind.hpp):
+  /// redis (one Redis server, the redis: section), sentinel (the master of
+  /// a Sentinel-managed group, the sentinel: section plus the redis:
+  /// section's user, password, TLS files and timeouts), cluster (the master
+  /// of the election's slot in a Redis Cluster, the cluster: section plus the
+  /// same redis: settings), redlock (N independent Redis masters, the
+  /// redlock: section plus the redis: section's password and timeouts) or
+  /// postgres (a lease table in PostgreSQL, the postgres: section).
   std::string kind = "redis";
 };
 
@@ -60,6 +56,11 @@ struct replica_ack_setting {
   }
   friend bool operator==(const replica_ack_setting&, const replica_ack_setting&) = default;
 };
+
+/// redis.replica_ack's text as a number: -1 = off, 0 = all, N > 0; nullopt
+/// when it is none of off, all, 1..64. The option table parses the option
+/// with it once; everything else reads config::redis.replica_ack.
+std::optional<int> parse_replica_ack(const std::string& text);
 
 struct redis_config {
   /// `redis://[:password@]host[:port][/db]` or `unix:///path/to/redis.sock[?db=N]`.

@@ -1,7 +1,8 @@
 // The port between the election and whatever stores the lease: one Redis,
 // a Sentinel group, a Cluster, a Redlock quorum or PostgreSQL, all behind the
 // same calls. The driver depends on this header alone and gets its store from
-// make_lease_store (store_factory.hpp); nothing here names a store kind.
+// make_lease_store (store_factory.hpp), which asks the registry of kinds
+// (store_kind.hpp); nothing here names a store kind.
 //
 // Stores never decide leadership. They answer acquire / renew / release, say
 // why an acquire was refused, report what they saw on one stream of events,

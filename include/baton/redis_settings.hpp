@@ -4,7 +4,6 @@
 // so they all log in and verify the same way.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +18,8 @@ namespace baton {
 redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& url);
 
 /// The URLs whose servers hold the lease for `cfg`'s store kind: redis.url,
-/// or the Redlock masters (none for the postgres kind).
+/// the sentinels, the cluster's seeds or the Redlock masters (none for a kind
+/// not built on Redis).
 std::vector<std::string> redis_urls_in_use(const config& cfg);
-
-/// redis.replica_ack's text as a number: -1 = off, 0 = all, N > 0; nullopt
-/// when it is none of off, all, 1..64. The option table parses the option
-/// with it once; everything else reads config::redis.replica_ack.
-std::optional<int> parse_replica_ack(const std::string& text);
 
 }  // namespace baton

@@ -7,7 +7,7 @@
 #include "option_table.hpp"
 #include "option_value.hpp"
 #include "executable_check.hpp"
-#include "redis_password.hpp"
+#include "baton/store_kind.hpp"
 #include "text_chars.hpp"
 
 #include <algorithm>
@@ -107,12 +107,9 @@ config config_loader::finish() {
   fill_derived_defaults(cfg, &origins);
   validate_config(cfg, origins);
   check_executables(cfg, env_ ? env_("PATH") : std::nullopt, origins);
-  cfg.redis.password = resolve_redis_password(cfg, env_, origins);
-  // Only for the postgres store: reading the URL opens libpq, which costs
-  // every other daemon memory for nothing (src/libpq/libpq_on_demand.hpp).
-  if (cfg.store.kind == "postgres") {
-    cfg.postgres.password = resolve_postgres_password(cfg, env_, origins);
-  }
+  // Only the kind in use: another kind's secrets are never read (and
+  // reading a PostgreSQL URL opens libpq, which costs memory).
+  store_kind_of(cfg).resolve_secrets(cfg, env_, origins);
   return cfg;
 }
 

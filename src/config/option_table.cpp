@@ -3,6 +3,8 @@
 // config/baton.yaml and the README, so they never change once released.
 #include "option_table.hpp"
 
+#include "baton/store_kind.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -288,12 +290,16 @@ bool option_spec::value_is_secret(std::string_view value) const {
 }
 
 bool store_reads_section(std::string_view kind, std::string_view section) {
-  const bool store_section =
-      section == "redis" || std::find(store_config::known_kinds.begin(),
-                                      store_config::known_kinds.end(),
-                                      section) != store_config::known_kinds.end();
-  if (!store_section || section == kind) return true;
-  return section == "redis" && kind != "postgres";
+  bool some_store_reads_it = false;
+  for (const store_kind* each : store_kinds()) {
+    for (auto read : each->sections) {
+      if (read != section) continue;
+      if (each->name == kind) return true;
+      some_store_reads_it = true;
+    }
+  }
+  // lease:, hooks:, ...: every election reads them.
+  return !some_store_reads_it;
 }
 
 bool is_option_section(std::string_view name) {

@@ -121,9 +121,9 @@ const option_spec* find_option(std::string_view key);
 bool is_option_section(std::string_view name);
 
 /// False when `section` holds the options of another store than `kind`
-/// ("postgres" on a redis election): a store kind reads its own section, the
-/// Redis-based kinds also the redis: section's user, password, TLS files and
-/// timeouts; every section that is not a store's ("lease") is read by all.
+/// ("postgres" on a redis election): a store kind reads the sections its
+/// descriptor lists (store_kind.hpp); a section no kind lists ("lease") is
+/// read by all.
 bool store_reads_section(std::string_view kind, std::string_view section);
 
 /// The option stored at `field` inside `cfg`: rules name options by the field

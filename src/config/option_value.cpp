@@ -16,7 +16,6 @@
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
 #include "baton/postgres_conninfo.hpp"
-#include "baton/redis_settings.hpp"
 #include "baton/redis_url.hpp"
 #include "text_chars.hpp"
 
@@ -371,5 +370,16 @@ bool option_is_empty(const option_spec& spec, const config& cfg) {
 void copy_option_value(const option_spec& spec, const config& from, config& to) {
   std::visit([&](const auto& f) { f.get(to) = f.get(const_cast<config&>(from)); }, spec.field);
 }
+
+std::optional<int> parse_replica_ack(const std::string& text) {
+  if (text == "off") return -1;
+  if (text == "all") return 0;
+  int n = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
+  return n;
+}
+
 
 }  // namespace baton

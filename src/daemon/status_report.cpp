@@ -2,6 +2,8 @@
 // `baton status --json`): add, never rename.
 #include "status_report.hpp"
 
+#include "baton/store_kind.hpp"
+
 #include "app_messages.hpp"
 #include "baton/health.hpp"
 
@@ -50,7 +52,9 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
       {"protocol", socket_protocol_version}};
   // The Redis-era names of the store's link state and last reset, kept for
   // the clients and scripts that read them.
-  if (in.store.kind == "redis") s["redis"] = to_string(in.store.link);
+  const store_kind* kind = find_store_kind(in.store.kind);
+  const bool redis_era = kind != nullptr && kind->redis_era_status_names;
+  if (redis_era) s["redis"] = to_string(in.store.link);
   if (machine.holds_lease() && machine.valid_until() > now) {
     s["valid_until_mono_ns"] = mono_ns(machine.valid_until());
     s["lease_remaining_ms"] = remaining_ms(machine.valid_until(), now);
@@ -62,7 +66,7 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   const auto leader = machine.known_leader(in.node_id, now);
   s["leader"] = leader.empty() ? nlohmann::json(nullptr) : nlohmann::json(leader);
   if (in.last_renew_latency) s["last_renew_latency_ms"] = in.last_renew_latency->count();
-  if (!in.store.last_reset.empty() && in.store.kind == "redis") s["redis_reset"] = in.store.last_reset;
+  if (!in.store.last_reset.empty() && redis_era) s["redis_reset"] = in.store.last_reset;
   if (in.awaiting_ack) s["awaiting_ack"] = *in.awaiting_ack;
   // child_pid stays the keeper, the process group leader scripts signal.
   if (in.keeper_pid > 0) s["child_pid"] = in.keeper_pid;

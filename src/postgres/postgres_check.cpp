@@ -11,7 +11,7 @@
 #include "baton/store_check.hpp"
 #include "postgres/lease_sql.hpp"
 #include "postgres/pg_connection.hpp"
-#include "check_lines.hpp"
+#include "store/check_lines.hpp"
 #include "postgres_check.hpp"
 
 namespace baton::store_check_detail {

@@ -1,28 +1,16 @@
-// The report's verdict and the command that prints it.
+// `baton check-store`: the kind in use runs its checks (store_kind.hpp), and
+// the command prints them with a verdict.
 #include <boost/asio/io_context.hpp>
 #include <optional>
 
 #include "baton/store_check.hpp"
+#include "baton/store_kind.hpp"
 
 namespace baton {
 
-const char* to_string(check_verdict v) {
-  switch (v) {
-    case check_verdict::ok: return "ok";
-    case check_verdict::note: return "note";
-    case check_verdict::hazard: return "hazard";
-    case check_verdict::failure: return "FAIL";
-  }
-  return "?";
-}
-
-int check_report::exit_code() const {
-  int code = 0;
-  for (const auto& line : lines) {
-    if (line.verdict == check_verdict::failure) return 2;
-    if (line.verdict == check_verdict::hazard) code = 1;
-  }
-  return code;
+void async_check_store(boost::asio::io_context& io, const config& cfg,
+                       std::function<void(check_report)> done) {
+  store_kind_of(cfg).check(io, cfg, std::move(done));
 }
 
 int check_store(const config& cfg, std::ostream& out) {

@@ -1,12 +1,10 @@
-// Which source of a store's password wins, and the errors when two claim it.
-#include "redis_password.hpp"
+// Which source of a store's password wins: see secret_sources.hpp.
+#include "secret_sources.hpp"
 
 #include <optional>
+#include <stdexcept>
 
-#include "baton/postgres_conninfo.hpp"
-#include "baton/redis_url.hpp"
 #include "baton/secret_file.hpp"
-#include "option_table.hpp"
 
 namespace baton {
 namespace {
@@ -19,15 +17,7 @@ std::string read_first_line(const std::string& option, const std::string& path) 
   }
 }
 
-// One secret's sources, whichever store it belongs to.
-struct password_sources {
-  const option_spec& secret;      // its variable
-  std::string file_option;        // e.g. redis.password_file
-  std::string file_path;
-  std::string url_option;         // e.g. redis.url
-  std::string url_password;       // what the URL carries ("" = none)
-  std::string label;              // "Redis", "PostgreSQL"
-};
+}  // namespace
 
 std::string resolve_password(const password_sources& src, const environment& env,
                              const option_origins& origins) {
@@ -68,26 +58,6 @@ std::string resolve_password(const password_sources& src, const environment& env
     }
   }
   return from_url;
-}
-
-}  // namespace
-
-std::string resolve_redis_password(const config& cfg, const environment& env,
-                                   const option_origins& origins) {
-  // validate_config has already parsed the URL, so this cannot throw.
-  return resolve_password({option_at(cfg, cfg.redis.password), option_name(cfg, cfg.redis.password_file),
-                           cfg.redis.password_file, option_name(cfg, cfg.redis.url),
-                           parse_redis_url(cfg.redis.url).password, "Redis"},
-                          env, origins);
-}
-
-std::string resolve_postgres_password(const config& cfg, const environment& env,
-                                      const option_origins& origins) {
-  return resolve_password(
-      {option_at(cfg, cfg.postgres.password), option_name(cfg, cfg.postgres.password_file),
-       cfg.postgres.password_file, option_name(cfg, cfg.postgres.url),
-       summarize_conninfo(cfg.postgres.url).password, "PostgreSQL"},
-      env, origins);
 }
 
 }  // namespace baton

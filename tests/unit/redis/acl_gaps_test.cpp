@@ -1,7 +1,7 @@
 // Redis's ACL refusals told apart (command, key, channel), in the wordings of
 // the NOPERM replies and of a script's redis.pcall, and the line check-store
 // prints for them.
-#include "store_check/acl_gaps.hpp"
+#include "redis/acl_gaps.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // make_lease_store builds every kind validation accepts, with the identity
 // from the configuration, and refuses others with a message naming the kind.
 #include "baton/store_factory.hpp"
+#include "baton/store_kind.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,9 +26,10 @@ config base_config() {
 
 TEST(store_factory, builds_every_known_kind_with_the_configured_identity) {
   boost::asio::io_context io;
-  for (auto kind : store_config::known_kinds) {
+  for (const store_kind* each : store_kinds()) {
+    const std::string kind(each->name);
     auto cfg = base_config();
-    cfg.store.kind = std::string(kind);
+    cfg.store.kind = kind;
     auto store = make_lease_store(io, cfg);
     ASSERT_NE(store, nullptr) << kind;
     EXPECT_EQ(store->identity().election, "jobs") << kind;

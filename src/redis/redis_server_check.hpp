@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/config.hpp"
 #include "baton/lease_store.hpp"
 #include "baton/redis_url.hpp"
 #include "baton/store_check.hpp"
@@ -30,6 +31,11 @@ struct redis_server_settings {
   /// redis.replica_ack: -1 off, 0 all, N.
   int replica_ack = -1;
 };
+
+/// The settings of the server at `url` (redis.url, a Redlock master), made
+/// exactly as the store makes its endpoint: the redis: section's user, TLS,
+/// password and timeouts, and redis.replica_ack.
+redis_server_settings redis_server_settings_for(const config& cfg, const std::string& url);
 
 /// Checks one server; `done` gets its lines (the first is "reachable"; when
 /// that one is a failure nothing else was checked).

@@ -2,9 +2,6 @@
 // options meet a URL.
 #include "baton/redis_settings.hpp"
 
-#include "baton/config_load.hpp"
-
-#include <charconv>
 
 namespace baton {
 
@@ -27,16 +24,6 @@ std::vector<std::string> redis_urls_in_use(const config& cfg) {
   if (cfg.store.kind == "sentinel") return cfg.sentinel.addresses;
   if (cfg.store.kind == "cluster") return cfg.cluster.nodes;
   return {};
-}
-
-std::optional<int> parse_replica_ack(const std::string& text) {
-  if (text == "off") return -1;
-  if (text == "all") return 0;
-  int n = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
-  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
-  return n;
 }
 
 }  // namespace baton

@@ -6,6 +6,8 @@
 // without the command's name.
 #include "redis_server_check.hpp"
 
+#include "baton/redis_settings.hpp"
+
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
@@ -14,7 +16,7 @@
 #include <utility>
 
 #include "acl_gaps.hpp"
-#include "check_lines.hpp"
+#include "store/check_lines.hpp"
 #include "redis/connection.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/redis_reply.hpp"
@@ -483,6 +485,18 @@ void async_check_redis_server(asio::io_context& io, redis_server_settings settin
                               std::function<void(std::vector<check_line>)> done) {
   auto check = std::make_shared<server_check>(io, std::move(settings), std::move(done));
   check->start();
+}
+
+redis_server_settings redis_server_settings_for(const config& cfg, const std::string& url) {
+  redis_server_settings s;
+  s.endpoint = redis_endpoint_for(cfg.redis, url);
+  if (!cfg.redis.password.empty()) s.endpoint.password = cfg.redis.password;
+  s.password_file = cfg.redis.password_file;
+  s.connect_timeout = cfg.redis.connect_timeout;
+  s.command_timeout = cfg.redis.command_timeout;
+  s.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  s.replica_ack = cfg.redis.replica_ack.replicas;
+  return s;
 }
 
 }  // namespace baton::store_check_detail

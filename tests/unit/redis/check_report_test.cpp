@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "baton/store_check.hpp"
-#include "store_check/redis_server_check.hpp"
+#include "redis/redis_server_check.hpp"
 
 namespace baton {
 namespace {

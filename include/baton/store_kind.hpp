@@ -1,0 +1,80 @@
+// A store kind as the rest of baton sees it: one descriptor per value of
+// store.kind, and one registry that lists them (src/store_kinds/registry.cpp).
+// Validation, secret resolution, the daemon's store, `check-store`,
+// `init-store --print`, the call bound and check-config's choice of sections
+// all ask the registry; only a kind's own folder (src/redis, src/redlock,
+// src/postgres) knows what its options mean.
+//
+// Adding a kind: its folder with its store and a descriptor, one line in the
+// registry, one baton_component line in CMakeLists.txt, its option rows in the
+// option table, and a contract harness (docs/architecture.md, "The store
+// boundary").
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "baton/config_load.hpp"
+#include "baton/environment.hpp"
+#include "baton/lease_store.hpp"
+#include "baton/store_check.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace baton {
+
+struct store_kind {
+  /// As store.kind spells it: "redis".
+  std::string_view name;
+  /// For people, in log lines and check-config: "Redis".
+  std::string_view label;
+  /// The YAML sections whose options this kind reads, besides the sections
+  /// no store owns (lease:, hooks:, ...). check-config shows only these, and
+  /// a SIGHUP that changes another kind's section changes nothing.
+  std::span<const std::string_view> sections;
+  /// The form of the options this kind owns, checked whatever store.kind
+  /// is (a typo in a section not in use today is not a surprise on the day
+  /// it is); nullptr = nothing to check. Throws config_error naming the
+  /// option.
+  void (*check_form)(const config& cfg) = nullptr;
+  /// The rules that hold when this kind is the one in use, after every
+  /// kind's check_form; throws config_error naming the option. `cfg` has its
+  /// derived defaults.
+  void (*validate)(const config& cfg) = nullptr;
+  /// Resolves the kind's secrets (a password from its variable, file or
+  /// URL) into `cfg`; throws config_error naming the sources, never the
+  /// secret. `origins` only improves the messages.
+  void (*resolve_secrets)(config& cfg, const environment& env, const option_origins& origins);
+  /// The store for cfg.election, cfg.node_id and cfg.lease.ttl; connects
+  /// lazily. `cfg` must be validated.
+  std::unique_ptr<lease_store> (*make_store)(boost::asio::io_context& io, const config& cfg);
+  /// `baton check-store`: every check of this kind, `done` called once.
+  void (*check)(boost::asio::io_context& io, const config& cfg,
+                std::function<void(check_report)> done);
+  /// The longest one store call can take before the store fails it by
+  /// itself (connects, lookups and statements included).
+  milliseconds (*call_bound)(const config& cfg);
+  /// What a DBA applies before the first start (`init-store --print`);
+  /// nullptr for kinds that need no schema.
+  std::string (*schema_text)(const config& cfg) = nullptr;
+  /// `baton status` also shows the link and last reset under the names of
+  /// the days when the store was always one Redis ("redis", "redis_reset"),
+  /// for the scripts that read them.
+  bool redis_era_status_names = false;
+};
+
+/// Every kind this build knows, in the order messages list them.
+std::span<const store_kind* const> store_kinds();
+
+/// The kind named `name`, or nullptr.
+const store_kind* find_store_kind(std::string_view name);
+
+/// The kind cfg.store.kind names. Throws config_error naming store.kind,
+/// its value and the kinds this build knows when there is none.
+const store_kind& store_kind_of(const config& cfg);
+
+}  // namespace baton

@@ -1,0 +1,99 @@
+// The postgres kind: a lease table in PostgreSQL (postgres: section). What
+// its options mean, how its store is made, how `check-store` checks it and
+// what `init-store --print` gives a DBA.
+#include "postgres_kind.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "baton/postgres_conninfo.hpp"
+#include "config/option_rules.hpp"
+#include "config/option_table.hpp"
+#include "config/secret_sources.hpp"
+#include "lease_sql.hpp"
+#include "libpq/libpq_on_demand.hpp"
+#include "postgres_check.hpp"
+#include "postgres_store.hpp"
+
+namespace baton {
+namespace {
+
+// --- options -----------------------------------------------------------------
+
+void check_postgres_form(const config& cfg) {
+  if (const auto problem = postgres_table_problem(cfg.postgres.table)) {
+    throw config_error(option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);
+  }
+  require_positive(cfg, cfg.postgres.connect_timeout);
+  require_positive(cfg, cfg.postgres.command_timeout);
+  require_utf8(cfg, cfg.postgres.url);
+  require_utf8(cfg, cfg.postgres.password_file);
+}
+
+// libpq reads the URL, and opening libpq costs memory: only for this kind.
+void validate_postgres(const config& cfg) {
+  const std::string url = option_name(cfg, cfg.postgres.url);
+  if (const auto why = libpq_load_error()) {
+    throw config_error::with_message(url, "store.kind postgres needs libpq: " + *why);
+  }
+  const auto summary = summarize_conninfo(cfg.postgres.url);
+  if (!summary.error.empty()) {
+    throw config_error::with_message(url, url + ": libpq cannot read it: " + summary.error);
+  }
+  if (const auto problem = postgres_port_problem(summary.port)) {
+    throw config_error::with_message(url, url + ": " + *problem);
+  }
+}
+
+// BATON_POSTGRES_PASSWORD, postgres.password_file, or the password in
+// postgres.url ("" = none, and libpq may still find one in PGPASSWORD or its
+// password file).
+void resolve_postgres_password(config& cfg, const environment& env, const option_origins& origins) {
+  cfg.postgres.password = resolve_password(
+      {option_at(cfg, cfg.postgres.password), option_name(cfg, cfg.postgres.password_file),
+       cfg.postgres.password_file, option_name(cfg, cfg.postgres.url),
+       summarize_conninfo(cfg.postgres.url).password, "PostgreSQL"},
+      env, origins);
+}
+
+// --- the store ---------------------------------------------------------------
+
+std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, const config& cfg) {
+  postgres_store_options o;
+  o.conninfo = cfg.postgres.url;
+  o.password = cfg.postgres.password;
+  o.table = cfg.postgres.table;
+  o.create_schema = cfg.postgres.create_schema;
+  o.connect_timeout = cfg.postgres.connect_timeout;
+  o.command_timeout = cfg.postgres.command_timeout;
+  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  return std::make_unique<postgres_store>(io, std::move(o));
+}
+
+milliseconds postgres_call_bound(const config& cfg) {
+  // The table check, its creation and the statement itself.
+  return cfg.postgres.connect_timeout + 3 * cfg.postgres.command_timeout;
+}
+
+std::string postgres_schema_text(const config& cfg) {
+  return postgres_detail::lease_sql(cfg.postgres.table).ddl_for_people();
+}
+
+constexpr std::string_view postgres_sections[] = {"postgres"};
+
+}  // namespace
+
+const store_kind postgres_kind{
+    .name = "postgres",
+    .label = "PostgreSQL",
+    .sections = postgres_sections,
+    .check_form = check_postgres_form,
+    .validate = validate_postgres,
+    .resolve_secrets = resolve_postgres_password,
+    .make_store = make_postgres_store,
+    .check = store_check_detail::async_check_postgres,
+    .call_bound = postgres_call_bound,
+    .schema_text = postgres_schema_text,
+};
+
+}  // namespace baton

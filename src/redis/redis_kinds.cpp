@@ -1,0 +1,187 @@
+// The redis, sentinel and cluster kinds: what their options mean, how their
+// store is made and how `check-store` checks it.
+#include "redis_kinds.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "baton/redis_settings.hpp"
+#include "master_locators.hpp"
+#include "redis_option_rules.hpp"
+#include "redis_server_check.hpp"
+#include "redis_store.hpp"
+
+namespace baton {
+namespace {
+
+using store_check_detail::redis_server_settings;
+
+// --- options -----------------------------------------------------------------
+
+void validate_redis(const config& cfg) {
+  redis_detail::check_redis_tls(cfg, {cfg.redis.url}, "redis.url is not");
+}
+
+void validate_sentinel(const config& cfg) {
+  redis_detail::check_sentinel_options(cfg);
+  redis_detail::check_redis_tls(cfg, cfg.sentinel.addresses, "sentinel.addresses are not");
+}
+
+void validate_cluster(const config& cfg) {
+  redis_detail::check_url_list(cfg, cfg.cluster.nodes, true);
+  redis_detail::check_redis_tls(cfg, cfg.cluster.nodes, "cluster.nodes are not");
+}
+
+// --- the store ---------------------------------------------------------------
+
+// What the three kinds share: the redis: section's credentials, timeouts
+// and replica acknowledgement.
+redis_store_options redis_options(const config& cfg, redis_endpoint master) {
+  redis_store_options o;
+  o.endpoint = std::move(master);
+  o.password = cfg.redis.password;
+  o.password_file = cfg.redis.password_file;
+  o.connect_timeout = cfg.redis.connect_timeout;
+  o.command_timeout = cfg.redis.command_timeout;
+  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  o.ack.replicas = cfg.redis.replica_ack.replicas;
+  o.ack.timeout = cfg.redis.replica_ack_timeout;
+  return o;
+}
+
+std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const config& cfg) {
+  // The password file is read again on every reconnect (the loader refuses
+  // it beside the variable).
+  return std::make_unique<redis_store>(
+      io, redis_options(cfg, redis_endpoint_for(cfg.redis, cfg.redis.url)));
+}
+
+std::unique_ptr<lease_store> make_located_store(boost::asio::io_context& io, const config& cfg,
+                                                const store_kind& kind) {
+  auto located = locate_master(io, cfg);
+  auto o = redis_options(cfg, std::move(located.master_template));
+  o.locator = std::move(located.locator);
+  o.replicated = true;
+  o.sharded_pubsub = &kind == &cluster_kind;
+  o.kind = kind.name;
+  o.label = kind.label;
+  return std::make_unique<redis_store>(io, std::move(o));
+}
+
+std::unique_ptr<lease_store> make_sentinel_store(boost::asio::io_context& io, const config& cfg) {
+  return make_located_store(io, cfg, sentinel_kind);
+}
+
+std::unique_ptr<lease_store> make_cluster_store(boost::asio::io_context& io, const config& cfg) {
+  return make_located_store(io, cfg, cluster_kind);
+}
+
+milliseconds redis_call_bound(const config& cfg) {
+  return cfg.redis.connect_timeout + cfg.redis.command_timeout;
+}
+
+milliseconds sentinel_call_bound(const config& cfg) {
+  // Each sentinel may be asked in turn before the master is reached.
+  const auto sentinels = static_cast<int>(cfg.sentinel.addresses.size());
+  return (sentinels + 1) * (cfg.redis.connect_timeout + cfg.redis.command_timeout);
+}
+
+milliseconds cluster_call_bound(const config& cfg) {
+  // The slot map from a seed, the master, and a redirect or two.
+  return 2 * cfg.redis.connect_timeout + 3 * cfg.redis.command_timeout;
+}
+
+// --- check-store -------------------------------------------------------------
+
+void check_redis(boost::asio::io_context& io, const config& cfg,
+                 std::function<void(check_report)> done) {
+  store_check_detail::async_check_redis_server(
+      io, store_check_detail::redis_server_settings_for(cfg, cfg.redis.url),
+      [done = std::move(done)](std::vector<check_line> lines) { done({std::move(lines)}); });
+}
+
+// Sentinel and Cluster: where the master is, said as the store will hear
+// it, then that master checked as a located one.
+void check_located(boost::asio::io_context& io, const config& cfg, bool cluster,
+                   std::function<void(check_report)> done) {
+  auto located = locate_master(io, cfg);
+  auto locator = located.locator;
+  auto settings = store_check_detail::redis_server_settings_for(cfg, cfg.redis.url);
+  settings.endpoint = located.master_template;
+  if (!cfg.redis.password.empty()) settings.endpoint.password = cfg.redis.password;
+  settings.located = true;
+  settings.cluster = cluster;
+  const std::string topic = cluster ? "slot map" : "sentinels";
+  locator->async_locate([&io, locator, settings, topic, done = std::move(done)](
+                            store_error error, redis_detail::master_address where) mutable {
+    if (error) {
+      locator->close();
+      done({{{check_verdict::failure, topic, error.message()}}});
+      return;
+    }
+    check_line source{check_verdict::ok, topic, locator->describe() + ": " + where.text()};
+    settings.endpoint.host = where.host;
+    settings.endpoint.port = where.port;
+    store_check_detail::async_check_redis_server(
+        io, settings, [locator, source, done](std::vector<check_line> lines) {
+          locator->close();
+          lines.insert(lines.begin(), source);
+          done({std::move(lines)});
+        });
+  });
+}
+
+void check_sentinel(boost::asio::io_context& io, const config& cfg,
+                    std::function<void(check_report)> done) {
+  check_located(io, cfg, false, std::move(done));
+}
+
+void check_cluster(boost::asio::io_context& io, const config& cfg,
+                   std::function<void(check_report)> done) {
+  check_located(io, cfg, true, std::move(done));
+}
+
+constexpr std::string_view redis_sections[] = {"redis"};
+constexpr std::string_view sentinel_sections[] = {"sentinel", "redis"};
+constexpr std::string_view cluster_sections[] = {"cluster", "redis"};
+
+}  // namespace
+
+const store_kind redis_kind{
+    .name = "redis",
+    .label = "Redis",
+    .sections = redis_sections,
+    // The redis: section is read by four kinds; its form is checked once,
+    // here.
+    .check_form = redis_detail::check_redis_section_form,
+    .validate = validate_redis,
+    .resolve_secrets = redis_detail::resolve_redis_password,
+    .make_store = make_redis_store,
+    .check = check_redis,
+    .call_bound = redis_call_bound,
+    .redis_era_status_names = true,
+};
+
+const store_kind sentinel_kind{
+    .name = "sentinel",
+    .label = "Redis Sentinel",
+    .sections = sentinel_sections,
+    .validate = validate_sentinel,
+    .resolve_secrets = redis_detail::resolve_redis_password,
+    .make_store = make_sentinel_store,
+    .check = check_sentinel,
+    .call_bound = sentinel_call_bound,
+};
+
+const store_kind cluster_kind{
+    .name = "cluster",
+    .label = "Redis Cluster",
+    .sections = cluster_sections,
+    .validate = validate_cluster,
+    .resolve_secrets = redis_detail::resolve_redis_password,
+    .make_store = make_cluster_store,
+    .check = check_cluster,
+    .call_bound = cluster_call_bound,
+};
+
+}  // namespace baton

@@ -1,0 +1,73 @@
+// The registry of store kinds: every descriptor is complete, names are
+// unique, and the questions the rest of baton asks (which kind, which
+// sections) are answered from it.
+#include "baton/store_kind.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "config/option_table.hpp"
+
+namespace baton {
+namespace {
+
+TEST(store_kind_registry, every_kind_provides_what_the_daemon_and_the_commands_call) {
+  std::set<std::string> names;
+  for (const store_kind* kind : store_kinds()) {
+    const std::string name(kind->name);
+    EXPECT_TRUE(names.insert(name).second) << name << " is listed twice";
+    EXPECT_FALSE(kind->label.empty()) << name;
+    EXPECT_FALSE(kind->sections.empty()) << name;
+    EXPECT_NE(kind->validate, nullptr) << name;
+    EXPECT_NE(kind->resolve_secrets, nullptr) << name;
+    EXPECT_NE(kind->make_store, nullptr) << name;
+    EXPECT_NE(kind->check, nullptr) << name;
+    EXPECT_NE(kind->call_bound, nullptr) << name;
+    EXPECT_EQ(find_store_kind(name), kind);
+    // Its sections hold options: a section name that matched nothing would
+    // make check-config hide the kind's options.
+    for (auto section : kind->sections) EXPECT_TRUE(is_option_section(section)) << name;
+  }
+  EXPECT_EQ(find_store_kind("etcd"), nullptr);
+}
+
+TEST(store_kind_registry, the_kind_in_use_is_found_or_refused_naming_the_known_kinds) {
+  config cfg;
+  cfg.store.kind = "postgres";
+  EXPECT_EQ(store_kind_of(cfg).name, "postgres");
+  cfg.store.kind = "mongo";
+  try {
+    store_kind_of(cfg);
+    FAIL() << "an unknown kind was accepted";
+  } catch (const config_error& e) {
+    EXPECT_EQ(e.option(), "store.kind");
+    const std::string what = e.what();
+    for (const store_kind* kind : store_kinds()) {
+      EXPECT_NE(what.find(std::string(kind->name)), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(store_kind_registry, a_kind_reads_the_sections_its_descriptor_lists_and_every_common_one) {
+  struct row {
+    const char* kind;
+    const char* section;
+    bool reads;
+  };
+  const row rows[] = {
+      {"redis", "redis", true},        {"redis", "postgres", false},
+      {"redis", "sentinel", false},    {"sentinel", "sentinel", true},
+      {"sentinel", "redis", true},     {"cluster", "cluster", true},
+      {"redlock", "redlock", true},    {"redlock", "redis", true},
+      {"postgres", "postgres", true},  {"postgres", "redis", false},
+      {"postgres", "lease", true},     {"redis", "hooks", true},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(store_reads_section(r.kind, r.section), r.reads) << r.kind << " " << r.section;
+  }
+}
+
+}  // namespace
+}  // namespace baton
