@@ -1,6 +1,6 @@
 // The lease-store contract against the cluster kind: redis_store with a
 // cluster_locator over a real 3-master cluster without replicas
-// (tests/support/redis_cluster.hpp), emptied for every test; the seeds are every
+// (tests/support/servers/redis_cluster.hpp), emptied for every test; the seeds are every
 // node, so the map must be read to find the election's slot. Failovers and
 // slot migrations are the fault suite's (tests/faults/cluster_faults_test.cpp).
 // Losing data is the slot's master restarting empty (it rejoins under its
@@ -17,7 +17,7 @@
 #include "redis/cluster_locator.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/redis_store.hpp"
-#include "support/redis_cluster.hpp"
+#include "support/servers/redis_cluster.hpp"
 
 namespace baton::contract {
 namespace {

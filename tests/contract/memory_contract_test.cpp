@@ -1,5 +1,5 @@
 // The lease-store contract against the in-memory store
-// (tests/support/memory_lease_store.hpp): a fresh backend per test, with a
+// (tests/support/fakes/memory_lease_store.hpp): a fresh backend per test, with a
 // small latency so that every call really is in flight for a while.
 #include <utility>
 
@@ -9,7 +9,7 @@
 
 #include "contract_harness.hpp"
 #include "lease_store_contract.hpp"
-#include "support/memory_lease_store.hpp"
+#include "support/fakes/memory_lease_store.hpp"
 
 namespace baton::contract {
 namespace {

@@ -1,5 +1,5 @@
 // The lease-store contract against postgres_store and a real PostgreSQL
-// (tests/support/postgres_server.hpp), one server per test. The election has
+// (tests/support/servers/postgres_server.hpp), one server per test. The election has
 // run before (its row is created first), so only the reset case waits out a
 // hold-back. Losing data the PostgreSQL way is a restore from a backup (or a
 // promoted replica that missed the last writes): the server comes back with
@@ -17,7 +17,7 @@
 #include "contract_harness.hpp"
 #include "lease_store_contract.hpp"
 #include "postgres/postgres_store.hpp"
-#include "support/postgres_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton::contract {
 namespace {

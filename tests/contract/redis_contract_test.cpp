@@ -1,5 +1,5 @@
 // The lease-store contract against redis_store and a real redis-server
-// (tests/support/redis_server.hpp), one server per test. The election has run
+// (tests/support/servers/redis_server.hpp), one server per test. The election has run
 // before (its token counter is seeded), so only the reset case waits out a
 // hold-back. Losing data is the server restarting empty on the same port; the
 // stores notice at their next call (a changed run_id). Unreachable is the
@@ -14,7 +14,7 @@
 #include "integration/redis/store_test_util.hpp"
 #include "lease_store_contract.hpp"
 #include "redis/redis_store.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::contract {
 namespace {

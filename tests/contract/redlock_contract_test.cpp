@@ -1,5 +1,5 @@
 // The lease-store contract against redlock_store over three real
-// redis-servers (tests/support/redis_server.hpp), started fresh per test. The
+// redis-servers (tests/support/servers/redis_server.hpp), started fresh per test. The
 // election has run before on every master (each counter is seeded). Losing
 // data is every master restarting empty on its port; unreachable is every
 // master killed. What a minority of masters going away does is the fault
@@ -15,7 +15,7 @@
 #include "integration/redis/store_test_util.hpp"
 #include "lease_store_contract.hpp"
 #include "redlock/redlock_store.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::contract {
 namespace {

@@ -1,6 +1,6 @@
 // The lease-store contract against the sentinel kind: redis_store with a
 // sentinel_locator, over a real master and its sentinel
-// (tests/support/redis_sentinel_group.hpp), fresh per test. One sentinel and
+// (tests/support/servers/redis_sentinel_group.hpp), fresh per test. One sentinel and
 // no replica: the contract is about the store's answers, and a single
 // sentinel needs no discovery, so the group is up in a fraction of a second.
 // Failovers, acknowledgement and several sentinels are the fault suite's
@@ -19,7 +19,7 @@
 #include "lease_store_contract.hpp"
 #include "redis/redis_store.hpp"
 #include "redis/sentinel_locator.hpp"
-#include "support/redis_sentinel_group.hpp"
+#include "support/servers/redis_sentinel_group.hpp"
 
 namespace baton::contract {
 namespace {

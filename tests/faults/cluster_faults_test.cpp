@@ -1,5 +1,5 @@
 // Faults of a Redis Cluster under the cluster store kind, on a real cluster
-// of 3 masters with 1 replica each (tests/support/redis_cluster.hpp, node
+// of 3 masters with 1 replica each (tests/support/servers/redis_cluster.hpp, node
 // timeout 1000 ms), while a leader works:
 // - the master of the election's slot SIGKILLed: its replica takes over, the
 //   election record's run_id tells every candidate to hold back for one ttl,
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "scenario.hpp"
-#include "support/redis_cluster.hpp"
+#include "support/servers/redis_cluster.hpp"
 #include "support/test_pki.hpp"
 
 namespace baton::testing {

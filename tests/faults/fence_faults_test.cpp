@@ -23,7 +23,7 @@
 
 #include "scenario.hpp"
 #include "support/built_paths.hpp"
-#include "support/postgres_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "scenario.hpp"
-#include "support/postgres_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton::testing {
 namespace {

@@ -1,5 +1,5 @@
 // Faults of the sentinel store (1 master + 1 replica + 3 sentinels, started
-// per round by tests/support/redis_sentinel_group.hpp) while a leader works:
+// per round by tests/support/servers/redis_sentinel_group.hpp) while a leader works:
 // the master killed (replica acknowledgement off and all), a failover right
 // after a grant that never reached the replica, a graceful failover
 // (SENTINEL FAILOVER), every sentinel unreachable at start, a sentinel that
@@ -17,7 +17,7 @@
 
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
-#include "support/redis_sentinel_group.hpp"
+#include "support/servers/redis_sentinel_group.hpp"
 #include "support/test_pki.hpp"
 
 namespace baton::testing {

@@ -1,6 +1,6 @@
 // The build's paths, from definitions that tests/CMakeLists.txt gives this
 // file alone (see built_paths.hpp).
-#include "built_paths.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton::testing {
 

@@ -1,4 +1,4 @@
-#include "free_port.hpp"
+#include "support/free_port.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -1,6 +1,6 @@
 // The openssl steps run as child processes with their output captured, so a
 // failure shows what openssl said.
-#include "test_pki.hpp"
+#include "support/test_pki.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -11,10 +11,10 @@
 
 #include "support/baton_process.hpp"
 #include "support/fault_proxy.hpp"
-#include "support/postgres_server.hpp"
-#include "support/redis_cluster.hpp"
-#include "support/redis_sentinel_group.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/postgres_server.hpp"
+#include "support/servers/redis_cluster.hpp"
+#include "support/servers/redis_sentinel_group.hpp"
+#include "support/servers/redis_server.hpp"
 #include "support/test_pki.hpp"
 
 namespace baton::testing {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "support/baton_process.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::testing {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "support/baton_process.hpp"
 #include "support/event_log.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::testing {
 

@@ -13,8 +13,8 @@
 #include <variant>
 
 #include "postgres/postgres_store.hpp"
-#include "support/pgbouncer_server.hpp"
-#include "support/postgres_server.hpp"
+#include "support/servers/pgbouncer_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton {
 namespace {

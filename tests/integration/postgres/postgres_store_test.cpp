@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "postgres/lease_sql.hpp"
-#include "support/postgres_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton {
 namespace {

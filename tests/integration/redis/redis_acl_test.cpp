@@ -19,7 +19,7 @@
 #include "redis/redis_store.hpp"
 #include "store_test_util.hpp"
 #include "support/built_paths.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace {
 

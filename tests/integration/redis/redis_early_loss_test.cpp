@@ -9,7 +9,7 @@
 #include "redis/lease_keys.hpp"
 #include "redis/redis_store.hpp"
 #include "store_test_util.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace {
 

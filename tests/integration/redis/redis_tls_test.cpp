@@ -16,7 +16,7 @@
 #include "redis/redis_error.hpp"
 #include "redis/redis_store.hpp"
 #include "store_test_util.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 #include "support/test_pki.hpp"
 
 namespace {

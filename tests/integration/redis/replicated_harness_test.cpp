@@ -1,5 +1,5 @@
-// The Sentinel and Cluster harnesses (support/redis_sentinel_group.hpp,
-// support/redis_cluster.hpp) against real redis-server processes: they come
+// The Sentinel and Cluster harnesses (support/servers/redis_sentinel_group.hpp,
+// support/servers/redis_cluster.hpp) against real redis-server processes: they come
 // up ready for a failover, and the fault operations the store tests build on
 // do what they claim: a killed master is replaced, a moved slot changes
 // owner, a killed slot master's replica takes over, and a TLS cluster works
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "support/redis_cluster.hpp"
-#include "support/redis_sentinel_group.hpp"
+#include "support/servers/redis_cluster.hpp"
+#include "support/servers/redis_sentinel_group.hpp"
 #include "support/test_pki.hpp"
 
 namespace {

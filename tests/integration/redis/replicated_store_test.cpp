@@ -23,9 +23,9 @@
 #include "redis/redis_store.hpp"
 #include "redis/sentinel_locator.hpp"
 #include "store_test_util.hpp"
-#include "support/redis_cluster.hpp"
+#include "support/servers/redis_cluster.hpp"
 #include "support/event_log.hpp"
-#include "support/redis_sentinel_group.hpp"
+#include "support/servers/redis_sentinel_group.hpp"
 
 namespace baton {
 namespace {

@@ -21,7 +21,7 @@
 #include "redis/lease_keys.hpp"
 #include "redis/redis_store.hpp"
 #include "baton/time.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::testing::store_test_util {
 

@@ -19,7 +19,7 @@
 #include "redis/lease_keys.hpp"
 #include "redlock/redlock_store.hpp"
 #include "store/nonce.hpp"
-#include "support/redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton {
 namespace {

@@ -22,7 +22,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "support/scripted_lease_store.hpp"
+#include "support/fakes/scripted_lease_store.hpp"
 
 namespace baton {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "redis/redis_error.hpp"
-#include "support/fake_redis_transport.hpp"
+#include "support/fakes/fake_redis_transport.hpp"
 
 namespace {
 

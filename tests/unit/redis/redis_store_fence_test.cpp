@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "support/fake_redis_transport.hpp"
+#include "support/fakes/fake_redis_transport.hpp"
 
 namespace {
 

@@ -29,7 +29,7 @@
 #include "redis/locating_transport.hpp"
 #include "redis/master_locator.hpp"
 #include "redis/redis_error.hpp"
-#include "support/fake_redis_transport.hpp"
+#include "support/fakes/fake_redis_transport.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // What the memory store offers beyond the contract (tests/contract/): its
 // error category, the latency that keeps a call in flight, the watch going
 // down and up with the backend, and the backend's view for tests.
-#include "support/memory_lease_store.hpp"
+#include "support/fakes/memory_lease_store.hpp"
 
 #include <gtest/gtest.h>
 

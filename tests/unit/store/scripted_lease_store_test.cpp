@@ -1,7 +1,7 @@
 // The scripted fake store itself: calls wait for the test's answers, in
 // order and never inline; a call the test did not allow fails the test;
 // close() aborts what is pending once; events reach the watcher by post.
-#include "support/scripted_lease_store.hpp"
+#include "support/fakes/scripted_lease_store.hpp"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>

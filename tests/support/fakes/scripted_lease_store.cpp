@@ -1,6 +1,6 @@
 // The scripted store: three queues of pending handlers, budgets of allowed
 // calls, and a weak guard on everything posted.
-#include "support/scripted_lease_store.hpp"
+#include "support/fakes/scripted_lease_store.hpp"
 
 #include <gtest/gtest.h>
 

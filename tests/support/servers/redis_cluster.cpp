@@ -4,11 +4,11 @@
 // outlives its deadline); everything after that is read from CLUSTER NODES,
 // whose one text line per node says who owns what and who replicates whom,
 // and polled against a deadline, since Redis offers no event to wait on.
-#include "redis_cluster.hpp"
+#include "support/servers/redis_cluster.hpp"
 
-#include "free_port.hpp"
-#include "redis_child.hpp"
-#include "redis_sync_client.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/redis_child.hpp"
+#include "support/servers/redis_sync_client.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

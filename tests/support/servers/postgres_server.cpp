@@ -1,10 +1,10 @@
 // postgres_server: initdb, the postmaster as our child, readiness by PQping
 // (PostgreSQL offers no event to wait on), and synchronous libpq helpers.
 // As root, initdb and postgres run as the `postgres` user (they refuse root).
-#include "postgres_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
-#include "free_port.hpp"
-#include "run_as_postgres.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/run_as_postgres.hpp"
 
 #include <fcntl.h>
 #include <grp.h>

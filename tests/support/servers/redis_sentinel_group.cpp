@@ -5,11 +5,11 @@
 // order of start-up (replicas attached before sentinels, so a sentinel's
 // first INFO of the master already lists them) and the bounded polls a test
 // waits on.
-#include "redis_sentinel_group.hpp"
+#include "support/servers/redis_sentinel_group.hpp"
 
-#include "free_port.hpp"
-#include "redis_child.hpp"
-#include "redis_sync_client.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/redis_child.hpp"
+#include "support/servers/redis_sync_client.hpp"
 
 #include <signal.h>
 

@@ -1,4 +1,4 @@
-#include "run_as_postgres.hpp"
+#include "support/servers/run_as_postgres.hpp"
 
 #include <fcntl.h>
 #include <grp.h>

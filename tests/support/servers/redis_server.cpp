@@ -2,11 +2,11 @@
 // accessors; spawning, the readiness wait (our own child must be the one
 // answering), reaping and the synchronous command are redis_child's and
 // redis_sync_client's.
-#include "redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
-#include "free_port.hpp"
-#include "redis_child.hpp"
-#include "redis_sync_client.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/redis_child.hpp"
+#include "support/servers/redis_sync_client.hpp"
 
 #include <signal.h>
 

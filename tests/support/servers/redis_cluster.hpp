@@ -46,7 +46,7 @@
 #include <utility>
 #include <vector>
 
-#include "redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::testing {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "postgres_server.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton::testing {
 

@@ -1,4 +1,4 @@
-#include "redis_sync_client.hpp"
+#include "support/servers/redis_sync_client.hpp"
 
 #include <hiredis/hiredis.h>
 

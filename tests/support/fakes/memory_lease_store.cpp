@@ -3,7 +3,7 @@
 // whichever comes first, the latency running out or close(), takes the call
 // out of the table and runs it: exactly once. Everything that reaches a
 // handler or a listener is posted and guarded by a weak pointer to the store.
-#include "support/memory_lease_store.hpp"
+#include "support/fakes/memory_lease_store.hpp"
 
 #include <algorithm>
 #include <boost/asio/error.hpp>

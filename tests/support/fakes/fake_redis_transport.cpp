@@ -2,7 +2,7 @@
 // the client wrote, and completions posted on the io_context. The command
 // parser only knows what redisFormatCommandArgv produces: arrays of bulk
 // strings.
-#include "support/fake_redis_transport.hpp"
+#include "support/fakes/fake_redis_transport.hpp"
 
 #include <algorithm>
 #include <boost/asio/error.hpp>

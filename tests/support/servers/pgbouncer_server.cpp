@@ -1,4 +1,4 @@
-#include "pgbouncer_server.hpp"
+#include "support/servers/pgbouncer_server.hpp"
 
 #include <libpq-fe.h>
 #include <signal.h>
@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "free_port.hpp"
-#include "run_as_postgres.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/run_as_postgres.hpp"
 
 namespace baton::testing {
 namespace {

@@ -47,7 +47,7 @@
 #include <string>
 #include <vector>
 
-#include "redis_server.hpp"
+#include "support/servers/redis_server.hpp"
 
 namespace baton::testing {
 

@@ -2,9 +2,9 @@
 // redis-server offers no event to wait on; the answer must come from our own
 // child (INFO's process_id), not from another server that happened to take
 // the port.
-#include "redis_child.hpp"
+#include "support/servers/redis_child.hpp"
 
-#include "redis_sync_client.hpp"
+#include "support/servers/redis_sync_client.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
