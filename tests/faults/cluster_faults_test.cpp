@@ -526,13 +526,7 @@ TEST(cluster_faults, tls_cluster_one_leader_and_takeover_after_a_crash) {
     const std::int64_t inject = mono_now_ns();
     ASSERT_TRUE(c.node(l).signal_group(SIGKILL));
     event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, leader->start_ns);
-          return next && next->ticks > 0;
-        },
-        15s))
+    ASSERT_TRUE(wait_for_new_term_after(log, leader->start_ns, 15s))
         << "no takeover\n"
         << diagnostics(c, rc);
     const auto next = first_started_after(log, leader->start_ns);

@@ -33,13 +33,7 @@ void round_of(int round, const std::string& kind, Vanish make_the_key_vanish) {
   c.start_node(3);
 
   event_log log(c.events());
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto next = first_started_after(x, inject);
-        return next && next->ticks > 0;
-      },
-      20s))
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
       << "no new term after the key vanished\n"
       << c.logs();
   const auto next = first_started_after(log, inject);

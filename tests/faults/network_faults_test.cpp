@@ -153,13 +153,7 @@ void redis_cut_off_for_all(bool reset, const std::string& kind) {
     net.must_iptables(with_verb("-D", rule));
     ASSERT_TRUE(gone) << "the app outlived its lease with Redis unreachable\n" << c.logs();
 
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, healed);
-          return next && next->ticks > 0;
-        },
-        20s))
+    ASSERT_TRUE(wait_for_new_term_after(log, healed, 20s))
         << "no leader after the heal\n"
         << c.logs();
     const auto old = interval_of(log, leader->pid);

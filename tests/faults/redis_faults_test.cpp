@@ -39,13 +39,7 @@ TEST(redis_faults, redis_killed_and_restarted_empty_under_a_leader_new_candidate
     c.start_node(3);
 
     event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, inject);
-          return next && next->ticks > 0;
-        },
-        20s))
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
         << "no new term after the restart\n"
         << c.logs();
     const auto next = first_started_after(log, inject);
@@ -81,13 +75,7 @@ TEST(redis_faults, redis_frozen_longer_than_ttl_then_thawed) {
     ASSERT_TRUE(gone) << "the app outlived a frozen Redis\n" << c.logs();
 
     event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, inject);
-          return next && next->ticks > 0;
-        },
-        20s))
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
         << "no leader after the thaw\n"
         << c.logs();
     const auto old = interval_of(log, leader->pid);
@@ -209,13 +197,7 @@ TEST(redis_faults, redis_slower_than_the_command_timeout_stops_the_app_in_time) 
     ASSERT_TRUE(gone) << "the app outlived its lease on a too-slow link\n" << c.logs();
 
     event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, inject);
-          return next && next->ticks > 0;
-        },
-        20s))
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
         << "no leader after the link healed\n"
         << c.logs();
     const auto old = interval_of(log, leader->pid);

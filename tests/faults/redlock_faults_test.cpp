@@ -146,13 +146,7 @@ void crash_leader_and_check_takeover(fault_cluster& c, masters& m, const interva
   ASSERT_TRUE(expires) << "no majority holds the lease\n" << c.logs();
   ASSERT_TRUE(c.node(fault_cluster::index_of(leader)).signal_group(SIGKILL));
   event_log log(c.events());
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto next = first_started_after(x, leader.start_ns);
-        return next && next->ticks > 0;
-      },
-      15s))
+  ASSERT_TRUE(wait_for_new_term_after(log, leader.start_ns, 15s))
       << "no takeover\n"
       << c.logs();
   const auto next = first_started_after(log, leader.start_ns);
@@ -389,13 +383,7 @@ void majority_lost(const env_list& leader_env, const std::vector<std::string>& l
     m[1].restart();
 
     event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, inject);
-          return next && next->ticks > 0;
-        },
-        20s))
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
         << "no leader after the masters came back\n"
         << c.logs();
     const auto old = interval_of(log, leader->pid);

@@ -47,6 +47,21 @@ inline std::optional<interval> first_started_after(const event_log& log, std::in
   return first;
 }
 
+/// Refreshes `log` until a worker that started after `after_ns` (a new term
+/// after the fault injected then) has ticked `ticks` times, i.e. its app
+/// works; false when none did within `timeout`. first_started_after(log,
+/// after_ns) then gives it. The one way the fault tests await a takeover.
+inline bool wait_for_new_term_after(event_log& log, std::int64_t after_ns,
+                                    std::chrono::milliseconds timeout, std::size_t ticks = 1) {
+  return wait_for(
+      log,
+      [&](const event_log& x) {
+        const auto next = first_started_after(x, after_ns);
+        return next && next->ticks >= ticks;
+      },
+      timeout);
+}
+
 /// Sleep until CLOCK_MONOTONIC `ns`: only for the length of a fault itself
 /// (a freeze, a partition), never to wait for an outcome.
 inline void hold_fault_until(std::int64_t ns) {

@@ -205,13 +205,7 @@ TEST(sentinel_faults, failover_right_after_a_grant_the_replica_never_got) {
     const auto new_master = g->wait_for_failover(old_master, 30s);
     ASSERT_EQ(new_master, replica);
     event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, inject);
-          return next && next->ticks > 0;
-        },
-        30s))
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 30s))
         << "no new leader after the failover\n"
         << c.logs() << g->log_tails();
     log.refresh();
@@ -587,13 +581,7 @@ std::size_t partitioned_round(int round, const std::string& ack, std::int64_t* i
   EXPECT_TRUE(promoted) << "the sentinels never promoted the replica (round " << round << ")";
 
   // Node 2 starts after the new master's hold-back.
-  EXPECT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto next = first_started_after(x, inject);
-        return next && next->ticks > 3;
-      },
-      20s))
+  EXPECT_TRUE(wait_for_new_term_after(log, inject, 20s, 4))
       << "node 2 never started\n"
       << c.logs();
   // Held a while longer: a leader that were to stop late would show here.
@@ -647,13 +635,7 @@ TEST(sentinel_faults, partition_keeps_the_old_master_alive_ack_all_no_overlap) {
     EXPECT_TRUE(old && old->ended) << "the old leader worked on without its replica\n" << c.logs();
     p.heal();
     event_log log(c.events());
-    EXPECT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto next = first_started_after(x, inject);
-          return next && next->ticks > 3;
-        },
-        40s))
+    EXPECT_TRUE(wait_for_new_term_after(log, inject, 40s, 4))
         << "nobody led after the partition healed\n"
         << c.logs();
     const auto overlaps = check_no_overlap(c);
