@@ -211,11 +211,21 @@ struct socket_config {
   std::vector<unsigned> allowed_uids;
 };
 
+/// How log records are written (log.format).
+enum class log_format {
+  text,  ///< one line per record
+  json,  ///< one object per line
+};
+
+/// "text" or "json", as the option spells it.
+const char* to_string(log_format f);
+/// The format `text` names; nullopt for anything else.
+std::optional<log_format> parse_log_format(std::string_view text);
+
 struct log_config {
   /// trace, debug, info, warn (or warning), error, critical, off; kept as written.
   std::string level = "info";
-  /// text (one line per record) or json (one object per line).
-  std::string format = "text";
+  log_format format = log_format::text;
 };
 
 struct http_config {

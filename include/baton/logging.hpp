@@ -10,14 +10,14 @@
 
 namespace baton {
 
-/// Install the default logger on stderr. cfg.format: "text"
+/// Install the default logger on stderr. cfg.format: text
 /// (`2026-01-02T03:04:05.678Z info message`, UTC) or "json" (one object per
 /// line: {"time":"...Z","level":"info","message":"..."}). Under systemd's
 /// journal (JOURNAL_STREAM set and matching stderr's device:inode), text
 /// lines carry no timestamp and start with the sd-daemon priority prefix
 /// ("<3>" error ... "<7>" debug) so journald records the level; JSON lines
-/// stay unprefixed. Throws std::invalid_argument for a format or level that
-/// config validation would have rejected. Safe to call again.
+/// stay unprefixed. Throws std::invalid_argument for a level that config
+/// validation would have rejected. Safe to call again.
 void setup_logging(const log_config& cfg, const environment& env);
 
 /// What every JSON log record carries besides its message: the election,

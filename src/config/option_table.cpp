@@ -261,7 +261,7 @@ constexpr option_spec table[] = {
      .reloadable = true},
     {.key = "log.format", .env = "BATON_LOG_FORMAT", .flag = "--log-format", .placeholder = "text|json",
      .help = "Log line format (default text)",
-     .field = text_field{[](config& c) -> auto& { return c.log.format; }}},
+     .field = log_format_field{[](config& c) -> auto& { return c.log.format; }}},
 };
 
 }  // namespace

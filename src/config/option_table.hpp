@@ -34,6 +34,7 @@ enum class value_kind {
   uid_list,     ///< numeric uids; a repeatable flag, comma lists
   replica_ack,  ///< off, all or a number of replicas from 1 to 64
   tls_verify,   ///< full, ca or none
+  log_format,   ///< text or json
   url_list,     ///< URLs, one per element; a YAML list, or separated by commas or spaces in text
 };
 
@@ -58,10 +59,12 @@ using boolean_field = field_of<bool, value_kind::boolean>;
 using uid_list_field = field_of<std::vector<unsigned>, value_kind::uid_list>;
 using replica_ack_field = field_of<replica_ack_setting, value_kind::replica_ack>;
 using tls_verify_field = field_of<tls_verify, value_kind::tls_verify>;
+using log_format_field = field_of<log_format, value_kind::log_format>;
 using url_list_field = field_of<std::vector<std::string>, value_kind::url_list>;
 using option_field = std::variant<text_field, redis_url_field, postgres_url_field, duration_field, number_field,
                                   argv_field, file_mode_field, exit_policy_field, boolean_field,
-                                  uid_list_field, replica_ack_field, tls_verify_field, url_list_field>;
+                                  uid_list_field, replica_ack_field, tls_verify_field, log_format_field,
+                                  url_list_field>;
 
 struct option_spec {
   /// Dotted name, also the YAML path: lease.ttl is `lease: {ttl: ...}`.

@@ -188,6 +188,11 @@ struct text_parser {
     }
     f.get(cfg) = *verify;
   }
+  void operator()(log_format_field f) const {
+    const auto format = parse_log_format(text);
+    if (!format) throw config_error(key(), text, "must be text or json");
+    f.get(cfg) = *format;
+  }
   void operator()(exit_policy_field f) const {
     const std::string_view t = trim(text);
     if (t == "compete") {
@@ -228,6 +233,7 @@ struct shower {
   // same as when these were kept as text.
   std::string operator()(replica_ack_field f) const { return json_string(f.get(cfg).text()); }
   std::string operator()(tls_verify_field f) const { return json_string(to_string(f.get(cfg))); }
+  std::string operator()(log_format_field f) const { return json_string(to_string(f.get(cfg))); }
 };
 
 }  // namespace
@@ -327,6 +333,7 @@ const char* expected_yaml_shape(const option_spec& spec) {
     case value_kind::postgres_url:
     case value_kind::replica_ack:
     case value_kind::tls_verify:
+    case value_kind::log_format:
       return "must be a single string";
     case value_kind::duration:
       return "must be a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";
@@ -381,5 +388,13 @@ std::optional<int> parse_replica_ack(const std::string& text) {
   return n;
 }
 
+
+const char* to_string(log_format f) { return f == log_format::json ? "json" : "text"; }
+
+std::optional<log_format> parse_log_format(std::string_view text) {
+  if (text == "text") return log_format::text;
+  if (text == "json") return log_format::json;
+  return std::nullopt;
+}
 
 }  // namespace baton

@@ -172,9 +172,6 @@ void check_rest(const config& cfg) {
       throw config_error(option_name(cfg, cfg.http.listen), cfg.http.listen, why);
     }
   }
-  if (cfg.log.format != "text" && cfg.log.format != "json") {
-    throw config_error(option_name(cfg, cfg.log.format), cfg.log.format, "must be text or json");
-  }
   // As spdlog::level::from_str takes them; "warning" is spdlog's own name
   // for warn. Kept as written: check-config shows what the user typed.
   static constexpr std::string_view levels[] = {"trace", "debug",    "info", "warn", "warning",

@@ -127,13 +127,8 @@ class json_formatter : public spdlog::formatter {
   }
 };
 
-std::unique_ptr<spdlog::formatter> make_formatter(const std::string& format, bool journal) {
-  if (format == "json") {
-    return std::make_unique<json_formatter>();
-  }
-  if (format != "text") {
-    throw std::invalid_argument("log.format: \"" + format + "\" is not allowed: text or json");
-  }
+std::unique_ptr<spdlog::formatter> make_formatter(log_format format, bool journal) {
+  if (format == log_format::json) return std::make_unique<json_formatter>();
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (journal) {
     formatter->add_flag<journal_priority_flag>('*');

@@ -38,27 +38,27 @@ TEST(listen_address, refuses_names_missing_ports_and_bad_numbers) {
 TEST(operate_options, defaults_off_text_and_cooldown_of_one_ttl) {
   auto c = from_yaml("lease: {ttl: 6s}");
   EXPECT_EQ(c.http.listen, "");
-  EXPECT_EQ(c.log.format, "text");
+  EXPECT_EQ(c.log.format, log_format::text);
   EXPECT_EQ(c.lease.resign_cooldown, 6s);
 }
 
 TEST(operate_options, from_yaml_environment_and_flags) {
   auto c = from_yaml("http: {listen: '0.0.0.0:9464'}\nlog: {format: json}\nlease: {resign_cooldown: 30s}");
   EXPECT_EQ(c.http.listen, "0.0.0.0:9464");
-  EXPECT_EQ(c.log.format, "json");
+  EXPECT_EQ(c.log.format, log_format::json);
   EXPECT_EQ(c.lease.resign_cooldown, 30s);
 
   auto e = from_yaml("", {{"BATON_HTTP_LISTEN", "[::1]:9000"}, {"BATON_LOG_FORMAT", "json"},
                           {"BATON_LEASE_RESIGN_COOLDOWN", "5s"}});
   EXPECT_EQ(e.http.listen, "[::1]:9000");
-  EXPECT_EQ(e.log.format, "json");
+  EXPECT_EQ(e.log.format, log_format::json);
   EXPECT_EQ(e.lease.resign_cooldown, 5s);
 
   auto inv = parse({"run", "--election", "x", "--http-listen", "127.0.0.1:1", "--log-format", "json",
                     "--resign-cooldown", "2s"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
   EXPECT_EQ(inv.cfg.http.listen, "127.0.0.1:1");
-  EXPECT_EQ(inv.cfg.log.format, "json");
+  EXPECT_EQ(inv.cfg.log.format, log_format::json);
   EXPECT_EQ(inv.cfg.lease.resign_cooldown, 2s);
 }
 
@@ -80,7 +80,7 @@ TEST(operate_options, check_config_prints_them_so_they_load_again) {
   ASSERT_EQ(inv.what, invocation::verb::check_config) << inv.message;
   auto again = from_yaml(describe_config(inv.cfg));
   EXPECT_EQ(again.http.listen, "127.0.0.1:9464");
-  EXPECT_EQ(again.log.format, "json");
+  EXPECT_EQ(again.log.format, log_format::json);
   EXPECT_EQ(again.lease.resign_cooldown, inv.cfg.lease.resign_cooldown);
 }
 

@@ -52,6 +52,8 @@ std::string generic_sample(value_kind kind) {
       return "3";
     case value_kind::tls_verify:
       return "ca";
+    case value_kind::log_format:
+      return "json";
     case value_kind::url_list:
       return "redis://s1:7000,redis://s2:7000";
   }
