@@ -5,10 +5,10 @@
 // all ask the registry; only a kind's own folder (src/redis, src/redlock,
 // src/postgres) knows what its options mean.
 //
-// Adding a kind: its folder with its store and a descriptor, one line in the
-// registry, one baton_component line in CMakeLists.txt, its option rows in the
-// option table, and a contract harness (docs/architecture.md, "The store
-// boundary").
+// Adding a kind: its folder (its store, option rows, rules, checks and
+// descriptor), one line in the registry, one baton_component line in
+// CMakeLists.txt, the member of `config` its rows fill, and a contract
+// harness (docs/architecture.md, "The store boundary").
 #pragma once
 
 #include <functional>
@@ -27,14 +27,22 @@ class io_context;
 
 namespace baton {
 
+/// A row of the option table (src/config/option_table.hpp).
+struct option_spec;
+
 struct store_kind {
   /// As store.kind spells it: "redis".
   std::string_view name;
   /// For people, in log lines and check-config: "Redis".
   std::string_view label;
+  /// The options this kind declares, rows of the one option table (its
+  /// section's YAML keys, BATON_* variables and flags): the table puts them
+  /// after store.kind, in the registry's order. A kind that reads another
+  /// kind's section (redlock reads redis:) declares none of that section's.
+  std::span<const option_spec> (*options)();
   /// The YAML sections whose options this kind reads, besides the sections
-  /// no store owns (lease:, hooks:, ...). check-config shows only these, and
-  /// a SIGHUP that changes another kind's section changes nothing.
+  /// no store owns (lease:, hooks:, ...): a SIGHUP that changes only another
+  /// kind's section changes nothing.
   std::span<const std::string_view> sections;
   /// The form of the options this kind owns, checked whatever store.kind
   /// is (a typo in a section not in use today is not a surprise on the day

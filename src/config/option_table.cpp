@@ -7,16 +7,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace baton {
 namespace {
 
 // constexpr: built by the compiler, so no static initializer can see it
 // half-made. child.command has no variable and no flag: on the command line
-// it is the words after `--` (parse_invocation). The password has no flag on
-// purpose: argv is visible to every user of the host.
-constexpr option_spec table[] = {
+// it is the words after `--` (parse_invocation). A secret (a password) has
+// no flag on purpose: argv is visible to every user of the host.
+constexpr option_spec common_before_stores[] = {
     {.key = "election", .env = "BATON_ELECTION", .flag = "--election", .placeholder = "NAME",
      .help = "Election name; candidates with the same name compete (required)",
      .field = text_field{[](config& c) -> auto& { return c.election; }}},
@@ -30,147 +32,11 @@ constexpr option_spec table[] = {
              "(default redis)",
      .field = text_field{[](config& c) -> auto& { return c.store.kind; }}},
 
-    {.key = "redis.url", .env = "BATON_REDIS_URL", .flag = "--redis-url", .placeholder = "URL",
-     .help = "redis://host[:port][/db], rediss://... (TLS) or unix:///path[?db=N] (default "
-             "redis://127.0.0.1:6379); no password",
-     .field = redis_url_field{[](config& c) -> auto& { return c.redis.url; }}},
-    {.key = "redis.password", .env = "BATON_REDIS_PASSWORD",
-     .help = "use BATON_REDIS_PASSWORD or redis.password_file",
-     .field = text_field{[](config& c) -> auto& { return c.redis.password; }},
-     .secret = true},
-    {.key = "redis.password_file", .env = "BATON_REDIS_PASSWORD_FILE",
-     .flag = "--redis-password-file", .placeholder = "FILE",
-     .help = "File whose first line is the Redis password",
-     .field = text_field{[](config& c) -> auto& { return c.redis.password_file; }}},
-    {.key = "redis.username", .env = "BATON_REDIS_USERNAME", .flag = "--redis-username",
-     .placeholder = "USER",
-     .help = "ACL user to log in as (default: the URL's user, or Redis's default user)",
-     .field = text_field{[](config& c) -> auto& { return c.redis.username; }}},
-    {.key = "redis.tls_verify", .env = "BATON_REDIS_TLS_VERIFY", .flag = "--redis-tls-verify",
-     .placeholder = "MODE",
-     .help = "rediss:// only: full (chain and server name, default), ca (chain only) or none",
-     .field = tls_verify_field{[](config& c) -> auto& { return c.redis.tls_verify; }}},
-    {.key = "redis.tls_ca_file", .env = "BATON_REDIS_TLS_CA_FILE", .flag = "--redis-tls-ca-file",
-     .placeholder = "FILE",
-     .help = "PEM file of the CAs to trust (default: the system's trust store)",
-     .field = text_field{[](config& c) -> auto& { return c.redis.tls_ca_file; }}},
-    {.key = "redis.tls_ca_dir", .env = "BATON_REDIS_TLS_CA_DIR", .flag = "--redis-tls-ca-dir",
-     .placeholder = "DIR",
-     .help = "Directory of hashed CA certificates to trust (c_rehash)",
-     .field = text_field{[](config& c) -> auto& { return c.redis.tls_ca_dir; }}},
-    {.key = "redis.tls_cert_file", .env = "BATON_REDIS_TLS_CERT_FILE",
-     .flag = "--redis-tls-cert-file", .placeholder = "FILE",
-     .help = "Client certificate (PEM), for servers that demand one; needs redis.tls_key_file",
-     .field = text_field{[](config& c) -> auto& { return c.redis.tls_cert_file; }}},
-    {.key = "redis.tls_key_file", .env = "BATON_REDIS_TLS_KEY_FILE",
-     .flag = "--redis-tls-key-file", .placeholder = "FILE",
-     .help = "The client certificate's private key (PEM, unencrypted)",
-     .field = text_field{[](config& c) -> auto& { return c.redis.tls_key_file; }}},
-    {.key = "redis.tls_server_name", .env = "BATON_REDIS_TLS_SERVER_NAME",
-     .flag = "--redis-tls-server-name", .placeholder = "NAME",
-     .help = "Name (or IP address) the server's certificate must carry, also sent as SNI "
-             "(default: the URL's host)",
-     .field = text_field{[](config& c) -> auto& { return c.redis.tls_server_name; }}},
-    {.key = "redis.connect_timeout", .env = "BATON_REDIS_CONNECT_TIMEOUT",
-     .flag = "--redis-connect-timeout", .placeholder = "DURATION",
-     .help = "Time allowed to connect, the TLS handshake, AUTH and SELECT (default 1s)",
-     .field = duration_field{[](config& c) -> auto& { return c.redis.connect_timeout; }}},
-    {.key = "redis.command_timeout", .env = "BATON_REDIS_COMMAND_TIMEOUT",
-     .flag = "--redis-timeout", .placeholder = "DURATION",
-     .help = "Time allowed for one reply (default min(1s, renew interval / 2))",
-     .field = duration_field{[](config& c) -> auto& { return c.redis.command_timeout; }},
-     .zero_derives = true},
+};
 
-    {.key = "redis.replica_ack", .env = "BATON_REDIS_REPLICA_ACK", .flag = "--redis-replica-ack",
-     .placeholder = "N",
-     .help = "Replicas that must acknowledge (WAIT) each grant and renewal: off (default), a "
-             "number, or all (every replica the master had when baton connected)",
-     .field = replica_ack_field{[](config& c) -> auto& { return c.redis.replica_ack; }}},
-    {.key = "redis.replica_ack_timeout", .env = "BATON_REDIS_REPLICA_ACK_TIMEOUT",
-     .flag = "--redis-replica-ack-timeout", .placeholder = "DURATION",
-     .help = "How long the replicas' acknowledgement may take (default redis.command_timeout / 2)",
-     .field = duration_field{[](config& c) -> auto& { return c.redis.replica_ack_timeout; }},
-     .zero_derives = true},
-
-    {.key = "sentinel.addresses", .env = "BATON_SENTINEL_ADDRESSES", .flag = "--sentinel-addresses",
-     .placeholder = "URLS",
-     .help = "store.kind sentinel: the sentinels, redis:// or rediss:// URLs separated by commas "
-             "(no password: sentinel.password_file)",
-     .field = url_list_field{[](config& c) -> auto& { return c.sentinel.addresses; }},
-     .may_carry_credentials = true},
-    {.key = "sentinel.master_name", .env = "BATON_SENTINEL_MASTER_NAME",
-     .flag = "--sentinel-master-name", .placeholder = "NAME",
-     .help = "The name the sentinels monitor the master under",
-     .field = text_field{[](config& c) -> auto& { return c.sentinel.master_name; }}},
-    {.key = "sentinel.username", .env = "BATON_SENTINEL_USERNAME", .flag = "--sentinel-username",
-     .placeholder = "USER", .help = "ACL user on the sentinels (default: Redis's default user)",
-     .field = text_field{[](config& c) -> auto& { return c.sentinel.username; }}},
-    {.key = "sentinel.password_file", .env = "BATON_SENTINEL_PASSWORD_FILE",
-     .flag = "--sentinel-password-file", .placeholder = "FILE",
-     .help = "File whose first line is the sentinels' password",
-     .field = text_field{[](config& c) -> auto& { return c.sentinel.password_file; }}},
-    {.key = "sentinel.tls_ca_file", .env = "BATON_SENTINEL_TLS_CA_FILE",
-     .flag = "--sentinel-tls-ca-file", .placeholder = "FILE",
-     .help = "CAs to trust for the sentinels (default: redis.tls_ca_file)",
-     .field = text_field{[](config& c) -> auto& { return c.sentinel.tls_ca_file; }}},
-    {.key = "sentinel.tls_cert_file", .env = "BATON_SENTINEL_TLS_CERT_FILE",
-     .flag = "--sentinel-tls-cert-file", .placeholder = "FILE",
-     .help = "Client certificate for the sentinels (default: redis.tls_cert_file)",
-     .field = text_field{[](config& c) -> auto& { return c.sentinel.tls_cert_file; }}},
-    {.key = "sentinel.tls_key_file", .env = "BATON_SENTINEL_TLS_KEY_FILE",
-     .flag = "--sentinel-tls-key-file", .placeholder = "FILE",
-     .help = "Its private key (default: redis.tls_key_file)",
-     .field = text_field{[](config& c) -> auto& { return c.sentinel.tls_key_file; }}},
-    {.key = "sentinel.check_interval", .env = "BATON_SENTINEL_CHECK_INTERVAL",
-     .flag = "--sentinel-check-interval", .placeholder = "DURATION",
-     .help = "How often the master's address is asked again besides switch messages (default "
-             "1s; 0 = never)",
-     .field = duration_field{[](config& c) -> auto& { return c.sentinel.check_interval; }}},
-
-    {.key = "cluster.nodes", .env = "BATON_CLUSTER_NODES", .flag = "--cluster-nodes",
-     .placeholder = "URLS",
-     .help = "store.kind cluster: some of the cluster's nodes, redis:// or rediss:// URLs "
-             "separated by commas (no password, no db)",
-     .field = url_list_field{[](config& c) -> auto& { return c.cluster.nodes; }},
-     .may_carry_credentials = true},
-
-    {.key = "redlock.masters", .env = "BATON_REDLOCK_MASTERS", .flag = "--redlock-masters",
-     .placeholder = "URLS",
-     .help = "store.kind redlock: the 3, 5 or 7 independent Redis masters, redis:// or unix:// "
-             "URLs separated by commas (no password: redis.password_file serves them all)",
-     .field = url_list_field{[](config& c) -> auto& { return c.redlock.masters; }},
-     .may_carry_credentials = true},
-
-    {.key = "postgres.url", .env = "BATON_POSTGRES_URL", .flag = "--postgres-url",
-     .placeholder = "URL",
-     .help = "libpq connection string or URI (default postgresql://127.0.0.1:5432/postgres); "
-             "no password",
-     .field = postgres_url_field{[](config& c) -> auto& { return c.postgres.url; }}},
-    {.key = "postgres.password", .env = "BATON_POSTGRES_PASSWORD",
-     .help = "use BATON_POSTGRES_PASSWORD or postgres.password_file",
-     .field = text_field{[](config& c) -> auto& { return c.postgres.password; }},
-     .secret = true},
-    {.key = "postgres.password_file", .env = "BATON_POSTGRES_PASSWORD_FILE",
-     .flag = "--postgres-password-file", .placeholder = "FILE",
-     .help = "File whose first line is the PostgreSQL password",
-     .field = text_field{[](config& c) -> auto& { return c.postgres.password_file; }}},
-    {.key = "postgres.table", .env = "BATON_POSTGRES_TABLE", .flag = "--postgres-table",
-     .placeholder = "NAME", .help = "Lease table, name or schema.name (default baton_lease)",
-     .field = text_field{[](config& c) -> auto& { return c.postgres.table; }}},
-    {.key = "postgres.create_schema", .env = "BATON_POSTGRES_CREATE_SCHEMA",
-     .flag = "--postgres-create-schema",
-     .help = "Create the lease table and sequence on first use when missing (default true)",
-     .field = boolean_field{[](config& c) -> auto& { return c.postgres.create_schema; }}},
-    {.key = "postgres.connect_timeout", .env = "BATON_POSTGRES_CONNECT_TIMEOUT",
-     .flag = "--postgres-connect-timeout", .placeholder = "DURATION",
-     .help = "Time allowed to connect, authenticate and set the session up (default 1s)",
-     .field = duration_field{[](config& c) -> auto& { return c.postgres.connect_timeout; }}},
-    {.key = "postgres.command_timeout", .env = "BATON_POSTGRES_COMMAND_TIMEOUT",
-     .flag = "--postgres-timeout", .placeholder = "DURATION",
-     .help = "Time allowed for one statement (default min(1s, renew interval / 2))",
-     .field = duration_field{[](config& c) -> auto& { return c.postgres.command_timeout; }},
-     .zero_derives = true},
-
+// After the store kinds' options, which each kind declares in its own
+// folder (its descriptor's options, store_kind.hpp).
+constexpr option_spec common_after_stores[] = {
     {.key = "lease.ttl", .env = "BATON_LEASE_TTL", .flag = "--ttl", .placeholder = "DURATION",
      .help = "Lease lifetime without renewal (default 10s)",
      .field = duration_field{[](config& c) -> auto& { return c.lease.ttl; }}},
@@ -264,12 +130,27 @@ constexpr option_spec table[] = {
      .field = log_format_field{[](config& c) -> auto& { return c.log.format; }}},
 };
 
+// The whole table, in check-config's order: built once, on first use (after
+// every static initializer: the descriptors are constant-initialized).
+const std::vector<option_spec>& whole_table() {
+  static const std::vector<option_spec> table = [] {
+    std::vector<option_spec> rows(std::begin(common_before_stores), std::end(common_before_stores));
+    for (const store_kind* kind : store_kinds()) {
+      const auto own = kind->options();
+      rows.insert(rows.end(), own.begin(), own.end());
+    }
+    rows.insert(rows.end(), std::begin(common_after_stores), std::end(common_after_stores));
+    return rows;
+  }();
+  return table;
+}
+
 }  // namespace
 
-std::span<const option_spec> option_table() { return table; }
+std::span<const option_spec> option_table() { return whole_table(); }
 
 const option_spec* find_option(std::string_view key) {
-  for (const auto& spec : table) {
+  for (const auto& spec : whole_table()) {
     if (spec.key == key) return &spec;
   }
   return nullptr;
@@ -303,7 +184,7 @@ bool store_reads_section(std::string_view kind, std::string_view section) {
 }
 
 bool is_option_section(std::string_view name) {
-  for (const auto& spec : table) {
+  for (const auto& spec : whole_table()) {
     if (!name.empty() && spec.section() == name) return true;
   }
   return false;

@@ -3,8 +3,10 @@
 // variables (load_environment), the flags (parse_invocation), check-config's
 // output (describe_config), the option names in validation messages
 // (option_name), and what SIGHUP may change (plan_reload) all read it. Adding
-// an option is one entry in option_table.cpp plus its rule in validate.cpp.
-// Internal to the config component (and its tests).
+// an option is one entry in option_table.cpp plus its rule in validate.cpp;
+// a store kind's options are entries in its own folder (its descriptor's
+// options, baton/store_kind.hpp) with their rules in its descriptor.
+// Internal to the config component, the store kinds and their tests.
 #pragma once
 
 #include <span>

@@ -13,6 +13,7 @@
 #include "lease_sql.hpp"
 #include "libpq/libpq_on_demand.hpp"
 #include "postgres_check.hpp"
+#include "postgres_option_rows.hpp"
 #include "postgres_store.hpp"
 
 namespace baton {
@@ -86,6 +87,7 @@ constexpr std::string_view postgres_sections[] = {"postgres"};
 const store_kind postgres_kind{
     .name = "postgres",
     .label = "PostgreSQL",
+    .options = postgres_option_rows,
     .sections = postgres_sections,
     .check_form = check_postgres_form,
     .validate = validate_postgres,

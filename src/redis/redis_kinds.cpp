@@ -7,6 +7,7 @@
 
 #include "baton/redis_settings.hpp"
 #include "master_locators.hpp"
+#include "redis_option_rows.hpp"
 #include "redis_option_rules.hpp"
 #include "redis_server_check.hpp"
 #include "redis_store.hpp"
@@ -150,6 +151,7 @@ constexpr std::string_view cluster_sections[] = {"cluster", "redis"};
 const store_kind redis_kind{
     .name = "redis",
     .label = "Redis",
+    .options = redis_detail::redis_option_rows,
     .sections = redis_sections,
     // The redis: section is read by four kinds; its form is checked once,
     // here.
@@ -165,6 +167,7 @@ const store_kind redis_kind{
 const store_kind sentinel_kind{
     .name = "sentinel",
     .label = "Redis Sentinel",
+    .options = redis_detail::sentinel_option_rows,
     .sections = sentinel_sections,
     .validate = validate_sentinel,
     .resolve_secrets = redis_detail::resolve_redis_password,
@@ -176,6 +179,7 @@ const store_kind sentinel_kind{
 const store_kind cluster_kind{
     .name = "cluster",
     .label = "Redis Cluster",
+    .options = redis_detail::cluster_option_rows,
     .sections = cluster_sections,
     .validate = validate_cluster,
     .resolve_secrets = redis_detail::resolve_redis_password,

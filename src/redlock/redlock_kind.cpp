@@ -12,6 +12,7 @@
 #include "baton/redis_settings.hpp"
 #include "redis/redis_option_rules.hpp"
 #include "redis/redis_server_check.hpp"
+#include "redlock_option_rows.hpp"
 #include "redlock_store.hpp"
 
 namespace baton {
@@ -148,6 +149,7 @@ constexpr std::string_view redlock_sections[] = {"redlock", "redis"};
 const store_kind redlock_kind{
     .name = "redlock",
     .label = "Redlock",
+    .options = redlock_option_rows,
     .sections = redlock_sections,
     .validate = validate_redlock,
     .resolve_secrets = redis_detail::resolve_redis_password,

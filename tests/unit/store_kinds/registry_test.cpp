@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -20,6 +21,7 @@ TEST(store_kind_registry, every_kind_provides_what_the_daemon_and_the_commands_c
     EXPECT_TRUE(names.insert(name).second) << name << " is listed twice";
     EXPECT_FALSE(kind->label.empty()) << name;
     EXPECT_FALSE(kind->sections.empty()) << name;
+    EXPECT_NE(kind->options, nullptr) << name;
     EXPECT_NE(kind->validate, nullptr) << name;
     EXPECT_NE(kind->resolve_secrets, nullptr) << name;
     EXPECT_NE(kind->make_store, nullptr) << name;
@@ -29,6 +31,15 @@ TEST(store_kind_registry, every_kind_provides_what_the_daemon_and_the_commands_c
     // Its sections hold options: a section name that matched nothing would
     // make check-config hide the kind's options.
     for (auto section : kind->sections) EXPECT_TRUE(is_option_section(section)) << name;
+    // Its own rows are in the table, in one of its sections.
+    for (const auto& row : kind->options()) {
+      EXPECT_EQ(find_option(row.key), &*std::find_if(option_table().begin(), option_table().end(),
+                                                     [&](const option_spec& o) { return o.key == row.key; }))
+          << row.key;
+      bool in_its_section = false;
+      for (auto section : kind->sections) in_its_section = in_its_section || row.section() == section;
+      EXPECT_TRUE(in_its_section) << name << ": " << row.key;
+    }
   }
   EXPECT_EQ(find_store_kind("etcd"), nullptr);
 }

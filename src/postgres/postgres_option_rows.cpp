@@ -1,0 +1,45 @@
+// The postgres: rows of the option table. Flags and variables are public
+// names (config/baton.yaml, README): they never change once released. The
+// password has no flag on purpose: argv is visible to every user of the host.
+#include "postgres_option_rows.hpp"
+
+namespace baton {
+namespace {
+
+constexpr option_spec postgres_rows[] = {
+    {.key = "postgres.url", .env = "BATON_POSTGRES_URL", .flag = "--postgres-url",
+     .placeholder = "URL",
+     .help = "libpq connection string or URI (default postgresql://127.0.0.1:5432/postgres); "
+             "no password",
+     .field = postgres_url_field{[](config& c) -> auto& { return c.postgres.url; }}},
+    {.key = "postgres.password", .env = "BATON_POSTGRES_PASSWORD",
+     .help = "use BATON_POSTGRES_PASSWORD or postgres.password_file",
+     .field = text_field{[](config& c) -> auto& { return c.postgres.password; }},
+     .secret = true},
+    {.key = "postgres.password_file", .env = "BATON_POSTGRES_PASSWORD_FILE",
+     .flag = "--postgres-password-file", .placeholder = "FILE",
+     .help = "File whose first line is the PostgreSQL password",
+     .field = text_field{[](config& c) -> auto& { return c.postgres.password_file; }}},
+    {.key = "postgres.table", .env = "BATON_POSTGRES_TABLE", .flag = "--postgres-table",
+     .placeholder = "NAME", .help = "Lease table, name or schema.name (default baton_lease)",
+     .field = text_field{[](config& c) -> auto& { return c.postgres.table; }}},
+    {.key = "postgres.create_schema", .env = "BATON_POSTGRES_CREATE_SCHEMA",
+     .flag = "--postgres-create-schema",
+     .help = "Create the lease table and sequence on first use when missing (default true)",
+     .field = boolean_field{[](config& c) -> auto& { return c.postgres.create_schema; }}},
+    {.key = "postgres.connect_timeout", .env = "BATON_POSTGRES_CONNECT_TIMEOUT",
+     .flag = "--postgres-connect-timeout", .placeholder = "DURATION",
+     .help = "Time allowed to connect, authenticate and set the session up (default 1s)",
+     .field = duration_field{[](config& c) -> auto& { return c.postgres.connect_timeout; }}},
+    {.key = "postgres.command_timeout", .env = "BATON_POSTGRES_COMMAND_TIMEOUT",
+     .flag = "--postgres-timeout", .placeholder = "DURATION",
+     .help = "Time allowed for one statement (default min(1s, renew interval / 2))",
+     .field = duration_field{[](config& c) -> auto& { return c.postgres.command_timeout; }},
+     .zero_derives = true},
+};
+
+}  // namespace
+
+std::span<const option_spec> postgres_option_rows() { return postgres_rows; }
+
+}  // namespace baton
