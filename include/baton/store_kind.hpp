@@ -44,6 +44,11 @@ struct store_kind {
   /// no store owns (lease:, hooks:, ...): a SIGHUP that changes only another
   /// kind's section changes nothing.
   std::span<const std::string_view> sections;
+  /// Replaces each 0 of its options that means "derived" with its value (a
+  /// command timeout from lease.renew_interval), whatever store.kind is, so
+  /// check-config shows them; records "default: ..." in `origins` if given.
+  /// The lease's own derived values are filled first. nullptr = none.
+  void (*fill_derived_defaults)(config& cfg, option_origins* origins) = nullptr;
   /// The form of the options this kind owns, checked whatever store.kind
   /// is (a typo in a section not in use today is not a surprise on the day
   /// it is); nullptr = nothing to check. Throws config_error naming the

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "baton/config_load.hpp"
+#include "baton/store_kind.hpp"
 #include "option_table.hpp"
 
 namespace baton {
@@ -85,17 +86,9 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
     lease.resign_cooldown = lease.ttl;
     note(lease.resign_cooldown, "default: lease.ttl");
   }
-  if (cfg.redis.command_timeout.count() == 0) {
-    cfg.redis.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
-    note(cfg.redis.command_timeout, "default: min(1s, lease.renew_interval / 2)");
-  }
-  if (cfg.redis.replica_ack_timeout.count() == 0) {
-    cfg.redis.replica_ack_timeout = cfg.redis.command_timeout / 2;
-    note(cfg.redis.replica_ack_timeout, "default: redis.command_timeout / 2");
-  }
-  if (cfg.postgres.command_timeout.count() == 0) {
-    cfg.postgres.command_timeout = std::min(milliseconds{1000}, lease.renew_interval / 2);
-    note(cfg.postgres.command_timeout, "default: min(1s, lease.renew_interval / 2)");
+  // Every kind's, whatever the kind, as check-config shows them.
+  for (const store_kind* kind : store_kinds()) {
+    if (kind->fill_derived_defaults != nullptr) kind->fill_derived_defaults(cfg, origins);
   }
   if (cfg.node_id.empty()) {
     cfg.node_id = default_node_id(cfg);

@@ -5,13 +5,28 @@
 // the store kinds.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "baton/config_load.hpp"
 #include "baton/time.hpp"
+#include "option_table.hpp"
 
 namespace baton {
+
+/// Records in `origins` (if given) that the option at `field` took the
+/// derived value described by `how` ("default: lease.ttl / 3").
+template <class T>
+void note_derived(const config& cfg, option_origins* origins, const T& field, const char* how) {
+  if (origins != nullptr) (*origins)[option_name(cfg, field)] = how;
+}
+
+/// The usual command timeout when none is set: min(1s, renew_interval / 2),
+/// so that a renewal's call fails in time for the next one.
+inline milliseconds derived_command_timeout(const config& cfg) {
+  return std::min(milliseconds{1000}, cfg.lease.renew_interval / 2);
+}
 
 /// config_error unless `value` > 0.
 void require_positive(const config& cfg, const milliseconds& value);

@@ -31,6 +31,14 @@ void check_postgres_form(const config& cfg) {
   require_utf8(cfg, cfg.postgres.password_file);
 }
 
+void fill_postgres_defaults(config& cfg, option_origins* origins) {
+  if (cfg.postgres.command_timeout.count() == 0) {
+    cfg.postgres.command_timeout = derived_command_timeout(cfg);
+    note_derived(cfg, origins, cfg.postgres.command_timeout,
+                 "default: min(1s, lease.renew_interval / 2)");
+  }
+}
+
 // libpq reads the URL, and opening libpq costs memory: only for this kind.
 void validate_postgres(const config& cfg) {
   const std::string url = option_name(cfg, cfg.postgres.url);
@@ -89,6 +97,7 @@ const store_kind postgres_kind{
     .label = "PostgreSQL",
     .options = postgres_option_rows,
     .sections = postgres_sections,
+    .fill_derived_defaults = fill_postgres_defaults,
     .check_form = check_postgres_form,
     .validate = validate_postgres,
     .resolve_secrets = resolve_postgres_password,

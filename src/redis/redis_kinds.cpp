@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "baton/redis_settings.hpp"
+#include "config/option_rules.hpp"
 #include "master_locators.hpp"
 #include "redis_option_rows.hpp"
 #include "redis_option_rules.hpp"
@@ -31,6 +32,18 @@ void validate_sentinel(const config& cfg) {
 void validate_cluster(const config& cfg) {
   redis_detail::check_url_list(cfg, cfg.cluster.nodes, true);
   redis_detail::check_redis_tls(cfg, cfg.cluster.nodes, "cluster.nodes are not");
+}
+
+void fill_redis_defaults(config& cfg, option_origins* origins) {
+  if (cfg.redis.command_timeout.count() == 0) {
+    cfg.redis.command_timeout = derived_command_timeout(cfg);
+    note_derived(cfg, origins, cfg.redis.command_timeout,
+                 "default: min(1s, lease.renew_interval / 2)");
+  }
+  if (cfg.redis.replica_ack_timeout.count() == 0) {
+    cfg.redis.replica_ack_timeout = cfg.redis.command_timeout / 2;
+    note_derived(cfg, origins, cfg.redis.replica_ack_timeout, "default: redis.command_timeout / 2");
+  }
 }
 
 // --- the store ---------------------------------------------------------------
@@ -153,6 +166,7 @@ const store_kind redis_kind{
     .label = "Redis",
     .options = redis_detail::redis_option_rows,
     .sections = redis_sections,
+    .fill_derived_defaults = fill_redis_defaults,
     // The redis: section is read by four kinds; its form is checked once,
     // here.
     .check_form = redis_detail::check_redis_section_form,
