@@ -1,0 +1,234 @@
+// etcd_server: the member as our child, readiness by GET /health on a raw
+// socket (no client library needed), snapshots through etcdctl.
+#include "etcd_server.hpp"
+
+#include "free_port.hpp"
+#include "redis_child.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace baton::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr auto ready_timeout = 20s;
+constexpr int port_attempts = 5;
+
+// One GET /health on 127.0.0.1:`port` with 500 ms socket timeouts; true
+// when the answer says healthy.
+bool healthy(unsigned short port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  timeval tv{0, 500000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      std::array<char, 1024> buf{};
+      for (int i = 0; i < 8; ++i) {
+        const auto n = ::recv(fd, buf.data(), buf.size(), 0);
+        if (n <= 0) break;
+        answer.append(buf.data(), static_cast<std::size_t>(n));
+      }
+    }
+  }
+  ::close(fd);
+  return answer.find("\"health\":\"true\"") != std::string::npos;
+}
+
+std::string etcd_binary() {
+  auto path = find_executable("etcd");
+  if (path.empty() && ::access("/usr/bin/etcd", X_OK) == 0) path = "/usr/bin/etcd";
+  if (path.empty()) {
+    throw std::runtime_error("etcd not found on PATH; the etcd tests need it (Debian: apt-get "
+                             "install etcd-server etcd-client)");
+  }
+  return path;
+}
+
+// Runs `command` through the shell to its end; its output and whether it
+// succeeded.
+std::pair<bool, std::string> run(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {false, std::string("popen: ") + std::strerror(errno)};
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) && WEXITSTATUS(status) == 0, out};
+}
+
+}  // namespace
+
+etcd_server::etcd_server() {
+  dir_ = make_temp_dir("/tmp/baton-etcd-XXXXXX");
+  data_ = dir_ / "data";
+  try {
+    for (int attempt = 0; attempt < port_attempts; ++attempt) {
+      client_port_ = free_loopback_port();
+      peer_port_ = free_loopback_port();
+      if (peer_port_ == client_port_) continue;
+      spawn();
+      if (wait_ready()) return;
+      stop();
+      // A half-made data directory names the old peer URL: start afresh.
+      remove_temp_dir(data_);
+    }
+    throw std::runtime_error("etcd did not come up after " + std::to_string(port_attempts) +
+                             " attempts; log:\n" + log_tail());
+  } catch (...) {
+    stop();
+    remove_temp_dir(dir_);
+    throw;
+  }
+}
+
+etcd_server::~etcd_server() {
+  stop();
+  remove_temp_dir(dir_);
+}
+
+std::string etcd_server::client_url() const {
+  return "http://127.0.0.1:" + std::to_string(client_port_);
+}
+
+void etcd_server::spawn() {
+  const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
+  const std::vector<std::string> args = {
+      etcd_binary(),
+      "--name", name_,
+      "--data-dir", data_.string(),
+      "--listen-client-urls", client_url(),
+      "--advertise-client-urls", client_url(),
+      "--listen-peer-urls", peer,
+      "--initial-advertise-peer-urls", peer,
+      "--initial-cluster", name_ + "=" + peer,
+      "--initial-cluster-token", "baton-test",
+      "--initial-cluster-state", "new",
+      "--heartbeat-interval", "50",
+      "--election-timeout", "500",
+      "--log-level", "warn",
+  };
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string log = (dir_ / "etcd.log").string();
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    // The member dies with the test process, even if it crashes.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (out >= 0) {
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(out, STDERR_FILENO);
+    }
+    if (in >= 0) ::dup2(in, STDIN_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  pid_ = child;
+}
+
+bool etcd_server::wait_ready() {
+  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;  // exited: most likely a port was taken
+      return false;
+    }
+    if (healthy(client_port_)) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+void etcd_server::stop(bool hard) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);  // a frozen member must be able to act on SIGTERM
+  ::kill(pid_, hard ? SIGKILL : SIGTERM);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+void etcd_server::start() {
+  if (pid_ > 0) return;
+  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    spawn();
+    if (wait_ready()) return;
+    stop();
+    std::this_thread::sleep_for(200ms);
+  }
+  throw std::runtime_error("etcd: cannot start again on port " + std::to_string(client_port_) +
+                           "; log:\n" + log_tail());
+}
+
+void etcd_server::freeze() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void etcd_server::thaw() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+std::string etcd_server::etcdctl(const std::string& args) const {
+  const auto [ok, out] = run("ETCDCTL_API=3 etcdctl --endpoints=" + client_url() + " " + args);
+  if (!ok) throw std::runtime_error("etcdctl " + args + ": " + out);
+  return out;
+}
+
+void etcd_server::save_snapshot(const std::string& name) {
+  etcdctl("snapshot save " + (dir_ / (name + ".db")).string());
+}
+
+void etcd_server::restore_snapshot(const std::string& name) {
+  const auto file = dir_ / (name + ".db");
+  if (!fs::exists(file)) throw std::runtime_error("etcd: no snapshot " + name + " saved");
+  stop();
+  const auto restored = dir_ / ("data-restored-" + std::to_string(++restores_));
+  const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
+  const auto [ok, out] =
+      run("ETCDCTL_API=3 etcdctl snapshot restore " + file.string() + " --name " + name_ +
+          " --data-dir " + restored.string() + " --initial-cluster " + name_ + "=" + peer +
+          " --initial-cluster-token baton-test --initial-advertise-peer-urls " + peer);
+  if (!ok) throw std::runtime_error("etcdctl snapshot restore: " + out);
+  remove_temp_dir(data_);
+  data_ = restored;
+  start();
+}
+
+std::string etcd_server::log_tail() const { return baton::testing::log_tail(dir_ / "etcd.log", 40); }
+
+}  // namespace baton::testing
