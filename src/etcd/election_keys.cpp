@@ -1,0 +1,132 @@
+#include "election_keys.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+namespace baton::etcd_detail {
+
+election_keys::election_keys(std::string_view prefix, std::string_view election)
+    : dir(std::string(prefix) + std::string(election) + "/"),
+      end(prefix_end(dir)),
+      lease(dir + "lease"),
+      fence(dir + "fence"),
+      record(dir + "record") {}
+
+std::string lease_value(std::string_view node_id, std::string_view nonce) {
+  return std::string(node_id) + ":" + std::string(nonce);
+}
+
+std::string holder_of(std::string_view value) {
+  const auto colon = value.rfind(':');
+  return std::string(colon == std::string_view::npos ? value : value.substr(0, colon));
+}
+
+std::optional<std::int64_t> parse_offset(std::string_view value) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || v < 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
+                        const election_keys& keys) {
+  election_view v;
+  v.hdr = hdr;
+  for (const auto& kv : kvs) {
+    if (kv.key == keys.lease) v.lease = kv;
+    if (kv.key == keys.fence) v.fence = kv;
+    if (kv.key == keys.record) v.record = kv;
+  }
+  return v;
+}
+
+milliseconds remaining_of(std::int64_t ttl_seconds, milliseconds ttl) {
+  if (ttl_seconds < 0) return milliseconds(-1);
+  // etcd checks for expired leases every 500 ms: a lease it says has 0 s
+  // left may live that much longer.
+  const milliseconds left = ttl_seconds == 0 ? milliseconds(500) : milliseconds(ttl_seconds * 1000);
+  return std::min(left, ttl);
+}
+
+std::int64_t lease_seconds(milliseconds ttl) {
+  return std::max<std::int64_t>(1, (ttl.count() + 999) / 1000);
+}
+
+std::optional<token_floor::finding> token_floor::observe_header(const header& h) {
+  std::optional<finding> found;
+  if (cluster_ && !h.cluster_id.empty() && *cluster_ != h.cluster_id) {
+    found = finding{"the etcd cluster changed (id " + *cluster_ + ", now " + h.cluster_id + ")",
+                    true, false};
+    revision_ = h.revision;
+  } else if (h.revision < revision_) {
+    found = finding{"etcd's revision went back from " + std::to_string(revision_) + " to " +
+                        std::to_string(h.revision) + " (a restore of an older snapshot?)",
+                    true, false};
+    revision_ = h.revision;
+  } else {
+    revision_ = h.revision;
+  }
+  if (!h.cluster_id.empty()) cluster_ = h.cluster_id;
+  highest_ = std::max(highest_, offset() + revision_);
+  return found;
+}
+
+std::optional<token_floor::finding> token_floor::observe_record(
+    const std::optional<key_value>& record) {
+  if (!record) {
+    return finding{"the election's record is missing from etcd", true, true};
+  }
+  const auto offset = parse_offset(record->value);
+  if (!offset) {
+    return finding{"the election's record holds \"" + record->value + "\", not a token offset",
+                   true, false};
+  }
+  const auto before = std::exchange(offset_, *offset);
+  highest_ = std::max(highest_, *offset + revision_);
+  if (!before || *before == *offset) return std::nullopt;
+  if (*offset < *before) {
+    return finding{"the election's token offset went back from " + std::to_string(*before) +
+                       " to " + std::to_string(*offset) + " (a restore of an older snapshot?)",
+                   true, false};
+  }
+  return finding{"another candidate found etcd's data gone back and raised the token offset "
+                 "from " + std::to_string(*before) + " to " + std::to_string(*offset),
+                 false, false};
+}
+
+std::int64_t token_floor::fence_offset(std::optional<std::int64_t> current) const {
+  return std::max(current.value_or(0), highest_);
+}
+
+void token_floor::fenced(std::int64_t offset, std::int64_t revision) {
+  offset_ = offset;
+  revision_ = revision;
+  highest_ = std::max(highest_, offset + revision);
+}
+
+seen_event classify_event(const watch_event& e, const election_keys& keys,
+                          std::string_view own_value) {
+  seen_event s;
+  s.mod_revision = e.kv.mod_revision;
+  if (e.kv.key == keys.lease) {
+    if (e.deleted) {
+      if (e.prev && e.prev->value == own_value) return s;
+      s.what = seen_event::kind::released;
+    } else if (e.kv.version == 1) {
+      s.what = seen_event::kind::acquired;
+      s.holder = holder_of(e.kv.value);
+    }
+  } else if (e.kv.key == keys.fence) {
+    // The hold-back is over: worth trying now.
+    if (e.deleted) s.what = seen_event::kind::released;
+  } else if (e.kv.key == keys.record) {
+    s.what = seen_event::kind::record;
+    if (!e.deleted) s.record = e.kv;
+  }
+  return s;
+}
+
+}  // namespace baton::etcd_detail

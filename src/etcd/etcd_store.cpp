@@ -1,0 +1,517 @@
+// etcd_store: each call a short chain of gateway requests on one
+// http_client; every completion passes through `request`, which drops it
+// when the store is gone, turns it into operation_aborted once close() was
+// called, and keeps failures for status(). Every answer's header goes
+// through the token floor (election_keys.hpp), which finds a restore.
+#include "etcd_store.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "election_keys.hpp"
+#include "endpoint.hpp"
+#include "etcd_wire.hpp"
+#include "http_client.hpp"
+#include "store/nonce.hpp"
+#include "store/store_shell.hpp"
+#include "watch_stream.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+using nlohmann::json;
+using namespace etcd_detail;
+using store_detail::store_shell;
+
+// Tries of an acquire whose txn found the keys changed since its read.
+constexpr int acquire_attempts = 3;
+
+std::vector<endpoint> parse_endpoints(const std::vector<std::string>& urls) {
+  if (urls.empty()) throw std::invalid_argument("etcd_store: no endpoint");
+  std::vector<endpoint> out;
+  for (const auto& url : urls) {
+    auto parsed = parse_endpoint(url);
+    if (const auto* problem = std::get_if<std::string>(&parsed)) {
+      throw std::invalid_argument("etcd_store: endpoint: " + *problem);
+    }
+    auto& ep = std::get<endpoint>(parsed);
+    if (ep.scheme == "https") {
+      throw std::invalid_argument("etcd_store: endpoint " + ep.redacted() +
+                                  ": TLS to etcd is not supported by this build yet");
+    }
+    out.push_back(std::move(ep));
+  }
+  return out;
+}
+
+}  // namespace
+
+struct etcd_store::impl {
+  impl(asio::io_context& context, etcd_store_options opts)
+      : io(context),
+        options(std::move(opts)),
+        shell(context),
+        keys(options.prefix, options.identity.election),
+        // New per store: a restarted daemon with the same node id never
+        // renews its predecessor's term.
+        own_value(lease_value(options.identity.node_id, store_detail::new_nonce())),
+        seconds(lease_seconds(options.identity.ttl)),
+        retry_timer(context) {
+    http_options h;
+    h.endpoints = parse_endpoints(options.endpoints);
+    h.connect_timeout = options.connect_timeout;
+    h.command_timeout = options.command_timeout;
+    client = http_client::create(io, std::move(h));
+    backoff = options.rewatch_backoff_initial;
+  }
+
+  ~impl() {
+    shell.retire();
+    client->close();
+    if (stream) stream->stop();
+    retry_timer.cancel();
+  }
+
+  std::string where() const { return client->current().redacted(); }
+
+  // --- one request and its guard -----------------------------------------------
+
+  // POSTs `body` to `path`; `next` reads the answer. A failure, a closed
+  // store or an answer `next` cannot read (it throws) goes to `handler`.
+  template <typename Answer>
+  void request(std::shared_ptr<std::function<void(store_error, Answer)>> handler, std::string path,
+               std::string body, std::function<void(const json&)> next) {
+    client->post(std::move(path), std::move(body),
+                 [this, weak = shell.guard(), handler, next = std::move(next)](store_error e, json j) {
+                   if (weak.expired()) return;
+                   if (shell.closed()) return (*handler)(store_shell::aborted(), Answer{});
+                   if (e) return (*handler)(shell.note_failure(std::move(e)), Answer{});
+                   try {
+                     next(j);
+                   } catch (const std::exception& ex) {
+                     (*handler)(shell.note_failure({etcd_errc::unexpected_reply,
+                                                    "etcd " + where() + ": " + ex.what()}),
+                                Answer{});
+                   }
+                 });
+  }
+
+  // An answer known without asking etcd, posted (never inline).
+  template <typename Answer>
+  void answer_later(std::function<void(store_error, Answer)> handler, Answer a) {
+    asio::post(io, [this, weak = shell.guard(), handler = std::move(handler), a = std::move(a)] {
+      if (weak.expired()) return;
+      if (shell.closed()) return handler(store_shell::aborted(), Answer{});
+      handler({}, a);
+    });
+  }
+
+  // A request whose answer nobody waits for (revoking an unused lease).
+  void forget(std::string path, std::string body) {
+    client->post(std::move(path), std::move(body), [](store_error, json) {});
+  }
+
+  // --- what answers say about the data ----------------------------------------
+
+  void heard(const std::optional<token_floor::finding>& f) {
+    if (!f) return;
+    if (f->must_fence) {
+      pending_fence = f;
+      term.reset();  // a term from before the data went back is over
+    }
+    shell.note_reset(f->why);
+    // Told from the executor, not from inside the answer being read: the
+    // listener may destroy the store.
+    asio::post(io, [this, weak = shell.guard(), r = store_events::reset{f->why, f->record_missing, {}}] {
+      if (!weak.expired()) shell.emit(r);
+    });
+  }
+  void seen(const header& h) { heard(floor.observe_header(h)); }
+  void seen_record(const std::optional<key_value>& record) { heard(floor.observe_record(record)); }
+
+  // --- acquire ------------------------------------------------------------------
+
+  using acquire_ptr = std::shared_ptr<acquire_handler>;
+
+  void acquire(acquire_ptr h, int attempt) {
+    request<acquire_answer>(h, "/v3/kv/range", range_request(keys.dir, keys.end),
+                            [this, h, attempt](const json& j) {
+                              const auto hdr = read_header(j);
+                              const auto view = read_view(hdr, read_range(j), keys);
+                              seen(hdr);
+                              seen_record(view.record);
+                              if (pending_fence) return fence(h, view, attempt);
+                              if (view.fence) return held_back(h, *view.fence);
+                              if (view.lease && view.lease->value != own_value) return held(h, *view.lease);
+                              take(h, view, attempt);
+                            });
+  }
+
+  void held(acquire_ptr h, const key_value& kv) {
+    acquire_answer a;
+    a.outcome = acquire_outcome::held;
+    a.token = static_cast<std::uint64_t>(floor.token_of(kv.mod_revision));
+    a.holder = holder_of(kv.value);
+    if (kv.lease == 0) return (*h)({}, std::move(a));  // put by hand: no lease to ask about
+    request<acquire_answer>(h, "/v3/lease/timetolive", time_to_live_request(kv.lease),
+                            [this, h, a](const json& j) mutable {
+                              const auto t = read_time_to_live(j);
+                              seen(t.hdr);
+                              a.remaining = remaining_of(t.ttl_seconds, options.identity.ttl);
+                              (*h)({}, std::move(a));
+                            });
+  }
+
+  void held_back(acquire_ptr h, const key_value& fence_kv) {
+    acquire_answer a;
+    a.outcome = acquire_outcome::held_back;
+    a.token = static_cast<std::uint64_t>(floor.highest_token());
+    request<acquire_answer>(h, "/v3/lease/timetolive", time_to_live_request(fence_kv.lease),
+                            [this, h, a](const json& j) mutable {
+                              const auto t = read_time_to_live(j);
+                              seen(t.hdr);
+                              // A fence whose lease just ended is about to go.
+                              a.remaining = remaining_of(std::max<std::int64_t>(t.ttl_seconds, 0),
+                                                         options.identity.ttl);
+                              (*h)({}, std::move(a));
+                            });
+  }
+
+  // A lease of the ttl, checked: etcd raises a TTL below its minimum (1.5
+  // election timeouts) and a lease longer than the ttl breaks the timing
+  // the daemon was configured with.
+  void grant(acquire_ptr h, std::function<void(std::int64_t lease, const header&)> next) {
+    request<acquire_answer>(h, "/v3/lease/grant", grant_request(seconds),
+                            [this, h, next = std::move(next)](const json& j) {
+                              const auto g = read_grant(j);
+                              seen(g.hdr);
+                              if (g.ttl_seconds != seconds) {
+                                forget("/v3/lease/revoke", lease_id_request(g.id));
+                                return (*h)(shell.note_failure(
+                                                {etcd_errc::ttl_mismatch,
+                                                 "etcd " + where() + " granted a lease of " +
+                                                     std::to_string(g.ttl_seconds) + " s where " +
+                                                     std::to_string(seconds) +
+                                                     " s were asked (the ttl rounded up to whole "
+                                                     "seconds): etcd's smallest lease is 1.5 "
+                                                     "election timeouts; raise the ttl"}),
+                                            acquire_answer{});
+                              }
+                              next(g.id, g.hdr);
+                            });
+  }
+
+  void take(acquire_ptr h, const election_view& view, int attempt) {
+    grant(h, [this, h, view, attempt](std::int64_t lease, const header&) {
+      const std::vector<compare> as_read = {
+          {keys.fence, "CREATE", view.fence ? view.fence->create_revision : 0},
+          {keys.lease, "MOD", view.lease ? view.lease->mod_revision : 0},
+          {keys.record, "MOD", view.record ? view.record->mod_revision : 0},
+      };
+      const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, own_value, lease, {}}};
+      request<acquire_answer>(h, "/v3/kv/txn", txn_request(as_read, put),
+                              [this, h, lease, attempt](const json& j) {
+                                const auto t = read_txn(j);
+                                seen(t.hdr);
+                                if (!t.succeeded) {
+                                  forget("/v3/lease/revoke", lease_id_request(lease));
+                                  return retry(h, attempt);
+                                }
+                                if (term && term->lease != lease) {
+                                  forget("/v3/lease/revoke", lease_id_request(term->lease));
+                                }
+                                term = held_term{lease, t.hdr.revision};
+                                acquire_answer a;
+                                a.outcome = acquire_outcome::acquired;
+                                a.token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));
+                                a.holder = options.identity.node_id;
+                                a.remaining = options.identity.ttl;
+                                (*h)({}, std::move(a));
+                              });
+    });
+  }
+
+  void retry(acquire_ptr h, int attempt) {
+    if (attempt + 1 < acquire_attempts) return acquire(h, attempt + 1);
+    (*h)(shell.note_failure({etcd_errc::contended, "etcd " + where() + ": the keys under " + keys.dir +
+                                                       " changed under " +
+                                                       std::to_string(acquire_attempts) +
+                                                       " acquires in a row"}),
+         acquire_answer{});
+  }
+
+  // The reset's txn: the record's offset raised to the floor, the fence on a
+  // lease of one ttl, the lease key deleted; only if the record is as read.
+  void fence(acquire_ptr h, const election_view& view, int attempt) {
+    grant(h, [this, h, view, attempt](std::int64_t lease, const header&) {
+      const auto current = view.record ? parse_offset(view.record->value) : std::nullopt;
+      const auto offset = floor.fence_offset(current);
+      const std::vector<compare> as_read = {
+          {keys.record, "MOD", view.record ? view.record->mod_revision : 0}};
+      const std::vector<txn_op> ops = {
+          {txn_op::kind::put, keys.record, std::to_string(offset), 0, {}},
+          {txn_op::kind::put, keys.fence, own_value, lease, {}},
+          {txn_op::kind::remove, keys.lease, {}, 0, {}},
+      };
+      request<acquire_answer>(h, "/v3/kv/txn", txn_request(as_read, ops),
+                              [this, h, lease, offset, attempt](const json& j) {
+                                const auto t = read_txn(j);
+                                seen(t.hdr);
+                                if (!t.succeeded) {
+                                  forget("/v3/lease/revoke", lease_id_request(lease));
+                                  return retry(h, attempt);
+                                }
+                                floor.fenced(offset, t.hdr.revision);
+                                pending_fence.reset();
+                                term.reset();
+                                acquire_answer a;
+                                a.outcome = acquire_outcome::held_back;
+                                a.token = static_cast<std::uint64_t>(floor.highest_token());
+                                a.remaining = std::min(options.identity.ttl, milliseconds(seconds * 1000));
+                                (*h)({}, std::move(a));
+                              });
+    });
+  }
+
+  // --- the watch ----------------------------------------------------------------
+
+  void arm_watch() {
+    watch_state = wakeup_state::connecting;
+    // The keys as they are, then every change after them.
+    auto h = std::make_shared<std::function<void(store_error, bool)>>(
+        [this, weak = shell.guard()](store_error e, bool) {
+          if (weak.expired() || shell.closed() || !e) return;
+          watch_failed(std::move(e));
+        });
+    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end), [this](const json& j) {
+      const auto hdr = read_header(j);
+      const auto view = read_view(hdr, read_range(j), keys);
+      seen(hdr);
+      seen_record(view.record);
+      open_stream(hdr.revision + 1);
+    });
+  }
+
+  void open_stream(std::int64_t from) {
+    const auto weak = shell.guard();
+    watch_stream::callbacks cb;
+    cb.on_line = [this, weak](std::string_view line) {
+      if (!weak.expired()) on_watch_line(line);
+    };
+    cb.on_closed = [this, weak](store_error e) {
+      if (!weak.expired() && !shell.closed()) watch_failed(std::move(e));
+    };
+    if (stream) stream->stop();
+    stream = watch_stream::create(io, client->current(), options.connect_timeout, std::move(cb));
+    stream->start(watch_request(keys.dir, keys.end, from));
+  }
+
+  void on_watch_line(std::string_view line) {
+    watch_message m;
+    try {
+      m = read_watch_message(line);
+    } catch (const std::exception& ex) {
+      if (stream) stream->stop();
+      return watch_failed({etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
+    }
+    const auto weak = shell.guard();
+    seen(m.hdr);
+    if (m.canceled) {
+      // Compacted past the revision asked for (or cancelled by the server):
+      // read again, watch again, and say a release may have been missed.
+      if (stream) stream->stop();
+      stream.reset();
+      arm_watch();
+      shell.emit(store_events::released{});
+      return;
+    }
+    if (m.created) {
+      watch_state = wakeup_state::subscribed;
+      backoff = options.rewatch_backoff_initial;
+      const bool again = subscribed_before;
+      subscribed_before = true;
+      shell.set_wakeups(true, "");
+      if (weak.expired() || shell.closed()) return;
+      if (again) shell.emit(store_events::released{});
+      if (weak.expired() || shell.closed()) return;
+    }
+    for (const auto& e : m.events) {
+      const auto s = classify_event(e, keys, own_value);
+      switch (s.what) {
+        case seen_event::kind::none: break;
+        case seen_event::kind::released: shell.emit(store_events::released{}); break;
+        case seen_event::kind::acquired:
+          shell.emit(store_events::acquired{s.holder, static_cast<std::uint64_t>(floor.token_of(s.mod_revision))});
+          break;
+        case seen_event::kind::record: seen_record(s.record); break;
+      }
+      if (weak.expired() || shell.closed()) return;
+    }
+  }
+
+  void watch_failed(store_error e) {
+    watch_state = wakeup_state::disconnected;
+    if (stream) stream->stop();
+    stream.reset();
+    shell.note_failure(e);
+    retry_timer.expires_after(backoff);
+    backoff = std::min(backoff * 2, options.rewatch_backoff_max);
+    retry_timer.async_wait([this, weak = shell.guard()](const boost::system::error_code& ec) {
+      if (ec || weak.expired() || shell.closed()) return;
+      arm_watch();
+    });
+    // Last: the listener may destroy the store.
+    shell.set_wakeups(false, e.message());
+  }
+
+  asio::io_context& io;
+  etcd_store_options options;
+  store_shell shell;
+  const election_keys keys;
+  const std::string own_value;
+  const std::int64_t seconds;  // the etcd lease TTL: the ttl rounded up
+  std::shared_ptr<http_client> client;
+  token_floor floor;
+  std::optional<token_floor::finding> pending_fence;
+  // The term this store holds: its lease and the lease key's revision.
+  struct held_term {
+    std::int64_t lease = 0;
+    std::int64_t revision = 0;
+  };
+  std::optional<held_term> term;
+  // The watch.
+  bool watching = false;
+  bool subscribed_before = false;
+  wakeup_state watch_state = wakeup_state::off;
+  std::shared_ptr<watch_stream> stream;
+  asio::steady_timer retry_timer;
+  milliseconds backoff{100};
+};
+
+etcd_store::etcd_store(asio::io_context& io, etcd_store_options options) {
+  require_valid_identity(options.identity, "etcd_store");
+  if (options.prefix.empty()) throw std::invalid_argument("etcd_store: the key prefix is empty");
+  if (!options.username.empty() || !options.password_file.empty()) {
+    throw std::invalid_argument("etcd_store: user/password authentication is not supported by this build yet");
+  }
+  if (!options.tls_ca_file.empty() || !options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    throw std::invalid_argument("etcd_store: TLS to etcd is not supported by this build yet");
+  }
+  impl_ = std::make_unique<impl>(io, std::move(options));
+}
+
+etcd_store::~etcd_store() = default;
+
+const store_identity& etcd_store::identity() const { return impl_->options.identity; }
+
+void etcd_store::async_acquire(acquire_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.acquire(std::make_shared<acquire_handler>(std::move(handler)), 0);
+}
+
+void etcd_store::async_renew(renew_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  if (!d.term) return d.answer_later(std::move(handler), renew_answer::lost);
+  const auto term = *d.term;
+  auto h = std::make_shared<renew_handler>(std::move(handler));
+  auto still_ours = [&d, term] { return d.term && d.term->lease == term.lease; };
+  d.request<renew_answer>(h, "/v3/lease/keepalive", lease_id_request(term.lease), [&d, h, term, still_ours](const json& j) {
+    const auto k = read_keepalive(j);
+    d.seen(k.hdr);
+    if (k.ttl_seconds <= 0 || !still_ours()) {
+      if (still_ours()) d.term.reset();
+      return (*h)({}, renew_answer::lost);
+    }
+    // The lease lives; is the key still ours? An operator's delete, or a
+    // fence, leaves the lease alive.
+    d.request<renew_answer>(h, "/v3/kv/range", range_request(d.keys.lease, {}), [&d, h, term, still_ours](const json& j2) {
+      const auto hdr = read_header(j2);
+      const auto kvs = read_range(j2);
+      d.seen(hdr);
+      const bool ours = kvs.size() == 1 && kvs[0].value == d.own_value && kvs[0].mod_revision == term.revision;
+      if (!ours || !still_ours()) {
+        if (still_ours()) {
+          d.term.reset();
+          d.forget("/v3/lease/revoke", lease_id_request(term.lease));
+        }
+        return (*h)({}, renew_answer::lost);
+      }
+      (*h)({}, renew_answer::renewed);
+    });
+  });
+}
+
+void etcd_store::async_release(release_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  if (!d.term) return d.answer_later(std::move(handler), release_answer::not_ours);
+  const auto term = *d.term;
+  auto h = std::make_shared<release_handler>(std::move(handler));
+  const std::vector<compare> ours = {{d.keys.lease, "MOD", term.revision}};
+  const std::vector<txn_op> remove = {{txn_op::kind::remove, d.keys.lease, {}, 0, {}}};
+  d.request<release_answer>(h, "/v3/kv/txn", txn_request(ours, remove), [&d, h, term](const json& j) {
+    const auto t = read_txn(j);
+    d.seen(t.hdr);
+    if (d.term && d.term->lease == term.lease) d.term.reset();
+    d.forget("/v3/lease/revoke", lease_id_request(term.lease));
+    (*h)({}, t.succeeded ? release_answer::released : release_answer::not_ours);
+  });
+}
+
+void etcd_store::async_create_record(record_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto h = std::make_shared<record_handler>(std::move(handler));
+  const std::vector<compare> missing = {{d.keys.record, "CREATE", 0}};
+  const std::vector<txn_op> put = {
+      {txn_op::kind::put, d.keys.record, std::to_string(d.floor.fence_offset(std::nullopt)), 0, {}}};
+  d.request<record_answer>(h, "/v3/kv/txn", txn_request(missing, put), [&d, h](const json& j) {
+    const auto t = read_txn(j);
+    d.seen(t.hdr);
+    (*h)({}, t.succeeded ? record_answer::created : record_answer::existed);
+  });
+}
+
+void etcd_store::watch(event_listener listener) {
+  auto& d = *impl_;
+  if (!d.shell.set_listener(std::move(listener))) return;
+  if (d.watching) return;
+  d.watching = true;
+  d.arm_watch();
+}
+
+store_status etcd_store::status() const {
+  const auto& d = *impl_;
+  store_status s;
+  s.kind = "etcd";
+  s.label = "etcd";
+  std::string endpoints;
+  for (const auto& url : d.options.endpoints) {
+    auto parsed = parse_endpoint(url);
+    if (const auto* ep = std::get_if<endpoint>(&parsed)) {
+      endpoints += (endpoints.empty() ? "" : ",") + ep->redacted();
+    }
+  }
+  s.endpoint = endpoints + " prefix " + d.keys.dir;
+  s.link = d.client->state();
+  s.wakeups = d.watching ? d.watch_state : wakeup_state::off;
+  d.shell.fill_status(s);
+  return s;
+}
+
+void etcd_store::close() {
+  auto& d = *impl_;
+  if (!d.shell.close()) return;
+  d.client->close();
+  if (d.stream) d.stream->stop();
+  d.retry_timer.cancel();
+}
+
+}  // namespace baton

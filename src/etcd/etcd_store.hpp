@@ -1,0 +1,85 @@
+// The lease store on etcd: the `etcd` store kind behind the port
+// (baton/lease_store.hpp), over etcd's JSON gateway (/v3/...) on HTTP/1.1:
+// no gRPC client, one keep-alive connection for the calls and one for the
+// watch. The keys, the token and how a restore is found are in
+// election_keys.hpp.
+//
+// - acquire: one read of the election's keys; free -> a lease of the ttl
+//   rounded up to whole seconds, then one txn that puts the lease key on it
+//   only if the lease key, the fence and the record are as read. Held ->
+//   the holder, its token and the time its lease has left.
+// - renew: a keepalive of the term's lease, then a linearizable read that
+//   the lease key still holds this store's value at the term's revision (an
+//   operator's delete leaves the lease alive).
+// - release: a txn that deletes the lease key only at the term's revision,
+//   then a revoke of the lease.
+// - wake-ups: a watch of the election's keys from the revision of a read +
+//   1: a deleted lease key (released or expired) or fence is `released`, a
+//   created lease key `acquired`; trusted while the stream is open; a watch
+//   cancelled (compaction) or broken is read and watched again, and reports
+//   `released` since a release may have been missed.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "etcd_error.hpp"
+
+namespace baton {
+
+struct etcd_store_options {
+  /// Client URLs of the cluster's members ("http://10.0.0.1:2379"); at
+  /// least one. The store talks to one at a time and moves to the next
+  /// when a connect fails.
+  std::vector<std::string> endpoints;
+  /// Put before the election's name in every key: <prefix><election>/lease,
+  /// /fence, /record. The role baton runs as needs read-write on that prefix.
+  std::string prefix = "baton/";
+  milliseconds connect_timeout{1000};
+  /// For one call (a read, a txn, a keepalive).
+  milliseconds command_timeout{1000};
+  /// Election, node id and ttl (> 0); fixed for the store's life. The etcd
+  /// lease is the ttl rounded up to whole seconds.
+  store_identity identity;
+  /// First wait before watching again after the watch broke; doubles on each
+  /// failure up to rewatch_backoff_max.
+  milliseconds rewatch_backoff_initial{100};
+  milliseconds rewatch_backoff_max{5000};
+  /// Not supported yet: user/password authentication and TLS. A store made
+  /// with any of them set refuses to start (std::invalid_argument) rather
+  /// than talk to etcd without them.
+  std::string username;
+  std::string password_file;
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+/// Errors reach handlers as etcd_errc codes (etcd_error.hpp maps them onto
+/// store_errc), or operation_aborted after close().
+class etcd_store final : public lease_store {
+ public:
+  /// Connects lazily. Throws std::invalid_argument for an empty election or
+  /// node id, a ttl <= 0, no endpoint or a bad one, an empty prefix, or an
+  /// option this build does not support (https, auth).
+  etcd_store(boost::asio::io_context& io, etcd_store_options options);
+  ~etcd_store() override;
+
+  const store_identity& identity() const override;
+  void async_acquire(acquire_handler handler) override;
+  void async_renew(renew_handler handler) override;
+  void async_release(release_handler handler) override;
+  void async_create_record(record_handler handler) override;
+  void watch(event_listener listener) override;
+  store_status status() const override;
+  void close() override;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace baton
