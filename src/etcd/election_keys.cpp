@@ -43,6 +43,13 @@ election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
   return v;
 }
 
+acquire_step decide_acquire(const election_view& view, bool must_fence, std::string_view own_value) {
+  if (must_fence) return acquire_step::fence;
+  if (view.fence) return acquire_step::held_back;
+  if (view.lease && view.lease->value != own_value) return acquire_step::held;
+  return acquire_step::take;
+}
+
 milliseconds remaining_of(std::int64_t ttl_seconds, milliseconds ttl) {
   if (ttl_seconds < 0) return milliseconds(-1);
   // etcd checks for expired leases every 500 ms: a lease it says has 0 s

@@ -61,6 +61,17 @@ struct election_view {
 election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
                         const election_keys& keys);
 
+/// What an acquire does after its read of the election's keys.
+enum class acquire_step {
+  fence,      ///< the data went back: fence first (answer held_back)
+  held_back,  ///< a fence is live: held back for what its lease has left
+  held,       ///< another store's lease key: held by its holder
+  take,       ///< free, or this store's own: put the lease key on a new lease
+};
+/// `must_fence`: this store found the data gone back and has not fenced
+/// yet. `own_value`: this store's lease value.
+acquire_step decide_acquire(const election_view& view, bool must_fence, std::string_view own_value);
+
 /// The remaining time to report for a lease etcd says has `ttl_seconds` left
 /// (truncated to whole seconds): those seconds, or, when etcd says 0 of a
 /// live lease, its 500 ms expiry check; never more than `ttl` (the ttl this

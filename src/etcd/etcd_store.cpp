@@ -145,10 +145,12 @@ struct etcd_store::impl {
                               const auto view = read_view(hdr, read_range(j), keys);
                               seen(hdr);
                               seen_record(view.record);
-                              if (pending_fence) return fence(h, view, attempt);
-                              if (view.fence) return held_back(h, *view.fence);
-                              if (view.lease && view.lease->value != own_value) return held(h, *view.lease);
-                              take(h, view, attempt);
+                              switch (decide_acquire(view, pending_fence.has_value(), own_value)) {
+                                case acquire_step::fence: return fence(h, view, attempt);
+                                case acquire_step::held_back: return held_back(h, *view.fence);
+                                case acquire_step::held: return held(h, *view.lease);
+                                case acquire_step::take: return take(h, view, attempt);
+                              }
                             });
   }
 

@@ -1,0 +1,230 @@
+// The election's keys read into acquire decisions, the remaining times, the
+// token floor that finds a restore, and watch events into store events: the
+// pure steps of etcd_store, as tables.
+#include "etcd/election_keys.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton::etcd_detail {
+namespace {
+
+const election_keys keys("baton/", "e");
+
+key_value kv(const std::string& key, const std::string& value, std::int64_t mod, std::int64_t version = 1,
+             std::int64_t lease = 0) {
+  return {key, value, mod - version + 1, mod, version, lease};
+}
+
+TEST(etcd_election_keys, the_keys_live_under_one_prefix) {
+  EXPECT_EQ(keys.dir, "baton/e/");
+  EXPECT_EQ(keys.end, "baton/e0");
+  EXPECT_EQ(keys.lease, "baton/e/lease");
+  EXPECT_EQ(keys.fence, "baton/e/fence");
+  EXPECT_EQ(keys.record, "baton/e/record");
+  // Another election whose name starts alike is outside the range.
+  const election_keys other("baton/", "e2");
+  EXPECT_FALSE(other.lease >= keys.dir && other.lease < keys.end);
+}
+
+TEST(etcd_election_keys, lease_values_name_their_holder) {
+  EXPECT_EQ(lease_value("n1", "ab12"), "n1:ab12");
+  EXPECT_EQ(holder_of("n1:ab12"), "n1");
+  EXPECT_EQ(holder_of("host:8080:ab12"), "host:8080") << "a node id may hold ':'";
+  EXPECT_EQ(holder_of("bare"), "bare");
+}
+
+TEST(etcd_election_keys, record_offsets) {
+  EXPECT_EQ(parse_offset("0"), 0);
+  EXPECT_EQ(parse_offset("1234"), 1234);
+  for (const char* bad : {"", "-1", "12x", " 1", "x"}) EXPECT_FALSE(parse_offset(bad).has_value()) << bad;
+}
+
+TEST(etcd_election_keys, a_read_sorts_the_keys_and_ignores_others) {
+  const auto v = read_view({"c", 9},
+                           {kv("baton/e/fence", "n2:x", 8), kv("baton/e/lease", "n1:y", 7),
+                            kv("baton/e/record", "0", 2), kv("baton/e/other", "?", 3)},
+                           keys);
+  EXPECT_EQ(v.hdr.revision, 9);
+  ASSERT_TRUE(v.lease && v.fence && v.record);
+  EXPECT_EQ(v.lease->value, "n1:y");
+  EXPECT_EQ(v.fence->mod_revision, 8);
+  EXPECT_EQ(v.record->value, "0");
+}
+
+TEST(etcd_election_keys, what_an_acquire_does_after_its_read) {
+  const auto mine = kv("baton/e/lease", "me:1", 5);
+  const auto theirs = kv("baton/e/lease", "n2:1", 5);
+  const auto fence = kv("baton/e/fence", "n2:1", 6);
+  struct row {
+    const char* name;
+    std::optional<key_value> lease;
+    std::optional<key_value> fence;
+    bool must_fence;
+    acquire_step expected;
+  };
+  const std::vector<row> rows = {
+      {"free", std::nullopt, std::nullopt, false, acquire_step::take},
+      {"ours", mine, std::nullopt, false, acquire_step::take},
+      {"theirs", theirs, std::nullopt, false, acquire_step::held},
+      {"fenced", std::nullopt, fence, false, acquire_step::held_back},
+      {"fenced and theirs", theirs, fence, false, acquire_step::held_back},
+      {"fenced and ours", mine, fence, false, acquire_step::held_back},
+      {"a reset found, free", std::nullopt, std::nullopt, true, acquire_step::fence},
+      {"a reset found, theirs", theirs, std::nullopt, true, acquire_step::fence},
+      {"a reset found, fenced", std::nullopt, fence, true, acquire_step::fence},
+  };
+  for (const auto& r : rows) {
+    election_view v;
+    v.lease = r.lease;
+    v.fence = r.fence;
+    EXPECT_EQ(decide_acquire(v, r.must_fence, "me:1"), r.expected) << r.name;
+  }
+}
+
+TEST(etcd_election_keys, remaining_time_from_etcds_whole_seconds) {
+  using ms = milliseconds;
+  struct row {
+    std::int64_t seconds;
+    ms ttl;
+    ms expected;
+  };
+  const std::vector<row> rows = {
+      {2, ms(3000), ms(2000)},  {3, ms(3000), ms(3000)}, {2, ms(1500), ms(1500)},  // never above the ttl
+      {0, ms(3000), ms(500)},   {0, ms(200), ms(200)},    {-1, ms(3000), ms(-1)},   // gone
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(remaining_of(r.seconds, r.ttl), r.expected) << r.seconds << " s, ttl " << r.ttl.count();
+  }
+}
+
+TEST(etcd_election_keys, lease_seconds_round_the_ttl_up) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> rows = {
+      {1, 1}, {999, 1}, {1000, 1}, {1001, 2}, {1500, 2}, {2000, 2}, {10000, 10}, {10001, 11}};
+  for (const auto& [ms, s] : rows) EXPECT_EQ(lease_seconds(milliseconds(ms)), s) << ms;
+}
+
+TEST(etcd_token_floor, revisions_moving_on_find_nothing) {
+  token_floor f;
+  EXPECT_FALSE(f.observe_header({"c1", 3}));
+  EXPECT_FALSE(f.observe_record(kv("baton/e/record", "0", 2)));
+  EXPECT_FALSE(f.observe_header({"c1", 3}));
+  EXPECT_FALSE(f.observe_header({"c1", 9}));
+  EXPECT_EQ(f.token_of(9), 9);
+  EXPECT_EQ(f.highest_token(), 9);
+}
+
+TEST(etcd_token_floor, a_revision_gone_back_must_fence_and_later_tokens_pass_every_earlier_one) {
+  token_floor f;
+  f.observe_header({"c1", 2});
+  f.observe_record(kv("baton/e/record", "0", 2));
+  f.observe_header({"c1", 8});  // the last leader's token: 8
+  const auto found = f.observe_header({"c1", 3});
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->must_fence);
+  EXPECT_FALSE(found->record_missing);
+  EXPECT_NE(found->why.find("went back from 8 to 3"), std::string::npos) << found->why;
+  // Found once: the next answer from the restored cluster is news no more.
+  EXPECT_FALSE(f.observe_header({"c1", 3}));
+
+  const auto offset = f.fence_offset(0);
+  EXPECT_GE(offset, 8);
+  f.fenced(offset, 4);
+  EXPECT_GT(f.token_of(5), 8) << "a token after the restore at or below one before it";
+  EXPECT_FALSE(f.observe_header({"c1", 5}));
+}
+
+TEST(etcd_token_floor, another_cluster_must_fence) {
+  token_floor f;
+  f.observe_header({"c1", 20});
+  const auto found = f.observe_header({"c2", 30});
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->must_fence);
+  EXPECT_NE(found->why.find("cluster changed"), std::string::npos);
+}
+
+TEST(etcd_token_floor, the_record_missing_lowered_or_raised) {
+  {
+    token_floor f;
+    const auto found = f.observe_record(std::nullopt);
+    ASSERT_TRUE(found);
+    EXPECT_TRUE(found->must_fence);
+    EXPECT_TRUE(found->record_missing);
+  }
+  {
+    token_floor f;
+    f.observe_record(kv("baton/e/record", "100", 2));
+    const auto lowered = f.observe_record(kv("baton/e/record", "40", 2));
+    ASSERT_TRUE(lowered);
+    EXPECT_TRUE(lowered->must_fence) << "an older record is data gone back";
+  }
+  {
+    token_floor f;
+    f.observe_header({"c1", 6});
+    f.observe_record(kv("baton/e/record", "0", 2));
+    const auto raised = f.observe_record(kv("baton/e/record", "12", 7));
+    ASSERT_TRUE(raised);
+    EXPECT_FALSE(raised->must_fence) << "another candidate fenced already";
+    EXPECT_NE(raised->why.find("another candidate"), std::string::npos);
+    EXPECT_EQ(f.offset(), 12);
+  }
+  {
+    token_floor f;
+    const auto junk = f.observe_record(kv("baton/e/record", "twelve", 2));
+    ASSERT_TRUE(junk);
+    EXPECT_TRUE(junk->must_fence);
+  }
+}
+
+TEST(etcd_token_floor, a_fence_never_lowers_the_offset) {
+  token_floor f;
+  f.observe_header({"c1", 5});
+  EXPECT_EQ(f.fence_offset(std::nullopt), 5);
+  EXPECT_EQ(f.fence_offset(100), 100);
+}
+
+TEST(etcd_watch_events, events_on_the_election_keys_as_store_events) {
+  using k = seen_event::kind;
+  const std::string own = "me:1";
+  struct row {
+    const char* name;
+    watch_event e;
+    k expected;
+    std::string holder;
+  };
+  auto del = [](const std::string& key, std::optional<key_value> prev) {
+    watch_event e;
+    e.deleted = true;
+    e.kv = {key, "", 0, 9, 0, 0};
+    e.prev = std::move(prev);
+    return e;
+  };
+  auto put = [](const key_value& v) {
+    watch_event e;
+    e.kv = v;
+    return e;
+  };
+  const std::vector<row> rows = {
+      {"a new term", put(kv("baton/e/lease", "n2:x", 9, 1, 7)), k::acquired, "n2"},
+      {"our own new term", put(kv("baton/e/lease", "me:1", 9, 1, 7)), k::acquired, "me"},
+      {"a re-acquire (not a new term)", put(kv("baton/e/lease", "n2:x", 9, 2, 7)), k::none, ""},
+      {"another's release or expiry", del("baton/e/lease", kv("baton/e/lease", "n2:x", 8)), k::released, ""},
+      {"a delete without its value", del("baton/e/lease", std::nullopt), k::released, ""},
+      {"our own release", del("baton/e/lease", kv("baton/e/lease", own, 8)), k::none, ""},
+      {"a fence put", put(kv("baton/e/fence", "n2:x", 9, 1, 7)), k::none, ""},
+      {"a fence gone: the hold-back is over", del("baton/e/fence", std::nullopt), k::released, ""},
+      {"the record raised", put(kv("baton/e/record", "40", 9, 2)), k::record, ""},
+  };
+  for (const auto& r : rows) {
+    const auto s = classify_event(r.e, keys, own);
+    EXPECT_EQ(s.what, r.expected) << r.name;
+    EXPECT_EQ(s.holder, r.holder) << r.name;
+    if (r.expected == k::acquired) EXPECT_EQ(s.mod_revision, 9) << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace baton::etcd_detail
