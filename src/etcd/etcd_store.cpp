@@ -61,7 +61,8 @@ struct etcd_store::impl {
         // renews its predecessor's term.
         own_value(lease_value(options.identity.node_id, store_detail::new_nonce())),
         seconds(lease_seconds(options.identity.ttl)),
-        retry_timer(context) {
+        retry_timer(context),
+        ping_timer(context) {
     http_options h;
     h.endpoints = parse_endpoints(options.endpoints);
     h.connect_timeout = options.connect_timeout;
@@ -75,6 +76,7 @@ struct etcd_store::impl {
     client->close();
     if (stream) stream->stop();
     retry_timer.cancel();
+    ping_timer.cancel();
   }
 
   std::string where() const { return client->current().redacted(); }
@@ -284,13 +286,15 @@ struct etcd_store::impl {
 
   void arm_watch() {
     watch_state = wakeup_state::connecting;
+    const auto generation = ++watch_generation;
     // The keys as they are, then every change after them.
     auto h = std::make_shared<std::function<void(store_error, bool)>>(
-        [this, weak = shell.guard()](store_error e, bool) {
-          if (weak.expired() || shell.closed() || !e) return;
+        [this, weak = shell.guard(), generation](store_error e, bool) {
+          if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
           watch_failed(std::move(e));
         });
-    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end), [this](const json& j) {
+    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end), [this, generation](const json& j) {
+      if (generation != watch_generation) return;
       const auto hdr = read_header(j);
       const auto view = read_view(hdr, read_range(j), keys);
       seen(hdr);
@@ -309,6 +313,8 @@ struct etcd_store::impl {
       if (!weak.expired() && !shell.closed()) watch_failed(std::move(e));
     };
     if (stream) stream->stop();
+    watched_revision = from - 1;
+    suspect_revision = 0;
     stream = watch_stream::create(io, client->current(), options.connect_timeout, std::move(cb));
     stream->start(watch_request(keys.dir, keys.end, from));
   }
@@ -318,7 +324,6 @@ struct etcd_store::impl {
     try {
       m = read_watch_message(line);
     } catch (const std::exception& ex) {
-      if (stream) stream->stop();
       return watch_failed({etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
     }
     const auto weak = shell.guard();
@@ -337,12 +342,14 @@ struct etcd_store::impl {
       backoff = options.rewatch_backoff_initial;
       const bool again = subscribed_before;
       subscribed_before = true;
+      schedule_ping(watch_generation);
       shell.set_wakeups(true, "");
       if (weak.expired() || shell.closed()) return;
       if (again) shell.emit(store_events::released{});
       if (weak.expired() || shell.closed()) return;
     }
     for (const auto& e : m.events) {
+      watched_revision = std::max(watched_revision, e.kv.mod_revision);
       const auto s = classify_event(e, keys, own_value);
       switch (s.what) {
         case seen_event::kind::none: break;
@@ -356,10 +363,48 @@ struct etcd_store::impl {
     }
   }
 
+  // A watch stream says nothing while nothing changes, so a dead server or
+  // a half-open connection looks like quiet. Every ping interval the keys
+  // are read on the call connection: a failure, or a change the watch has
+  // not reported by the next ping, ends the watch (wake-ups untrusted) and
+  // starts it again.
+  void schedule_ping(std::uint64_t generation) {
+    if (options.watch_ping_interval <= milliseconds::zero()) return;
+    ping_timer.expires_after(options.watch_ping_interval);
+    ping_timer.async_wait([this, weak = shell.guard(), generation](const boost::system::error_code& ec) {
+      if (ec || weak.expired() || shell.closed() || generation != watch_generation) return;
+      ping(generation);
+    });
+  }
+
+  void ping(std::uint64_t generation) {
+    auto h = std::make_shared<std::function<void(store_error, bool)>>(
+        [this, weak = shell.guard(), generation](store_error e, bool) {
+          if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
+          watch_failed({e.code, "etcd watch " + where() + ": its check read failed: " + e.message()});
+        });
+    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end), [this, generation](const json& j) {
+      if (generation != watch_generation) return;
+      const auto hdr = read_header(j);
+      seen(hdr);
+      std::int64_t newest = 0;
+      for (const auto& kv : read_range(j)) newest = std::max(newest, kv.mod_revision);
+      if (suspect_revision > watched_revision) {
+        return watch_failed({etcd_errc::connection_lost,
+                             "etcd watch " + where() + ": the election's keys changed at revision " +
+                                 std::to_string(suspect_revision) + " and the watch did not say so"});
+      }
+      suspect_revision = newest > watched_revision ? newest : 0;
+      schedule_ping(generation);
+    });
+  }
+
   void watch_failed(store_error e) {
+    ++watch_generation;  // answers for the watch that failed are old news
     watch_state = wakeup_state::disconnected;
     if (stream) stream->stop();
     stream.reset();
+    ping_timer.cancel();
     shell.note_failure(e);
     retry_timer.expires_after(backoff);
     backoff = std::min(backoff * 2, options.rewatch_backoff_max);
@@ -392,7 +437,15 @@ struct etcd_store::impl {
   wakeup_state watch_state = wakeup_state::off;
   std::shared_ptr<watch_stream> stream;
   asio::steady_timer retry_timer;
+  asio::steady_timer ping_timer;
   milliseconds backoff{100};
+  // Which watch an answer belongs to: a ping or a read for a watch that has
+  // since failed finds a larger number here and is dropped.
+  std::uint64_t watch_generation = 0;
+  // The newest revision of the election's keys the watch reported, and one
+  // a ping saw that the watch had not reported yet (0 = none).
+  std::int64_t watched_revision = 0;
+  std::int64_t suspect_revision = 0;
 };
 
 etcd_store::etcd_store(asio::io_context& io, etcd_store_options options) {
@@ -514,6 +567,7 @@ void etcd_store::close() {
   d.client->close();
   if (d.stream) d.stream->stop();
   d.retry_timer.cancel();
+  d.ping_timer.cancel();
 }
 
 }  // namespace baton

@@ -48,6 +48,9 @@ struct etcd_store_options {
   /// failure up to rewatch_backoff_max.
   milliseconds rewatch_backoff_initial{100};
   milliseconds rewatch_backoff_max{5000};
+  /// A read of the election's keys this often while watching, to notice a
+  /// dead server or a hung watch connection (0 = never).
+  milliseconds watch_ping_interval{5000};
   /// Not supported yet: user/password authentication and TLS. A store made
   /// with any of them set refuses to start (std::invalid_argument) rather
   /// than talk to etcd without them.
