@@ -1,0 +1,259 @@
+// Faults of etcd under etcd_store, at the store level (no daemons: those
+// scenarios need the store-kind registry): the member frozen past the ttl,
+// snapshot restores under a leader, an operator's delete of the lease key,
+// and the watch connection reset or silenced (a fault proxy between one
+// store and etcd). One member per test.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "etcd/etcd_store.hpp"
+#include "support/etcd_server.hpp"
+#include "support/fault_proxy.hpp"
+
+namespace baton::testing {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+constexpr const char* election = "faults";
+
+bool run_until(asio::io_context& io, const std::function<bool()>& done, std::chrono::milliseconds within = 15s) {
+  const auto deadline = clock::now() + within;
+  while (!done()) {
+    const auto now = clock::now();
+    if (now >= deadline) return false;
+    if (io.stopped()) io.restart();
+    io.run_one_for(std::min<clock::duration>(deadline - now, 50ms));
+  }
+  return true;
+}
+
+void pass(asio::io_context& io, std::chrono::milliseconds d) {
+  asio::steady_timer t(io, d);
+  bool fired = false;
+  t.async_wait([&](const boost::system::error_code&) { fired = true; });
+  run_until(io, [&] { return fired; }, d + 5s);
+}
+
+template <typename T>
+struct result {
+  bool done = false;
+  store_error error;
+  T value{};
+};
+
+template <typename T, typename Start>
+result<T> call(asio::io_context& io, Start start) {
+  auto r = std::make_shared<result<T>>();
+  start([r](store_error e, T v) {
+    r->done = true;
+    r->error = std::move(e);
+    r->value = std::move(v);
+  });
+  EXPECT_TRUE(run_until(io, [&] { return r->done; })) << "a call never completed";
+  return *r;
+}
+
+result<acquire_answer> acquire(asio::io_context& io, lease_store& s) {
+  return call<acquire_answer>(io, [&](auto h) { s.async_acquire(h); });
+}
+result<renew_answer> renew(asio::io_context& io, lease_store& s) {
+  return call<renew_answer>(io, [&](auto h) { s.async_renew(h); });
+}
+
+struct heard {
+  int released = 0;
+  std::vector<std::uint64_t> terms;
+  std::vector<bool> wakeups;
+  std::vector<std::string> resets;
+  bool trusted() const { return !wakeups.empty() && wakeups.back(); }
+};
+
+std::shared_ptr<heard> watch(lease_store& s) {
+  auto h = std::make_shared<heard>();
+  s.watch([h](const store_event& e) {
+    if (std::holds_alternative<store_events::released>(e)) ++h->released;
+    if (const auto* t = std::get_if<store_events::acquired>(&e)) h->terms.push_back(t->token);
+    if (const auto* w = std::get_if<store_events::wakeups>(&e)) h->wakeups.push_back(w->trusted);
+    if (const auto* r = std::get_if<store_events::reset>(&e)) h->resets.push_back(r->why);
+  });
+  return h;
+}
+
+class etcd_faults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto init = store("init", 1000ms);
+    auto r = call<record_answer>(io_, [&](auto h) { init->async_create_record(h); });
+    ASSERT_FALSE(r.error) << r.error.message();
+  }
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "etcd log:\n" << etcd_.log_tail();
+  }
+
+  std::unique_ptr<etcd_store> store(const std::string& node, std::chrono::milliseconds ttl,
+                                    const std::string& url = "") {
+    etcd_store_options o;
+    o.endpoints = {url.empty() ? etcd_.client_url() : url};
+    o.identity = {election, node, ttl};
+    o.connect_timeout = 500ms;
+    o.command_timeout = 500ms;
+    o.watch_ping_interval = 300ms;
+    o.rewatch_backoff_max = 500ms;
+    return std::make_unique<etcd_store>(io_, std::move(o));
+  }
+
+  etcd_server etcd_;
+  asio::io_context io_;
+};
+
+// The member stops answering for longer than the ttl. The leader's renewals
+// fail meanwhile; once it answers again the term is gone, and nobody took
+// the lease earlier than one ttl after the leader's last successful renewal
+// was sent.
+TEST_F(etcd_faults, a_frozen_member_past_the_ttl_ends_the_term_and_nobody_takes_it_early) {
+  constexpr auto ttl = 2000ms;
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  ASSERT_TRUE(acquire(io_, *a).value.acquired());
+  const auto last_sent = clock::now();
+  ASSERT_EQ(renew(io_, *a).value, renew_answer::renewed);
+
+  etcd_.freeze();
+  const auto frozen_renew = renew(io_, *a);
+  EXPECT_TRUE(frozen_renew.error) << "renewed on a frozen member";
+  EXPECT_EQ(frozen_renew.error.code, store_errc::timeout) << frozen_renew.error.message();
+  pass(io_, ttl + 1000ms);
+  etcd_.thaw();
+
+  result<acquire_answer> taken;
+  const auto give_up = clock::now() + 15s;
+  while (clock::now() < give_up) {
+    taken = acquire(io_, *b);
+    if (!taken.error && taken.value.acquired()) break;
+    pass(io_, 50ms);
+  }
+  ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
+  EXPECT_GE(clock::now() - last_sent, ttl) << "taken before the leader's last renewal ran out";
+  EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
+}
+
+// Three restores of the same old snapshot, each under a leader: the
+// revision goes back each time, and still no token is ever handed out twice
+// or below an earlier one; the leader of the moment loses its term.
+TEST_F(etcd_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
+  constexpr auto ttl = 1000ms;
+  etcd_.save_snapshot("old");
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  auto a_heard = watch(*a);
+  auto b_heard = watch(*b);
+  std::vector<std::uint64_t> tokens;
+  for (int round = 0; round < 3; ++round) {
+    // A few terms, so that the revision climbs above the snapshot's.
+    lease_store* leader = nullptr;
+    for (int term = 0; term < 3; ++term) {
+      auto& s = term % 2 == 0 ? *a : *b;
+      result<acquire_answer> won;
+      const auto give_up = clock::now() + 15s;
+      while (clock::now() < give_up) {
+        won = acquire(io_, s);
+        if (!won.error && won.value.acquired()) break;
+        pass(io_, 50ms);
+      }
+      ASSERT_TRUE(won.value.acquired()) << "round " << round << " term " << term << ": "
+                                        << won.error.message();
+      if (!tokens.empty()) {
+        EXPECT_GT(won.value.token, tokens.back()) << "round " << round;
+      }
+      tokens.push_back(won.value.token);
+      leader = &s;
+      if (term < 2) {
+        auto released = call<release_answer>(io_, [&](auto h) { s.async_release(h); });
+        ASSERT_EQ(released.value, release_answer::released);
+      }
+    }
+    etcd_.restore_snapshot("old");
+    result<renew_answer> lost;
+    for (int i = 0; i < 10; ++i) {
+      lost = renew(io_, *leader);
+      if (!lost.error) break;
+      pass(io_, 100ms);
+    }
+    EXPECT_EQ(lost.value, renew_answer::lost) << "round " << round << ": " << lost.error.message();
+  }
+  EXPECT_TRUE(run_until(io_, [&] { return a_heard->resets.size() >= 3 && b_heard->resets.size() >= 3; }))
+      << "resets heard: a " << a_heard->resets.size() << ", b " << b_heard->resets.size();
+}
+
+// An operator deletes the lease key: the lease itself lives on, so only the
+// renewal's read of the key tells the leader; standbys hear a release.
+TEST_F(etcd_faults, an_operators_delete_ends_the_term) {
+  constexpr auto ttl = 3000ms;
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  auto b_heard = watch(*b);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+  const auto first = acquire(io_, *a);
+  ASSERT_TRUE(first.value.acquired());
+  ASSERT_TRUE(run_until(io_, [&] { return !b_heard->terms.empty(); }));
+
+  etcd_.etcdctl(std::string("del baton/") + election + "/lease");
+  EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
+  EXPECT_TRUE(run_until(io_, [&] { return b_heard->released > 0; })) << "b never heard the delete";
+  const auto taken = acquire(io_, *b);
+  ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
+  EXPECT_GT(taken.value.token, first.value.token);
+}
+
+// The watch connection reset: wake-ups untrusted at once, then trusted again
+// once the link is back, and the next term is heard.
+TEST_F(etcd_faults, a_reset_watch_connection_is_untrusted_then_armed_again) {
+  fault_proxy proxy(etcd_.client_port());
+  auto a = store("node-a", 2000ms);
+  auto b = store("node-b", 2000ms, "http://127.0.0.1:" + std::to_string(proxy.port()));
+  auto b_heard = watch(*b);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+
+  proxy.reset();
+  ASSERT_TRUE(run_until(io_, [&] { return !b_heard->trusted(); })) << "the reset went unnoticed";
+  EXPECT_EQ(b->status().wakeups, wakeup_state::disconnected);
+  proxy.pass();
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); })) << "the watch never came back";
+  EXPECT_GE(b_heard->released, 1) << "a watch armed again must say a release may have been missed";
+
+  const auto won = acquire(io_, *a);
+  ASSERT_TRUE(won.value.acquired());
+  EXPECT_TRUE(run_until(io_, [&] {
+    for (const auto t : b_heard->terms)
+      if (t == won.value.token) return true;
+    return false;
+  })) << "b never heard the term after the watch came back";
+}
+
+// A silent watch connection (the proxy swallows everything, nothing is
+// reset): the watch's check read notices within a ping interval and a
+// command timeout, and wake-ups are no longer trusted.
+TEST_F(etcd_faults, a_silent_watch_connection_is_found_by_its_check) {
+  fault_proxy proxy(etcd_.client_port());
+  auto b = store("node-b", 2000ms, "http://127.0.0.1:" + std::to_string(proxy.port()));
+  auto b_heard = watch(*b);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+  const auto silenced = clock::now();
+  proxy.blackhole();
+  ASSERT_TRUE(run_until(io_, [&] { return !b_heard->trusted(); }, 5s)) << "a silent watch stayed trusted";
+  EXPECT_LT(clock::now() - silenced, 2s);
+}
+
+}  // namespace
+}  // namespace baton::testing
