@@ -16,6 +16,7 @@
 #include "endpoint.hpp"
 #include "etcd_wire.hpp"
 #include "http_client.hpp"
+#include "tls.hpp"
 #include "store/nonce.hpp"
 #include "store/store_shell.hpp"
 #include "watch_stream.hpp"
@@ -39,14 +40,37 @@ std::vector<endpoint> parse_endpoints(const std::vector<std::string>& urls) {
     if (const auto* problem = std::get_if<std::string>(&parsed)) {
       throw std::invalid_argument("etcd_store: endpoint: " + *problem);
     }
-    auto& ep = std::get<endpoint>(parsed);
-    if (ep.scheme == "https") {
-      throw std::invalid_argument("etcd_store: endpoint " + ep.redacted() +
-                                  ": TLS to etcd is not supported by this build yet");
+    out.push_back(std::get<endpoint>(std::move(parsed)));
+  }
+  for (const auto& ep : out) {
+    if (ep.scheme != out.front().scheme) {
+      throw std::invalid_argument("etcd_store: the endpoints mix http:// and https://");
     }
-    out.push_back(std::move(ep));
   }
   return out;
+}
+
+// The connection settings: endpoints, timeouts, TLS (for https endpoints
+// only) and the user. Throws std::invalid_argument naming what is wrong.
+http_options connection_options(const etcd_store_options& o) {
+  http_options h;
+  h.endpoints = parse_endpoints(o.endpoints);
+  h.connect_timeout = o.connect_timeout;
+  h.command_timeout = o.command_timeout;
+  const bool tls_files = !o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty();
+  if (h.endpoints.front().scheme == "https") {
+    std::string error;
+    h.tls = make_tls_context({o.tls_ca_file, o.tls_cert_file, o.tls_key_file}, error);
+    if (!h.tls) throw std::invalid_argument("etcd_store: TLS: " + error);
+  } else if (tls_files) {
+    throw std::invalid_argument("etcd_store: TLS files are given but the endpoints are http://; use https://");
+  }
+  if (o.username.empty() != o.password_file.empty()) {
+    throw std::invalid_argument("etcd_store: a user needs a password file, and a password file a user");
+  }
+  h.username = o.username;
+  h.password_file = o.password_file;
+  return h;
 }
 
 }  // namespace
@@ -63,11 +87,7 @@ struct etcd_store::impl {
         seconds(lease_seconds(options.identity.ttl)),
         retry_timer(context),
         ping_timer(context) {
-    http_options h;
-    h.endpoints = parse_endpoints(options.endpoints);
-    h.connect_timeout = options.connect_timeout;
-    h.command_timeout = options.command_timeout;
-    client = http_client::create(io, std::move(h));
+    client = http_client::create(io, connection_options(options));
     backoff = options.rewatch_backoff_initial;
   }
 
@@ -315,11 +335,16 @@ struct etcd_store::impl {
     if (stream) stream->stop();
     watched_revision = from - 1;
     suspect_revision = 0;
-    stream = watch_stream::create(io, client->current(), options.connect_timeout, std::move(cb));
-    stream->start(watch_request(keys.dir, keys.end, from));
+    stream = watch_stream::create(io, client->current(), client->options().tls, options.connect_timeout,
+                                  std::move(cb));
+    stream->start(watch_request(keys.dir, keys.end, from), client->token());
   }
 
   void on_watch_line(std::string_view line) {
+    // An error said in the stream (a permission, a token gone).
+    if (const auto j = json::parse(line, nullptr, false); !j.is_discarded()) {
+      if (auto e = gateway_error(200, j, where())) return watch_failed(std::move(e));
+    }
     watch_message m;
     try {
       m = read_watch_message(line);
@@ -451,12 +476,6 @@ struct etcd_store::impl {
 etcd_store::etcd_store(asio::io_context& io, etcd_store_options options) {
   require_valid_identity(options.identity, "etcd_store");
   if (options.prefix.empty()) throw std::invalid_argument("etcd_store: the key prefix is empty");
-  if (!options.username.empty() || !options.password_file.empty()) {
-    throw std::invalid_argument("etcd_store: user/password authentication is not supported by this build yet");
-  }
-  if (!options.tls_ca_file.empty() || !options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
-    throw std::invalid_argument("etcd_store: TLS to etcd is not supported by this build yet");
-  }
   impl_ = std::make_unique<impl>(io, std::move(options));
 }
 

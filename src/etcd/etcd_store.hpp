@@ -51,11 +51,15 @@ struct etcd_store_options {
   /// A read of the election's keys this often while watching, to notice a
   /// dead server or a hung watch connection (0 = never).
   milliseconds watch_ping_interval{5000};
-  /// Not supported yet: user/password authentication and TLS. A store made
-  /// with any of them set refuses to start (std::invalid_argument) rather
-  /// than talk to etcd without them.
+  /// The etcd user baton authenticates as ("" = none: etcd's auth is off).
+  /// Its role needs readwrite on the prefix (docs/etcd-notes.md).
   std::string username;
+  /// The user's password: the first line of this file, read at each
+  /// authentication (a rotated password is used from the next one on).
   std::string password_file;
+  /// For https:// endpoints: the CA that signed the members' certificates
+  /// ("" = the system's trust store), and a client certificate and its key
+  /// ("" = none). Given with http:// endpoints they are refused.
   std::string tls_ca_file;
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -66,8 +70,9 @@ struct etcd_store_options {
 class etcd_store final : public lease_store {
  public:
   /// Connects lazily. Throws std::invalid_argument for an empty election or
-  /// node id, a ttl <= 0, no endpoint or a bad one, an empty prefix, or an
-  /// option this build does not support (https, auth).
+  /// node id, a ttl <= 0, no endpoint or a bad one, an empty prefix, TLS
+  /// files that cannot be loaded or given for http://, or a user without a
+  /// password file.
   etcd_store(boost::asio::io_context& io, etcd_store_options options);
   ~etcd_store() override;
 

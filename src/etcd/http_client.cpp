@@ -1,15 +1,19 @@
-// http_client: a queue of calls and one Beast tcp_stream. The stream's own
-// expiry (expires_after) is each step's timeout.
+// http_client: a queue of calls and one link. The TCP layer's expiry
+// (expires_after) is each step's timeout.
 #include "http_client.hpp"
 
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
+#include <cstring>
 #include <deque>
+#include <fstream>
+#include <stdexcept>
 
-#include "etcd_error.hpp"
+#include "link.hpp"
 #include "store/store_shell.hpp"
+#include "tls.hpp"
 
 namespace baton::etcd_detail {
 namespace {
@@ -17,13 +21,28 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 struct call {
   std::string path;
   std::string body;
   http_client::handler done;
+  bool retried = false;  // sent again once after a new authentication
 };
+
+// gRPC's unauthenticated: a token etcd no longer knows (it expired, or the
+// member restarted with simple tokens).
+constexpr int unauthenticated = 16;
+
+// The start of an answer that is not JSON, for the message: printable ASCII
+// only, at most 120 characters.
+std::string printable_start(const std::string& body) {
+  std::string out;
+  for (const char c : body) {
+    if (out.size() >= 120) return out + "...";
+    out += (c >= 0x20 && c < 0x7f) ? c : ' ';
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -53,18 +72,28 @@ store_error gateway_error(unsigned status, const nlohmann::json& body, const std
           "etcd " + where + ": " + message};
 }
 
+std::string read_password_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("password file " + path + ": cannot open it: " + std::strerror(errno));
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty()) throw std::runtime_error("password file " + path + ": its first line is empty");
+  return line;
+}
+
 struct http_client::impl {
   impl(asio::io_context& context, http_options o)
-      : io(context), options(std::move(o)), resolver(context), stream(context) {}
+      : io(context), options(std::move(o)), connection(context, options.tls) {}
 
   asio::io_context& io;
   http_options options;
-  tcp::resolver resolver;
-  beast::tcp_stream stream;
+  link connection;
   beast::flat_buffer buffer;
   http::request<http::string_body> request;
   http::response<http::string_body> response;
   std::deque<call> queue;
+  std::string token;
   std::size_t index = 0;
   bool busy = false;
   bool connected = false;
@@ -84,6 +113,9 @@ const endpoint& http_client::current() const {
   return impl_->options.endpoints[impl_->index % impl_->options.endpoints.size()];
 }
 
+const std::string& http_client::token() const { return impl_->token; }
+const http_options& http_client::options() const { return impl_->options; }
+
 void http_client::post(std::string path, std::string body, handler done) {
   impl_->queue.push_back({std::move(path), std::move(body), std::move(done)});
   // Never inline: the first step is posted even on an open connection.
@@ -93,9 +125,7 @@ void http_client::post(std::string path, std::string body, handler done) {
 void http_client::close() {
   auto& d = *impl_;
   d.closed = true;
-  d.resolver.cancel();
-  beast::error_code ignored;
-  d.stream.socket().close(ignored);
+  d.connection.close();
   d.connected = false;
   state_ = link_state::disconnected;
   asio::post(d.io, [self = shared_from_this()] { self->pump(); });
@@ -114,113 +144,153 @@ void http_client::pump() {
   }
   if (d.queue.empty()) return;
   d.busy = true;
-  if (d.connected) {
-    send();
-  } else {
-    connect();
-  }
+  if (d.connected) return ready();
+  connect();
 }
 
 void http_client::connect() {
   auto& d = *impl_;
   state_ = link_state::connecting;
-  const auto ep = current();
-  d.resolver.async_resolve(
-      ep.host, ep.port,
-      [self = shared_from_this(), ep](const beast::error_code& ec, tcp::resolver::results_type results) {
-        auto& s = *self->impl_;
-        if (ec) {
-          ++s.index;
-          return self->fail(etcd_errc::connect_failed, "resolve " + ep.host + ": " + ec.message());
-        }
-        s.stream.expires_after(s.options.connect_timeout);
-        s.stream.async_connect(results, [self, ep](const beast::error_code& ec2, const tcp::endpoint&) {
-          auto& c = *self->impl_;
-          if (ec2) {
-            ++c.index;
-            const bool timed_out = ec2 == beast::error::timeout;
-            return self->fail(timed_out ? etcd_errc::timeout : etcd_errc::connect_failed,
-                              "connect " + ep.redacted() + ": " +
-                                  (timed_out ? "no answer within the connect timeout" : ec2.message()));
-          }
-          c.connected = true;
-          self->state_ = link_state::connected;
-          self->send();
-        });
-      });
+  d.buffer.clear();
+  d.connection.async_connect(current(), d.options.connect_timeout, "etcd",
+                             [self = shared_from_this()](store_error e) {
+                               auto& s = *self->impl_;
+                               if (s.closed) return self->fail(store_detail::store_shell::aborted());
+                               if (e) {
+                                 ++s.index;
+                                 self->state_ = link_state::disconnected;
+                                 return self->fail(std::move(e));
+                               }
+                               s.connected = true;
+                               self->state_ = link_state::connected;
+                               // A new connection may reach a restarted or
+                               // another member, which does not know a simple
+                               // token (and waits 2 s before it says so).
+                               s.token.clear();
+                               self->ready();
+                             });
+}
+
+void http_client::ready() {
+  auto& d = *impl_;
+  if (!d.options.username.empty() && d.token.empty()) return authenticate();
+  send();
+}
+
+void http_client::authenticate() {
+  auto& d = *impl_;
+  std::string password;
+  try {
+    password = read_password_file(d.options.password_file);
+  } catch (const std::exception& e) {
+    return fail({etcd_errc::auth_failed, std::string("etcd: ") + e.what()});
+  }
+  const auto body = nlohmann::json{{"name", d.options.username}, {"password", password}}.dump();
+  exchange("/v3/auth/authenticate", body, [self = shared_from_this()](unsigned status, nlohmann::json answer) {
+    auto& s = *self->impl_;
+    const auto where = self->current().redacted();
+    if (auto e = gateway_error(status, answer, where)) {
+      // Refused credentials are an auth failure whatever gRPC code etcd
+      // chose (3.4 says "invalid argument").
+      return self->fail({etcd_errc::auth_failed, "etcd " + where + ": authentication as " +
+                                                     s.options.username + " refused: " + e.detail.substr(e.detail.find(": ") + 2)});
+    }
+    if (!answer.contains("token") || !answer["token"].is_string() || answer["token"].get<std::string>().empty()) {
+      return self->fail({etcd_errc::unexpected_reply,
+                         "etcd " + where + ": authentication answered no token (is auth enabled?)"});
+    }
+    s.token = answer["token"].get<std::string>();
+    self->send();
+  });
 }
 
 void http_client::send() {
   auto& d = *impl_;
   const auto& c = d.queue.front();
+  exchange(c.path, c.body, [self = shared_from_this()](unsigned status, nlohmann::json body) {
+    auto& s = *self->impl_;
+    auto& front = s.queue.front();
+    auto e = gateway_error(status, body, self->current().redacted());
+    int code = 0;
+    if (e && body.is_object() && body.contains("code") && body["code"].is_number_integer()) code = body["code"];
+    if (e && code == unauthenticated && !s.options.username.empty() && !front.retried) {
+      front.retried = true;
+      s.token.clear();
+      return self->ready();
+    }
+    self->finish(std::move(e), std::move(body));
+  });
+}
+
+void http_client::exchange(const std::string& path, const std::string& body,
+                           std::function<void(unsigned, nlohmann::json)> next) {
+  auto& d = *impl_;
   d.request = {};
   d.request.method(http::verb::post);
-  d.request.target(c.path);
+  d.request.target(path);
   d.request.version(11);
   d.request.set(http::field::host, current().host + ":" + current().port);
   d.request.set(http::field::content_type, "application/json");
+  if (!d.token.empty()) d.request.set(http::field::authorization, d.token);
   d.request.keep_alive(true);
-  d.request.body() = c.body;
+  d.request.body() = body;
   d.request.prepare_payload();
-  d.stream.expires_after(d.options.command_timeout);
-  http::async_write(d.stream, d.request, [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
-    if (ec) return self->broken(ec, "send");
-    auto& s = *self->impl_;
-    s.response = {};
-    http::async_read(s.stream, s.buffer, s.response,
-                     [self](const beast::error_code& ec2, std::size_t) {
-                       if (ec2) return self->broken(ec2, "read the answer");
-                       self->answered();
-                     });
+  d.connection.tcp().expires_after(d.options.command_timeout);
+  d.connection.with_stream([&](auto& stream) {
+    http::async_write(stream, d.request,
+                      [self = shared_from_this(), &stream, next = std::move(next)](const beast::error_code& ec,
+                                                                                     std::size_t) mutable {
+                        if (ec) return self->broken(ec, "send");
+                        auto& s = *self->impl_;
+                        s.response = {};
+                        http::async_read(stream, s.buffer, s.response,
+                                         [self, next = std::move(next)](const beast::error_code& ec2, std::size_t) {
+                                           if (ec2) return self->broken(ec2, "read the answer");
+                                           auto& s2 = *self->impl_;
+                                           s2.connection.tcp().expires_never();
+                                           if (!s2.response.keep_alive()) {
+                                             s2.connection.close();
+                                             s2.connected = false;
+                                             self->state_ = link_state::disconnected;
+                                           }
+                                           const auto status = s2.response.result_int();
+                                           auto parsed = nlohmann::json::parse(s2.response.body(), nullptr, false);
+                                           if (parsed.is_discarded()) {
+                                             return self->fail({etcd_errc::unexpected_reply,
+                                                                "etcd " + self->current().redacted() +
+                                                                    ": an answer that is not JSON (HTTP " +
+                                                                    std::to_string(status) + "): " +
+                                                                    printable_start(s2.response.body())});
+                                           }
+                                           next(status, std::move(parsed));
+                                         });
+                      });
   });
 }
 
 void http_client::broken(const beast::error_code& ec, const char* what) {
   auto& d = *impl_;
-  beast::error_code ignored;
-  d.stream.socket().close(ignored);
+  d.connection.close();
   d.buffer.clear();
   d.connected = false;
   state_ = link_state::disconnected;
+  if (d.closed) return fail(store_detail::store_shell::aborted());
   if (ec == beast::error::timeout) {
-    return fail(etcd_errc::timeout, current().redacted() + ": no answer within the command timeout");
+    return fail({etcd_errc::timeout, "etcd " + current().redacted() + ": no answer within the command timeout"});
   }
-  fail(etcd_errc::connection_lost, current().redacted() + ": " + what + ": " + ec.message());
+  fail({etcd_errc::connection_lost, "etcd " + current().redacted() + ": " + what + ": " + tls_error_text(ec)});
 }
 
-void http_client::fail(etcd_errc code, std::string detail) {
+void http_client::fail(store_error e) { finish(std::move(e), {}); }
+
+void http_client::finish(store_error e, nlohmann::json body) {
   auto& d = *impl_;
   auto c = std::move(d.queue.front());
   d.queue.pop_front();
   d.busy = false;
   if (d.closed) {
     c.done(store_detail::store_shell::aborted(), {});
-  } else {
-    c.done({code, "etcd " + detail}, {});
-  }
-  pump();
-}
-
-void http_client::answered() {
-  auto& d = *impl_;
-  d.stream.expires_never();
-  auto c = std::move(d.queue.front());
-  d.queue.pop_front();
-  d.busy = false;
-  if (!d.response.keep_alive()) {
-    beast::error_code ignored;
-    d.stream.socket().close(ignored);
-    d.connected = false;
-    state_ = link_state::disconnected;
-  }
-  const auto status = d.response.result_int();
-  auto body = nlohmann::json::parse(d.response.body(), nullptr, false);
-  const auto where = current().redacted();
-  if (body.is_discarded()) {
-    c.done({etcd_errc::unexpected_reply,
-            "etcd " + where + ": an answer that is not JSON (HTTP " + std::to_string(status) + ")"},
-           {});
-  } else if (auto e = gateway_error(status, body, where)) {
+  } else if (e) {
     c.done(std::move(e), {});
   } else {
     c.done({}, std::move(body));

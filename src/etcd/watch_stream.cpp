@@ -1,15 +1,16 @@
 // watch_stream: Beast's response parser with a chunk-body callback that
 // gathers the body into lines; no read timeout (a watch is quiet while
-// nothing changes).
+// nothing changes: etcd_store checks it by other means).
 #include "watch_stream.hpp"
 
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
 
 #include "etcd_error.hpp"
 #include "http_client.hpp"
+#include "link.hpp"
+#include "tls.hpp"
 
 namespace baton::etcd_detail {
 namespace {
@@ -17,17 +18,16 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 }  // namespace
 
 struct watch_stream::impl {
-  impl(asio::io_context& context, endpoint ep, milliseconds timeout, callbacks c)
-      : resolver(context), stream(context), where(std::move(ep)), connect_timeout(timeout),
+  impl(asio::io_context& context, endpoint ep, std::shared_ptr<asio::ssl::context> tls,
+       milliseconds timeout, callbacks c)
+      : connection(context, std::move(tls)), where(std::move(ep)), connect_timeout(timeout),
         cb(std::move(c)) {}
 
-  tcp::resolver resolver;
-  beast::tcp_stream stream;
+  link connection;
   endpoint where;
   milliseconds connect_timeout;
   callbacks cb;
@@ -43,84 +43,74 @@ watch_stream::watch_stream(std::unique_ptr<impl> d) : impl_(std::move(d)) {}
 watch_stream::~watch_stream() = default;
 
 std::shared_ptr<watch_stream> watch_stream::create(asio::io_context& io, endpoint where,
+                                                   std::shared_ptr<asio::ssl::context> tls,
                                                    milliseconds connect_timeout, callbacks cb) {
-  return std::shared_ptr<watch_stream>(
-      new watch_stream(std::make_unique<impl>(io, std::move(where), connect_timeout, std::move(cb))));
+  return std::shared_ptr<watch_stream>(new watch_stream(
+      std::make_unique<impl>(io, std::move(where), std::move(tls), connect_timeout, std::move(cb))));
 }
 
-void watch_stream::start(std::string body) {
+void watch_stream::start(std::string body, const std::string& token) {
   auto& d = *impl_;
   d.request.method(http::verb::post);
   d.request.target("/v3/watch");
   d.request.version(11);
   d.request.set(http::field::host, d.where.host + ":" + d.where.port);
   d.request.set(http::field::content_type, "application/json");
+  if (!token.empty()) d.request.set(http::field::authorization, token);
   d.request.body() = std::move(body);
   d.request.prepare_payload();
-  d.resolver.async_resolve(
-      d.where.host, d.where.port,
-      [self = shared_from_this()](const beast::error_code& ec, tcp::resolver::results_type results) {
-        auto& s = *self->impl_;
-        if (s.done) return;
-        if (ec) return self->closed({etcd_errc::connect_failed, "etcd watch: resolve " + s.where.host + ": " + ec.message()});
-        s.stream.expires_after(s.connect_timeout);
-        s.stream.async_connect(results, [self](const beast::error_code& ec2, const tcp::endpoint&) {
-          auto& c = *self->impl_;
-          if (c.done) return;
-          if (ec2) {
-            return self->closed({etcd_errc::connect_failed,
-                                 "etcd watch: connect " + c.where.redacted() + ": " + ec2.message()});
-          }
-          c.stream.expires_after(c.connect_timeout);
-          http::async_write(c.stream, c.request, [self](const beast::error_code& ec3, std::size_t) {
-            auto& w = *self->impl_;
-            if (w.done) return;
-            if (ec3) {
-              return self->closed({etcd_errc::connection_lost,
-                                   "etcd watch " + w.where.redacted() + ": send: " + ec3.message()});
-            }
-            w.stream.expires_never();
-            w.parser.emplace();
-            w.parser->body_limit(boost::none);
-            w.on_chunk = [self](std::uint64_t, beast::string_view chunk, beast::error_code&) {
-              self->impl_->pending.append(chunk.data(), chunk.size());
-              return chunk.size();
-            };
-            w.parser->on_chunk_body(w.on_chunk);
-            self->read_more();
-          });
-        });
+  d.connection.async_connect(d.where, d.connect_timeout, "etcd watch", [self = shared_from_this()](store_error e) {
+    auto& s = *self->impl_;
+    if (s.done) return;
+    if (e) return self->closed(std::move(e));
+    s.connection.tcp().expires_after(s.connect_timeout);
+    s.connection.with_stream([&](auto& stream) {
+      http::async_write(stream, s.request, [self](const beast::error_code& ec, std::size_t) {
+        auto& w = *self->impl_;
+        if (w.done) return;
+        if (ec) {
+          return self->closed({etcd_errc::connection_lost,
+                               "etcd watch " + w.where.redacted() + ": send: " + tls_error_text(ec)});
+        }
+        w.connection.tcp().expires_never();
+        w.parser.emplace();
+        w.parser->body_limit(boost::none);
+        w.on_chunk = [self](std::uint64_t, beast::string_view chunk, beast::error_code&) {
+          self->impl_->pending.append(chunk.data(), chunk.size());
+          return chunk.size();
+        };
+        w.parser->on_chunk_body(w.on_chunk);
+        self->read_more();
       });
+    });
+  });
 }
 
 void watch_stream::read_more() {
   auto& d = *impl_;
-  http::async_read_some(d.stream, d.buffer, *d.parser,
-                        [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
-                          auto& s = *self->impl_;
-                          if (s.done) return;
-                          if (ec) {
-                            return self->closed({etcd_errc::connection_lost,
-                                                 "etcd watch " + s.where.redacted() +
-                                                     ": the stream broke: " + ec.message()});
-                          }
-                          if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
-                            // The error's body is read whole before it is judged.
-                            if (!s.parser->is_done()) return self->read_more();
-                            auto body = nlohmann::json::parse(s.parser->get().body(), nullptr, false);
-                            auto e = gateway_error(s.parser->get().result_int(),
-                                                   body.is_discarded() ? nlohmann::json{} : body,
-                                                   s.where.redacted());
-                            return self->closed(std::move(e));
-                          }
-                          self->lines();
-                          if (s.done) return;
-                          if (s.parser->is_done()) {
-                            return self->closed({etcd_errc::connection_lost,
-                                                 "etcd watch " + s.where.redacted() + ": the stream ended"});
-                          }
-                          self->read_more();
-                        });
+  d.connection.with_stream([&](auto& stream) {
+    http::async_read_some(stream, d.buffer, *d.parser, [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+      auto& s = *self->impl_;
+      if (s.done) return;
+      if (ec) {
+        return self->closed({etcd_errc::connection_lost,
+                             "etcd watch " + s.where.redacted() + ": the stream broke: " + tls_error_text(ec)});
+      }
+      if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
+        // The error's body is read whole before it is judged.
+        if (!s.parser->is_done()) return self->read_more();
+        auto body = nlohmann::json::parse(s.parser->get().body(), nullptr, false);
+        return self->closed(gateway_error(s.parser->get().result_int(),
+                                          body.is_discarded() ? nlohmann::json{} : body, s.where.redacted()));
+      }
+      self->lines();
+      if (s.done) return;
+      if (s.parser->is_done()) {
+        return self->closed({etcd_errc::connection_lost, "etcd watch " + s.where.redacted() + ": the stream ended"});
+      }
+      self->read_more();
+    });
+  });
 }
 
 // Hands over every complete line; on_line may stop the stream (or destroy
@@ -145,8 +135,7 @@ void watch_stream::closed(store_error e) {
   auto& d = *impl_;
   if (d.done) return;
   d.done = true;
-  beast::error_code ignored;
-  d.stream.socket().close(ignored);
+  d.connection.close();
   auto cb = std::move(d.cb.on_closed);
   d.cb = {};
   if (cb) cb(std::move(e));
@@ -156,9 +145,7 @@ void watch_stream::stop() {
   auto& d = *impl_;
   d.done = true;
   d.cb = {};
-  d.resolver.cancel();
-  beast::error_code ignored;
-  d.stream.socket().close(ignored);
+  d.connection.close();
 }
 
 }  // namespace baton::etcd_detail

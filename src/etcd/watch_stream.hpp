@@ -8,6 +8,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,11 +26,14 @@ class watch_stream : public std::enable_shared_from_this<watch_stream> {
     std::function<void(store_error)> on_closed;
   };
 
+  /// `tls` for an https endpoint (link.hpp).
   static std::shared_ptr<watch_stream> create(boost::asio::io_context& io, endpoint where,
+                                              std::shared_ptr<boost::asio::ssl::context> tls,
                                               milliseconds connect_timeout, callbacks cb);
   ~watch_stream();
-  /// Connects and sends `body` (a watch create request).
-  void start(std::string body);
+  /// Connects and sends `body` (a watch create request), with `token` in
+  /// the Authorization header unless it is "".
+  void start(std::string body, const std::string& token);
   void stop();
 
  private:

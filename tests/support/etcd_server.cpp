@@ -86,7 +86,28 @@ std::pair<bool, std::string> run(const std::string& command) {
 
 }  // namespace
 
-etcd_server::etcd_server() {
+etcd_certs make_etcd_certs(const std::filesystem::path& pki_dir) {
+  const auto dir = pki_dir.string();
+  const auto sign = [&](const std::string& name, const std::string& ext) {
+    std::FILE* f = std::fopen((pki_dir / (name + ".ext")).c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("cannot write " + dir + "/" + name + ".ext");
+    std::fputs(ext.c_str(), f);
+    std::fclose(f);
+    for (const std::string step :
+         {"openssl req -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name +
+              ".csr -subj '/O=baton test'",
+          "openssl x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " +
+              name + ".pem -days 30 -extfile " + name + ".ext"}) {
+      const auto [ok, out] = run("cd " + dir + " && " + step);
+      if (!ok) throw std::runtime_error(step + ": " + out);
+    }
+  };
+  sign("etcd-server", "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  sign("etcd-client", "extendedKeyUsage=clientAuth\nsubjectAltName=DNS:baton-client\n");
+  return {dir + "/etcd-server.pem", dir + "/etcd-server.key", dir + "/etcd-client.pem", dir + "/etcd-client.key"};
+}
+
+etcd_server::etcd_server(etcd_server_tls tls) : tls_(std::move(tls)) {
   dir_ = make_temp_dir("/tmp/baton-etcd-XXXXXX");
   data_ = dir_ / "data";
   try {
@@ -115,12 +136,12 @@ etcd_server::~etcd_server() {
 }
 
 std::string etcd_server::client_url() const {
-  return "http://127.0.0.1:" + std::to_string(client_port_);
+  return std::string(tls() ? "https" : "http") + "://127.0.0.1:" + std::to_string(client_port_);
 }
 
 void etcd_server::spawn() {
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
-  const std::vector<std::string> args = {
+  std::vector<std::string> args = {
       etcd_binary(),
       "--name", name_,
       "--data-dir", data_.string(),
@@ -135,6 +156,13 @@ void etcd_server::spawn() {
       "--election-timeout", "500",
       "--log-level", "warn",
   };
+  if (tls()) {
+    for (const auto& a : {std::string("--cert-file"), tls_.cert_file, std::string("--key-file"), tls_.key_file,
+                          std::string("--trusted-ca-file"), tls_.ca_file}) {
+      args.push_back(a);
+    }
+    if (tls_.client_cert_auth) args.emplace_back("--client-cert-auth");
+  }
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -167,8 +195,10 @@ bool etcd_server::wait_ready() {
       pid_ = -1;  // exited: most likely a port was taken
       return false;
     }
-    if (healthy(client_port_)) return true;
-    std::this_thread::sleep_for(20ms);
+    if (tls() ? run(etcdctl_command("endpoint health --command-timeout=1s")).first : healthy(client_port_)) {
+      return true;
+    }
+    std::this_thread::sleep_for(tls() ? 100ms : 20ms);
   }
   return false;
 }
@@ -203,10 +233,37 @@ void etcd_server::thaw() {
   if (pid_ > 0) ::kill(pid_, SIGCONT);
 }
 
+std::string etcd_server::etcdctl_command(const std::string& args) const {
+  // The password goes through the environment, not etcdctl's arguments.
+  std::string command = "ETCDCTL_API=3 ";
+  if (!root_password_.empty()) command += "ETCDCTL_USER='root:" + root_password_ + "' ";
+  command += "etcdctl --endpoints=" + client_url();
+  if (tls()) {
+    command += " --cacert=" + tls_.ca_file;
+    if (!tls_.client_cert_file.empty()) command += " --cert=" + tls_.client_cert_file + " --key=" + tls_.client_key_file;
+  }
+  return command + " " + args;
+}
+
 std::string etcd_server::etcdctl(const std::string& args) const {
-  const auto [ok, out] = run("ETCDCTL_API=3 etcdctl --endpoints=" + client_url() + " " + args);
+  const auto [ok, out] = run(etcdctl_command(args));
   if (!ok) throw std::runtime_error("etcdctl " + args + ": " + out);
   return out;
+}
+
+void etcd_server::enable_auth(const std::string& root_password) {
+  etcdctl("user add root --new-user-password='" + root_password + "'");
+  etcdctl("user grant-role root root");
+  etcdctl("auth enable");
+  root_password_ = root_password;
+}
+
+void etcd_server::add_prefix_user(const std::string& name, const std::string& password,
+                                  const std::string& prefix) {
+  etcdctl("role add " + name);
+  etcdctl("role grant-permission " + name + " --prefix=true readwrite " + prefix);
+  etcdctl("user add " + name + " --new-user-password='" + password + "'");
+  etcdctl("user grant-role " + name + " " + name);
 }
 
 void etcd_server::save_snapshot(const std::string& name) {

@@ -17,20 +17,49 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 namespace baton::testing {
+
+/// TLS for the client port (all files PEM, e.g. from test_pki); empty =
+/// plain http.
+struct etcd_server_tls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  /// Members ask clients for a certificate signed by ca_file.
+  bool client_cert_auth = false;
+  /// What the fixture's own etcdctl shows (with client_cert_auth).
+  std::string client_cert_file;
+  std::string client_key_file;
+};
+
+/// Certificates for an etcd member with client certificate auth, signed by
+/// the CA in `pki_dir` (ca.pem, ca.key, as test_pki makes them), as PEM files
+/// in `pki_dir`. What etcd 3.4 needs of them: the member's certificate is
+/// also a client certificate (its JSON gateway dials the member's gRPC port
+/// with it), and a client's certificate has no common name (the gateway
+/// refuses one that has: "CommonName of client sending a request against
+/// gateway will be ignored").
+struct etcd_certs {
+  std::string server_cert;  ///< serverAuth and clientAuth, localhost and 127.0.0.1
+  std::string server_key;
+  std::string client_cert;  ///< clientAuth, no common name
+  std::string client_key;
+};
+etcd_certs make_etcd_certs(const std::filesystem::path& pki_dir);
 
 class etcd_server {
  public:
   /// Starts a one-member cluster and waits until it is healthy. Throws
   /// std::runtime_error when etcd is not installed or does not come up.
-  etcd_server();
+  explicit etcd_server(etcd_server_tls tls = {});
   ~etcd_server();
   etcd_server(const etcd_server&) = delete;
   etcd_server& operator=(const etcd_server&) = delete;
 
   unsigned short client_port() const { return client_port_; }
-  /// "http://127.0.0.1:<client port>".
+  /// "http://127.0.0.1:<client port>" (https with TLS).
   std::string client_url() const;
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
@@ -50,9 +79,18 @@ class etcd_server {
   /// on it: the revision goes back to the snapshot's.
   void restore_snapshot(const std::string& name = "snapshot");
 
-  /// Runs etcdctl against this member with `args`; its output. Throws
-  /// std::runtime_error with the output when it fails.
+  /// Runs etcdctl against this member with `args` (as root once auth is
+  /// enabled); its output. Throws std::runtime_error with the output when it
+  /// fails.
   std::string etcdctl(const std::string& args) const;
+
+  /// Adds the root user with `root_password` and turns authentication on;
+  /// the fixture's etcdctl goes on as root.
+  void enable_auth(const std::string& root_password);
+  /// A user `name` with `password` whose role `name` may read and write
+  /// every key under `prefix`, and nothing else: the minimal role of
+  /// docs/etcd-notes.md.
+  void add_prefix_user(const std::string& name, const std::string& password, const std::string& prefix);
 
   /// The last lines of the member's log, for failure messages.
   std::string log_tail() const;
@@ -60,7 +98,12 @@ class etcd_server {
  private:
   void spawn();
   bool wait_ready();
+  std::string etcdctl_command(const std::string& args) const;
 
+  bool tls() const { return !tls_.cert_file.empty(); }
+
+  etcd_server_tls tls_;
+  std::string root_password_;
   std::filesystem::path dir_;
   std::filesystem::path data_;
   std::string name_ = "baton-test";

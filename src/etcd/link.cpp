@@ -1,0 +1,84 @@
+#include "link.hpp"
+
+#include <openssl/ssl.h>
+
+#include <boost/asio/ssl/host_name_verification.hpp>
+
+#include "etcd_error.hpp"
+#include "tls.hpp"
+
+namespace baton::etcd_detail {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+}  // namespace
+
+link::link(asio::io_context& io, std::shared_ptr<ssl::context> tls)
+    : io_(io), tls_(std::move(tls)), resolver_(io), plain_(io) {}
+
+beast::tcp_stream& link::tcp() { return tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : plain_; }
+
+void link::close() {
+  ++*generation_;
+  resolver_.cancel();
+  beast::error_code ignored;
+  tcp().socket().close(ignored);
+}
+
+void link::async_connect(const endpoint& where, milliseconds timeout, std::string what,
+                         std::function<void(store_error)> done) {
+  close();
+  const bool secure = where.scheme == "https";
+  if (secure && !tls_) {
+    return asio::post(io_, [done = std::move(done), where, what] {
+      done({etcd_errc::connect_failed, what + " " + where.redacted() + ": https without a TLS setup"});
+    });
+  }
+  if (secure) {
+    tls_stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, *tls_);
+  } else {
+    tls_stream_.reset();
+  }
+  const auto generation = *generation_;
+  const auto alive = generation_;
+  resolver_.async_resolve(
+      where.host, where.port,
+      [this, alive, generation, where, timeout, what, done = std::move(done)](
+          const beast::error_code& ec, tcp::resolver::results_type results) mutable {
+        if (*alive != generation) return done({etcd_errc::connection_lost, what + ": closed"});
+        if (ec) return done({etcd_errc::connect_failed, what + ": resolve " + where.host + ": " + ec.message()});
+        tcp().expires_after(timeout);
+        tcp().async_connect(results, [this, alive, generation, where, what, done = std::move(done)](
+                                         const beast::error_code& ec2, const tcp::endpoint&) mutable {
+          if (*alive != generation) return done({etcd_errc::connection_lost, what + ": closed"});
+          if (ec2) {
+            const bool timed_out = ec2 == beast::error::timeout;
+            return done({timed_out ? etcd_errc::timeout : etcd_errc::connect_failed,
+                         what + ": connect " + where.redacted() + ": " +
+                             (timed_out ? "no answer within the connect timeout" : ec2.message())});
+          }
+          if (!tls_stream_) return done({});
+          // SNI carries host names only (RFC 6066); the certificate must
+          // name the host (or the address) the endpoint names.
+          if (!is_ip_address(where.host)) SSL_set_tlsext_host_name(tls_stream_->native_handle(), where.host.c_str());
+          tls_stream_->set_verify_mode(ssl::verify_peer);
+          tls_stream_->set_verify_callback(ssl::host_name_verification(where.host));
+          tls_stream_->async_handshake(ssl::stream_base::client, [this, alive, generation, where, what,
+                                                                  done = std::move(done)](const beast::error_code& ec3) {
+            if (*alive != generation) return done({etcd_errc::connection_lost, what + ": closed"});
+            if (ec3) {
+              const bool timed_out = ec3 == beast::error::timeout;
+              return done({timed_out ? etcd_errc::timeout : etcd_errc::connect_failed,
+                           what + ": TLS handshake with " + where.redacted() + ": " + tls_error_text(ec3)});
+            }
+            done({});
+          });
+        });
+      });
+}
+
+}  // namespace baton::etcd_detail

@@ -1,0 +1,56 @@
+// One connection to one etcd endpoint, plain TCP or TLS, for http_client and
+// watch_stream: resolve, connect and (for https) the TLS handshake with the
+// member's certificate checked against its host name, under one timeout.
+// with_stream() hands the stream to read and write on, whichever it is.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <functional>
+#include <memory>
+
+#include "baton/lease_store.hpp"
+#include "endpoint.hpp"
+
+namespace baton::etcd_detail {
+
+class link {
+ public:
+  /// `tls` is required for an https endpoint, ignored for http.
+  link(boost::asio::io_context& io, std::shared_ptr<boost::asio::ssl::context> tls);
+
+  /// Connects to `where` (dropping any earlier connection) within `timeout`;
+  /// `done` gets an etcd_errc error naming the endpoint, or none. `what`
+  /// names the connection in messages ("etcd", "etcd watch").
+  void async_connect(const endpoint& where, milliseconds timeout, std::string what,
+                     std::function<void(store_error)> done);
+  void close();
+
+  /// The TCP layer (its expiry is the timeout of each step).
+  boost::beast::tcp_stream& tcp();
+  /// Calls `f` with the stream to read and write: the TLS stream for https,
+  /// the TCP stream for http.
+  template <typename F>
+  void with_stream(F&& f) {
+    if (tls_stream_) {
+      f(*tls_stream_);
+    } else {
+      f(plain_);
+    }
+  }
+
+ private:
+  boost::asio::io_context& io_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
+  boost::asio::ip::tcp::resolver resolver_;
+  boost::beast::tcp_stream plain_;
+  std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> tls_stream_;
+  // Completions of a connection that was closed meanwhile find a larger
+  // number here and do nothing.
+  std::shared_ptr<std::uint64_t> generation_ = std::make_shared<std::uint64_t>(0);
+};
+
+}  // namespace baton::etcd_detail

@@ -1,0 +1,75 @@
+#include "tls.hpp"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/error.hpp>
+
+namespace baton::etcd_detail {
+namespace {
+
+namespace ssl = boost::asio::ssl;
+
+// The newest reason in OpenSSL's error queue, which is emptied (it is per
+// thread and would otherwise leak into the next error).
+std::string openssl_reason(const boost::system::error_code& ec) {
+  std::string reason;
+  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
+    if (const char* r = ERR_reason_error_string(e)) reason = r;
+  }
+  ERR_clear_error();
+  if (reason.empty()) reason = ec.message();
+  return reason;
+}
+
+}  // namespace
+
+std::shared_ptr<ssl::context> make_tls_context(const tls_files& files, std::string& error) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
+  // OpenSSL would otherwise ask the terminal for an encrypted key's passphrase.
+  ctx->set_password_callback([](std::size_t, ssl::context::password_purpose) { return std::string(); });
+  boost::system::error_code ec;
+  const auto failed = [&](const std::string& path, const std::string& what) {
+    error = path + ": " + what + ": " + openssl_reason(ec);
+    return nullptr;
+  };
+  if (!files.ca_file.empty()) {
+    ctx->load_verify_file(files.ca_file, ec);
+    if (ec) return failed(files.ca_file, "cannot load the CAs in it");
+  } else {
+    ctx->set_default_verify_paths(ec);
+    if (ec) return failed("the system's trust store", "cannot use it");
+  }
+  if (!files.cert_file.empty() || !files.key_file.empty()) {
+    if (files.cert_file.empty() || files.key_file.empty()) {
+      error = "a client certificate needs both its certificate and its key file";
+      return nullptr;
+    }
+    ctx->use_certificate_chain_file(files.cert_file, ec);
+    if (ec) return failed(files.cert_file, "cannot load the certificate");
+    ctx->use_private_key_file(files.key_file, ssl::context::pem, ec);
+    if (ec) return failed(files.key_file, "cannot load the key (it must be PEM and not encrypted)");
+    if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+      ec = {};
+      return failed(files.key_file, "it is not the key of " + files.cert_file);
+    }
+  }
+  ERR_clear_error();
+  return ctx;
+}
+
+std::string tls_error_text(const boost::system::error_code& ec) {
+  if (ec == ssl::error::stream_truncated) return "the server closed the connection in the middle of TLS";
+  return ec.message();
+}
+
+bool is_ip_address(const std::string& host) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+}  // namespace baton::etcd_detail
