@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +27,13 @@ using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
 constexpr const char* election = "faults";
+
+long long ms_since(clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t).count();
+}
+
+// A measured figure, for docs/etcd-notes.md: one line a run.
+#define FIGURE(...) std::printf("[figure] " __VA_ARGS__), std::printf("\n"), std::fflush(stdout)
 
 bool run_until(asio::io_context& io, const std::function<bool()>& done, std::chrono::milliseconds within = 15s) {
   const auto deadline = clock::now() + within;
@@ -130,7 +138,10 @@ TEST_F(etcd_faults, a_frozen_member_past_the_ttl_ends_the_term_and_nobody_takes_
   ASSERT_EQ(renew(io_, *a).value, renew_answer::renewed);
 
   etcd_.freeze();
+  const auto frozen_at = clock::now();
   const auto frozen_renew = renew(io_, *a);
+  FIGURE("frozen member: the renewal failed after %lld ms (%s)", ms_since(frozen_at),
+         frozen_renew.error.message().c_str());
   EXPECT_TRUE(frozen_renew.error) << "renewed on a frozen member";
   EXPECT_EQ(frozen_renew.error.code, store_errc::timeout) << frozen_renew.error.message();
   pass(io_, ttl + 1000ms);
@@ -144,6 +155,8 @@ TEST_F(etcd_faults, a_frozen_member_past_the_ttl_ends_the_term_and_nobody_takes_
     pass(io_, 50ms);
   }
   ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
+  FIGURE("frozen member (%lld ms, ttl 2 s): the next term began %lld ms after the leader's last renewal was sent",
+         static_cast<long long>((ttl + 1000ms).count()), ms_since(last_sent));
   EXPECT_GE(clock::now() - last_sent, ttl) << "taken before the leader's last renewal ran out";
   EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
 }
@@ -183,7 +196,9 @@ TEST_F(etcd_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
         ASSERT_EQ(released.value, release_answer::released);
       }
     }
+    const auto restore_at = clock::now();
     etcd_.restore_snapshot("old");
+    FIGURE("snapshot restore: the member was back after %lld ms", ms_since(restore_at));
     result<renew_answer> lost;
     for (int i = 0; i < 10; ++i) {
       lost = renew(io_, *leader);
@@ -191,6 +206,21 @@ TEST_F(etcd_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
       pass(io_, 100ms);
     }
     EXPECT_EQ(lost.value, renew_answer::lost) << "round " << round << ": " << lost.error.message();
+    FIGURE("snapshot restore: the leader's renewal said lost %lld ms after the restore began", ms_since(restore_at));
+    // The next term: not before a full ttl after the fence, with a larger token.
+    result<acquire_answer> next;
+    while (ms_since(restore_at) < 15000) {
+      next = acquire(io_, *b);
+      if (!next.error && next.value.acquired()) break;
+      pass(io_, 50ms);
+    }
+    ASSERT_TRUE(next.value.acquired()) << next.error.message();
+    EXPECT_GT(next.value.token, tokens.back());
+    FIGURE("snapshot restore: next term %lld ms after the restore began, token %llu after %llu",
+           ms_since(restore_at), static_cast<unsigned long long>(next.value.token),
+           static_cast<unsigned long long>(tokens.back()));
+    tokens.push_back(next.value.token);
+    ASSERT_EQ(call<release_answer>(io_, [&](auto h) { b->async_release(h); }).value, release_answer::released);
   }
   EXPECT_TRUE(run_until(io_, [&] { return a_heard->resets.size() >= 3 && b_heard->resets.size() >= 3; }))
       << "resets heard: a " << a_heard->resets.size() << ", b " << b_heard->resets.size();
@@ -225,11 +255,15 @@ TEST_F(etcd_faults, a_reset_watch_connection_is_untrusted_then_armed_again) {
   auto b_heard = watch(*b);
   ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
 
+  const auto reset_at = clock::now();
   proxy.reset();
   ASSERT_TRUE(run_until(io_, [&] { return !b_heard->trusted(); })) << "the reset went unnoticed";
+  FIGURE("watch connection reset: untrusted after %lld ms", ms_since(reset_at));
   EXPECT_EQ(b->status().wakeups, wakeup_state::disconnected);
+  const auto back_at = clock::now();
   proxy.pass();
   ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); })) << "the watch never came back";
+  FIGURE("watch connection reset: trusted again %lld ms after the link was back", ms_since(back_at));
   EXPECT_GE(b_heard->released, 1) << "a watch armed again must say a release may have been missed";
 
   const auto won = acquire(io_, *a);
@@ -252,6 +286,8 @@ TEST_F(etcd_faults, a_silent_watch_connection_is_found_by_its_check) {
   const auto silenced = clock::now();
   proxy.blackhole();
   ASSERT_TRUE(run_until(io_, [&] { return !b_heard->trusted(); }, 5s)) << "a silent watch stayed trusted";
+  FIGURE("silent watch connection (check every 300 ms, command timeout 500 ms): untrusted after %lld ms",
+         ms_since(silenced));
   EXPECT_LT(clock::now() - silenced, 2s);
 }
 
