@@ -234,3 +234,39 @@ TEST(etcd_options, bad_options_are_refused_naming_the_cause) {
 
 }  // namespace
 }  // namespace baton::contract
+
+namespace baton::contract {
+namespace {
+
+// etcd raises a TTL below its smallest (1.5 election timeouts) without
+// saying so; the store refuses such a lease, saying why, rather than lead on
+// a lease that outlives the ttl the timing was set up with.
+TEST(etcd_lease_ttl, a_lease_granted_longer_than_asked_is_refused_saying_why) {
+  baton::testing::etcd_server_tls slow;
+  slow.election_timeout_ms = 1500;  // the smallest TTL: 3 s
+  baton::testing::etcd_server server(slow);
+  boost::asio::io_context io;
+  etcd_store_options o;
+  o.endpoints = {server.client_url()};
+  o.identity = {election, "node-a", milliseconds(1000)};
+  etcd_store store(io, std::move(o));
+  bool done = false;
+  store_error failure;
+  acquire_answer answer;
+  store.async_acquire([&](store_error e, acquire_answer a) {
+    failure = std::move(e);
+    answer = std::move(a);
+    done = true;
+  });
+  for (int i = 0; i < 200 && !done; ++i) io.run_one_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(done);
+  ASSERT_TRUE(failure) << "acquired on a lease longer than the ttl";
+  EXPECT_FALSE(answer.acquired());
+  EXPECT_EQ(failure.code, store_errc::refused) << failure.message();
+  EXPECT_NE(failure.message().find("granted a lease of 3 s where 1 s were asked"), std::string::npos)
+      << failure.message();
+  EXPECT_EQ(store.status().last_error, failure.message());
+}
+
+}  // namespace
+}  // namespace baton::contract

@@ -153,7 +153,7 @@ void etcd_server::spawn() {
       "--initial-cluster-token", "baton-test",
       "--initial-cluster-state", "new",
       "--heartbeat-interval", "50",
-      "--election-timeout", "500",
+      "--election-timeout", std::to_string(tls_.election_timeout_ms),
       "--log-level", "warn",
   };
   if (tls()) {

@@ -32,6 +32,9 @@ struct etcd_server_tls {
   /// What the fixture's own etcdctl shows (with client_cert_auth).
   std::string client_cert_file;
   std::string client_key_file;
+  /// The raft election timeout; etcd's smallest lease TTL is 1.5 of it,
+  /// rounded up to whole seconds (500 ms: 1 s).
+  int election_timeout_ms = 500;
 };
 
 /// Certificates for an etcd member with client certificate auth, signed by
