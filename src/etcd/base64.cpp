@@ -26,7 +26,8 @@ std::string base64_encode(std::string_view bytes) {
   std::size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
     const std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
-                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8 |
+                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1]))
+                                << 8 |
                             static_cast<unsigned char>(bytes[i + 2]);
     out += alphabet[n >> 18 & 63];
     out += alphabet[n >> 12 & 63];
@@ -64,8 +65,9 @@ std::optional<std::string> base64_decode(std::string_view text) {
       v[j] = value_of(c);
       if (v[j] < 0) return std::nullopt;
     }
-    const std::uint32_t n = static_cast<std::uint32_t>(v[0]) << 18 | static_cast<std::uint32_t>(v[1]) << 12 |
-                            static_cast<std::uint32_t>(v[2]) << 6 | static_cast<std::uint32_t>(v[3]);
+    const std::uint32_t n =
+        static_cast<std::uint32_t>(v[0]) << 18 | static_cast<std::uint32_t>(v[1]) << 12 |
+        static_cast<std::uint32_t>(v[2]) << 6 | static_cast<std::uint32_t>(v[3]);
     out += static_cast<char>(n >> 16 & 0xff);
     if (padding < 2) out += static_cast<char>(n >> 8 & 0xff);
     if (padding < 1) out += static_cast<char>(n & 0xff);

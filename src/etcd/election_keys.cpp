@@ -43,7 +43,8 @@ election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
   return v;
 }
 
-acquire_step decide_acquire(const election_view& view, bool must_fence, std::string_view own_value) {
+acquire_step decide_acquire(const election_view& view, bool must_fence,
+                            std::string_view own_value) {
   if (must_fence) return acquire_step::fence;
   if (view.fence) return acquire_step::held_back;
   if (view.lease && view.lease->value != own_value) return acquire_step::held;
@@ -99,9 +100,11 @@ std::optional<token_floor::finding> token_floor::observe_record(
                        " to " + std::to_string(*offset) + " (a restore of an older snapshot?)",
                    true, false};
   }
-  return finding{"another candidate found etcd's data gone back and raised the token offset "
-                 "from " + std::to_string(*before) + " to " + std::to_string(*offset),
-                 false, false};
+  return finding{
+      "another candidate found etcd's data gone back and raised the token offset "
+      "from " +
+          std::to_string(*before) + " to " + std::to_string(*offset),
+      false, false};
 }
 
 std::int64_t token_floor::fence_offset(std::optional<std::int64_t> current) const {

@@ -33,11 +33,11 @@ namespace baton::etcd_detail {
 
 struct election_keys {
   explicit election_keys(std::string_view prefix, std::string_view election);
-  std::string dir;    ///< "<prefix><election>/"
-  std::string end;    ///< the end of the range of every key under dir
-  std::string lease;  ///< dir + "lease"
-  std::string fence;  ///< dir + "fence"
-  std::string record; ///< dir + "record"
+  std::string dir;     ///< "<prefix><election>/"
+  std::string end;     ///< the end of the range of every key under dir
+  std::string lease;   ///< dir + "lease"
+  std::string fence;   ///< dir + "fence"
+  std::string record;  ///< dir + "record"
 };
 
 /// "<node_id>:<nonce>": what the lease key holds for this store.

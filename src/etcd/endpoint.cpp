@@ -2,19 +2,23 @@
 
 namespace baton::etcd_detail {
 
-std::string endpoint::redacted() const { return scheme + "://" + host + ":" + port; }
+std::string endpoint::redacted() const {
+  return scheme + "://" + host + ":" + port;
+}
 
 std::variant<endpoint, std::string> parse_endpoint(std::string_view url) {
   endpoint e;
   const auto sep = url.find("://");
-  if (sep == std::string_view::npos) return "\"" + std::string(url) + "\" has no scheme (http:// or https://)";
+  if (sep == std::string_view::npos)
+    return "\"" + std::string(url) + "\" has no scheme (http:// or https://)";
   e.scheme = std::string(url.substr(0, sep));
   if (e.scheme != "http" && e.scheme != "https") {
     return "\"" + std::string(url) + "\": the scheme must be http or https";
   }
   auto rest = url.substr(sep + 3);
   if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
-    if (rest.substr(slash) != "/") return "an etcd endpoint has no path (" + e.scheme + "://host:port)";
+    if (rest.substr(slash) != "/")
+      return "an etcd endpoint has no path (" + e.scheme + "://host:port)";
     rest = rest.substr(0, slash);
   }
   if (rest.find('@') != std::string_view::npos) {

@@ -16,9 +16,9 @@
 #include "endpoint.hpp"
 #include "etcd_wire.hpp"
 #include "http_client.hpp"
-#include "tls.hpp"
 #include "store/nonce.hpp"
 #include "store/store_shell.hpp"
+#include "tls.hpp"
 #include "watch_stream.hpp"
 
 namespace baton {
@@ -57,16 +57,19 @@ http_options connection_options(const etcd_store_options& o) {
   h.endpoints = parse_endpoints(o.endpoints);
   h.connect_timeout = o.connect_timeout;
   h.command_timeout = o.command_timeout;
-  const bool tls_files = !o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty();
+  const bool tls_files =
+      !o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty();
   if (h.endpoints.front().scheme == "https") {
     std::string error;
     h.tls = make_tls_context({o.tls_ca_file, o.tls_cert_file, o.tls_key_file}, error);
     if (!h.tls) throw std::invalid_argument("etcd_store: TLS: " + error);
   } else if (tls_files) {
-    throw std::invalid_argument("etcd_store: TLS files are given but the endpoints are http://; use https://");
+    throw std::invalid_argument(
+        "etcd_store: TLS files are given but the endpoints are http://; use https://");
   }
   if (o.username.empty() != o.password_file.empty()) {
-    throw std::invalid_argument("etcd_store: a user needs a password file, and a password file a user");
+    throw std::invalid_argument(
+        "etcd_store: a user needs a password file, and a password file a user");
   }
   h.username = o.username;
   h.password_file = o.password_file;
@@ -108,19 +111,20 @@ struct etcd_store::impl {
   template <typename Answer>
   void request(std::shared_ptr<std::function<void(store_error, Answer)>> handler, std::string path,
                std::string body, std::function<void(const json&)> next) {
-    client->post(std::move(path), std::move(body),
-                 [this, weak = shell.guard(), handler, next = std::move(next)](store_error e, json j) {
-                   if (weak.expired()) return;
-                   if (shell.closed()) return (*handler)(store_shell::aborted(), Answer{});
-                   if (e) return (*handler)(shell.note_failure(std::move(e)), Answer{});
-                   try {
-                     next(j);
-                   } catch (const std::exception& ex) {
-                     (*handler)(shell.note_failure({etcd_errc::unexpected_reply,
-                                                    "etcd " + where() + ": " + ex.what()}),
-                                Answer{});
-                   }
-                 });
+    client->post(
+        std::move(path), std::move(body),
+        [this, weak = shell.guard(), handler, next = std::move(next)](store_error e, json j) {
+          if (weak.expired()) return;
+          if (shell.closed()) return (*handler)(store_shell::aborted(), Answer{});
+          if (e) return (*handler)(shell.note_failure(std::move(e)), Answer{});
+          try {
+            next(j);
+          } catch (const std::exception& ex) {
+            (*handler)(shell.note_failure(
+                           {etcd_errc::unexpected_reply, "etcd " + where() + ": " + ex.what()}),
+                       Answer{});
+          }
+        });
   }
 
   // An answer known without asking etcd, posted (never inline).
@@ -149,9 +153,10 @@ struct etcd_store::impl {
     shell.note_reset(f->why);
     // Told from the executor, not from inside the answer being read: the
     // listener may destroy the store.
-    asio::post(io, [this, weak = shell.guard(), r = store_events::reset{f->why, f->record_missing, {}}] {
-      if (!weak.expired()) shell.emit(r);
-    });
+    asio::post(
+        io, [this, weak = shell.guard(), r = store_events::reset{f->why, f->record_missing, {}}] {
+          if (!weak.expired()) shell.emit(r);
+        });
   }
   void seen(const header& h) { heard(floor.observe_header(h)); }
   void seen_record(const std::optional<key_value>& record) { heard(floor.observe_record(record)); }
@@ -168,10 +173,14 @@ struct etcd_store::impl {
                               seen(hdr);
                               seen_record(view.record);
                               switch (decide_acquire(view, pending_fence.has_value(), own_value)) {
-                                case acquire_step::fence: return fence(h, view, attempt);
-                                case acquire_step::held_back: return held_back(h, *view.fence);
-                                case acquire_step::held: return held(h, *view.lease);
-                                case acquire_step::take: return take(h, view, attempt);
+                                case acquire_step::fence:
+                                  return fence(h, view, attempt);
+                                case acquire_step::held_back:
+                                  return held_back(h, *view.fence);
+                                case acquire_step::held:
+                                  return held(h, *view.lease);
+                                case acquire_step::take:
+                                  return take(h, view, attempt);
                               }
                             });
   }
@@ -210,24 +219,24 @@ struct etcd_store::impl {
   // election timeouts) and a lease longer than the ttl breaks the timing
   // the daemon was configured with.
   void grant(acquire_ptr h, std::function<void(std::int64_t lease, const header&)> next) {
-    request<acquire_answer>(h, "/v3/lease/grant", grant_request(seconds),
-                            [this, h, next = std::move(next)](const json& j) {
-                              const auto g = read_grant(j);
-                              seen(g.hdr);
-                              if (g.ttl_seconds != seconds) {
-                                forget("/v3/lease/revoke", lease_id_request(g.id));
-                                return (*h)(shell.note_failure(
-                                                {etcd_errc::ttl_mismatch,
-                                                 "etcd " + where() + " granted a lease of " +
-                                                     std::to_string(g.ttl_seconds) + " s where " +
-                                                     std::to_string(seconds) +
-                                                     " s were asked (the ttl rounded up to whole "
-                                                     "seconds): etcd's smallest lease is 1.5 "
-                                                     "election timeouts; raise the ttl"}),
-                                            acquire_answer{});
-                              }
-                              next(g.id, g.hdr);
-                            });
+    request<acquire_answer>(
+        h, "/v3/lease/grant", grant_request(seconds),
+        [this, h, next = std::move(next)](const json& j) {
+          const auto g = read_grant(j);
+          seen(g.hdr);
+          if (g.ttl_seconds != seconds) {
+            forget("/v3/lease/revoke", lease_id_request(g.id));
+            return (*h)(shell.note_failure({etcd_errc::ttl_mismatch,
+                                            "etcd " + where() + " granted a lease of " +
+                                                std::to_string(g.ttl_seconds) + " s where " +
+                                                std::to_string(seconds) +
+                                                " s were asked (the ttl rounded up to whole "
+                                                "seconds): etcd's smallest lease is 1.5 "
+                                                "election timeouts; raise the ttl"}),
+                        acquire_answer{});
+          }
+          next(g.id, g.hdr);
+        });
   }
 
   void take(acquire_ptr h, const election_view& view, int attempt) {
@@ -238,35 +247,35 @@ struct etcd_store::impl {
           {keys.record, "MOD", view.record ? view.record->mod_revision : 0},
       };
       const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, own_value, lease, {}}};
-      request<acquire_answer>(h, "/v3/kv/txn", txn_request(as_read, put),
-                              [this, h, lease, attempt](const json& j) {
-                                const auto t = read_txn(j);
-                                seen(t.hdr);
-                                if (!t.succeeded) {
-                                  forget("/v3/lease/revoke", lease_id_request(lease));
-                                  return retry(h, attempt);
-                                }
-                                if (term && term->lease != lease) {
-                                  forget("/v3/lease/revoke", lease_id_request(term->lease));
-                                }
-                                term = held_term{lease, t.hdr.revision};
-                                acquire_answer a;
-                                a.outcome = acquire_outcome::acquired;
-                                a.token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));
-                                a.holder = options.identity.node_id;
-                                a.remaining = options.identity.ttl;
-                                (*h)({}, std::move(a));
-                              });
+      request<acquire_answer>(
+          h, "/v3/kv/txn", txn_request(as_read, put), [this, h, lease, attempt](const json& j) {
+            const auto t = read_txn(j);
+            seen(t.hdr);
+            if (!t.succeeded) {
+              forget("/v3/lease/revoke", lease_id_request(lease));
+              return retry(h, attempt);
+            }
+            if (term && term->lease != lease) {
+              forget("/v3/lease/revoke", lease_id_request(term->lease));
+            }
+            term = held_term{lease, t.hdr.revision};
+            acquire_answer a;
+            a.outcome = acquire_outcome::acquired;
+            a.token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));
+            a.holder = options.identity.node_id;
+            a.remaining = options.identity.ttl;
+            (*h)({}, std::move(a));
+          });
     });
   }
 
   void retry(acquire_ptr h, int attempt) {
     if (attempt + 1 < acquire_attempts) return acquire(h, attempt + 1);
-    (*h)(shell.note_failure({etcd_errc::contended, "etcd " + where() + ": the keys under " + keys.dir +
-                                                       " changed under " +
-                                                       std::to_string(acquire_attempts) +
-                                                       " acquires in a row"}),
-         acquire_answer{});
+    (*h)(
+        shell.note_failure({etcd_errc::contended,
+                            "etcd " + where() + ": the keys under " + keys.dir + " changed under " +
+                                std::to_string(acquire_attempts) + " acquires in a row"}),
+        acquire_answer{});
   }
 
   // The reset's txn: the record's offset raised to the floor, the fence on a
@@ -296,7 +305,8 @@ struct etcd_store::impl {
                                 acquire_answer a;
                                 a.outcome = acquire_outcome::held_back;
                                 a.token = static_cast<std::uint64_t>(floor.highest_token());
-                                a.remaining = std::min(options.identity.ttl, milliseconds(seconds * 1000));
+                                a.remaining =
+                                    std::min(options.identity.ttl, milliseconds(seconds * 1000));
                                 (*h)({}, std::move(a));
                               });
     });
@@ -313,14 +323,15 @@ struct etcd_store::impl {
           if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
           watch_failed(std::move(e));
         });
-    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end), [this, generation](const json& j) {
-      if (generation != watch_generation) return;
-      const auto hdr = read_header(j);
-      const auto view = read_view(hdr, read_range(j), keys);
-      seen(hdr);
-      seen_record(view.record);
-      open_stream(hdr.revision + 1);
-    });
+    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end),
+                  [this, generation](const json& j) {
+                    if (generation != watch_generation) return;
+                    const auto hdr = read_header(j);
+                    const auto view = read_view(hdr, read_range(j), keys);
+                    seen(hdr);
+                    seen_record(view.record);
+                    open_stream(hdr.revision + 1);
+                  });
   }
 
   void open_stream(std::int64_t from) {
@@ -335,8 +346,8 @@ struct etcd_store::impl {
     if (stream) stream->stop();
     watched_revision = from - 1;
     suspect_revision = 0;
-    stream = watch_stream::create(io, client->current(), client->options().tls, options.connect_timeout,
-                                  std::move(cb));
+    stream = watch_stream::create(io, client->current(), client->options().tls,
+                                  options.connect_timeout, std::move(cb));
     stream->start(watch_request(keys.dir, keys.end, from), client->token());
   }
 
@@ -349,7 +360,8 @@ struct etcd_store::impl {
     try {
       m = read_watch_message(line);
     } catch (const std::exception& ex) {
-      return watch_failed({etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
+      return watch_failed(
+          {etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
     }
     const auto weak = shell.guard();
     seen(m.hdr);
@@ -377,12 +389,18 @@ struct etcd_store::impl {
       watched_revision = std::max(watched_revision, e.kv.mod_revision);
       const auto s = classify_event(e, keys, own_value);
       switch (s.what) {
-        case seen_event::kind::none: break;
-        case seen_event::kind::released: shell.emit(store_events::released{}); break;
-        case seen_event::kind::acquired:
-          shell.emit(store_events::acquired{s.holder, static_cast<std::uint64_t>(floor.token_of(s.mod_revision))});
+        case seen_event::kind::none:
           break;
-        case seen_event::kind::record: seen_record(s.record); break;
+        case seen_event::kind::released:
+          shell.emit(store_events::released{});
+          break;
+        case seen_event::kind::acquired:
+          shell.emit(store_events::acquired{
+              s.holder, static_cast<std::uint64_t>(floor.token_of(s.mod_revision))});
+          break;
+        case seen_event::kind::record:
+          seen_record(s.record);
+          break;
       }
       if (weak.expired() || shell.closed()) return;
     }
@@ -396,32 +414,36 @@ struct etcd_store::impl {
   void schedule_ping(std::uint64_t generation) {
     if (options.watch_ping_interval <= milliseconds::zero()) return;
     ping_timer.expires_after(options.watch_ping_interval);
-    ping_timer.async_wait([this, weak = shell.guard(), generation](const boost::system::error_code& ec) {
-      if (ec || weak.expired() || shell.closed() || generation != watch_generation) return;
-      ping(generation);
-    });
+    ping_timer.async_wait(
+        [this, weak = shell.guard(), generation](const boost::system::error_code& ec) {
+          if (ec || weak.expired() || shell.closed() || generation != watch_generation) return;
+          ping(generation);
+        });
   }
 
   void ping(std::uint64_t generation) {
-    auto h = std::make_shared<std::function<void(store_error, bool)>>(
-        [this, weak = shell.guard(), generation](store_error e, bool) {
-          if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
-          watch_failed({e.code, "etcd watch " + where() + ": its check read failed: " + e.message()});
-        });
-    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end), [this, generation](const json& j) {
-      if (generation != watch_generation) return;
-      const auto hdr = read_header(j);
-      seen(hdr);
-      std::int64_t newest = 0;
-      for (const auto& kv : read_range(j)) newest = std::max(newest, kv.mod_revision);
-      if (suspect_revision > watched_revision) {
-        return watch_failed({etcd_errc::connection_lost,
-                             "etcd watch " + where() + ": the election's keys changed at revision " +
-                                 std::to_string(suspect_revision) + " and the watch did not say so"});
-      }
-      suspect_revision = newest > watched_revision ? newest : 0;
-      schedule_ping(generation);
+    auto h = std::make_shared<std::function<void(store_error, bool)>>([this, weak = shell.guard(),
+                                                                       generation](store_error e,
+                                                                                   bool) {
+      if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
+      watch_failed({e.code, "etcd watch " + where() + ": its check read failed: " + e.message()});
     });
+    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end),
+                  [this, generation](const json& j) {
+                    if (generation != watch_generation) return;
+                    const auto hdr = read_header(j);
+                    seen(hdr);
+                    std::int64_t newest = 0;
+                    for (const auto& kv : read_range(j)) newest = std::max(newest, kv.mod_revision);
+                    if (suspect_revision > watched_revision) {
+                      return watch_failed(
+                          {etcd_errc::connection_lost,
+                           "etcd watch " + where() + ": the election's keys changed at revision " +
+                               std::to_string(suspect_revision) + " and the watch did not say so"});
+                    }
+                    suspect_revision = newest > watched_revision ? newest : 0;
+                    schedule_ping(generation);
+                  });
   }
 
   void watch_failed(store_error e) {
@@ -481,7 +503,9 @@ etcd_store::etcd_store(asio::io_context& io, etcd_store_options options) {
 
 etcd_store::~etcd_store() = default;
 
-const store_identity& etcd_store::identity() const { return impl_->options.identity; }
+const store_identity& etcd_store::identity() const {
+  return impl_->options.identity;
+}
 
 void etcd_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
@@ -496,30 +520,35 @@ void etcd_store::async_renew(renew_handler handler) {
   const auto term = *d.term;
   auto h = std::make_shared<renew_handler>(std::move(handler));
   auto still_ours = [&d, term] { return d.term && d.term->lease == term.lease; };
-  d.request<renew_answer>(h, "/v3/lease/keepalive", lease_id_request(term.lease), [&d, h, term, still_ours](const json& j) {
-    const auto k = read_keepalive(j);
-    d.seen(k.hdr);
-    if (k.ttl_seconds <= 0 || !still_ours()) {
-      if (still_ours()) d.term.reset();
-      return (*h)({}, renew_answer::lost);
-    }
-    // The lease lives; is the key still ours? An operator's delete, or a
-    // fence, leaves the lease alive.
-    d.request<renew_answer>(h, "/v3/kv/range", range_request(d.keys.lease, {}), [&d, h, term, still_ours](const json& j2) {
-      const auto hdr = read_header(j2);
-      const auto kvs = read_range(j2);
-      d.seen(hdr);
-      const bool ours = kvs.size() == 1 && kvs[0].value == d.own_value && kvs[0].mod_revision == term.revision;
-      if (!ours || !still_ours()) {
-        if (still_ours()) {
-          d.term.reset();
-          d.forget("/v3/lease/revoke", lease_id_request(term.lease));
-        }
-        return (*h)({}, renew_answer::lost);
-      }
-      (*h)({}, renew_answer::renewed);
-    });
-  });
+  d.request<renew_answer>(h, "/v3/lease/keepalive", lease_id_request(term.lease),
+                          [&d, h, term, still_ours](const json& j) {
+                            const auto k = read_keepalive(j);
+                            d.seen(k.hdr);
+                            if (k.ttl_seconds <= 0 || !still_ours()) {
+                              if (still_ours()) d.term.reset();
+                              return (*h)({}, renew_answer::lost);
+                            }
+                            // The lease lives; is the key still ours? An operator's delete, or a
+                            // fence, leaves the lease alive.
+                            d.request<renew_answer>(
+                                h, "/v3/kv/range", range_request(d.keys.lease, {}),
+                                [&d, h, term, still_ours](const json& j2) {
+                                  const auto hdr = read_header(j2);
+                                  const auto kvs = read_range(j2);
+                                  d.seen(hdr);
+                                  const bool ours = kvs.size() == 1 &&
+                                                    kvs[0].value == d.own_value &&
+                                                    kvs[0].mod_revision == term.revision;
+                                  if (!ours || !still_ours()) {
+                                    if (still_ours()) {
+                                      d.term.reset();
+                                      d.forget("/v3/lease/revoke", lease_id_request(term.lease));
+                                    }
+                                    return (*h)({}, renew_answer::lost);
+                                  }
+                                  (*h)({}, renew_answer::renewed);
+                                });
+                          });
 }
 
 void etcd_store::async_release(release_handler handler) {
@@ -530,13 +559,14 @@ void etcd_store::async_release(release_handler handler) {
   auto h = std::make_shared<release_handler>(std::move(handler));
   const std::vector<compare> ours = {{d.keys.lease, "MOD", term.revision}};
   const std::vector<txn_op> remove = {{txn_op::kind::remove, d.keys.lease, {}, 0, {}}};
-  d.request<release_answer>(h, "/v3/kv/txn", txn_request(ours, remove), [&d, h, term](const json& j) {
-    const auto t = read_txn(j);
-    d.seen(t.hdr);
-    if (d.term && d.term->lease == term.lease) d.term.reset();
-    d.forget("/v3/lease/revoke", lease_id_request(term.lease));
-    (*h)({}, t.succeeded ? release_answer::released : release_answer::not_ours);
-  });
+  d.request<release_answer>(
+      h, "/v3/kv/txn", txn_request(ours, remove), [&d, h, term](const json& j) {
+        const auto t = read_txn(j);
+        d.seen(t.hdr);
+        if (d.term && d.term->lease == term.lease) d.term.reset();
+        d.forget("/v3/lease/revoke", lease_id_request(term.lease));
+        (*h)({}, t.succeeded ? release_answer::released : release_answer::not_ours);
+      });
 }
 
 void etcd_store::async_create_record(record_handler handler) {
@@ -544,8 +574,11 @@ void etcd_store::async_create_record(record_handler handler) {
   if (d.shell.reject_if_closed(handler)) return;
   auto h = std::make_shared<record_handler>(std::move(handler));
   const std::vector<compare> missing = {{d.keys.record, "CREATE", 0}};
-  const std::vector<txn_op> put = {
-      {txn_op::kind::put, d.keys.record, std::to_string(d.floor.fence_offset(std::nullopt)), 0, {}}};
+  const std::vector<txn_op> put = {{txn_op::kind::put,
+                                    d.keys.record,
+                                    std::to_string(d.floor.fence_offset(std::nullopt)),
+                                    0,
+                                    {}}};
   d.request<record_answer>(h, "/v3/kv/txn", txn_request(missing, put), [&d, h](const json& j) {
     const auto t = read_txn(j);
     d.seen(t.hdr);

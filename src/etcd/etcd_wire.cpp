@@ -11,7 +11,9 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string b64(std::string_view s) { return base64_encode(s); }
+std::string b64(std::string_view s) {
+  return base64_encode(s);
+}
 
 std::int64_t need_int64(const json& object, const char* name) {
   const auto v = int64_field(object, name);
@@ -68,9 +70,13 @@ std::string grant_request(std::int64_t ttl_seconds) {
   return json{{"TTL", std::to_string(ttl_seconds)}}.dump();
 }
 
-std::string lease_id_request(std::int64_t lease) { return json{{"ID", std::to_string(lease)}}.dump(); }
+std::string lease_id_request(std::int64_t lease) {
+  return json{{"ID", std::to_string(lease)}}.dump();
+}
 
-std::string time_to_live_request(std::int64_t lease) { return lease_id_request(lease); }
+std::string time_to_live_request(std::int64_t lease) {
+  return lease_id_request(lease);
+}
 
 std::string txn_request(const std::vector<compare>& all_of, const std::vector<txn_op>& then) {
   json compares = json::array();

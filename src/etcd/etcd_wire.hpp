@@ -41,9 +41,9 @@ struct compare {
 struct txn_op {
   enum class kind { put, remove, range } what = kind::put;
   std::string key;
-  std::string value;        // put
-  std::int64_t lease = 0;   // put; 0 = none
-  std::string range_end;    // remove, range: "" = the key alone
+  std::string value;       // put
+  std::int64_t lease = 0;  // put; 0 = none
+  std::string range_end;   // remove, range: "" = the key alone
 };
 
 // --- requests ----------------------------------------------------------------

@@ -67,14 +67,16 @@ store_error gateway_error(unsigned status, const nlohmann::json& body, const std
   }
   if (message.empty() && e != nullptr && e->is_string()) message = e->get<std::string>();
   if (message.empty()) message = "HTTP status " + std::to_string(status);
-  return {code != 0 ? classify_grpc_code(code)
-                    : (status == 401 || status == 403 ? etcd_errc::auth_failed : etcd_errc::server_error),
+  return {code != 0
+              ? classify_grpc_code(code)
+              : (status == 401 || status == 403 ? etcd_errc::auth_failed : etcd_errc::server_error),
           "etcd " + where + ": " + message};
 }
 
 std::string read_password_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("password file " + path + ": cannot open it: " + std::strerror(errno));
+  if (!in)
+    throw std::runtime_error("password file " + path + ": cannot open it: " + std::strerror(errno));
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -113,8 +115,12 @@ const endpoint& http_client::current() const {
   return impl_->options.endpoints[impl_->index % impl_->options.endpoints.size()];
 }
 
-const std::string& http_client::token() const { return impl_->token; }
-const http_options& http_client::options() const { return impl_->options; }
+const std::string& http_client::token() const {
+  return impl_->token;
+}
+const http_options& http_client::options() const {
+  return impl_->options;
+}
 
 void http_client::post(std::string path, std::string body, handler done) {
   impl_->queue.push_back({std::move(path), std::move(body), std::move(done)});
@@ -138,7 +144,8 @@ void http_client::pump() {
     auto queued = std::move(d.queue);
     d.queue.clear();
     for (auto& c : queued) {
-      asio::post(d.io, [done = std::move(c.done)] { done(store_detail::store_shell::aborted(), {}); });
+      asio::post(d.io,
+                 [done = std::move(c.done)] { done(store_detail::store_shell::aborted(), {}); });
     }
     return;
   }
@@ -155,7 +162,8 @@ void http_client::connect() {
   d.connection.async_connect(current(), d.options.connect_timeout, "etcd",
                              [self = shared_from_this()](store_error e) {
                                auto& s = *self->impl_;
-                               if (s.closed) return self->fail(store_detail::store_shell::aborted());
+                               if (s.closed)
+                                 return self->fail(store_detail::store_shell::aborted());
                                if (e) {
                                  ++s.index;
                                  self->state_ = link_state::disconnected;
@@ -186,22 +194,26 @@ void http_client::authenticate() {
     return fail({etcd_errc::auth_failed, std::string("etcd: ") + e.what()});
   }
   const auto body = nlohmann::json{{"name", d.options.username}, {"password", password}}.dump();
-  exchange("/v3/auth/authenticate", body, [self = shared_from_this()](unsigned status, nlohmann::json answer) {
-    auto& s = *self->impl_;
-    const auto where = self->current().redacted();
-    if (auto e = gateway_error(status, answer, where)) {
-      // Refused credentials are an auth failure whatever gRPC code etcd
-      // chose (3.4 says "invalid argument").
-      return self->fail({etcd_errc::auth_failed, "etcd " + where + ": authentication as " +
-                                                     s.options.username + " refused: " + e.detail.substr(e.detail.find(": ") + 2)});
-    }
-    if (!answer.contains("token") || !answer["token"].is_string() || answer["token"].get<std::string>().empty()) {
-      return self->fail({etcd_errc::unexpected_reply,
-                         "etcd " + where + ": authentication answered no token (is auth enabled?)"});
-    }
-    s.token = answer["token"].get<std::string>();
-    self->send();
-  });
+  exchange("/v3/auth/authenticate", body,
+           [self = shared_from_this()](unsigned status, nlohmann::json answer) {
+             auto& s = *self->impl_;
+             const auto where = self->current().redacted();
+             if (auto e = gateway_error(status, answer, where)) {
+               // Refused credentials are an auth failure whatever gRPC code etcd
+               // chose (3.4 says "invalid argument").
+               return self->fail({etcd_errc::auth_failed,
+                                  "etcd " + where + ": authentication as " + s.options.username +
+                                      " refused: " + e.detail.substr(e.detail.find(": ") + 2)});
+             }
+             if (!answer.contains("token") || !answer["token"].is_string() ||
+                 answer["token"].get<std::string>().empty()) {
+               return self->fail(
+                   {etcd_errc::unexpected_reply,
+                    "etcd " + where + ": authentication answered no token (is auth enabled?)"});
+             }
+             s.token = answer["token"].get<std::string>();
+             self->send();
+           });
 }
 
 void http_client::send() {
@@ -212,7 +224,8 @@ void http_client::send() {
     auto& front = s.queue.front();
     auto e = gateway_error(status, body, self->current().redacted());
     int code = 0;
-    if (e && body.is_object() && body.contains("code") && body["code"].is_number_integer()) code = body["code"];
+    if (e && body.is_object() && body.contains("code") && body["code"].is_number_integer())
+      code = body["code"];
     if (e && code == unauthenticated && !s.options.username.empty() && !front.retried) {
       front.retried = true;
       s.token.clear();
@@ -237,34 +250,36 @@ void http_client::exchange(const std::string& path, const std::string& body,
   d.request.prepare_payload();
   d.connection.tcp().expires_after(d.options.command_timeout);
   d.connection.with_stream([&](auto& stream) {
-    http::async_write(stream, d.request,
-                      [self = shared_from_this(), &stream, next = std::move(next)](const beast::error_code& ec,
-                                                                                     std::size_t) mutable {
-                        if (ec) return self->broken(ec, "send");
-                        auto& s = *self->impl_;
-                        s.response = {};
-                        http::async_read(stream, s.buffer, s.response,
-                                         [self, next = std::move(next)](const beast::error_code& ec2, std::size_t) {
-                                           if (ec2) return self->broken(ec2, "read the answer");
-                                           auto& s2 = *self->impl_;
-                                           s2.connection.tcp().expires_never();
-                                           if (!s2.response.keep_alive()) {
-                                             s2.connection.close();
-                                             s2.connected = false;
-                                             self->state_ = link_state::disconnected;
-                                           }
-                                           const auto status = s2.response.result_int();
-                                           auto parsed = nlohmann::json::parse(s2.response.body(), nullptr, false);
-                                           if (parsed.is_discarded()) {
-                                             return self->fail({etcd_errc::unexpected_reply,
-                                                                "etcd " + self->current().redacted() +
-                                                                    ": an answer that is not JSON (HTTP " +
-                                                                    std::to_string(status) + "): " +
-                                                                    printable_start(s2.response.body())});
-                                           }
-                                           next(status, std::move(parsed));
-                                         });
-                      });
+    http::async_write(
+        stream, d.request,
+        [self = shared_from_this(), &stream, next = std::move(next)](const beast::error_code& ec,
+                                                                     std::size_t) mutable {
+          if (ec) return self->broken(ec, "send");
+          auto& s = *self->impl_;
+          s.response = {};
+          http::async_read(
+              stream, s.buffer, s.response,
+              [self, next = std::move(next)](const beast::error_code& ec2, std::size_t) {
+                if (ec2) return self->broken(ec2, "read the answer");
+                auto& s2 = *self->impl_;
+                s2.connection.tcp().expires_never();
+                if (!s2.response.keep_alive()) {
+                  s2.connection.close();
+                  s2.connected = false;
+                  self->state_ = link_state::disconnected;
+                }
+                const auto status = s2.response.result_int();
+                auto parsed = nlohmann::json::parse(s2.response.body(), nullptr, false);
+                if (parsed.is_discarded()) {
+                  return self->fail({etcd_errc::unexpected_reply,
+                                     "etcd " + self->current().redacted() +
+                                         ": an answer that is not JSON (HTTP " +
+                                         std::to_string(status) +
+                                         "): " + printable_start(s2.response.body())});
+                }
+                next(status, std::move(parsed));
+              });
+        });
   });
 }
 
@@ -276,12 +291,16 @@ void http_client::broken(const beast::error_code& ec, const char* what) {
   state_ = link_state::disconnected;
   if (d.closed) return fail(store_detail::store_shell::aborted());
   if (ec == beast::error::timeout) {
-    return fail({etcd_errc::timeout, "etcd " + current().redacted() + ": no answer within the command timeout"});
+    return fail({etcd_errc::timeout,
+                 "etcd " + current().redacted() + ": no answer within the command timeout"});
   }
-  fail({etcd_errc::connection_lost, "etcd " + current().redacted() + ": " + what + ": " + tls_error_text(ec)});
+  fail({etcd_errc::connection_lost,
+        "etcd " + current().redacted() + ": " + what + ": " + tls_error_text(ec)});
 }
 
-void http_client::fail(store_error e) { finish(std::move(e), {}); }
+void http_client::fail(store_error e) {
+  finish(std::move(e), {});
+}
 
 void http_client::finish(store_error e, nlohmann::json body) {
   auto& d = *impl_;

@@ -30,7 +30,8 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_files& files, std::stri
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
   // OpenSSL would otherwise ask the terminal for an encrypted key's passphrase.
-  ctx->set_password_callback([](std::size_t, ssl::context::password_purpose) { return std::string(); });
+  ctx->set_password_callback(
+      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
   boost::system::error_code ec;
   const auto failed = [&](const std::string& path, const std::string& what) {
     error = path + ": " + what + ": " + openssl_reason(ec);
@@ -62,7 +63,8 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_files& files, std::stri
 }
 
 std::string tls_error_text(const boost::system::error_code& ec) {
-  if (ec == ssl::error::stream_truncated) return "the server closed the connection in the middle of TLS";
+  if (ec == ssl::error::stream_truncated)
+    return "the server closed the connection in the middle of TLS";
   return ec.message();
 }
 

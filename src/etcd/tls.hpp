@@ -17,7 +17,8 @@ struct tls_files {
 };
 
 /// The context, or nullptr with `error` saying which file failed and why.
-std::shared_ptr<boost::asio::ssl::context> make_tls_context(const tls_files& files, std::string& error);
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(const tls_files& files,
+                                                            std::string& error);
 
 /// The reason of a TLS failure for people ("certificate verify failed").
 std::string tls_error_text(const boost::system::error_code& ec);

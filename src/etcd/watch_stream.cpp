@@ -24,7 +24,9 @@ namespace http = beast::http;
 struct watch_stream::impl {
   impl(asio::io_context& context, endpoint ep, std::shared_ptr<asio::ssl::context> tls,
        milliseconds timeout, callbacks c)
-      : connection(context, std::move(tls)), where(std::move(ep)), connect_timeout(timeout),
+      : connection(context, std::move(tls)),
+        where(std::move(ep)),
+        connect_timeout(timeout),
         cb(std::move(c)) {}
 
   link connection;
@@ -45,8 +47,8 @@ watch_stream::~watch_stream() = default;
 std::shared_ptr<watch_stream> watch_stream::create(asio::io_context& io, endpoint where,
                                                    std::shared_ptr<asio::ssl::context> tls,
                                                    milliseconds connect_timeout, callbacks cb) {
-  return std::shared_ptr<watch_stream>(new watch_stream(
-      std::make_unique<impl>(io, std::move(where), std::move(tls), connect_timeout, std::move(cb))));
+  return std::shared_ptr<watch_stream>(new watch_stream(std::make_unique<impl>(
+      io, std::move(where), std::move(tls), connect_timeout, std::move(cb))));
 }
 
 void watch_stream::start(std::string body, const std::string& token) {
@@ -59,57 +61,64 @@ void watch_stream::start(std::string body, const std::string& token) {
   if (!token.empty()) d.request.set(http::field::authorization, token);
   d.request.body() = std::move(body);
   d.request.prepare_payload();
-  d.connection.async_connect(d.where, d.connect_timeout, "etcd watch", [self = shared_from_this()](store_error e) {
-    auto& s = *self->impl_;
-    if (s.done) return;
-    if (e) return self->closed(std::move(e));
-    s.connection.tcp().expires_after(s.connect_timeout);
-    s.connection.with_stream([&](auto& stream) {
-      http::async_write(stream, s.request, [self](const beast::error_code& ec, std::size_t) {
-        auto& w = *self->impl_;
-        if (w.done) return;
-        if (ec) {
-          return self->closed({etcd_errc::connection_lost,
-                               "etcd watch " + w.where.redacted() + ": send: " + tls_error_text(ec)});
-        }
-        w.connection.tcp().expires_never();
-        w.parser.emplace();
-        w.parser->body_limit(boost::none);
-        w.on_chunk = [self](std::uint64_t, beast::string_view chunk, beast::error_code&) {
-          self->impl_->pending.append(chunk.data(), chunk.size());
-          return chunk.size();
-        };
-        w.parser->on_chunk_body(w.on_chunk);
-        self->read_more();
+  d.connection.async_connect(
+      d.where, d.connect_timeout, "etcd watch", [self = shared_from_this()](store_error e) {
+        auto& s = *self->impl_;
+        if (s.done) return;
+        if (e) return self->closed(std::move(e));
+        s.connection.tcp().expires_after(s.connect_timeout);
+        s.connection.with_stream([&](auto& stream) {
+          http::async_write(stream, s.request, [self](const beast::error_code& ec, std::size_t) {
+            auto& w = *self->impl_;
+            if (w.done) return;
+            if (ec) {
+              return self->closed(
+                  {etcd_errc::connection_lost,
+                   "etcd watch " + w.where.redacted() + ": send: " + tls_error_text(ec)});
+            }
+            w.connection.tcp().expires_never();
+            w.parser.emplace();
+            w.parser->body_limit(boost::none);
+            w.on_chunk = [self](std::uint64_t, beast::string_view chunk, beast::error_code&) {
+              self->impl_->pending.append(chunk.data(), chunk.size());
+              return chunk.size();
+            };
+            w.parser->on_chunk_body(w.on_chunk);
+            self->read_more();
+          });
+        });
       });
-    });
-  });
 }
 
 void watch_stream::read_more() {
   auto& d = *impl_;
   d.connection.with_stream([&](auto& stream) {
-    http::async_read_some(stream, d.buffer, *d.parser, [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
-      auto& s = *self->impl_;
-      if (s.done) return;
-      if (ec) {
-        return self->closed({etcd_errc::connection_lost,
-                             "etcd watch " + s.where.redacted() + ": the stream broke: " + tls_error_text(ec)});
-      }
-      if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
-        // The error's body is read whole before it is judged.
-        if (!s.parser->is_done()) return self->read_more();
-        auto body = nlohmann::json::parse(s.parser->get().body(), nullptr, false);
-        return self->closed(gateway_error(s.parser->get().result_int(),
-                                          body.is_discarded() ? nlohmann::json{} : body, s.where.redacted()));
-      }
-      self->lines();
-      if (s.done) return;
-      if (s.parser->is_done()) {
-        return self->closed({etcd_errc::connection_lost, "etcd watch " + s.where.redacted() + ": the stream ended"});
-      }
-      self->read_more();
-    });
+    http::async_read_some(
+        stream, d.buffer, *d.parser,
+        [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+          auto& s = *self->impl_;
+          if (s.done) return;
+          if (ec) {
+            return self->closed(
+                {etcd_errc::connection_lost,
+                 "etcd watch " + s.where.redacted() + ": the stream broke: " + tls_error_text(ec)});
+          }
+          if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
+            // The error's body is read whole before it is judged.
+            if (!s.parser->is_done()) return self->read_more();
+            auto body = nlohmann::json::parse(s.parser->get().body(), nullptr, false);
+            return self->closed(gateway_error(s.parser->get().result_int(),
+                                              body.is_discarded() ? nlohmann::json{} : body,
+                                              s.where.redacted()));
+          }
+          self->lines();
+          if (s.done) return;
+          if (s.parser->is_done()) {
+            return self->closed({etcd_errc::connection_lost,
+                                 "etcd watch " + s.where.redacted() + ": the stream ended"});
+          }
+          self->read_more();
+        });
   });
 }
 

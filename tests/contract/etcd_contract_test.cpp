@@ -35,7 +35,8 @@ constexpr const char* baton_password = "s3cret-baton";
 baton::testing::etcd_server_tls tls_of(const baton::testing::test_pki* pki) {
   if (pki == nullptr) return {};
   const auto certs = baton::testing::make_etcd_certs(pki->dir());
-  return {pki->ca_file(), certs.server_cert, certs.server_key, true, certs.client_cert, certs.client_key};
+  return {pki->ca_file(), certs.server_cert, certs.server_key,
+          true,           certs.client_cert, certs.client_key};
 }
 
 std::string write_file(const std::string& path, const std::string& text) {
@@ -46,7 +47,8 @@ std::string write_file(const std::string& path, const std::string& text) {
 class etcd_harness final : public contract_harness {
  public:
   explicit etcd_harness(bool secure)
-      : pki_(secure ? std::make_unique<baton::testing::test_pki>() : nullptr), server_(tls_of(pki_.get())) {
+      : pki_(secure ? std::make_unique<baton::testing::test_pki>() : nullptr),
+        server_(tls_of(pki_.get())) {
     if (secure) {
       server_.enable_auth("s3cret-root");
       server_.add_prefix_user("baton", baton_password, "baton/");
@@ -104,7 +106,8 @@ class etcd_harness final : public contract_harness {
 INSTANTIATE_TEST_SUITE_P(
     contract, lease_store_contract,
     ::testing::Values(contract_kind{"etcd", [] { return std::make_unique<etcd_harness>(false); }},
-                      contract_kind{"etcd_tls_auth", [] { return std::make_unique<etcd_harness>(true); }}),
+                      contract_kind{"etcd_tls_auth",
+                                    [] { return std::make_unique<etcd_harness>(true); }}),
     contract_kind_name);
 
 // --- access refused ----------------------------------------------------------------
@@ -215,7 +218,12 @@ TEST(etcd_options, bad_options_are_refused_naming_the_cause) {
       {"a bad endpoint", [](auto& o) { o.endpoints = {"127.0.0.1:2379"}; }, "no scheme"},
       {"mixed schemes", [](auto& o) { o.endpoints.push_back("https://127.0.0.1:2380"); }, "mix"},
       {"TLS files for http", [](auto& o) { o.tls_ca_file = "/nonexistent"; }, "https://"},
-      {"a missing CA file", [](auto& o) { o.endpoints = {"https://127.0.0.1:2379"}; o.tls_ca_file = "/nonexistent/ca.pem"; }, "/nonexistent/ca.pem"},
+      {"a missing CA file",
+       [](auto& o) {
+         o.endpoints = {"https://127.0.0.1:2379"};
+         o.tls_ca_file = "/nonexistent/ca.pem";
+       },
+       "/nonexistent/ca.pem"},
       {"a user without a password file", [](auto& o) { o.username = "baton"; }, "password file"},
       {"an empty prefix", [](auto& o) { o.prefix.clear(); }, "prefix"},
       {"no node id", [](auto& o) { o.identity.node_id.clear(); }, "node"},
@@ -227,7 +235,8 @@ TEST(etcd_options, bad_options_are_refused_naming_the_cause) {
       etcd_store store(io, std::move(o));
       ADD_FAILURE() << r.name << ": accepted";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(r.message), std::string::npos) << r.name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(r.message), std::string::npos)
+          << r.name << ": " << e.what();
     }
   }
 }
@@ -263,7 +272,8 @@ TEST(etcd_lease_ttl, a_lease_granted_longer_than_asked_is_refused_saying_why) {
   ASSERT_TRUE(failure) << "acquired on a lease longer than the ttl";
   EXPECT_FALSE(answer.acquired());
   EXPECT_EQ(failure.code, store_errc::refused) << failure.message();
-  EXPECT_NE(failure.message().find("granted a lease of 3 s where 1 s were asked"), std::string::npos)
+  EXPECT_NE(failure.message().find("granted a lease of 3 s where 1 s were asked"),
+            std::string::npos)
       << failure.message();
   EXPECT_EQ(store.status().last_error, failure.message());
 }

@@ -35,7 +35,8 @@ long long ms_since(clock::time_point t) {
 // A measured figure, for docs/etcd-notes.md: one line a run.
 #define FIGURE(...) std::printf("[figure] " __VA_ARGS__), std::printf("\n"), std::fflush(stdout)
 
-bool run_until(asio::io_context& io, const std::function<bool()>& done, std::chrono::milliseconds within = 15s) {
+bool run_until(asio::io_context& io, const std::function<bool()>& done,
+               std::chrono::milliseconds within = 15s) {
   const auto deadline = clock::now() + within;
   while (!done()) {
     const auto now = clock::now();
@@ -50,7 +51,8 @@ void pass(asio::io_context& io, std::chrono::milliseconds d) {
   asio::steady_timer t(io, d);
   bool fired = false;
   t.async_wait([&](const boost::system::error_code&) { fired = true; });
-  run_until(io, [&] { return fired; }, d + 5s);
+  run_until(
+      io, [&] { return fired; }, d + 5s);
 }
 
 template <typename T>
@@ -155,8 +157,10 @@ TEST_F(etcd_faults, a_frozen_member_past_the_ttl_ends_the_term_and_nobody_takes_
     pass(io_, 50ms);
   }
   ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
-  FIGURE("frozen member (%lld ms, ttl 2 s): the next term began %lld ms after the leader's last renewal was sent",
-         static_cast<long long>((ttl + 1000ms).count()), ms_since(last_sent));
+  FIGURE(
+      "frozen member (%lld ms, ttl 2 s): the next term began %lld ms after the leader's last "
+      "renewal was sent",
+      static_cast<long long>((ttl + 1000ms).count()), ms_since(last_sent));
   EXPECT_GE(clock::now() - last_sent, ttl) << "taken before the leader's last renewal ran out";
   EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
 }
@@ -184,8 +188,8 @@ TEST_F(etcd_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
         if (!won.error && won.value.acquired()) break;
         pass(io_, 50ms);
       }
-      ASSERT_TRUE(won.value.acquired()) << "round " << round << " term " << term << ": "
-                                        << won.error.message();
+      ASSERT_TRUE(won.value.acquired())
+          << "round " << round << " term " << term << ": " << won.error.message();
       if (!tokens.empty()) {
         EXPECT_GT(won.value.token, tokens.back()) << "round " << round;
       }
@@ -206,7 +210,8 @@ TEST_F(etcd_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
       pass(io_, 100ms);
     }
     EXPECT_EQ(lost.value, renew_answer::lost) << "round " << round << ": " << lost.error.message();
-    FIGURE("snapshot restore: the leader's renewal said lost %lld ms after the restore began", ms_since(restore_at));
+    FIGURE("snapshot restore: the leader's renewal said lost %lld ms after the restore began",
+           ms_since(restore_at));
     // The next term: not before a full ttl after the fence, with a larger token.
     result<acquire_answer> next;
     while (ms_since(restore_at) < 15000) {
@@ -220,9 +225,11 @@ TEST_F(etcd_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
            ms_since(restore_at), static_cast<unsigned long long>(next.value.token),
            static_cast<unsigned long long>(tokens.back()));
     tokens.push_back(next.value.token);
-    ASSERT_EQ(call<release_answer>(io_, [&](auto h) { b->async_release(h); }).value, release_answer::released);
+    ASSERT_EQ(call<release_answer>(io_, [&](auto h) { b->async_release(h); }).value,
+              release_answer::released);
   }
-  EXPECT_TRUE(run_until(io_, [&] { return a_heard->resets.size() >= 3 && b_heard->resets.size() >= 3; }))
+  EXPECT_TRUE(
+      run_until(io_, [&] { return a_heard->resets.size() >= 3 && b_heard->resets.size() >= 3; }))
       << "resets heard: a " << a_heard->resets.size() << ", b " << b_heard->resets.size();
 }
 
@@ -263,7 +270,8 @@ TEST_F(etcd_faults, a_reset_watch_connection_is_untrusted_then_armed_again) {
   const auto back_at = clock::now();
   proxy.pass();
   ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); })) << "the watch never came back";
-  FIGURE("watch connection reset: trusted again %lld ms after the link was back", ms_since(back_at));
+  FIGURE("watch connection reset: trusted again %lld ms after the link was back",
+         ms_since(back_at));
   EXPECT_GE(b_heard->released, 1) << "a watch armed again must say a release may have been missed";
 
   const auto won = acquire(io_, *a);
@@ -285,9 +293,13 @@ TEST_F(etcd_faults, a_silent_watch_connection_is_found_by_its_check) {
   ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
   const auto silenced = clock::now();
   proxy.blackhole();
-  ASSERT_TRUE(run_until(io_, [&] { return !b_heard->trusted(); }, 5s)) << "a silent watch stayed trusted";
-  FIGURE("silent watch connection (check every 300 ms, command timeout 500 ms): untrusted after %lld ms",
-         ms_since(silenced));
+  ASSERT_TRUE(run_until(
+      io_, [&] { return !b_heard->trusted(); }, 5s))
+      << "a silent watch stayed trusted";
+  FIGURE(
+      "silent watch connection (check every 300 ms, command timeout 500 ms): untrusted after %lld "
+      "ms",
+      ms_since(silenced));
   EXPECT_LT(clock::now() - silenced, 2s);
 }
 

@@ -65,8 +65,9 @@ std::string etcd_binary() {
   auto path = find_executable("etcd");
   if (path.empty() && ::access("/usr/bin/etcd", X_OK) == 0) path = "/usr/bin/etcd";
   if (path.empty()) {
-    throw std::runtime_error("etcd not found on PATH; the etcd tests need it (Debian: apt-get "
-                             "install etcd-server etcd-client)");
+    throw std::runtime_error(
+        "etcd not found on PATH; the etcd tests need it (Debian: apt-get "
+        "install etcd-server etcd-client)");
   }
   return path;
 }
@@ -102,9 +103,11 @@ etcd_certs make_etcd_certs(const std::filesystem::path& pki_dir) {
       if (!ok) throw std::runtime_error(step + ": " + out);
     }
   };
-  sign("etcd-server", "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  sign("etcd-server",
+       "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n");
   sign("etcd-client", "extendedKeyUsage=clientAuth\nsubjectAltName=DNS:baton-client\n");
-  return {dir + "/etcd-server.pem", dir + "/etcd-server.key", dir + "/etcd-client.pem", dir + "/etcd-client.key"};
+  return {dir + "/etcd-server.pem", dir + "/etcd-server.key", dir + "/etcd-client.pem",
+          dir + "/etcd-client.key"};
 }
 
 etcd_server::etcd_server(etcd_server_tls tls) : tls_(std::move(tls)) {
@@ -143,22 +146,34 @@ void etcd_server::spawn() {
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
   std::vector<std::string> args = {
       etcd_binary(),
-      "--name", name_,
-      "--data-dir", data_.string(),
-      "--listen-client-urls", client_url(),
-      "--advertise-client-urls", client_url(),
-      "--listen-peer-urls", peer,
-      "--initial-advertise-peer-urls", peer,
-      "--initial-cluster", name_ + "=" + peer,
-      "--initial-cluster-token", "baton-test",
-      "--initial-cluster-state", "new",
-      "--heartbeat-interval", "50",
-      "--election-timeout", std::to_string(tls_.election_timeout_ms),
-      "--log-level", "warn",
+      "--name",
+      name_,
+      "--data-dir",
+      data_.string(),
+      "--listen-client-urls",
+      client_url(),
+      "--advertise-client-urls",
+      client_url(),
+      "--listen-peer-urls",
+      peer,
+      "--initial-advertise-peer-urls",
+      peer,
+      "--initial-cluster",
+      name_ + "=" + peer,
+      "--initial-cluster-token",
+      "baton-test",
+      "--initial-cluster-state",
+      "new",
+      "--heartbeat-interval",
+      "50",
+      "--election-timeout",
+      std::to_string(tls_.election_timeout_ms),
+      "--log-level",
+      "warn",
   };
   if (tls()) {
-    for (const auto& a : {std::string("--cert-file"), tls_.cert_file, std::string("--key-file"), tls_.key_file,
-                          std::string("--trusted-ca-file"), tls_.ca_file}) {
+    for (const auto& a : {std::string("--cert-file"), tls_.cert_file, std::string("--key-file"),
+                          tls_.key_file, std::string("--trusted-ca-file"), tls_.ca_file}) {
       args.push_back(a);
     }
     if (tls_.client_cert_auth) args.emplace_back("--client-cert-auth");
@@ -195,7 +210,8 @@ bool etcd_server::wait_ready() {
       pid_ = -1;  // exited: most likely a port was taken
       return false;
     }
-    if (tls() ? run(etcdctl_command("endpoint health --command-timeout=1s")).first : healthy(client_port_)) {
+    if (tls() ? run(etcdctl_command("endpoint health --command-timeout=1s")).first
+              : healthy(client_port_)) {
       return true;
     }
     std::this_thread::sleep_for(tls() ? 100ms : 20ms);
@@ -240,7 +256,8 @@ std::string etcd_server::etcdctl_command(const std::string& args) const {
   command += "etcdctl --endpoints=" + client_url();
   if (tls()) {
     command += " --cacert=" + tls_.ca_file;
-    if (!tls_.client_cert_file.empty()) command += " --cert=" + tls_.client_cert_file + " --key=" + tls_.client_key_file;
+    if (!tls_.client_cert_file.empty())
+      command += " --cert=" + tls_.client_cert_file + " --key=" + tls_.client_key_file;
   }
   return command + " " + args;
 }
@@ -286,6 +303,8 @@ void etcd_server::restore_snapshot(const std::string& name) {
   start();
 }
 
-std::string etcd_server::log_tail() const { return baton::testing::log_tail(dir_ / "etcd.log", 40); }
+std::string etcd_server::log_tail() const {
+  return baton::testing::log_tail(dir_ / "etcd.log", 40);
+}
 
 }  // namespace baton::testing

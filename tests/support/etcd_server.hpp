@@ -93,7 +93,8 @@ class etcd_server {
   /// A user `name` with `password` whose role `name` may read and write
   /// every key under `prefix`, and nothing else: the minimal role of
   /// docs/etcd-notes.md.
-  void add_prefix_user(const std::string& name, const std::string& password, const std::string& prefix);
+  void add_prefix_user(const std::string& name, const std::string& password,
+                       const std::string& prefix);
 
   /// The last lines of the member's log, for failure messages.
   std::string log_tail() const;

@@ -12,8 +12,13 @@ namespace {
 
 TEST(etcd_base64, rfc4648_vectors_both_ways) {
   const std::vector<std::pair<std::string, std::string>> rows = {
-      {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"},
       {"baton/e/lease", "YmF0b24vZS9sZWFzZQ=="},
   };
   for (const auto& [plain, encoded] : rows) {

@@ -14,8 +14,8 @@ namespace {
 
 const election_keys keys("baton/", "e");
 
-key_value kv(const std::string& key, const std::string& value, std::int64_t mod, std::int64_t version = 1,
-             std::int64_t lease = 0) {
+key_value kv(const std::string& key, const std::string& value, std::int64_t mod,
+             std::int64_t version = 1, std::int64_t lease = 0) {
   return {key, value, mod - version + 1, mod, version, lease};
 }
 
@@ -40,7 +40,8 @@ TEST(etcd_election_keys, lease_values_name_their_holder) {
 TEST(etcd_election_keys, record_offsets) {
   EXPECT_EQ(parse_offset("0"), 0);
   EXPECT_EQ(parse_offset("1234"), 1234);
-  for (const char* bad : {"", "-1", "12x", " 1", "x"}) EXPECT_FALSE(parse_offset(bad).has_value()) << bad;
+  for (const char* bad : {"", "-1", "12x", " 1", "x"})
+    EXPECT_FALSE(parse_offset(bad).has_value()) << bad;
 }
 
 TEST(etcd_election_keys, a_read_sorts_the_keys_and_ignores_others) {
@@ -93,11 +94,14 @@ TEST(etcd_election_keys, remaining_time_from_etcds_whole_seconds) {
     ms expected;
   };
   const std::vector<row> rows = {
-      {2, ms(3000), ms(2000)},  {3, ms(3000), ms(3000)}, {2, ms(1500), ms(1500)},  // never above the ttl
-      {0, ms(3000), ms(500)},   {0, ms(200), ms(200)},    {-1, ms(3000), ms(-1)},   // gone
+      {2, ms(3000), ms(2000)}, {3, ms(3000), ms(3000)},
+      {2, ms(1500), ms(1500)},  // never above the ttl
+      {0, ms(3000), ms(500)},  {0, ms(200), ms(200)},
+      {-1, ms(3000), ms(-1)},  // gone
   };
   for (const auto& r : rows) {
-    EXPECT_EQ(remaining_of(r.seconds, r.ttl), r.expected) << r.seconds << " s, ttl " << r.ttl.count();
+    EXPECT_EQ(remaining_of(r.seconds, r.ttl), r.expected)
+        << r.seconds << " s, ttl " << r.ttl.count();
   }
 }
 
@@ -211,7 +215,8 @@ TEST(etcd_watch_events, events_on_the_election_keys_as_store_events) {
       {"a new term", put(kv("baton/e/lease", "n2:x", 9, 1, 7)), k::acquired, "n2"},
       {"our own new term", put(kv("baton/e/lease", "me:1", 9, 1, 7)), k::acquired, "me"},
       {"a re-acquire (not a new term)", put(kv("baton/e/lease", "n2:x", 9, 2, 7)), k::none, ""},
-      {"another's release or expiry", del("baton/e/lease", kv("baton/e/lease", "n2:x", 8)), k::released, ""},
+      {"another's release or expiry", del("baton/e/lease", kv("baton/e/lease", "n2:x", 8)),
+       k::released, ""},
       {"a delete without its value", del("baton/e/lease", std::nullopt), k::released, ""},
       {"our own release", del("baton/e/lease", kv("baton/e/lease", own, 8)), k::none, ""},
       {"a fence put", put(kv("baton/e/fence", "n2:x", 9, 1, 7)), k::none, ""},

@@ -27,12 +27,14 @@ TEST(etcd_endpoint, urls_read_into_their_parts) {
 }
 
 TEST(etcd_endpoint, bad_urls_are_refused_with_a_reason) {
-  for (const char* url : {"127.0.0.1:2379", "ftp://h:1", "http://:2379", "http://h:0", "http://h:99999",
-                          "http://h:x", "http://h:2379/v3", "http://user:secret@h:2379", "http://[::1"}) {
+  for (const char* url :
+       {"127.0.0.1:2379", "ftp://h:1", "http://:2379", "http://h:0", "http://h:99999", "http://h:x",
+        "http://h:2379/v3", "http://user:secret@h:2379", "http://[::1"}) {
     const auto parsed = parse_endpoint(url);
     ASSERT_TRUE(std::holds_alternative<std::string>(parsed)) << url;
     EXPECT_FALSE(std::get<std::string>(parsed).empty());
-    EXPECT_EQ(std::get<std::string>(parsed).find("secret"), std::string::npos) << "a password in a message";
+    EXPECT_EQ(std::get<std::string>(parsed).find("secret"), std::string::npos)
+        << "a password in a message";
   }
 }
 

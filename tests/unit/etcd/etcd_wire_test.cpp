@@ -19,10 +19,13 @@ using nlohmann::json;
 const char* const header_json =
     R"("header":{"cluster_id":"324952591200643719","member_id":"3319814642761637952","revision":"7","raft_term":"2"})";
 
-json answer(const std::string& rest) { return json::parse("{" + std::string(header_json) + rest + "}"); }
+json answer(const std::string& rest) {
+  return json::parse("{" + std::string(header_json) + rest + "}");
+}
 
 TEST(etcd_wire, a_range_answer_reads_its_keys_and_revisions) {
-  const auto j = answer(R"(,"kvs":[{"key":"YmF0b24vZS9sZWFzZQ==","create_revision":"2","mod_revision":"5","version":"3","value":"bjE6eA==","lease":"2324035635986398733"}],"count":"1")");
+  const auto j = answer(
+      R"(,"kvs":[{"key":"YmF0b24vZS9sZWFzZQ==","create_revision":"2","mod_revision":"5","version":"3","value":"bjE6eA==","lease":"2324035635986398733"}],"count":"1")");
   const auto h = read_header(j);
   EXPECT_EQ(h.revision, 7);
   EXPECT_EQ(h.cluster_id, "324952591200643719");
@@ -40,9 +43,15 @@ TEST(etcd_wire, omitted_fields_are_zero) {
   EXPECT_TRUE(read_range(answer("")).empty());
   EXPECT_FALSE(read_txn(answer("")).succeeded);
   EXPECT_TRUE(read_txn(answer(R"(,"succeeded":true)")).succeeded);
-  EXPECT_EQ(read_keepalive(json::parse(std::string("{\"result\":{") + header_json + R"(,"ID":"5"}})")).ttl_seconds, 0)
+  EXPECT_EQ(
+      read_keepalive(json::parse(std::string("{\"result\":{") + header_json + R"(,"ID":"5"}})"))
+          .ttl_seconds,
+      0)
       << "a keepalive of a lease that is gone carries no TTL";
-  EXPECT_EQ(read_keepalive(json::parse(std::string("{\"result\":{") + header_json + R"(,"ID":"5","TTL":"2"}})")).ttl_seconds, 2);
+  EXPECT_EQ(read_keepalive(json::parse(std::string("{\"result\":{") + header_json +
+                                       R"(,"ID":"5","TTL":"2"}})"))
+                .ttl_seconds,
+            2);
   EXPECT_EQ(read_time_to_live(answer(R"(,"ID":"5","TTL":"-1")")).ttl_seconds, -1);
 }
 
@@ -55,10 +64,10 @@ TEST(etcd_wire, a_grant_names_its_lease_and_ttl) {
 
 TEST(etcd_wire, malformed_answers_throw_naming_what_is_wrong) {
   const std::vector<std::string> bad = {
-      R"({"kvs":[]})",                                                     // no header
-      "[1,2]",                                                             // not an object
-      std::string("{") + header_json + R"(,"kvs":{}})",                    // kvs not an array
-      std::string("{") + header_json + R"(,"kvs":[{"key":"!!"}]})",        // key not base64
+      R"({"kvs":[]})",                                                       // no header
+      "[1,2]",                                                               // not an object
+      std::string("{") + header_json + R"(,"kvs":{}})",                      // kvs not an array
+      std::string("{") + header_json + R"(,"kvs":[{"key":"!!"}]})",          // key not base64
       std::string("{") + header_json + R"(,"kvs":[{"mod_revision":"x"}]})",  // not an integer
       std::string("{") + header_json + R"(,"succeeded":"yes"})",
       R"({"header":{"revision":"1e3"}})",
@@ -87,7 +96,8 @@ TEST(etcd_wire, int64_fields_as_strings_or_numbers) {
 }
 
 TEST(etcd_wire, watch_messages_decode_created_events_and_cancel) {
-  const auto created = read_watch_message(std::string("{\"result\":{") + header_json + R"(,"created":true}})");
+  const auto created =
+      read_watch_message(std::string("{\"result\":{") + header_json + R"(,"created":true}})");
   EXPECT_TRUE(created.created);
   EXPECT_EQ(created.hdr.revision, 7);
   EXPECT_TRUE(created.events.empty());
@@ -105,13 +115,15 @@ TEST(etcd_wire, watch_messages_decode_created_events_and_cancel) {
   ASSERT_TRUE(events.events[1].prev.has_value());
   EXPECT_EQ(events.events[1].prev->value, "n1:x");
 
-  const auto cancelled = read_watch_message(std::string("{\"result\":{") + header_json +
-                                            R"(,"canceled":true,"compact_revision":"5","cancel_reason":"compacted"}})");
+  const auto cancelled = read_watch_message(
+      std::string("{\"result\":{") + header_json +
+      R"(,"canceled":true,"compact_revision":"5","cancel_reason":"compacted"}})");
   EXPECT_TRUE(cancelled.canceled);
   EXPECT_EQ(cancelled.compact_revision, 5);
 
-  EXPECT_THROW(read_watch_message(R"({"error":{"grpc_code":14,"message":"etcdserver: no leader"}})"),
-               std::runtime_error);
+  EXPECT_THROW(
+      read_watch_message(R"({"error":{"grpc_code":14,"message":"etcdserver: no leader"}})"),
+      std::runtime_error);
   EXPECT_THROW(read_watch_message("{not json"), std::runtime_error);
   EXPECT_THROW(read_watch_message(std::string("{\"result\":{") + header_json +
                                   R"(,"events":[{"type":"PATCH","kv":{}}]}})"),
@@ -121,14 +133,17 @@ TEST(etcd_wire, watch_messages_decode_created_events_and_cancel) {
 TEST(etcd_wire, request_bodies_carry_base64_keys_and_int64_strings) {
   EXPECT_EQ(json::parse(grant_request(2)), json::parse(R"({"TTL":"2"})"));
   EXPECT_EQ(json::parse(lease_id_request(77)), json::parse(R"({"ID":"77"})"));
-  EXPECT_EQ(json::parse(range_request("a", "b")), json::parse(R"({"key":"YQ==","range_end":"Yg=="})"));
+  EXPECT_EQ(json::parse(range_request("a", "b")),
+            json::parse(R"({"key":"YQ==","range_end":"Yg=="})"));
   EXPECT_EQ(json::parse(range_request("a", "")), json::parse(R"({"key":"YQ=="})"));
-  const auto txn = json::parse(txn_request({{"k", "MOD", 5}, {"f", "CREATE", 0}},
-                                           {{txn_op::kind::put, "k", "v", 9, {}},
-                                            {txn_op::kind::remove, "x", {}, 0, {}}}));
-  EXPECT_EQ(txn["compare"][0], json::parse(R"({"key":"aw==","target":"MOD","result":"EQUAL","mod_revision":"5"})"));
+  const auto txn = json::parse(
+      txn_request({{"k", "MOD", 5}, {"f", "CREATE", 0}},
+                  {{txn_op::kind::put, "k", "v", 9, {}}, {txn_op::kind::remove, "x", {}, 0, {}}}));
+  EXPECT_EQ(txn["compare"][0],
+            json::parse(R"({"key":"aw==","target":"MOD","result":"EQUAL","mod_revision":"5"})"));
   EXPECT_EQ(txn["compare"][1]["create_revision"], "0");
-  EXPECT_EQ(txn["success"][0]["request_put"], json::parse(R"({"key":"aw==","value":"dg==","lease":"9"})"));
+  EXPECT_EQ(txn["success"][0]["request_put"],
+            json::parse(R"({"key":"aw==","value":"dg==","lease":"9"})"));
   EXPECT_EQ(txn["success"][1]["request_delete_range"], json::parse(R"({"key":"eA=="})"));
   const auto watch = json::parse(watch_request("p/", "p0", 8));
   EXPECT_EQ(watch["create_request"]["start_revision"], "8");
@@ -151,12 +166,16 @@ TEST(etcd_wire, gateway_errors_map_onto_store_conditions) {
   const std::vector<row> rows = {
       {503, R"({"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14})",
        store_errc::unavailable, "etcdserver: no leader"},
-      {401, R"({"error":"etcdserver: invalid auth token","message":"etcdserver: invalid auth token","code":16})",
+      {401,
+       R"({"error":"etcdserver: invalid auth token","message":"etcdserver: invalid auth token","code":16})",
        store_errc::auth, "invalid auth token"},
-      {403, R"({"message":"etcdserver: permission denied","code":7})", store_errc::auth, "permission denied"},
+      {403, R"({"message":"etcdserver: permission denied","code":7})", store_errc::auth,
+       "permission denied"},
       {504, R"({"message":"context deadline exceeded","code":4})", store_errc::timeout, "deadline"},
-      {404, R"({"message":"etcdserver: requested lease not found","code":5})", store_errc::refused, "lease not found"},
-      {200, R"({"error":{"grpc_code":14,"message":"etcdserver: no leader"}})", store_errc::unavailable, "no leader"},
+      {404, R"({"message":"etcdserver: requested lease not found","code":5})", store_errc::refused,
+       "lease not found"},
+      {200, R"({"error":{"grpc_code":14,"message":"etcdserver: no leader"}})",
+       store_errc::unavailable, "no leader"},
       {502, R"({})", store_errc::refused, "HTTP status 502"},
   };
   for (const auto& r : rows) {
