@@ -231,6 +231,11 @@ void http_client::send() {
       s.token.clear();
       return self->ready();
     }
+    if (e.code == etcd_errc::connect_failed) {
+      // The member answers but cannot serve (no leader, cut off from the
+      // quorum): the next call goes to the next member.
+      self->move_on();
+    }
     self->finish(std::move(e), std::move(body));
   });
 }
@@ -291,11 +296,23 @@ void http_client::broken(const beast::error_code& ec, const char* what) {
   state_ = link_state::disconnected;
   if (d.closed) return fail(store_detail::store_shell::aborted());
   if (ec == beast::error::timeout) {
+    // A member that does not answer in time may be frozen or cut off: the
+    // next call goes to the next member.
+    ++d.index;
     return fail({etcd_errc::timeout,
                  "etcd " + current().redacted() + ": no answer within the command timeout"});
   }
   fail({etcd_errc::connection_lost,
         "etcd " + current().redacted() + ": " + what + ": " + tls_error_text(ec)});
+}
+
+void http_client::move_on() {
+  auto& d = *impl_;
+  d.connection.close();
+  d.buffer.clear();
+  d.connected = false;
+  state_ = link_state::disconnected;
+  ++d.index;
 }
 
 void http_client::fail(store_error e) {

@@ -2,7 +2,8 @@
 // TLS, link.hpp): POSTs sent one at a time in the order asked, each answered
 // once with the parsed JSON body or an error (etcd_errc, with a detail naming
 // the endpoint). It connects on the first call and again on the next call
-// after a failure, moving to the next endpoint when a connect fails. A call
+// after a failure, moving to the next endpoint when a connect fails, a call
+// times out, or the member answers that it cannot serve (no leader). A call
 // that finds no answer within the command timeout fails as a timeout and
 // drops the connection (its answer may still come, on a connection nobody
 // reads).
@@ -74,6 +75,7 @@ class http_client : public std::enable_shared_from_this<http_client> {
   void exchange(const std::string& path, const std::string& body,
                 std::function<void(unsigned status, nlohmann::json body)> next);
   void broken(const boost::system::error_code& ec, const char* what);
+  void move_on();
   void fail(store_error e);
   void finish(store_error e, nlohmann::json body);
 

@@ -20,6 +20,7 @@
 #include "etcd/etcd_store.hpp"
 #include "lease_store_contract.hpp"
 #include "support/etcd_server.hpp"
+#include "support/free_port.hpp"
 #include "support/test_pki.hpp"
 
 #include <fstream>
@@ -276,6 +277,41 @@ TEST(etcd_lease_ttl, a_lease_granted_longer_than_asked_is_refused_saying_why) {
             std::string::npos)
       << failure.message();
   EXPECT_EQ(store.status().last_error, failure.message());
+}
+
+}  // namespace
+}  // namespace baton::contract
+
+namespace baton::contract {
+namespace {
+
+// With several endpoints, one that refuses connections fails one call and
+// the store moves on to the next.
+TEST(etcd_endpoints, a_dead_endpoint_is_passed_over) {
+  baton::testing::etcd_server server;
+  boost::asio::io_context io;
+  etcd_store_options o;
+  o.endpoints = {"http://127.0.0.1:" + std::to_string(baton::testing::free_loopback_port()),
+                 server.client_url()};
+  o.identity = {election, "node-a", milliseconds(2000)};
+  etcd_store store(io, std::move(o));
+  auto acquire_once = [&] {
+    bool done = false;
+    store_error failure;
+    store.async_acquire([&](store_error e, acquire_answer) {
+      failure = std::move(e);
+      done = true;
+    });
+    for (int i = 0; i < 200 && !done; ++i) io.run_one_for(std::chrono::milliseconds(50));
+    io.restart();
+    EXPECT_TRUE(done);
+    return failure;
+  };
+  const auto first = acquire_once();
+  ASSERT_TRUE(first) << "the dead endpoint answered";
+  EXPECT_EQ(first.code, store_errc::unavailable) << first.message();
+  const auto second = acquire_once();
+  EXPECT_FALSE(second) << second.message();
 }
 
 }  // namespace
