@@ -1,5 +1,5 @@
 // The lease-store contract against etcd_store and a real one-member etcd
-// (tests/support/etcd_server.hpp), one member per test. The election has run
+// (tests/support/servers/etcd_server.hpp), one member per test. The election has run
 // before (its record is created first, then a snapshot is saved), so only
 // the reset case waits out a hold-back. Losing data the etcd way is a
 // restore of that older snapshot: the revision goes back, the cluster id
@@ -19,7 +19,7 @@
 #include "contract_harness.hpp"
 #include "etcd/etcd_store.hpp"
 #include "lease_store_contract.hpp"
-#include "support/etcd_server.hpp"
+#include "support/servers/etcd_server.hpp"
 #include "support/free_port.hpp"
 #include "support/test_pki.hpp"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "etcd/etcd_store.hpp"
-#include "support/etcd_server.hpp"
+#include "support/servers/etcd_server.hpp"
 #include "support/fault_proxy.hpp"
 
 namespace baton::testing {

@@ -1,9 +1,9 @@
 // etcd_server: the member as our child, readiness by GET /health on a raw
 // socket (no client library needed), snapshots through etcdctl.
-#include "etcd_server.hpp"
+#include "support/servers/etcd_server.hpp"
 
-#include "free_port.hpp"
-#include "redis_child.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/redis_child.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
