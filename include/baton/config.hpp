@@ -26,8 +26,9 @@ struct store_config {
   /// section's user, password, TLS files and timeouts), cluster (the master
   /// of the election's slot in a Redis Cluster, the cluster: section plus the
   /// same redis: settings), redlock (N independent Redis masters, the
-  /// redlock: section plus the redis: section's password and timeouts) or
-  /// postgres (a lease table in PostgreSQL, the postgres: section).
+  /// redlock: section plus the redis: section's password and timeouts),
+  /// postgres (a lease table in PostgreSQL, the postgres: section) or etcd
+  /// (a key on an etcd lease, the etcd: section).
   std::string kind = "redis";
 };
 
@@ -154,6 +155,30 @@ struct postgres_config {
   milliseconds command_timeout{0};
 };
 
+/// The etcd store (store.kind etcd): a key on an etcd lease, over etcd's
+/// JSON gateway (src/etcd).
+struct etcd_config {
+  /// Client URLs of the cluster's members, http:// or https:// (one scheme
+  /// for all), no user-info. From a flag or variable, separated by commas or
+  /// spaces.
+  std::vector<std::string> endpoints;
+  /// Put before the election's name in every key: <prefix><election>/lease,
+  /// /fence, /record.
+  std::string prefix = "baton/";
+  /// The etcd user ("" = etcd's auth is off); its password is the first line
+  /// of password_file, read at every authentication.
+  std::string username;
+  std::string password_file;
+  /// For https:// endpoints: the members' CA ("" = the system's trust
+  /// store), and a client certificate with its key ("" = none).
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  milliseconds connect_timeout{1000};
+  /// For one call; 0 = derived: min(1s, lease.renew_interval / 2).
+  milliseconds command_timeout{0};
+};
+
 struct lease_config {
   /// How long a lease lives in the store without renewal.
   milliseconds ttl{10000};
@@ -246,6 +271,7 @@ struct config {
   cluster_config cluster;
   redlock_config redlock;
   postgres_config postgres;
+  etcd_config etcd;
   lease_config lease;
   hooks_config hooks;
   child_config child;

@@ -32,6 +32,12 @@ using store_detail::store_shell;
 // Tries of an acquire whose txn found the keys changed since its read.
 constexpr int acquire_attempts = 3;
 
+}  // namespace
+
+namespace etcd_detail {
+
+namespace {
+
 std::vector<endpoint> parse_endpoints(const std::vector<std::string>& urls) {
   if (urls.empty()) throw std::invalid_argument("etcd_store: no endpoint");
   std::vector<endpoint> out;
@@ -49,6 +55,8 @@ std::vector<endpoint> parse_endpoints(const std::vector<std::string>& urls) {
   }
   return out;
 }
+
+}  // namespace
 
 // The connection settings: endpoints, timeouts, TLS (for https endpoints
 // only) and the user. Throws std::invalid_argument naming what is wrong.
@@ -76,7 +84,7 @@ http_options connection_options(const etcd_store_options& o) {
   return h;
 }
 
-}  // namespace
+}  // namespace etcd_detail
 
 struct etcd_store::impl {
   impl(asio::io_context& context, etcd_store_options opts)

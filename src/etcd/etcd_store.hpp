@@ -65,6 +65,14 @@ struct etcd_store_options {
   std::string tls_key_file;
 };
 
+namespace etcd_detail {
+struct http_options;
+/// The connection settings of a store with `options` (endpoints, timeouts,
+/// TLS for https endpoints only, the user), as the store and `check-store`
+/// use them. Throws std::invalid_argument naming what is wrong.
+http_options connection_options(const etcd_store_options& options);
+}  // namespace etcd_detail
+
 /// Errors reach handlers as etcd_errc codes (etcd_error.hpp maps them onto
 /// store_errc), or operation_aborted after close().
 class etcd_store final : public lease_store {

@@ -5,6 +5,7 @@
 
 #include "baton/store_kind.hpp"
 #include "config/option_table.hpp"
+#include "etcd/etcd_kind.hpp"
 #include "postgres/postgres_kind.hpp"
 #include "redis/redis_kinds.hpp"
 #include "redlock/redlock_kind.hpp"
@@ -19,6 +20,7 @@ const store_kind* const kinds[] = {
     &cluster_kind,
     &redlock_kind,
     &postgres_kind,
+    &etcd_kind,
 };
 
 }  // namespace

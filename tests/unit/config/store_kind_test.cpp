@@ -52,24 +52,24 @@ TEST(store_kind, redis_is_accepted_from_every_source) {
 }
 
 TEST(store_kind, an_unknown_kind_names_the_option_the_known_kinds_and_the_source) {
-  EXPECT_EQ(error_of([] { from_yaml("store: {kind: etcd}"); }),
-            "store.kind: etcd is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres "
+  EXPECT_EQ(error_of([] { from_yaml("store: {kind: consul}"); }),
+            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
             "(from test.yaml)");
-  EXPECT_EQ(error_of([] { from_yaml("", {{"BATON_STORE_KIND", "etcd"}}); }),
-            "store.kind: etcd is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres "
+  EXPECT_EQ(error_of([] { from_yaml("", {{"BATON_STORE_KIND", "consul"}}); }),
+            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
             "(from BATON_STORE_KIND)");
   EXPECT_EQ(error_of([] { from_yaml("store: {kind: \"\"}"); }),
-            "store.kind: \"\" is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres "
+            "store.kind: \"\" is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
             "(from test.yaml)");
   // Exact spelling: kinds are names, not guesses.
   EXPECT_NE(error_of([] { from_yaml("store: {kind: Redis}"); }).find("store.kind: Redis"),
             std::string::npos);
 
-  const auto inv = parse({"run", "--election", "e", "--store-kind", "etcd"});
+  const auto inv = parse({"run", "--election", "e", "--store-kind", "consul"});
   EXPECT_EQ(inv.what, invocation::verb::exit_now);
   EXPECT_EQ(inv.exit_code, 2);
   EXPECT_EQ(inv.message,
-            "baton: store.kind: etcd is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres "
+            "baton: store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
             "(from --store-kind)");
 }
 

@@ -41,7 +41,7 @@ TEST(store_kind_registry, every_kind_provides_what_the_daemon_and_the_commands_c
       EXPECT_TRUE(in_its_section) << name << ": " << row.key;
     }
   }
-  EXPECT_EQ(find_store_kind("etcd"), nullptr);
+  EXPECT_EQ(find_store_kind("consul"), nullptr);
 }
 
 TEST(store_kind_registry, the_kind_in_use_is_found_or_refused_naming_the_known_kinds) {

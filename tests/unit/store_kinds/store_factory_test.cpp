@@ -21,6 +21,8 @@ config base_config() {
   cfg.redis.url = "redis://127.0.0.1:6399";
   cfg.redlock.masters = {"redis://127.0.0.1:6401", "redis://127.0.0.1:6402",
                          "redis://127.0.0.1:6403"};
+  cfg.etcd.endpoints = {"http://127.0.0.1:2399"};
+  cfg.etcd.command_timeout = 1s;
   return cfg;
 }
 
@@ -55,12 +57,12 @@ TEST(store_factory, the_redis_endpoint_is_shown_without_its_password) {
 TEST(store_factory, an_unknown_kind_is_refused_by_name) {
   boost::asio::io_context io;
   auto cfg = base_config();
-  cfg.store.kind = "etcd";
+  cfg.store.kind = "consul";
   try {
     make_lease_store(io, cfg);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("\"etcd\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"consul\""), std::string::npos) << e.what();
   }
 }
 
