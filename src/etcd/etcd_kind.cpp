@@ -177,11 +177,17 @@ struct etcd_check : std::enable_shared_from_this<etcd_check> {
     const std::string version = answer.value("version", std::string("unknown"));
     add(version.starts_with("3.") ? check_verdict::ok : check_verdict::hazard, "version",
         "etcd " + version + (version.starts_with("3.") ? "" : ": baton is tested on etcd 3.4"));
-    const auto leader = etcd_detail::int64_field(answer, "leader").value_or(0);
-    if (leader == 0) {
+    // Member ids are uint64 (above int64's range), as decimal strings.
+    std::string leader;
+    if (answer.contains("leader") && answer["leader"].is_string()) {
+      leader = answer["leader"].get<std::string>();
+    } else if (answer.contains("leader") && answer["leader"].is_number_unsigned()) {
+      leader = std::to_string(answer["leader"].get<std::uint64_t>());
+    }
+    if (leader.empty() || leader == "0") {
       add(check_verdict::failure, "leader", "the member knows no leader: no write can succeed");
     } else {
-      add(check_verdict::ok, "leader", "member id " + std::to_string(leader));
+      add(check_verdict::ok, "leader", "member id " + leader);
     }
     const auto latency = std::chrono::duration_cast<milliseconds>(took);
     const bool slow = latency * 10 > ttl;
