@@ -15,13 +15,33 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jobs=${BATON_TEST_JOBS:-2}
 
-"$root/scripts/install-deps.sh"
-"$root/scripts/build.sh"
-ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+# Each phase's wall time, printed at the end (also when a phase fails), so
+# the next slow one is seen at once. ctest's own "Label Time Summary" splits
+# the test phase by tier (seconds times processes).
+phases=()
+phase() {
+  local name=$1
+  shift
+  local started=$SECONDS
+  local status=0
+  "$@" || status=$?
+  phases+=("$(printf '%-10s %5d s%s' "$name" $((SECONDS - started)) "$([[ $status == 0 ]] || echo "  (failed: exit $status)")")")
+  return $status
+}
+summary() {
+  echo "test: wall time per phase"
+  local line
+  for line in "${phases[@]}"; do echo "  $line"; done
+  echo "  $(printf '%-10s %5d s' total "$SECONDS")"
+}
+trap summary EXIT
 
+phase packages "$root/scripts/install-deps.sh"
+phase build "$root/scripts/build.sh"
+phase tests ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 if [[ "${BATON_QUICK:-0}" == 1 ]]; then
   echo "test: BATON_QUICK=1: skipping the sanitizer build and the fuzzers"
   exit 0
 fi
-"$root/scripts/sanitize.sh"
-"$root/scripts/fuzz.sh" 20
+phase sanitize "$root/scripts/sanitize.sh"
+phase fuzz "$root/scripts/fuzz.sh" 20
