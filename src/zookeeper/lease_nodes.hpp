@@ -1,0 +1,182 @@
+// The election's two nodes and what they hold, without I/O:
+//   <path>/<election>/lease   ephemeral: "<token> <node_id>:<nonce>", the
+//                             holder's term; it lives with the holder's session
+//                             and is rewritten by every renewal;
+//   <path>/<election>/record  persistent: the token counter and the reset
+//                             fence ("counter <n>\nhold <mark>\nwhy <text>\n").
+// An acquisition is one multi that rewrites the record (its version checked)
+// and creates the lease node (or rewrites our own), so two candidates racing
+// for a free lease cannot both win: the loser's whole multi rolls back.
+//
+// decide_acquire() turns what an acquire read (the record, the lease node,
+// this store's own facts) into the one step to take next; the store carries
+// it out. Times are on the monotonic clock of this process, never the
+// server's: a hold-back counts from when this store first saw its mark, a
+// held lease's remaining time from when this store first saw its version.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "baton/time.hpp"
+
+namespace baton::zookeeper_detail {
+
+/// Where an election's nodes live: `prefix` ("/baton") + "/" + election.
+struct lease_paths {
+  std::string prefix;    ///< "/baton"
+  std::string election;  ///< "<prefix>/<election>"
+  std::string lease;     ///< "<election>/lease"
+  std::string record;    ///< "<election>/record"
+};
+lease_paths make_paths(std::string_view prefix, std::string_view election);
+
+/// Why `prefix` is not an absolute ZooKeeper path ("/a/b", no trailing "/",
+/// no empty, "." or ".." element); nullopt when it is.
+std::optional<std::string> path_prefix_problem(std::string_view prefix);
+/// Why `election` cannot be one path element ("/", ".", "..", control
+/// characters); nullopt when it can.
+std::optional<std::string> election_name_problem(std::string_view election);
+
+/// The lease node's data: whose term, with which token.
+struct lease_value {
+  std::uint64_t token = 0;
+  std::string node_id;
+  std::string nonce;  ///< the holding store's own (new per store)
+};
+std::string encode_lease(const lease_value& v);
+/// nullopt when `data` is not "<token> <node_id>:<nonce>".
+std::optional<lease_value> decode_lease(std::string_view data);
+
+/// The record node's data.
+struct record_value {
+  /// The last token handed out (0 = none yet).
+  std::uint64_t counter = 0;
+  /// "" = no hold-back; otherwise the mark of the reset that holds every
+  /// acquisition back for one ttl from when a candidate first sees it. The
+  /// next acquisition clears it.
+  std::string hold;
+  /// Why the hold was set, for the log ("" when no hold).
+  std::string why;
+};
+std::string encode_record(const record_value& v);
+/// nullopt when `data` is not a record baton wrote.
+std::optional<record_value> decode_record(std::string_view data);
+
+/// The next token: above the counter, and at least the server's clock in
+/// microseconds at the record's last write (`record_mtime_ms`, ZooKeeper's
+/// mtime), so tokens keep rising across a wiped or restored ensemble whose
+/// counter starts again.
+std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms);
+
+/// Why a negotiated session timeout cannot carry leases of `ttl`: a session
+/// that expires sooner than the ttl would let the server delete a live
+/// holder's lease node (and a standby take it) while the holder still
+/// counts on its lease. nullopt when it can.
+std::optional<std::string> session_timeout_problem(milliseconds negotiated, milliseconds ttl);
+
+// --- one acquire -------------------------------------------------------------
+
+/// A node as a read found it.
+struct node_seen {
+  bool exists = false;
+  std::string data;
+  std::int32_t version = -1;
+  std::int64_t czxid = 0;
+  std::int64_t mtime_ms = 0;
+  std::int64_t owner_session = 0;  ///< ephemeralOwner (0 = persistent)
+};
+
+/// This store's own facts that an acquire decides with.
+struct acquire_facts {
+  std::string node_id;
+  std::string nonce;
+  std::int64_t session_id = 0;
+  milliseconds ttl{0};
+  time_point now{};
+  /// This store lost its session (expired, or refused after a wipe) and has
+  /// not yet held the election back for it: "" = nothing pending.
+  std::string pending_reset;
+  /// When this store found that reset.
+  time_point pending_reset_at{};
+  /// The hold mark this store saw last, and when it first saw it.
+  std::string seen_hold;
+  time_point seen_hold_at{};
+  /// The lease node version this store saw last, and when it first saw it.
+  std::int64_t seen_lease_czxid = 0;
+  std::int32_t seen_lease_version = -1;
+  time_point seen_lease_at{};
+};
+
+namespace acquire_steps {
+/// The record is missing: create it holding every acquisition back.
+struct create_record {
+  record_value record;
+};
+/// This store's pending reset, and no hold first seen since it: write the
+/// hold into the record (version checked), then answer held back for one
+/// ttl.
+struct write_hold {
+  record_value record;
+  std::int32_t record_version = -1;
+};
+/// Answer held back.
+struct held_back {
+  milliseconds remaining{0};
+};
+/// Answer held by another candidate.
+struct held {
+  std::string holder;
+  std::uint64_t token = 0;
+  milliseconds remaining{0};
+};
+/// Take the free lease: the record rewritten (version checked) and the lease
+/// node created, in one multi.
+struct take {
+  record_value record;
+  std::int32_t record_version = -1;
+  lease_value lease;
+};
+/// The lease node is ours already (a re-acquire, or a create whose reply was
+/// lost): the record and the lease node rewritten, both versions checked.
+struct retake {
+  record_value record;
+  std::int32_t record_version = -1;
+  lease_value lease;
+  std::int32_t lease_version = -1;
+};
+/// A node holds what baton never writes.
+struct bad_data {
+  std::string why;
+};
+}  // namespace acquire_steps
+
+using acquire_step =
+    std::variant<acquire_steps::create_record, acquire_steps::write_hold, acquire_steps::held_back,
+                 acquire_steps::held, acquire_steps::take, acquire_steps::retake,
+                 acquire_steps::bad_data>;
+
+/// The step after reading the record and the lease node. `hold_mark` names
+/// a hold this store would write (unique per store and reset).
+acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
+                            const acquire_facts& facts, const std::string& hold_mark);
+
+/// A lease held by another: its remaining time as this store can vouch for
+/// it, counted from when this store first saw the node's current version
+/// (never more than the ttl, at least 1 ms).
+milliseconds held_remaining(const node_seen& lease, const acquire_facts& facts);
+
+/// How a multi (or a single write) of an acquisition ended.
+enum class write_outcome {
+  done,    ///< every op applied
+  raced,   ///< a version or existence check failed: another candidate wrote
+           ///< first; read again
+  failed,  ///< any other error: the call fails with it
+};
+/// From the client's result code of the whole call.
+write_outcome classify_write(int rc);
+
+}  // namespace baton::zookeeper_detail

@@ -1,0 +1,129 @@
+// One ZooKeeper session (a zhandle_t of the single-threaded C client) driven
+// from the asio loop: zookeeper_interest() names the socket, what to wait
+// for and how long; the socket is watched through a non-owning
+// stream_descriptor (the client owns the fd and may replace it on every
+// reconnect, so it is wrapped afresh on every turn and released, never
+// closed, by asio), and zookeeper_process() runs on readiness. The client
+// calls completions and watchers inside zookeeper_process(); they only copy
+// what they got and post it onward to the loop, so nothing re-enters the
+// client from its own callbacks.
+//
+// Requests are sent only while connected (the store waits for that).
+// Closing the link completes the requests in flight with ZCLOSING (posted,
+// while the owner lives); state and node events stop at close(). Internal
+// to the zookeeper store.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/time.hpp"
+#include "lease_nodes.hpp"
+
+typedef struct _zhandle zhandle_t;
+
+namespace baton::zookeeper_detail {
+
+/// One op of a multi.
+struct zk_op {
+  enum class kind { create, set, remove, check };
+  kind what = kind::check;
+  std::string path;
+  std::string data;
+  std::int32_t version = -1;
+  bool ephemeral = false;
+};
+
+/// A node's result in a multi (for a set: the node's stat after it).
+struct zk_op_result {
+  int rc = 0;
+  node_seen stat;
+};
+
+struct zk_link_options {
+  /// "ip:port,ip:port" with numeric addresses only (the client resolves
+  /// names with a blocking call; the store resolves them first).
+  std::string hosts;
+  milliseconds session_timeout{0};
+  /// Digest credentials "user:password" ("" = none); with them every node
+  /// is created with creator-all plus world-read ACLs.
+  std::string digest;
+  /// The session's state changed (ZOO_CONNECTED_STATE, ...).
+  std::function<void(int state)> on_state;
+  /// A watched node changed (ZOO_CREATED_EVENT, ...; never session events).
+  std::function<void(int type, std::string path)> on_node_event;
+  /// The owner's life: completions, also those the client gives when the
+  /// link is closed (ZCLOSING), are posted and run while it lives.
+  std::weak_ptr<void> owner;
+};
+
+class zk_link : public std::enable_shared_from_this<zk_link> {
+ public:
+  /// nullptr and `error` set when the client refuses the host list.
+  static std::shared_ptr<zk_link> open(boost::asio::io_context& io, zk_link_options options,
+                                       std::string& error);
+  ~zk_link();
+  zk_link(const zk_link&) = delete;
+  zk_link& operator=(const zk_link&) = delete;
+
+  using node_handler = std::function<void(int rc, node_seen)>;
+  using multi_handler = std::function<void(int rc, std::vector<zk_op_result>)>;
+
+  void get(const std::string& path, node_handler done);
+  /// Arms an exists watch (reported through on_node_event).
+  void exists_watch(const std::string& path, node_handler done);
+  /// A persistent or ephemeral node; the handler gets its stat (ctime).
+  void create(const std::string& path, const std::string& data, bool ephemeral, node_handler done);
+  void multi(std::vector<zk_op> ops, multi_handler done);
+
+  /// ZOO_CONNECTED_STATE, ZOO_CONNECTING_STATE, ... (0 before the first turn).
+  int state() const;
+  bool connected() const;
+  std::int64_t session_id() const;
+  /// The session timeout the server granted (0 until connected).
+  milliseconds negotiated_timeout() const;
+  /// The server this session is connected to ("" when not connected).
+  std::string connected_server() const;
+
+  /// Ends the session. `keep_ephemerals`: the socket is shut down first so
+  /// that the close request never reaches the server; the session (and a
+  /// lease node with it) then expires on its timeout, as a crash would.
+  void close(bool keep_ephemerals);
+
+  /// Called by the C trampolines; not for the store.
+  void post(std::function<void()> fn);
+  const zk_link_options& options() const { return options_; }
+
+ private:
+  zk_link(boost::asio::io_context& io, zk_link_options options);
+  void pump();
+  void process(int events);
+  void report_state();
+  void arm(int fd, int interest, milliseconds wait);
+
+  boost::asio::io_context& io_;
+  zk_link_options options_;
+  zhandle_t* zh_ = nullptr;
+  boost::asio::posix::stream_descriptor descriptor_;
+  boost::asio::steady_timer timer_;
+  std::uint64_t generation_ = 0;
+  bool pumping_ = false;
+  int reported_state_ = 0;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+  std::shared_ptr<int> watch_alive_ = std::make_shared<int>(0);
+  bool closed_ = false;
+
+ public:
+  struct watch_context;
+
+ private:
+  std::unique_ptr<watch_context> watch_;
+};
+
+}  // namespace baton::zookeeper_detail

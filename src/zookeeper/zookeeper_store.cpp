@@ -1,0 +1,902 @@
+// zookeeper_store: the protocol of lease_nodes.hpp over one session
+// (zk_link.hpp) at a time. Every public call is an `op` that completes once:
+// by its own steps, by its deadline (connect_timeout + command_timeout), or
+// aborted by close(); a call that needs a session waits for one (up to
+// connect_timeout), across a replaced session too.
+#include "zookeeper_store.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fstream>
+#include <list>
+#include <stdexcept>
+#include <utility>
+
+#include "lease_nodes.hpp"
+#include "server_list.hpp"
+#include "store/nonce.hpp"
+#include "store/store_shell.hpp"
+#include "zk_link.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+using namespace zookeeper_detail;
+using store_detail::store_shell;
+
+store_error zoo_failure(int rc, const std::string& what) {
+  return {classify_zoo_result(rc), what + ": " + zoo_result_text(rc)};
+}
+
+std::string read_password(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument("zookeeper_store: cannot read the password file " + file);
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty()) throw std::invalid_argument("zookeeper_store: the password file " + file + " is empty");
+  return line;
+}
+
+std::string state_text(int state) {
+  if (state == ZOO_CONNECTING_STATE) return "connecting";
+  if (state == ZOO_ASSOCIATING_STATE) return "associating";
+  if (state == ZOO_CONNECTED_STATE) return "connected";
+  if (state == ZOO_EXPIRED_SESSION_STATE) return "session expired";
+  if (state == ZOO_AUTH_FAILED_STATE) return "authentication failed";
+  return "not connected";
+}
+
+// One public call: its handler runs once, whoever finishes it first.
+struct op_base {
+  virtual ~op_base() = default;
+  virtual void abort() = 0;
+  bool done = false;
+};
+
+template <typename Answer>
+struct op final : op_base {
+  op(asio::io_context& io, std::function<void(store_error, Answer)> h)
+      : handler(std::move(h)), deadline(io) {}
+  void finish(store_error e, Answer a) {
+    if (done) return;
+    done = true;
+    deadline.cancel();
+    auto h = std::move(handler);
+    h(std::move(e), std::move(a));
+  }
+  void abort() override { finish(store_shell::aborted(), Answer{}); }
+
+  std::function<void(store_error, Answer)> handler;
+  asio::steady_timer deadline;
+};
+
+template <typename... Fs>
+struct overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
+
+constexpr int max_attempts = 4;
+
+}  // namespace
+
+struct zookeeper_store::impl {
+  impl(asio::io_context& context, zookeeper_store_options opts, std::vector<server_address> list,
+       std::string credentials)
+      : io(context),
+        options(std::move(opts)),
+        shell(context),
+        paths(make_paths(options.path, options.identity.election)),
+        nonce(store_detail::new_nonce()),
+        servers(std::move(list)),
+        digest(std::move(credentials)),
+        lost_timer(context),
+        expiry_timer(context) {
+    bool all_numeric = true;
+    for (const auto& s : servers) all_numeric = all_numeric && s.numeric;
+    if (all_numeric) numeric_hosts = client_hosts(servers);
+  }
+
+  ~impl() {
+    shell.retire();
+    drop_link();
+  }
+
+  milliseconds ttl() const { return options.identity.ttl; }
+  milliseconds session_timeout() const {
+    return options.session_timeout.count() > 0 ? options.session_timeout : ttl();
+  }
+  std::string where() const { return options.servers + " " + paths.election; }
+
+  // Runs `fn` on the loop later, unless the store is gone by then.
+  void later(std::function<void()> fn) {
+    asio::post(io, [w = shell.guard(), fn = std::move(fn)] {
+      if (!w.expired()) fn();
+    });
+  }
+
+  template <typename Answer>
+  std::shared_ptr<op<Answer>> start(std::function<void(store_error, Answer)> handler, const char* what) {
+    auto o = std::make_shared<op<Answer>>(io, std::move(handler));
+    std::erase_if(ops, [](const std::weak_ptr<op_base>& w) {
+      const auto p = w.lock();
+      return !p || p->done;
+    });
+    ops.push_back(o);
+    const auto limit = options.connect_timeout + options.command_timeout;
+    o->deadline.expires_after(limit);
+    o->deadline.async_wait([this, w = shell.guard(), weak_op = std::weak_ptr<op<Answer>>(o), what,
+                            limit](const boost::system::error_code& ec) {
+      if (ec || w.expired()) return;
+      if (auto p = weak_op.lock()) {
+        p->finish(shell.note_failure({zookeeper_errc::timeout,
+                                      std::string(what) + " on ZooKeeper " + where() +
+                                          ": no answer within " + std::to_string(limit.count()) + " ms"}),
+                  Answer{});
+      }
+    });
+    return o;
+  }
+
+  // --- the session -----------------------------------------------------------
+
+  void ensure_link() {
+    if (shell.closed() || link) return;
+    if (numeric_hosts.empty()) {
+      resolve();
+      return;
+    }
+    zk_link_options o;
+    o.hosts = numeric_hosts;
+    o.session_timeout = session_timeout();
+    o.digest = digest;
+    o.owner = shell.guard();
+    const auto gen = ++link_gen;
+    o.on_state = [this, gen](int state) {
+      if (gen == link_gen) on_state(state);
+    };
+    o.on_node_event = [this, gen](int, const std::string&) {
+      if (gen == link_gen) arm_watch();
+    };
+    std::string error;
+    session_up = false;
+    last_state_code = 0;
+    link = zk_link::open(io, std::move(o), error);
+    if (!link) fail_waiters(shell.note_failure({zookeeper_errc::connect_failed, error}));
+  }
+
+  // Names are resolved by asio (off the loop), once per session.
+  void resolve() {
+    if (resolving) return;
+    resolving = true;
+    if (!resolver) resolver = std::make_unique<asio::ip::tcp::resolver>(io);
+    auto pending = std::make_shared<std::size_t>(servers.size());
+    auto found = std::make_shared<std::vector<server_address>>();
+    auto errors = std::make_shared<std::string>();
+    auto one_done = [this, pending, found, errors] {
+      if (--*pending > 0) return;
+      resolving = false;
+      if (found->empty()) {
+        fail_waiters(shell.note_failure(
+            {zookeeper_errc::connect_failed, "cannot resolve the ZooKeeper servers " + options.servers +
+                                                 ":" + *errors}));
+        return;
+      }
+      numeric_hosts = client_hosts(*found);
+      ensure_link();
+    };
+    for (const auto& s : servers) {
+      if (s.numeric) {
+        found->push_back(s);
+        one_done();
+        continue;
+      }
+      resolver->async_resolve(
+          s.host, std::to_string(s.port),
+          [w = shell.guard(), found, errors, one_done, host = s.host](
+              const boost::system::error_code& ec, const asio::ip::tcp::resolver::results_type& r) {
+            if (w.expired()) return;
+            if (ec) {
+              *errors += " " + host + ": " + ec.message();
+            } else {
+              for (const auto& e : r) {
+                found->push_back({e.endpoint().address().to_string(), e.endpoint().port(), true});
+              }
+            }
+            one_done();
+          });
+    }
+  }
+
+  void on_state(int state) {
+    // The watcher and the link's own check may both tell one change.
+    if (state == last_state_code) return;
+    last_state_code = state;
+    if (state == ZOO_CONNECTED_STATE) {
+      lost_timer.cancel();
+      if (!session_up) {
+        session_up = true;
+        negotiated = link->negotiated_timeout();
+        if (const auto problem = session_timeout_problem(negotiated, ttl())) {
+          session_problem = {zookeeper_errc::session_too_short, "ZooKeeper " + options.servers + ": " + *problem};
+        } else {
+          session_problem = {};
+        }
+      }
+      last_state = "connected";
+      run_waiters({});
+      if (watching) arm_watch();
+      return;
+    }
+    last_state = state_text(state);
+    if (state == ZOO_EXPIRED_SESSION_STATE) {
+      session_lost("the ZooKeeper session expired");
+      return;
+    }
+    if (state == ZOO_AUTH_FAILED_STATE) {
+      auto e = shell.note_failure({zookeeper_errc::auth_failed, "ZooKeeper " + options.servers +
+                                                                    " refused the digest credentials of user " +
+                                                                    options.auth_user});
+      drop_link();
+      fail_waiters(e);
+      if (watching) shell.set_wakeups(false, e.message());
+      return;
+    }
+    // Connecting again: the watch may miss events until it is armed again.
+    watch_armed = false;
+    if (watching && shell.wakeups_trusted()) {
+      shell.set_wakeups(false, "the connection to ZooKeeper " + options.servers + " was lost");
+    }
+    if (session_up && !lost_timer_running) {
+      // A server that lost its data refuses the old session without ever
+      // saying it expired; one that no server takes back within its timeout
+      // is gone for the server too.
+      lost_timer_running = true;
+      const auto timeout = negotiated.count() > 0 ? negotiated : session_timeout();
+      lost_timer.expires_after(timeout);
+      lost_timer.async_wait([this, w = shell.guard(), gen = link_gen,
+                             timeout](const boost::system::error_code& ec) {
+        if (w.expired()) return;
+        lost_timer_running = false;
+        if (ec || gen != link_gen || !link || link->connected()) return;
+        session_lost("no ZooKeeper server took the session back within its timeout of " +
+                     std::to_string(timeout.count()) + " ms (an ensemble that lost its data refuses it)");
+      });
+    }
+  }
+
+  void session_lost(const std::string& why) {
+    lost_timer.cancel();
+    lost_timer_running = false;
+    drop_link();
+    drop_term(false);
+    pending_reset = why;
+    pending_reset_at = mono_clock::now();
+    bool names = false;
+    for (const auto& s : servers) names = names || !s.numeric;
+    if (names) numeric_hosts.clear();
+    if (watching) shell.set_wakeups(false, why);
+    shell.report_reset(store_events::reset{why, false, {}});
+    if (shell.closed()) return;
+    if (!waiters.empty() || watching) ensure_link();
+  }
+
+  void drop_link() {
+    if (!link) return;
+    auto l = std::move(link);
+    link.reset();
+    ++link_gen;
+    session_up = false;
+    watch_armed = false;
+    arming = false;
+    // While this store holds a lease, the close request is not sent: the
+    // lease node then lives until the session expires, as after a crash,
+    // rather than vanishing while the leader may still count on it.
+    l->close(held.token != 0);
+  }
+
+  // Calls `fn` once a session is up (at once when it is), or with the
+  // failure after connect_timeout.
+  void with_session(std::function<void(store_error)> fn) {
+    if (link && session_up && link->connected()) {
+      fn({});
+      return;
+    }
+    const auto id = ++waiter_id;
+    auto timer = std::make_shared<asio::steady_timer>(io, options.connect_timeout);
+    waiters.push_back({id, std::move(fn), timer});
+    timer->async_wait([this, w = shell.guard(), id](const boost::system::error_code& ec) {
+      if (ec || w.expired()) return;
+      for (auto it = waiters.begin(); it != waiters.end(); ++it) {
+        if (it->id != id) continue;
+        auto waiting = std::move(it->fn);
+        waiters.erase(it);
+        waiting(shell.note_failure({zookeeper_errc::connect_failed,
+                               "no ZooKeeper server of " + options.servers + " gave a session within " +
+                                   std::to_string(options.connect_timeout.count()) + " ms (" +
+                                   last_state + ")"}));
+        return;
+      }
+    });
+    ensure_link();
+  }
+
+  void run_waiters(const store_error& e) {
+    auto all = std::move(waiters);
+    waiters.clear();
+    for (auto& w : all) {
+      w.timer->cancel();
+      w.fn(e);
+    }
+  }
+  void fail_waiters(const store_error& e) { run_waiters(e); }
+
+  // --- the term this store holds ---------------------------------------------
+
+  void hold_term(std::uint64_t token, std::int32_t lease_version, std::int32_t record_version,
+                 time_point sent_at) {
+    held = {token, lease_version, record_version, link_gen, sent_at + ttl()};
+    arm_expiry();
+  }
+
+  void arm_expiry() {
+    expiry_timer.expires_at(held.valid_until);
+    expiry_timer.async_wait([this, w = shell.guard()](const boost::system::error_code& ec) {
+      if (ec || w.expired() || held.token == 0 || renewing) return;
+      if (mono_clock::now() >= held.valid_until) drop_term(true);
+    });
+  }
+
+  // Forgets the term; `delete_node`: its lease ran out unrenewed, so its
+  // node goes too (version checked: only ours), and standbys need not wait
+  // for the session to expire.
+  void drop_term(bool delete_node) {
+    if (delete_node && held.token != 0 && link && session_up && held.gen == link_gen) {
+      link->multi({{zk_op::kind::check, paths.record, {}, held.record_version, false},
+                   {zk_op::kind::remove, paths.lease, {}, held.lease_version, false}},
+                  [](int, std::vector<zk_op_result>) {});
+    }
+    held = {};
+    expiry_timer.cancel();
+  }
+
+  std::string own_lease_data() const {
+    return encode_lease({held.token, options.identity.node_id, nonce});
+  }
+
+  // --- acquire ---------------------------------------------------------------
+
+  void acquire(std::shared_ptr<op<acquire_answer>> o, int attempt) {
+    with_session([this, o, attempt](store_error e) {
+      if (o->done) return;
+      if (e) return o->finish(e, {});
+      if (session_problem) return o->finish(shell.note_failure(session_problem), {});
+      const auto gen = link_gen;
+      link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
+        if (o->done) return;
+        if (rc != ZOK && rc != ZNONODE) return o->finish(shell.note_failure(zoo_failure(rc, "read " + paths.record)), {});
+        if (gen != link_gen) return o->finish(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session changed during an acquire"}), {});
+        link->get(paths.lease, [this, o, attempt, gen, record](int rc2, node_seen lease) {
+          if (o->done) return;
+          if (rc2 != ZOK && rc2 != ZNONODE) return o->finish(shell.note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
+          if (gen != link_gen) return o->finish(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session changed during an acquire"}), {});
+          decide(o, attempt, record, lease);
+        });
+      });
+    });
+  }
+
+  void note_seen(const node_seen& record, const node_seen& lease, time_point now) {
+    if (record.exists) {
+      if (const auto rec = decode_record(record.data); rec && rec->hold != seen_hold) {
+        seen_hold = rec->hold;
+        seen_hold_at = now;
+        if (!rec->hold.empty() && rec->hold.rfind(nonce + "-", 0) != 0) {
+          shell.report_reset(store_events::reset{"another candidate holds election " + options.identity.election +
+                                                     " back for one ttl: " + rec->why,
+                                                 false, {}});
+        }
+      }
+    }
+    if (lease.exists && (lease.czxid != seen_lease_czxid || lease.version != seen_lease_version)) {
+      seen_lease_czxid = lease.czxid;
+      seen_lease_version = lease.version;
+      seen_lease_at = now;
+    }
+  }
+
+  void decide(const std::shared_ptr<op<acquire_answer>>& o, int attempt, const node_seen& record,
+              const node_seen& lease) {
+    const auto now = mono_clock::now();
+    note_seen(record, lease, now);
+    acquire_facts f;
+    f.node_id = options.identity.node_id;
+    f.nonce = nonce;
+    f.session_id = link->session_id();
+    f.ttl = ttl();
+    f.now = now;
+    f.pending_reset = pending_reset;
+    f.pending_reset_at = pending_reset_at;
+    f.seen_hold = seen_hold;
+    f.seen_hold_at = seen_hold_at;
+    f.seen_lease_czxid = seen_lease_czxid;
+    f.seen_lease_version = seen_lease_version;
+    f.seen_lease_at = seen_lease_at;
+    const auto mark = nonce + "-" + std::to_string(++hold_count);
+    const auto counter = [&] {
+      const auto rec = decode_record(record.data);
+      return rec ? rec->counter : 0;
+    }();
+    std::visit(
+        overloaded{
+            [&](const acquire_steps::create_record& s) { create_record_held(o, attempt, s.record, now); },
+            [&](const acquire_steps::write_hold& s) { write_hold(o, attempt, s, now); },
+            [&](const acquire_steps::held_back& s) {
+              if (!pending_reset.empty() && seen_hold_at >= pending_reset_at) pending_reset.clear();
+              acquire_answer a;
+              a.outcome = acquire_outcome::held_back;
+              a.token = counter;
+              a.remaining = s.remaining;
+              o->finish({}, std::move(a));
+            },
+            [&](const acquire_steps::held& s) {
+              pending_reset.clear();
+              acquire_answer a;
+              a.outcome = acquire_outcome::held;
+              a.holder = s.holder;
+              a.token = s.token;
+              a.remaining = s.remaining;
+              o->finish({}, std::move(a));
+            },
+            [&](const acquire_steps::take& s) {
+              take(o, attempt,
+                   {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version, false},
+                    {zk_op::kind::create, paths.lease, encode_lease(s.lease), -1, true}},
+                   s.lease.token);
+            },
+            [&](const acquire_steps::retake& s) {
+              take(o, attempt,
+                   {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version, false},
+                    {zk_op::kind::set, paths.lease, encode_lease(s.lease), s.lease_version, false}},
+                   s.lease.token);
+            },
+            [&](const acquire_steps::bad_data& s) {
+              o->finish(shell.note_failure({zookeeper_errc::unexpected_reply, s.why + " (" + paths.election + ")"}),
+                        {});
+            },
+        },
+        decide_acquire(record, lease, f, mark));
+  }
+
+  void retry_or_give_up(const std::shared_ptr<op<acquire_answer>>& o, int attempt) {
+    if (attempt + 1 < max_attempts) {
+      acquire(o, attempt + 1);
+      return;
+    }
+    o->finish(shell.note_failure({zookeeper_errc::contention,
+                                  "the nodes of " + paths.election + " changed on each of " +
+                                      std::to_string(max_attempts) + " tries"}),
+              {});
+  }
+
+  void take(const std::shared_ptr<op<acquire_answer>>& o, int attempt, std::vector<zk_op> ops_,
+            std::uint64_t token) {
+    const auto sent_at = mono_clock::now();
+    const auto gen = link_gen;
+    link->multi(std::move(ops_), [this, o, attempt, token, sent_at, gen](int rc, std::vector<zk_op_result> r) {
+      if (o->done && rc != ZOK) return;
+      switch (classify_write(rc)) {
+        case write_outcome::done: {
+          if (gen != link_gen || r.size() != 2) break;
+          const auto lease_version = r[1].stat.exists ? r[1].stat.version : 0;
+          hold_term(token, lease_version, r[0].stat.version, sent_at);
+          pending_reset.clear();
+          suppress_release = false;
+          acquire_answer a;
+          a.outcome = acquire_outcome::acquired;
+          a.token = token;
+          a.holder = options.identity.node_id;
+          a.remaining = ttl();
+          o->finish({}, std::move(a));
+          return;
+        }
+        case write_outcome::raced: return retry_or_give_up(o, attempt);
+        case write_outcome::failed:
+          return o->finish(shell.note_failure(zoo_failure(rc, "acquire on " + paths.election)), {});
+      }
+      o->finish(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session changed during an acquire"}), {});
+    });
+  }
+
+  void create_record_held(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
+                          const record_value& record, time_point now) {
+    ensure_parents([this, o, attempt, record, now](store_error e) {
+      if (o->done) return;
+      if (e) return o->finish(e, {});
+      link->create(paths.record, encode_record(record), false,
+                   [this, o, attempt, record, now](int rc, node_seen) {
+                     if (o->done) return;
+                     if (rc == ZNODEEXISTS) return retry_or_give_up(o, attempt);
+                     if (rc != ZOK) return o->finish(shell.note_failure(zoo_failure(rc, "create " + paths.record)), {});
+                     seen_hold = record.hold;
+                     seen_hold_at = now;
+                     pending_reset.clear();
+                     shell.report_reset(store_events::reset{
+                         "the record of election " + options.identity.election + " was missing at " + paths.record +
+                             " (a first start, or the ensemble lost its data)",
+                         true, {}});
+                     acquire_answer a;
+                     a.outcome = acquire_outcome::held_back;
+                     a.remaining = ttl();
+                     o->finish({}, std::move(a));
+                   });
+    });
+  }
+
+  void write_hold(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
+                  const acquire_steps::write_hold& s, time_point now) {
+    const auto record = s.record;
+    link->multi({{zk_op::kind::set, paths.record, encode_record(record), s.record_version, false}},
+                [this, o, attempt, record, now](int rc, std::vector<zk_op_result>) {
+                  if (o->done) return;
+                  switch (classify_write(rc)) {
+                    case write_outcome::done: {
+                      seen_hold = record.hold;
+                      seen_hold_at = now;
+                      pending_reset.clear();
+                      acquire_answer a;
+                      a.outcome = acquire_outcome::held_back;
+                      a.token = record.counter;
+                      a.remaining = ttl();
+                      return o->finish({}, std::move(a));
+                    }
+                    case write_outcome::raced: return retry_or_give_up(o, attempt);
+                    case write_outcome::failed:
+                      return o->finish(shell.note_failure(zoo_failure(rc, "hold back " + paths.election)), {});
+                  }
+                });
+  }
+
+  // The prefix's nodes and the election's node, created when missing.
+  void ensure_parents(std::function<void(store_error)> done) {
+    std::vector<std::string> chain;
+    for (std::size_t at = 1; at <= paths.prefix.size(); ++at) {
+      if (at == paths.prefix.size() || paths.prefix[at] == '/') chain.push_back(paths.prefix.substr(0, at));
+    }
+    chain.push_back(paths.election);
+    create_chain(std::make_shared<std::vector<std::string>>(std::move(chain)), 0, std::move(done));
+  }
+
+  void create_chain(std::shared_ptr<std::vector<std::string>> chain, std::size_t i,
+                    std::function<void(store_error)> done) {
+    if (i == chain->size()) return done({});
+    if (!link || !session_up) return done(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session was lost"}));
+    link->create((*chain)[i], {}, false, [this, chain, i, done](int rc, node_seen) {
+      if (rc != ZOK && rc != ZNODEEXISTS) return done(shell.note_failure(zoo_failure(rc, "create " + (*chain)[i])));
+      create_chain(chain, i + 1, done);
+    });
+  }
+
+  // --- the watch -------------------------------------------------------------
+
+  void arm_watch() {
+    if (!watching || shell.closed() || !link || !session_up) return;
+    if (arming) {
+      rearm = true;
+      return;
+    }
+    arming = true;
+    const auto gen = link_gen;
+    link->exists_watch(paths.lease, [this, gen](int rc, node_seen seen) {
+      if (gen != link_gen || shell.closed()) return;
+      arming = false;
+      if (rc != ZOK && rc != ZNONODE) {
+        const auto e = shell.note_failure(zoo_failure(rc, "watch " + paths.lease));
+        shell.set_wakeups(false, e.message());
+        return;
+      }
+      const bool relisten = ever_armed && !watch_armed;
+      watch_armed = true;
+      ever_armed = true;
+      observe(seen);
+      shell.set_wakeups(true, "");
+      if (relisten) shell.emit(store_events::released{});
+      if (std::exchange(rearm, false)) arm_watch();
+    });
+  }
+
+  // Announcements from what the watch found: the node it watched gone (a
+  // release, unless it was this store's own), a node of a new term there.
+  void observe(const node_seen& seen) {
+    const auto before = watched_czxid;
+    watched_czxid = seen.exists ? seen.czxid : 0;
+    if (!baseline) {
+      baseline = true;
+      return;
+    }
+    if (before != 0 && before != watched_czxid) {
+      if (std::exchange(suppress_release, false)) {
+        // Our own release: not reported to us.
+      } else {
+        shell.emit(store_events::released{});
+      }
+    }
+    if (watched_czxid != 0 && watched_czxid != before) {
+      const auto gen = link_gen;
+      const auto czxid = watched_czxid;
+      link->get(paths.lease, [this, gen, czxid](int rc, node_seen node) {
+        if (gen != link_gen || rc != ZOK || node.czxid != czxid) return;
+        if (const auto v = decode_lease(node.data)) {
+          shell.emit(store_events::acquired{v->node_id, v->token});
+        }
+      });
+    }
+  }
+
+  wakeup_state current_wakeups() const {
+    if (!watching) return wakeup_state::off;
+    if (watch_armed && link && session_up) return wakeup_state::subscribed;
+    return ever_armed ? wakeup_state::disconnected : wakeup_state::connecting;
+  }
+
+  struct waiter {
+    std::uint64_t id;
+    std::function<void(store_error)> fn;
+    std::shared_ptr<asio::steady_timer> timer;
+  };
+  struct term {
+    std::uint64_t token = 0;
+    std::int32_t lease_version = -1;
+    std::int32_t record_version = -1;
+    std::uint64_t gen = 0;
+    time_point valid_until{};
+  };
+
+  asio::io_context& io;
+  zookeeper_store_options options;
+  store_shell shell;
+  const lease_paths paths;
+  // New per store: the lease node names the store that holds it, so a
+  // restarted daemon with the same node id never renews its predecessor's
+  // term.
+  const std::string nonce;
+  std::vector<server_address> servers;
+  std::string digest;
+  std::string numeric_hosts;
+  bool resolving = false;
+  std::unique_ptr<asio::ip::tcp::resolver> resolver;
+
+  std::shared_ptr<zk_link> link;
+  std::uint64_t link_gen = 0;
+  bool session_up = false;
+  milliseconds negotiated{0};
+  store_error session_problem;
+  std::string last_state = "not connected";
+  int last_state_code = 0;
+  asio::steady_timer lost_timer;
+  bool lost_timer_running = false;
+  std::string pending_reset;
+  time_point pending_reset_at{};
+  std::list<waiter> waiters;
+  std::uint64_t waiter_id = 0;
+  std::vector<std::weak_ptr<op_base>> ops;
+
+  term held;
+  bool renewing = false;
+  asio::steady_timer expiry_timer;
+
+  std::string seen_hold;
+  time_point seen_hold_at{};
+  std::int64_t seen_lease_czxid = 0;
+  std::int32_t seen_lease_version = -1;
+  time_point seen_lease_at{};
+  int hold_count = 0;
+
+  bool watching = false;
+  bool watch_armed = false;
+  bool ever_armed = false;
+  bool arming = false;
+  bool rearm = false;
+  bool baseline = false;
+  bool suppress_release = false;
+  std::int64_t watched_czxid = 0;
+};
+
+zookeeper_store::zookeeper_store(asio::io_context& io, zookeeper_store_options options) {
+  auto& id = options.identity;
+  require_valid_identity(id, "zookeeper_store");
+  if (const auto p = election_name_problem(id.election)) {
+    throw std::invalid_argument("zookeeper_store: election \"" + id.election + "\" " + *p);
+  }
+  if (const auto p = path_prefix_problem(options.path)) {
+    throw std::invalid_argument("zookeeper_store: path \"" + options.path + "\" " + *p);
+  }
+  auto list = parse_servers(options.servers);
+  if (!list.error.empty()) throw std::invalid_argument("zookeeper_store: servers: " + list.error);
+  if (options.connect_timeout.count() <= 0 || options.command_timeout.count() <= 0) {
+    throw std::invalid_argument("zookeeper_store: connect_timeout and command_timeout must be > 0");
+  }
+  std::string digest;
+  if (options.auth_scheme == "digest") {
+    if (options.auth_user.empty() || options.auth_user.find(':') != std::string::npos) {
+      throw std::invalid_argument("zookeeper_store: digest authentication needs a user without ':'");
+    }
+    if (options.password_file.empty()) {
+      throw std::invalid_argument("zookeeper_store: digest authentication needs a password file");
+    }
+    digest = options.auth_user + ":" + read_password(options.password_file);
+  } else if (!options.auth_scheme.empty()) {
+    throw std::invalid_argument("zookeeper_store: auth scheme \"" + options.auth_scheme +
+                                "\" is not supported (\"digest\" or none)");
+  }
+  impl_ = std::make_unique<impl>(io, std::move(options), std::move(list.servers), std::move(digest));
+}
+
+zookeeper_store::~zookeeper_store() = default;
+
+const store_identity& zookeeper_store::identity() const { return impl_->options.identity; }
+
+void zookeeper_store::async_acquire(acquire_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto o = d.start<acquire_answer>(std::move(handler), "acquire");
+  d.later([&d, o] {
+    if (o->done) return;
+    if (d.shell.closed()) return o->abort();
+    d.acquire(o, 0);
+  });
+}
+
+void zookeeper_store::async_renew(renew_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto o = d.start<renew_answer>(std::move(handler), "renew");
+  d.later([&d, o] {
+    if (o->done) return;
+    if (d.shell.closed()) return o->abort();
+    d.with_session([&d, o](store_error e) {
+      if (o->done) return;
+      if (e) return o->finish(e, {});
+      if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, renew_answer::lost);
+      if (mono_clock::now() >= d.held.valid_until) {
+        // Ran out unrenewed: a standby may hold it by now.
+        d.drop_term(true);
+        return o->finish({}, renew_answer::lost);
+      }
+      const auto sent_at = mono_clock::now();
+      const auto gen = d.link_gen;
+      const auto token = d.held.token;
+      d.renewing = true;
+      d.link->multi({{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
+                     {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
+                    [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
+                      d.renewing = false;
+                      const bool same_term = gen == d.link_gen && d.held.token == token;
+                      switch (classify_write(rc)) {
+                        case write_outcome::done:
+                          if (same_term && r.size() == 2) {
+                            d.held.lease_version = r[1].stat.version;
+                            d.held.valid_until = sent_at + d.ttl();
+                            d.arm_expiry();
+                            return o->finish({}, renew_answer::renewed);
+                          }
+                          return o->finish({}, renew_answer::lost);
+                        case write_outcome::raced:
+                          if (same_term) d.drop_term(false);
+                          return o->finish({}, renew_answer::lost);
+                        case write_outcome::failed:
+                          if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
+                          return o->finish(d.shell.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+                      }
+                    });
+    });
+  });
+}
+
+void zookeeper_store::async_release(release_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto o = d.start<release_answer>(std::move(handler), "release");
+  d.later([&d, o] {
+    if (o->done) return;
+    if (d.shell.closed()) return o->abort();
+    d.with_session([&d, o](store_error e) {
+      if (o->done) return;
+      if (e) return o->finish(e, {});
+      if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, release_answer::not_ours);
+      const auto gen = d.link_gen;
+      const auto token = d.held.token;
+      d.link->multi({{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
+                     {zk_op::kind::remove, d.paths.lease, {}, d.held.lease_version, false}},
+                    [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
+                      const bool same_term = gen == d.link_gen && d.held.token == token;
+                      switch (classify_write(rc)) {
+                        case write_outcome::done:
+                          if (same_term) d.drop_term(false);
+                          d.suppress_release = true;
+                          return o->finish({}, release_answer::released);
+                        case write_outcome::raced:
+                          if (same_term) d.drop_term(false);
+                          return o->finish({}, release_answer::not_ours);
+                        case write_outcome::failed:
+                          return o->finish(d.shell.note_failure(zoo_failure(rc, "release on " + d.paths.election)), {});
+                      }
+                    });
+    });
+  });
+}
+
+void zookeeper_store::async_create_record(record_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto o = d.start<record_answer>(std::move(handler), "create the record");
+  d.later([&d, o] {
+    if (o->done) return;
+    if (d.shell.closed()) return o->abort();
+    d.with_session([&d, o](store_error e) {
+      if (o->done) return;
+      if (e) return o->finish(e, {});
+      d.ensure_parents([&d, o](store_error pe) {
+        if (o->done) return;
+        if (pe) return o->finish(pe, {});
+        d.link->create(d.paths.record, encode_record({}), false, [&d, o](int rc, node_seen) {
+          if (rc == ZOK) return o->finish({}, record_answer::created);
+          if (rc == ZNODEEXISTS) return o->finish({}, record_answer::existed);
+          o->finish(d.shell.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
+        });
+      });
+    });
+  });
+}
+
+void zookeeper_store::watch(event_listener listener) {
+  auto& d = *impl_;
+  if (!d.shell.set_listener(std::move(listener))) return;
+  if (d.watching) return;
+  d.watching = true;
+  d.later([&d] {
+    if (d.shell.closed()) return;
+    d.ensure_link();
+    d.arm_watch();
+  });
+}
+
+void zookeeper_store::close() {
+  auto& d = *impl_;
+  if (!d.shell.close()) return;
+  for (auto& w : d.ops) {
+    if (auto o = w.lock()) d.later([o] { o->abort(); });
+  }
+  d.ops.clear();
+  for (auto& w : d.waiters) w.timer->cancel();
+  d.waiters.clear();
+  d.lost_timer.cancel();
+  d.drop_link();
+  d.expiry_timer.cancel();
+}
+
+store_status zookeeper_store::status() const {
+  const auto& d = *impl_;
+  store_status s;
+  s.kind = "zookeeper";
+  s.label = "ZooKeeper";
+  s.endpoint = d.where();
+  if (d.link && d.session_up && d.link->connected()) {
+    s.link = link_state::connected;
+  } else if ((d.link || d.resolving) && !d.shell.closed()) {
+    s.link = link_state::connecting;
+  } else {
+    s.link = link_state::disconnected;
+  }
+  s.wakeups = d.current_wakeups();
+  d.shell.fill_status(s);
+  return s;
+}
+
+}  // namespace baton
