@@ -1,0 +1,259 @@
+// The pure steps of the ZooKeeper store (src/zookeeper/lease_nodes.hpp):
+// the nodes' data both ways, including what baton never writes; the token
+// lifted to the server's clock; the session timeout check; and the step an
+// acquire takes after its two reads, as a table.
+#include "zookeeper/lease_nodes.hpp"
+
+#include <gtest/gtest.h>
+#include <zookeeper/zookeeper.h>
+
+#include <string>
+#include <vector>
+
+namespace baton::zookeeper_detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(zookeeper_lease_value, round_trips_and_takes_the_nonce_after_the_last_colon) {
+  const lease_value v{1795478993544884u, "node:a", "0123abcd"};
+  const auto data = encode_lease(v);
+  EXPECT_EQ(data, "1795478993544884 node:a:0123abcd");
+  const auto back = decode_lease(data);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->token, v.token);
+  EXPECT_EQ(back->node_id, "node:a");
+  EXPECT_EQ(back->nonce, "0123abcd");
+}
+
+TEST(zookeeper_lease_value, refuses_what_baton_never_writes) {
+  for (const std::string bad : {"", "7", "7 ", "x node:n", "0 node:n", "7 node", "7 :n", "7 node:",
+                                "-1 node:n", "7 node:n m", "99999999999999999999 node:n"}) {
+    EXPECT_FALSE(decode_lease(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(zookeeper_record_value, round_trips_and_ignores_keys_of_later_versions) {
+  const record_value v{42, "abc-3", "the ZooKeeper session expired"};
+  const auto back = decode_record(encode_record(v) + "later something\n");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->counter, 42u);
+  EXPECT_EQ(back->hold, "abc-3");
+  EXPECT_EQ(back->why, "the ZooKeeper session expired");
+  const auto empty = decode_record(encode_record({}));
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->counter, 0u);
+  EXPECT_EQ(empty->hold, "");
+}
+
+TEST(zookeeper_record_value, refuses_what_baton_never_writes) {
+  for (const std::string bad : {"", "counter\n", "counter x\n", "hold a\n", "counter 1", "junk"}) {
+    EXPECT_FALSE(decode_record(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(zookeeper_tokens, rise_above_the_counter_and_the_server_clock_in_microseconds) {
+  struct row {
+    std::uint64_t counter;
+    std::int64_t mtime_ms;
+    std::uint64_t expected;
+  };
+  const std::vector<row> rows = {
+      {0, 0, 1},                                        // a record without a clock
+      {0, 1764100000000, 1764100000000001},             // a new record: the clock
+      {1764100000000500, 1764100000000, 1764100000000501},  // terms within the same ms
+      {5, -1, 6},                                       // a nonsense clock is ignored
+      // A wiped ensemble starts its counter again; its clock has moved on.
+      {0, 1764100005000, 1764100005000001},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(next_token(r.counter, r.mtime_ms), r.expected) << r.counter << " " << r.mtime_ms;
+  }
+}
+
+TEST(zookeeper_session_timeout, must_be_at_least_the_ttl) {
+  EXPECT_FALSE(session_timeout_problem(2000ms, 2000ms).has_value());
+  EXPECT_FALSE(session_timeout_problem(4000ms, 2000ms).has_value());
+  const auto problem = session_timeout_problem(1600ms, 2000ms);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("1600 ms"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("maxSessionTimeout"), std::string::npos) << *problem;
+}
+
+TEST(zookeeper_paths, are_built_under_the_prefix_and_checked) {
+  const auto p = make_paths("/baton", "orders");
+  EXPECT_EQ(p.election, "/baton/orders");
+  EXPECT_EQ(p.lease, "/baton/orders/lease");
+  EXPECT_EQ(p.record, "/baton/orders/record");
+  EXPECT_FALSE(path_prefix_problem("/baton").has_value());
+  EXPECT_FALSE(path_prefix_problem("/apps/baton").has_value());
+  for (const std::string bad : {"", "baton", "/", "/baton/", "/a//b", "/a/./b", "/a/..", "/zookeeper"}) {
+    EXPECT_TRUE(path_prefix_problem(bad).has_value()) << "'" << bad << "'";
+  }
+  EXPECT_FALSE(election_name_problem("orders-1").has_value());
+  for (const std::string bad : std::vector<std::string>{"", "a/b", ".", "..", "a\nb"}) {
+    EXPECT_TRUE(election_name_problem(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(zookeeper_writes, a_failed_check_is_a_race_anything_else_a_failure) {
+  EXPECT_EQ(classify_write(ZOK), write_outcome::done);
+  EXPECT_EQ(classify_write(ZNODEEXISTS), write_outcome::raced);
+  EXPECT_EQ(classify_write(ZBADVERSION), write_outcome::raced);
+  EXPECT_EQ(classify_write(ZNONODE), write_outcome::raced);
+  EXPECT_EQ(classify_write(ZCONNECTIONLOSS), write_outcome::failed);
+  EXPECT_EQ(classify_write(ZNOAUTH), write_outcome::failed);
+  EXPECT_EQ(classify_write(ZSESSIONEXPIRED), write_outcome::failed);
+}
+
+// --- decide_acquire, as a table ---------------------------------------------------
+
+const time_point t0 = time_point{} + 1000s;
+
+node_seen record_node(std::uint64_t counter, std::string hold = "", std::int32_t version = 3) {
+  node_seen n;
+  n.exists = true;
+  n.data = encode_record({counter, std::move(hold), ""});
+  n.version = version;
+  n.czxid = 10;
+  n.mtime_ms = 1764100000000;
+  return n;
+}
+
+node_seen lease_node(std::string node_id, std::string nonce, std::int64_t owner, std::int32_t version = 0,
+                     std::int64_t czxid = 20) {
+  node_seen n;
+  n.exists = true;
+  n.data = encode_lease({77, std::move(node_id), std::move(nonce)});
+  n.version = version;
+  n.czxid = czxid;
+  n.owner_session = owner;
+  return n;
+}
+
+acquire_facts me() {
+  acquire_facts f;
+  f.node_id = "node-a";
+  f.nonce = "mine";
+  f.session_id = 111;
+  f.ttl = 2000ms;
+  f.now = t0;
+  return f;
+}
+
+const char* step_name(const acquire_step& s) {
+  static const char* names[] = {"create_record", "write_hold", "held_back", "held",
+                                "take",          "retake",     "bad_data"};
+  return names[s.index()];
+}
+
+TEST(zookeeper_decide_acquire, steps_as_a_table) {
+  struct row {
+    const char* what;
+    node_seen record;
+    node_seen lease;
+    acquire_facts facts;
+    const char* step;
+    milliseconds remaining{-1};  // for held and held_back
+  };
+  auto pending = me();
+  pending.pending_reset = "the ZooKeeper session expired";
+  pending.pending_reset_at = t0 - 10ms;
+  auto saw_hold_long_ago = me();
+  saw_hold_long_ago.seen_hold = "other-1";
+  saw_hold_long_ago.seen_hold_at = t0 - 2500ms;
+  auto saw_hold_recently = me();
+  saw_hold_recently.seen_hold = "other-1";
+  saw_hold_recently.seen_hold_at = t0 - 500ms;
+  auto pending_after_old_hold = pending;
+  pending_after_old_hold.seen_hold = "other-1";
+  pending_after_old_hold.seen_hold_at = t0 - 500ms;  // seen before the reset was found
+  pending_after_old_hold.pending_reset_at = t0 - 100ms;
+  auto saw_version = me();
+  saw_version.seen_lease_czxid = 20;
+  saw_version.seen_lease_version = 4;
+  saw_version.seen_lease_at = t0 - 1500ms;
+  const node_seen none;
+
+  const std::vector<row> rows = {
+      {"no record: create it, held back", none, none, me(), "create_record"},
+      {"a free lease is taken", record_node(5), none, me(), "take"},
+      {"another's lease is held", record_node(5), lease_node("node-b", "theirs", 222), me(), "held", 2000ms},
+      {"our own data from another session is not ours", record_node(5),
+       lease_node("node-a", "mine", 999), me(), "held", 2000ms},
+      {"our node on our session is ours (a lost create reply)", record_node(5),
+       lease_node("node-a", "mine", 111), me(), "retake"},
+      {"a version seen before counts down", record_node(5), lease_node("node-b", "theirs", 222, 4),
+       saw_version, "held", 500ms},
+      {"a new version starts a full ttl", record_node(5), lease_node("node-b", "theirs", 222, 5),
+       saw_version, "held", 2000ms},
+      {"a hold seen for the first time: one ttl", record_node(5, "other-1"), none, me(), "held_back", 2000ms},
+      {"a hold seen 500 ms ago: the rest", record_node(5, "other-1"), none, saw_hold_recently,
+       "held_back", 1500ms},
+      {"a hold over for this store: take", record_node(5, "other-1"), none, saw_hold_long_ago, "take"},
+      {"a pending reset writes its hold", record_node(5), none, pending, "write_hold"},
+      {"a pending reset adopts a hold first seen now", record_node(5, "other-1"), none, pending,
+       "held_back", 2000ms},
+      {"a pending reset is not covered by a hold seen before it", record_node(5, "other-1"), none,
+       pending_after_old_hold, "write_hold"},
+      {"a pending reset does not hold back a live holder", record_node(5),
+       lease_node("node-b", "theirs", 222), pending, "held", 2000ms},
+      {"a record of another program", [] {
+         auto n = record_node(5);
+         n.data = "hello";
+         return n;
+       }(), none, me(), "bad_data"},
+      {"a lease node of another program", record_node(5), [] {
+         auto n = lease_node("x", "y", 1);
+         n.data = "hello";
+         return n;
+       }(), me(), "bad_data"},
+  };
+  for (const auto& r : rows) {
+    const auto step = decide_acquire(r.record, r.lease, r.facts, "mine-1");
+    EXPECT_STREQ(step_name(step), r.step) << r.what;
+    if (const auto* h = std::get_if<acquire_steps::held>(&step)) {
+      EXPECT_EQ(h->remaining, r.remaining) << r.what;
+      EXPECT_EQ(h->token, 77u) << r.what;
+    }
+    if (const auto* b = std::get_if<acquire_steps::held_back>(&step)) {
+      EXPECT_EQ(b->remaining, r.remaining) << r.what;
+    }
+  }
+}
+
+TEST(zookeeper_decide_acquire, take_lifts_the_token_and_clears_the_hold) {
+  auto saw = me();
+  saw.seen_hold = "other-1";
+  saw.seen_hold_at = t0 - 3000ms;
+  const auto step = decide_acquire(record_node(5, "other-1", 8), {}, saw, "mine-1");
+  const auto* take = std::get_if<acquire_steps::take>(&step);
+  ASSERT_NE(take, nullptr) << step_name(step);
+  EXPECT_EQ(take->record_version, 8);
+  EXPECT_EQ(take->record.counter, 1764100000000001u);
+  EXPECT_EQ(take->record.hold, "");
+  EXPECT_EQ(take->lease.token, take->record.counter);
+  EXPECT_EQ(take->lease.node_id, "node-a");
+  EXPECT_EQ(take->lease.nonce, "mine");
+}
+
+TEST(zookeeper_decide_acquire, a_missing_record_is_created_with_this_stores_hold) {
+  const auto step = decide_acquire({}, {}, me(), "mine-4");
+  const auto* create = std::get_if<acquire_steps::create_record>(&step);
+  ASSERT_NE(create, nullptr);
+  EXPECT_EQ(create->record.hold, "mine-4");
+  EXPECT_NE(create->record.why, "");
+}
+
+TEST(zookeeper_decide_acquire, retake_checks_both_versions) {
+  const auto step =
+      decide_acquire(record_node(9, "", 12), lease_node("node-a", "mine", 111, 6), me(), "mine-1");
+  const auto* retake = std::get_if<acquire_steps::retake>(&step);
+  ASSERT_NE(retake, nullptr) << step_name(step);
+  EXPECT_EQ(retake->record_version, 12);
+  EXPECT_EQ(retake->lease_version, 6);
+  EXPECT_GT(retake->lease.token, 9u);
+}
+
+}  // namespace
+}  // namespace baton::zookeeper_detail
