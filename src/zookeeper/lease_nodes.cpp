@@ -78,7 +78,8 @@ std::optional<lease_value> decode_lease(std::string_view data) {
 }
 
 std::string encode_record(const record_value& v) {
-  return "counter " + std::to_string(v.counter) + "\nhold " + v.hold + "\nwhy " + v.why + "\n";
+  return "counter " + std::to_string(v.counter) + "\nreleased " + std::to_string(v.released) +
+         "\nhold " + v.hold + "\nwhy " + v.why + "\n";
 }
 
 std::optional<record_value> decode_record(std::string_view data) {
@@ -96,6 +97,8 @@ std::optional<record_value> decode_record(std::string_view data) {
     if (key == "counter") {
       if (!parse_u64(value, v.counter)) return std::nullopt;
       counter = true;
+    } else if (key == "released") {
+      if (!parse_u64(value, v.released)) return std::nullopt;
     } else if (key == "hold") {
       v.hold = std::string(value);
     } else if (key == "why") {
@@ -112,6 +115,8 @@ std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms) {
       record_mtime_ms > 0 ? static_cast<std::uint64_t>(record_mtime_ms) * 1000u : 0u;
   return std::max(counter + 1, clock_us + 1);
 }
+
+record_value released_record(std::uint64_t token) { return {token, token, "", ""}; }
 
 std::optional<std::string> session_timeout_problem(milliseconds negotiated, milliseconds ttl) {
   if (negotiated >= ttl) return std::nullopt;
@@ -133,7 +138,7 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
                             const acquire_facts& facts, const std::string& hold_mark) {
   using namespace acquire_steps;
   if (!record.exists) {
-    return create_record{{0, hold_mark, "the election's record was missing"}};
+    return create_record{{0, 0, hold_mark, "the election's record was missing"}};
   }
   const auto rec = decode_record(record.data);
   if (!rec) return bad_data{"the record node holds data baton did not write"};
@@ -144,7 +149,7 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
       // Ours: a re-acquire, or our create whose reply was lost. A new token
       // all the same, as every success takes one.
       const auto token = next_token(rec->counter, record.mtime_ms);
-      return retake{{token, "", ""}, record.version, {token, facts.node_id, facts.nonce},
+      return retake{{token, rec->released, "", ""}, record.version, {token, facts.node_id, facts.nonce},
                     lease.version};
     }
     return held{value->node_id, value->token, held_remaining(lease, facts)};
@@ -155,14 +160,30 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     // A hold another candidate wrote after this store's reset covers it.
     const bool covered = first_sight || (!rec->hold.empty() && facts.seen_hold_at >= facts.pending_reset_at &&
                                          elapsed < facts.ttl);
-    if (!covered) return write_hold{{rec->counter, hold_mark, facts.pending_reset}, record.version};
+    if (!covered) {
+      return write_hold{{rec->counter, rec->released, hold_mark, facts.pending_reset}, record.version};
+    }
   }
   if (!rec->hold.empty()) {
-    if (first_sight) return held_back{facts.ttl};
-    if (elapsed < facts.ttl) return held_back{facts.ttl - elapsed};
+    if (first_sight) return held_back{facts.ttl, ""};
+    if (elapsed < facts.ttl) return held_back{facts.ttl - elapsed, ""};
+  }
+  // The early-loss guard: the last term's node is gone without its holder
+  // ending the term, and this store saw that node change (a renewal) less
+  // than a ttl ago: an operator's delete, not a session that expired (which
+  // takes at least the session timeout, >= ttl, after the holder's last
+  // contact). Its holder may still be at work until its lease ends.
+  if (rec->counter != 0 && rec->released != rec->counter && facts.seen_lease_czxid != 0) {
+    const auto since = std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_lease_at);
+    if (since < facts.ttl) {
+      return held_back{facts.ttl - since,
+                       "the lease node vanished " + std::to_string(since.count()) +
+                           " ms after its holder last renewed it, without a release (deleted by "
+                           "hand?): nobody takes it until that lease could have ended"};
+    }
   }
   const auto token = next_token(rec->counter, record.mtime_ms);
-  return take{{token, "", ""}, record.version, {token, facts.node_id, facts.nonce}};
+  return take{{token, rec->released, "", ""}, record.version, {token, facts.node_id, facts.nonce}};
 }
 
 write_outcome classify_write(int rc) {

@@ -2,8 +2,10 @@
 //   <path>/<election>/lease   ephemeral: "<token> <node_id>:<nonce>", the
 //                             holder's term; it lives with the holder's session
 //                             and is rewritten by every renewal;
-//   <path>/<election>/record  persistent: the token counter and the reset
-//                             fence ("counter <n>\nhold <mark>\nwhy <text>\n").
+//   <path>/<election>/record  persistent: the token counter, the token of
+//                             the last term ended by its holder (released),
+//                             and the reset fence ("counter <n>\nreleased
+//                             <n>\nhold <mark>\nwhy <text>\n").
 // An acquisition is one multi that rewrites the record (its version checked)
 // and creates the lease node (or rewrites our own), so two candidates racing
 // for a free lease cannot both win: the loser's whole multi rolls back.
@@ -55,6 +57,11 @@ std::optional<lease_value> decode_lease(std::string_view data);
 struct record_value {
   /// The last token handed out (0 = none yet).
   std::uint64_t counter = 0;
+  /// The token of the last term its holder ended (a release, or its lease
+  /// running out unrenewed): when it is not `counter`, a missing lease node
+  /// went without its holder (its session expired, or an operator deleted
+  /// it while the holder may still be at work).
+  std::uint64_t released = 0;
   /// "" = no hold-back; otherwise the mark of the reset that holds every
   /// acquisition back for one ttl from when a candidate first sees it. The
   /// next acquisition clears it.
@@ -71,6 +78,11 @@ std::optional<record_value> decode_record(std::string_view data);
 /// mtime), so tokens keep rising across a wiped or restored ensemble whose
 /// counter starts again.
 std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms);
+
+/// The record as this store's term leaves it when the holder ends the term
+/// itself (release, or its lease ran out): the record it wrote at acquire
+/// time, with the term marked released.
+record_value released_record(std::uint64_t token);
 
 /// Why a negotiated session timeout cannot carry leases of `ttl`: a session
 /// that expires sooner than the ttl would let the server delete a live
@@ -123,9 +135,10 @@ struct write_hold {
   record_value record;
   std::int32_t record_version = -1;
 };
-/// Answer held back.
+/// Answer held back; `why` = "" for a reset.
 struct held_back {
   milliseconds remaining{0};
+  std::string why;
 };
 /// Answer held by another candidate.
 struct held {

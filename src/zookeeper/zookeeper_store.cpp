@@ -358,12 +358,19 @@ struct zookeeper_store::impl {
   // for the session to expire.
   void drop_term(bool delete_node) {
     if (delete_node && held.token != 0 && link && session_up && held.gen == link_gen) {
-      link->multi({{zk_op::kind::check, paths.record, {}, held.record_version, false},
-                   {zk_op::kind::remove, paths.lease, {}, held.lease_version, false}},
-                  [](int, std::vector<zk_op_result>) {});
+      link->multi(end_term_ops(), [](int, std::vector<zk_op_result>) {});
     }
     held = {};
     expiry_timer.cancel();
+  }
+
+  // The holder ends its term: the record marked released (its version
+  // checked: still the record of our term) and the lease node deleted (its
+  // version checked: still our node), in one multi.
+  std::vector<zk_op> end_term_ops() const {
+    return {{zk_op::kind::set, paths.record, encode_record(released_record(held.token)),
+             held.record_version, false},
+            {zk_op::kind::remove, paths.lease, {}, held.lease_version, false}};
   }
 
   std::string own_lease_data() const {
@@ -404,6 +411,12 @@ struct zookeeper_store::impl {
         }
       }
     }
+    note_lease(lease, now);
+  }
+
+  // When this store first saw the lease node's current version: a held
+  // lease's remaining time and the early-loss guard count from there.
+  void note_lease(const node_seen& lease, time_point now) {
     if (lease.exists && (lease.czxid != seen_lease_czxid || lease.version != seen_lease_version)) {
       seen_lease_czxid = lease.czxid;
       seen_lease_version = lease.version;
@@ -443,6 +456,7 @@ struct zookeeper_store::impl {
               a.outcome = acquire_outcome::held_back;
               a.token = counter;
               a.remaining = s.remaining;
+              a.why = s.why;
               o->finish({}, std::move(a));
             },
             [&](const acquire_steps::held& s) {
@@ -601,6 +615,7 @@ struct zookeeper_store::impl {
         shell.set_wakeups(false, e.message());
         return;
       }
+      note_lease(seen, mono_clock::now());
       const bool relisten = ever_armed && !watch_armed;
       watch_armed = true;
       ever_armed = true;
@@ -812,8 +827,7 @@ void zookeeper_store::async_release(release_handler handler) {
       if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, release_answer::not_ours);
       const auto gen = d.link_gen;
       const auto token = d.held.token;
-      d.link->multi({{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
-                     {zk_op::kind::remove, d.paths.lease, {}, d.held.lease_version, false}},
+      d.link->multi(d.end_term_ops(),
                     [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
                       const bool same_term = gen == d.link_gen && d.held.token == token;
                       switch (classify_write(rc)) {

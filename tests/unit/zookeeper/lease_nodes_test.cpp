@@ -34,10 +34,11 @@ TEST(zookeeper_lease_value, refuses_what_baton_never_writes) {
 }
 
 TEST(zookeeper_record_value, round_trips_and_ignores_keys_of_later_versions) {
-  const record_value v{42, "abc-3", "the ZooKeeper session expired"};
+  const record_value v{42, 41, "abc-3", "the ZooKeeper session expired"};
   const auto back = decode_record(encode_record(v) + "later something\n");
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->counter, 42u);
+  EXPECT_EQ(back->released, 41u);
   EXPECT_EQ(back->hold, "abc-3");
   EXPECT_EQ(back->why, "the ZooKeeper session expired");
   const auto empty = decode_record(encode_record({}));
@@ -47,7 +48,8 @@ TEST(zookeeper_record_value, round_trips_and_ignores_keys_of_later_versions) {
 }
 
 TEST(zookeeper_record_value, refuses_what_baton_never_writes) {
-  for (const std::string bad : {"", "counter\n", "counter x\n", "hold a\n", "counter 1", "junk"}) {
+  for (const std::string bad :
+       {"", "counter\n", "counter x\n", "hold a\n", "counter 1", "junk", "counter 1\nreleased x\n"}) {
     EXPECT_FALSE(decode_record(bad).has_value()) << "'" << bad << "'";
   }
 }
@@ -69,6 +71,13 @@ TEST(zookeeper_tokens, rise_above_the_counter_and_the_server_clock_in_microsecon
   for (const auto& r : rows) {
     EXPECT_EQ(next_token(r.counter, r.mtime_ms), r.expected) << r.counter << " " << r.mtime_ms;
   }
+}
+
+TEST(zookeeper_record_value, a_term_its_holder_ended_is_marked_released) {
+  const auto r = released_record(1764100000000001u);
+  EXPECT_EQ(r.counter, 1764100000000001u);
+  EXPECT_EQ(r.released, r.counter);
+  EXPECT_EQ(r.hold, "");
 }
 
 TEST(zookeeper_session_timeout, must_be_at_least_the_ttl) {
@@ -110,10 +119,12 @@ TEST(zookeeper_writes, a_failed_check_is_a_race_anything_else_a_failure) {
 
 const time_point t0 = time_point{} + 1000s;
 
-node_seen record_node(std::uint64_t counter, std::string hold = "", std::int32_t version = 3) {
+// A record whose last term (counter) was released, unless said otherwise.
+node_seen record_node(std::uint64_t counter, std::string hold = "", std::int32_t version = 3,
+                      bool released = true) {
   node_seen n;
   n.exists = true;
-  n.data = encode_record({counter, std::move(hold), ""});
+  n.data = encode_record({counter, released ? counter : counter - 1, std::move(hold), ""});
   n.version = version;
   n.czxid = 10;
   n.mtime_ms = 1764100000000;
@@ -155,6 +166,7 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
     acquire_facts facts;
     const char* step;
     milliseconds remaining{-1};  // for held and held_back
+    bool early_loss = false;     // held_back with a why
   };
   auto pending = me();
   pending.pending_reset = "the ZooKeeper session expired";
@@ -174,6 +186,12 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
   saw_version.seen_lease_version = 4;
   saw_version.seen_lease_at = t0 - 1500ms;
   const node_seen none;
+  auto saw_renewal_recently = me();
+  saw_renewal_recently.seen_lease_czxid = 20;
+  saw_renewal_recently.seen_lease_version = 9;
+  saw_renewal_recently.seen_lease_at = t0 - 300ms;
+  auto saw_renewal_long_ago = saw_renewal_recently;
+  saw_renewal_long_ago.seen_lease_at = t0 - 2100ms;
 
   const std::vector<row> rows = {
       {"no record: create it, held back", none, none, me(), "create_record"},
@@ -198,6 +216,13 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
        pending_after_old_hold, "write_hold"},
       {"a pending reset does not hold back a live holder", record_node(5),
        lease_node("node-b", "theirs", 222), pending, "held", 2000ms},
+      {"a node gone unreleased soon after a renewal: held back (early loss)",
+       record_node(5, "", 3, false), none, saw_renewal_recently, "held_back", 1700ms, true},
+      {"a node gone unreleased a ttl after its last renewal: an expired session, take",
+       record_node(5, "", 3, false), none, saw_renewal_long_ago, "take"},
+      {"a node gone unreleased that this store never saw: take", record_node(5, "", 3, false), none,
+       me(), "take"},
+      {"a released term: take at once", record_node(5), none, saw_renewal_recently, "take"},
       {"a record of another program", [] {
          auto n = record_node(5);
          n.data = "hello";
@@ -218,6 +243,7 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
     }
     if (const auto* b = std::get_if<acquire_steps::held_back>(&step)) {
       EXPECT_EQ(b->remaining, r.remaining) << r.what;
+      EXPECT_EQ(!b->why.empty(), r.early_loss) << r.what << ": " << b->why;
     }
   }
 }
@@ -232,6 +258,7 @@ TEST(zookeeper_decide_acquire, take_lifts_the_token_and_clears_the_hold) {
   EXPECT_EQ(take->record_version, 8);
   EXPECT_EQ(take->record.counter, 1764100000000001u);
   EXPECT_EQ(take->record.hold, "");
+  EXPECT_EQ(take->record.released, 5u) << "the last term's release is kept";
   EXPECT_EQ(take->lease.token, take->record.counter);
   EXPECT_EQ(take->lease.node_id, "node-a");
   EXPECT_EQ(take->lease.nonce, "mine");
