@@ -1,0 +1,372 @@
+// Faults against the ZooKeeper store itself (src/zookeeper), with a real
+// standalone ZooKeeper: candidates that act as the election machine does
+// (acquire when not leading; renew every ttl/3 while leading; stop at the
+// send time of the last acknowledged acquire or renewal + ttl, or at a lost
+// answer) run on one loop while the server is frozen, wiped, or the lease
+// node deleted by hand, or a holder vanishes without a word. Each case
+// checks the candidates' own record of their terms: no two overlap, and
+// tokens only rise. (Daemon-level fault tests need the zookeeper kind in
+// the store registry; these run the store alone.)
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/zookeeper_server.hpp"
+#include "zookeeper/zk_link.hpp"
+#include "zookeeper/zookeeper_store.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+constexpr milliseconds ttl{2000};
+constexpr milliseconds tick{50};
+
+struct term {
+  std::string who;
+  std::uint64_t token = 0;
+  time_point began{};  // when the acquire's answer arrived
+  time_point ended{};  // when it stopped: lost, or its lease ran out
+};
+
+// One candidate acting as the machine would, on the shared loop.
+class candidate {
+ public:
+  candidate(asio::io_context& io, std::string name, std::unique_ptr<lease_store> store,
+            std::vector<term>& terms)
+      : io_(io), name_(std::move(name)), store_(std::move(store)), timer_(io), terms_(terms) {}
+
+  void start() { schedule(); }
+  // Gone without a release or a close: its process died.
+  void vanish() {
+    if (leading_) end(std::min(mono_clock::now(), valid_until_));
+    stopped_ = true;
+    timer_.cancel();
+    store_.reset();
+  }
+  bool leading() const { return leading_; }
+  const std::string& name() const { return name_; }
+  lease_store& store() { return *store_; }
+  std::vector<acquire_answer> answers;
+  std::vector<std::string> errors;
+  int lost = 0;
+
+ private:
+  void schedule() {
+    if (stopped_) return;
+    timer_.expires_after(tick);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopped_) return;
+      step();
+      schedule();
+    });
+  }
+
+  void step() {
+    const auto now = mono_clock::now();
+    if (leading_ && now >= valid_until_) end(valid_until_);
+    if (busy_) return;
+    if (leading_) {
+      if (now - last_sent_ >= ttl / 3) renew();
+      return;
+    }
+    acquire();
+  }
+
+  void acquire() {
+    busy_ = true;
+    const auto sent = mono_clock::now();
+    store_->async_acquire([this, sent](store_error e, acquire_answer a) {
+      busy_ = false;
+      if (e) return errors.push_back(e.message());
+      answers.push_back(a);
+      if (!a.acquired()) return;
+      leading_ = true;
+      last_sent_ = sent;
+      valid_until_ = sent + ttl;
+      terms_.push_back({name_, a.token, mono_clock::now(), {}});
+      current_ = terms_.size() - 1;
+    });
+  }
+
+  void renew() {
+    busy_ = true;
+    const auto sent = mono_clock::now();
+    last_sent_ = sent;
+    store_->async_renew([this, sent](store_error e, renew_answer a) {
+      busy_ = false;
+      if (e) return errors.push_back(e.message());
+      if (!leading_) return;
+      if (a == renew_answer::lost) {
+        ++lost;
+        end(std::min(mono_clock::now(), valid_until_));
+        return;
+      }
+      valid_until_ = sent + ttl;
+    });
+  }
+
+  void end(time_point at) {
+    if (!leading_) return;
+    leading_ = false;
+    terms_[current_].ended = at;
+  }
+
+  asio::io_context& io_;
+  std::string name_;
+  std::unique_ptr<lease_store> store_;
+  asio::steady_timer timer_;
+  std::vector<term>& terms_;
+  bool busy_ = false;
+  bool leading_ = false;
+  bool stopped_ = false;
+  time_point last_sent_{};
+  time_point valid_until_{};
+  std::size_t current_ = 0;
+};
+
+class zookeeper_faults : public ::testing::Test {
+ protected:
+  zookeeper_store_options options(const std::string& node) {
+    zookeeper_store_options o;
+    o.servers = server.address();
+    o.identity = {"faults", node, ttl};
+    o.connect_timeout = 1500ms;
+    o.command_timeout = 1000ms;
+    return o;
+  }
+  candidate& add(const std::string& node) {
+    all.push_back(std::make_unique<candidate>(io, node, std::make_unique<zookeeper_store>(io, options(node)),
+                                              terms));
+    all.back()->start();
+    return *all.back();
+  }
+  // Runs the loop until `done` or `within` passes.
+  bool run_until(const std::function<bool()>& done, milliseconds within) {
+    const auto deadline = mono_clock::now() + within;
+    while (!done()) {
+      if (mono_clock::now() >= deadline) return false;
+      // Out of work for a while (every candidate gone) stops the loop.
+      if (io.stopped()) io.restart();
+      io.run_one_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+  void run_for(milliseconds d) {
+    run_until([] { return false; }, d);
+  }
+  bool anyone_leads() const {
+    for (const auto& c : all)
+      if (c->leading()) return true;
+    return false;
+  }
+  candidate* leader() const {
+    for (const auto& c : all)
+      if (c->leading()) return c.get();
+    return nullptr;
+  }
+
+  // No two terms overlap (a term still running ends now), tokens rise.
+  void expect_no_overlap() {
+    const auto now = mono_clock::now();
+    for (std::size_t i = 1; i < terms.size(); ++i) {
+      const auto prev_end = terms[i - 1].ended == time_point{} ? now : terms[i - 1].ended;
+      EXPECT_GE(terms[i].began, prev_end)
+          << terms[i].who << " began "
+          << std::chrono::duration_cast<milliseconds>(prev_end - terms[i].began).count()
+          << " ms before " << terms[i - 1].who << "'s term ended";
+      EXPECT_GT(terms[i].token, terms[i - 1].token) << "term " << i;
+    }
+  }
+  static std::string describe(const candidate& c) {
+    std::string out = c.name() + ":";
+    for (const auto& a : c.answers) {
+      out += " [" + std::to_string(static_cast<int>(a.outcome)) + " " + a.holder + " " +
+             std::to_string(a.remaining.count()) + "ms " + a.why + "]";
+    }
+    for (const auto& e : c.errors) out += " error: " + e;
+    return out;
+  }
+  void report(const char* what, milliseconds figure) {
+    std::printf("[ figure ] %s: %lld ms\n", what, static_cast<long long>(figure.count()));
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::fprintf(stderr, "zookeeper log:\n%s\n", server.log_tail().c_str());
+    all.clear();
+  }
+
+  testing::zookeeper_server server;
+  asio::io_context io;
+  std::vector<term> terms;
+  std::vector<std::unique_ptr<candidate>> all;
+};
+
+TEST_F(zookeeper_faults, server_frozen_past_the_session_timeout) {
+  add("node-a");
+  add("node-b");
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+  run_for(1s);
+  for (int round = 0; round < 2; ++round) {
+    auto* old = leader();
+    ASSERT_NE(old, nullptr);
+    const auto frozen_at = mono_clock::now();
+    server.freeze();
+    ASSERT_TRUE(run_until([&] { return !old->leading(); }, 10s)) << "the leader never stopped";
+    report("frozen server: leader stopped after", std::chrono::duration_cast<milliseconds>(mono_clock::now() - frozen_at));
+    run_for(ttl);  // past the session timeout (= ttl)
+    const auto thawed_at = mono_clock::now();
+    server.thaw();
+    ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 20s)) << "nobody led after the thaw";
+    report("frozen server: a leader again after the thaw", std::chrono::duration_cast<milliseconds>(mono_clock::now() - thawed_at));
+    run_for(1s);
+  }
+  expect_no_overlap();
+}
+
+TEST_F(zookeeper_faults, wiped_server_tokens_stay_above_the_old_ones) {
+  add("node-a");
+  add("node-b");
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+  for (int round = 0; round < 2; ++round) {
+    run_for(1s);
+    const auto before = terms.size();
+    const auto wiped_at = mono_clock::now();
+    server.wipe_and_restart();
+    ASSERT_TRUE(run_until([&] { return terms.size() > before && anyone_leads(); }, 30s))
+        << "nobody led after the wipe";
+    report("wiped server: a new term after", std::chrono::duration_cast<milliseconds>(mono_clock::now() - wiped_at));
+  }
+  expect_no_overlap();
+}
+
+TEST_F(zookeeper_faults, an_operators_delete_stops_the_holder_before_a_standby_starts) {
+  auto& a = add("node-a");
+  ASSERT_TRUE(run_until([&] { return a.leading(); }, 10s));
+  auto& b = add("node-b");
+  run_for(1s);
+  ASSERT_TRUE(a.leading());
+
+  // Another client of the ensemble deletes the lease node.
+  auto owner = std::make_shared<int>(0);
+  zookeeper_detail::zk_link_options o;
+  o.hosts = server.address();
+  o.session_timeout = 4000ms;
+  o.owner = owner;
+  std::string error;
+  auto op = zookeeper_detail::zk_link::open(io, o, error);
+  ASSERT_NE(op, nullptr) << error;
+  ASSERT_TRUE(run_until([&] { return op->connected(); }, 10s));
+  int deleted = -1;
+  op->multi({{zookeeper_detail::zk_op::kind::remove, "/baton/faults/lease", {}, -1, false}},
+            [&](int rc, std::vector<zookeeper_detail::zk_op_result>) { deleted = rc; });
+  ASSERT_TRUE(run_until([&] { return deleted != -1; }, 10s));
+  ASSERT_EQ(deleted, 0);
+  const auto deleted_at = mono_clock::now();
+
+  ASSERT_TRUE(run_until([&] { return !a.leading(); }, 5s)) << "the holder kept leading";
+  EXPECT_EQ(a.lost, 1) << "the holder's renewal did not answer lost";
+  report("operator delete: the holder's renewal answered lost after",
+         std::chrono::duration_cast<milliseconds>(mono_clock::now() - deleted_at));
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+  bool guarded = false;
+  for (const auto& answer : b.answers) guarded = guarded || !answer.why.empty();
+  EXPECT_TRUE(guarded || leader() == &a) << "b took over without the early-loss guard";
+  op->close(false);
+  expect_no_overlap();
+}
+
+TEST_F(zookeeper_faults, a_holder_gone_without_a_word_is_followed_after_its_session_expires) {
+  for (int round = 0; round < 2; ++round) {
+    auto& a = add("node-a-" + std::to_string(round));
+    ASSERT_TRUE(run_until([&] { return a.leading(); }, 10s)) << describe(a);
+    auto& b = add("node-b-" + std::to_string(round));
+    run_for(1s);
+    const auto gone_at = mono_clock::now();
+    a.vanish();
+    ASSERT_TRUE(run_until([&] { return b.leading(); }, 15s)) << "the standby never took over";
+    const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - gone_at);
+    report("holder gone without a word: the standby led after", took);
+    EXPECT_GE(took, ttl - 700ms) << "taken before the session could have expired";
+    b.vanish();
+    run_for(ttl + 1s);  // b's session expires too before the next round
+  }
+  expect_no_overlap();
+}
+
+TEST_F(zookeeper_faults, digest_acls_keep_other_clients_off_the_election) {
+  auto dir = std::filesystem::temp_directory_path() / ("baton-zk-auth-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "password") << "s3cret\n";
+  auto with_auth = options("node-a");
+  with_auth.auth_scheme = "digest";
+  with_auth.auth_user = "baton";
+  with_auth.password_file = (dir / "password").string();
+  auto a = std::make_unique<zookeeper_store>(io, with_auth);
+  store_error a_error;
+  acquire_answer a_answer;
+  bool a_done = false;
+  // The first start on an empty server: the record is made, held back.
+  for (int i = 0; i < 50 && !a_answer.acquired(); ++i) {
+    a_done = false;
+    a->async_acquire([&](store_error e, acquire_answer x) {
+      a_error = e;
+      a_answer = x;
+      a_done = true;
+    });
+    ASSERT_TRUE(run_until([&] { return a_done; }, 10s));
+    ASSERT_FALSE(a_error) << a_error.message();
+    if (!a_answer.acquired()) run_for(200ms);
+  }
+  ASSERT_TRUE(a_answer.acquired());
+
+  // Without the credentials: it can read who holds it (world read), and
+  // nothing more.
+  auto b = std::make_unique<zookeeper_store>(io, options("node-b"));
+  bool released = false;
+  a->async_release([&](store_error e, release_answer r) {
+    EXPECT_FALSE(e) << e.message();
+    EXPECT_EQ(r, release_answer::released);
+    released = true;
+  });
+  ASSERT_TRUE(run_until([&] { return released; }, 10s));
+  store_error b_error;
+  bool b_done = false;
+  b->async_acquire([&](store_error e, acquire_answer) {
+    b_error = e;
+    b_done = true;
+  });
+  ASSERT_TRUE(run_until([&] { return b_done; }, 10s));
+  EXPECT_EQ(b_error.code, make_error_code(zookeeper_errc::no_access)) << b_error.message();
+  EXPECT_EQ(b_error.code, store_errc::refused);
+
+  // A wrong password: refused as auth.
+  std::ofstream(dir / "wrong") << "nope\n";
+  auto wrong = with_auth;
+  wrong.identity.node_id = "node-c";
+  wrong.password_file = (dir / "wrong").string();
+  auto c = std::make_unique<zookeeper_store>(io, wrong);
+  store_error c_error;
+  bool c_done = false;
+  c->async_acquire([&](store_error e, acquire_answer) {
+    c_error = e;
+    c_done = true;
+  });
+  ASSERT_TRUE(run_until([&] { return c_done; }, 10s));
+  EXPECT_TRUE(c_error) << "acquired with a wrong password";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace baton
