@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "zookeeper_on_demand.hpp"
+
 namespace baton::zookeeper_detail {
 namespace {
 
@@ -116,6 +118,10 @@ zk_link::zk_link(asio::io_context& io, zk_link_options options)
 
 std::shared_ptr<zk_link> zk_link::open(asio::io_context& io, zk_link_options options,
                                        std::string& error) {
+  if (const auto missing = zookeeper_client_load_error()) {
+    error = "the zookeeper store needs the ZooKeeper C client: " + *missing;
+    return nullptr;
+  }
   // The client's own log would go to stderr; the store reports what matters.
   static const bool quiet = [] {
     zoo_set_debug_level(static_cast<ZooLogLevel>(0));

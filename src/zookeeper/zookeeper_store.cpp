@@ -20,6 +20,7 @@
 #include "store/nonce.hpp"
 #include "store/store_shell.hpp"
 #include "zk_link.hpp"
+#include "zookeeper_on_demand.hpp"
 
 namespace baton {
 namespace {
@@ -726,6 +727,9 @@ struct zookeeper_store::impl {
 zookeeper_store::zookeeper_store(asio::io_context& io, zookeeper_store_options options) {
   auto& id = options.identity;
   require_valid_identity(id, "zookeeper_store");
+  if (const auto missing = zookeeper_client_load_error()) {
+    throw std::invalid_argument("zookeeper_store: the ZooKeeper C client is needed: " + *missing);
+  }
   if (const auto p = election_name_problem(id.election)) {
     throw std::invalid_argument("zookeeper_store: election \"" + id.election + "\" " + *p);
   }
