@@ -149,7 +149,7 @@ std::shared_ptr<zk_link> zk_link::open(asio::io_context& io, zk_link_options opt
   return link;
 }
 
-zk_link::~zk_link() { close(false); }
+zk_link::~zk_link() { close(); }
 
 void zk_link::post(std::function<void()> fn) {
   asio::post(io_, [w = options_.owner, fn = std::move(fn)] {
@@ -195,6 +195,7 @@ void zk_link::pump() {
   timeval tv{};
   const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
   pumping_ = false;
+  fd_ = fd;
   report_state();
   if (rc == ZINVALIDSTATE) {
     // Expired or refused: the handle is done; the state event says so.
@@ -346,7 +347,7 @@ void zk_link::multi(std::vector<zk_op> ops, multi_handler done) {
   pump();
 }
 
-void zk_link::close(bool keep_ephemerals) {
+void zk_link::close() {
   if (closed_) return;
   closed_ = true;
   // No more state or node events; completions still run (ZCLOSING).
@@ -360,13 +361,7 @@ void zk_link::close(bool keep_ephemerals) {
   }
   timer_.cancel();
   if (!zh_) return;
-  if (keep_ephemerals) {
-    int fd = -1;
-    int interest = 0;
-    timeval tv{};
-    zookeeper_interest(zh_, &fd, &interest, &tv);
-    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
-  }
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
   // Pending completions run here with ZCLOSING, posted to the owner.
   zookeeper_close(zh_);
   zh_ = nullptr;

@@ -91,10 +91,13 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
   /// The server this session is connected to ("" when not connected).
   std::string connected_server() const;
 
-  /// Ends the session. `keep_ephemerals`: the socket is shut down first so
-  /// that the close request never reaches the server; the session (and a
-  /// lease node with it) then expires on its timeout, as a crash would.
-  void close(bool keep_ephemerals);
+  /// Lets go of the session without telling the server: the socket is shut
+  /// down first, so that the close request never leaves. The client would
+  /// otherwise wait (blocking the loop) for the server to confirm, up to the
+  /// session timeout when it does not answer. The session, and a lease node
+  /// with it, then expires on its timeout, as after a crash: a lease ends by
+  /// its release or its timeout, never by a close.
+  void close();
 
   /// Called by the C trampolines; not for the store.
   void post(std::function<void()> fn);
@@ -115,6 +118,8 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
   std::uint64_t generation_ = 0;
   bool pumping_ = false;
   int reported_state_ = 0;
+  // The client's socket as the last turn named it (-1 = none).
+  int fd_ = -1;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   std::shared_ptr<int> watch_alive_ = std::make_shared<int>(0);
   bool closed_ = false;

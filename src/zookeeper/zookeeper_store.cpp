@@ -162,8 +162,8 @@ struct zookeeper_store::impl {
     o.on_state = [this, gen](int state) {
       if (gen == link_gen) on_state(state);
     };
-    o.on_node_event = [this, gen](int, const std::string&) {
-      if (gen == link_gen) arm_watch();
+    o.on_node_event = [this, gen](int type, const std::string&) {
+      if (gen == link_gen) node_event(type);
     };
     std::string error;
     session_up = false;
@@ -296,10 +296,10 @@ struct zookeeper_store::impl {
     session_up = false;
     watch_armed = false;
     arming = false;
-    // While this store holds a lease, the close request is not sent: the
-    // lease node then lives until the session expires, as after a crash,
-    // rather than vanishing while the leader may still count on it.
-    l->close(held.token != 0);
+    // The close request is not sent (zk_link::close): a lease node lives
+    // until the session expires, as after a crash, rather than vanishing
+    // while the leader may still count on it.
+    l->close();
   }
 
   // Calls `fn` once a session is up (at once when it is), or with the
@@ -627,16 +627,28 @@ struct zookeeper_store::impl {
     });
   }
 
+  // The watch fired (it is one-shot): what happened is decided when it is
+  // armed again, by then this store's own release has completed too.
+  void node_event(int type) {
+    if (type == ZOO_DELETED_EVENT) deleted_event = true;
+    if (type == ZOO_CREATED_EVENT) created_event = true;
+    arm_watch();
+  }
+
   // Announcements from what the watch found: the node it watched gone (a
   // release, unless it was this store's own), a node of a new term there.
+  // A term can come and go between a creation event and the watch armed
+  // again: the node is absent then, and that is a release too.
   void observe(const node_seen& seen) {
     const auto before = watched_czxid;
     watched_czxid = seen.exists ? seen.czxid : 0;
+    const bool deleted = std::exchange(deleted_event, false);
+    const bool came_and_went = std::exchange(created_event, false) && !seen.exists;
     if (!baseline) {
       baseline = true;
       return;
     }
-    if (before != 0 && before != watched_czxid) {
+    if ((before != 0 && before != watched_czxid) || (deleted && before == 0) || came_and_went) {
       if (std::exchange(suppress_release, false)) {
         // Our own release: not reported to us.
       } else {
@@ -721,6 +733,8 @@ struct zookeeper_store::impl {
   bool rearm = false;
   bool baseline = false;
   bool suppress_release = false;
+  bool deleted_event = false;
+  bool created_event = false;
   std::int64_t watched_czxid = 0;
 };
 

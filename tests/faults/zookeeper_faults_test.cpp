@@ -283,7 +283,7 @@ TEST_F(zookeeper_faults, an_operators_delete_stops_the_holder_before_a_standby_s
   bool guarded = false;
   for (const auto& answer : b.answers) guarded = guarded || !answer.why.empty();
   EXPECT_TRUE(guarded || leader() == &a) << "b took over without the early-loss guard";
-  op->close(false);
+  op->close();
   expect_no_overlap();
 }
 
@@ -303,6 +303,24 @@ TEST_F(zookeeper_faults, a_holder_gone_without_a_word_is_followed_after_its_sess
     run_for(ttl + 1s);  // b's session expires too before the next round
   }
   expect_no_overlap();
+}
+
+// Closing or destroying a store never blocks the loop on a server that does
+// not answer: the close request is not sent.
+TEST_F(zookeeper_faults, closing_stores_while_the_server_is_frozen_does_not_block) {
+  auto& a = add("node-a");
+  ASSERT_TRUE(run_until([&] { return a.leading(); }, 10s));
+  auto& b = add("node-b");
+  run_for(500ms);
+  server.freeze();
+  const auto t0 = mono_clock::now();
+  b.store().close();
+  a.vanish();
+  b.vanish();
+  const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - t0);
+  server.thaw();
+  report("closing two stores on a frozen server took", took);
+  EXPECT_LT(took, 500ms);
 }
 
 TEST_F(zookeeper_faults, digest_acls_keep_other_clients_off_the_election) {
