@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "support/free_port.hpp"
 #include "support/zookeeper_server.hpp"
 #include "zookeeper/zk_link.hpp"
 #include "zookeeper/zookeeper_store.hpp"
@@ -136,11 +137,12 @@ class candidate {
   std::size_t current_ = 0;
 };
 
-class zookeeper_faults : public ::testing::Test {
+class candidates_on_one_loop : public ::testing::Test {
  protected:
+  virtual std::string servers() const = 0;
   zookeeper_store_options options(const std::string& node) {
     zookeeper_store_options o;
-    o.servers = server.address();
+    o.servers = servers();
     o.identity = {"faults", node, ttl};
     o.connect_timeout = 1500ms;
     o.command_timeout = 1000ms;
@@ -202,15 +204,20 @@ class zookeeper_faults : public ::testing::Test {
     std::printf("[ figure ] %s: %lld ms\n", what, static_cast<long long>(figure.count()));
   }
 
+  asio::io_context io;
+  std::vector<term> terms;
+  std::vector<std::unique_ptr<candidate>> all;
+};
+
+class zookeeper_faults : public candidates_on_one_loop {
+ protected:
+  std::string servers() const override { return server.address(); }
   void TearDown() override {
     if (HasFailure()) std::fprintf(stderr, "zookeeper log:\n%s\n", server.log_tail().c_str());
     all.clear();
   }
 
   testing::zookeeper_server server;
-  asio::io_context io;
-  std::vector<term> terms;
-  std::vector<std::unique_ptr<candidate>> all;
 };
 
 TEST_F(zookeeper_faults, server_frozen_past_the_session_timeout) {
@@ -384,6 +391,91 @@ TEST_F(zookeeper_faults, digest_acls_keep_other_clients_off_the_election) {
   ASSERT_TRUE(run_until([&] { return c_done; }, 10s));
   EXPECT_TRUE(c_error) << "acquired with a wrong password";
   std::filesystem::remove_all(dir);
+}
+
+// --- a 3-server ensemble on loopback ----------------------------------------------
+
+class zookeeper_ensemble_faults : public candidates_on_one_loop {
+ protected:
+  void SetUp() override {
+    std::vector<testing::zookeeper_peer> peers;
+    for (int id = 1; id <= 3; ++id) {
+      peers.push_back({id, "127.0.0.1", testing::free_loopback_port(), testing::free_loopback_port(),
+                       testing::free_loopback_port()});
+    }
+    for (const auto& p : peers) {
+      testing::zookeeper_server_options o;
+      o.server_id = p.id;
+      o.peers = peers;
+      o.client_port = p.client_port;
+      members.push_back(std::make_unique<testing::zookeeper_server>(o, false));
+    }
+    for (auto& m : members) ASSERT_TRUE(m->wait_ready()) << m->log_tail();
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      for (auto& m : members) std::fprintf(stderr, "member %d:\n%s\n", m->options().server_id, m->log_tail().c_str());
+    }
+    all.clear();
+  }
+  std::string servers() const override {
+    std::string out;
+    for (const auto& m : members) out += (out.empty() ? "" : ",") + m->address();
+    return out;
+  }
+  testing::zookeeper_server* ensemble_leader() {
+    for (auto& m : members)
+      if (m->mode() == "leader") return m.get();
+    return nullptr;
+  }
+
+  std::vector<std::unique_ptr<testing::zookeeper_server>> members;
+};
+
+TEST_F(zookeeper_ensemble_faults, the_ensembles_leader_killed) {
+  add("node-a");
+  add("node-b");
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+  for (int round = 0; round < 2; ++round) {
+    run_for(1s);
+    auto* zk_leader = ensemble_leader();
+    ASSERT_NE(zk_leader, nullptr);
+    auto* before = leader();
+    const auto killed_at = mono_clock::now();
+    zk_leader->stop(true);
+    // A new ensemble leader: the two others form a quorum.
+    ASSERT_TRUE(run_until([&] { return ensemble_leader() != nullptr; }, 20s));
+    report("ensemble leader killed: a new one after",
+           std::chrono::duration_cast<milliseconds>(mono_clock::now() - killed_at));
+    run_for(ttl);
+    ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 20s));
+    std::printf("[ figure ] ensemble leader killed: baton's leader %s\n",
+                leader() == before ? "kept leading" : "changed");
+    zk_leader->start(false);
+    ASSERT_TRUE(zk_leader->wait_ready());
+  }
+  expect_no_overlap();
+}
+
+TEST_F(zookeeper_ensemble_faults, quorum_lost_longer_than_the_ttl) {
+  add("node-a");
+  add("node-b");
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+  run_for(1s);
+  const auto lost_at = mono_clock::now();
+  members[0]->stop(true);
+  members[1]->stop(true);
+  ASSERT_TRUE(run_until([&] { return !anyone_leads(); }, 10s)) << "led on without a quorum";
+  report("quorum lost: the leader stopped after",
+         std::chrono::duration_cast<milliseconds>(mono_clock::now() - lost_at));
+  run_for(ttl * 2);
+  EXPECT_FALSE(anyone_leads());
+  const auto back_at = mono_clock::now();
+  members[0]->start(false);
+  members[1]->start(false);
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 40s)) << "nobody led after the quorum came back";
+  report("quorum back: a leader after", std::chrono::duration_cast<milliseconds>(mono_clock::now() - back_at));
+  expect_no_overlap();
 }
 
 }  // namespace
