@@ -52,7 +52,8 @@ std::optional<std::string> path_prefix_problem(std::string_view prefix) {
 
 std::optional<std::string> election_name_problem(std::string_view election) {
   if (election.empty()) return "is empty";
-  if (election.find('/') != std::string_view::npos) return "holds a / (it is one ZooKeeper node name)";
+  if (election.find('/') != std::string_view::npos)
+    return "holds a / (it is one ZooKeeper node name)";
   if (election == "." || election == "..") return "is . or ..";
   if (has_control_char(election)) return "holds a control character";
   return std::nullopt;
@@ -116,7 +117,9 @@ std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms) {
   return std::max(counter + 1, clock_us + 1);
 }
 
-record_value released_record(std::uint64_t token) { return {token, token, "", ""}; }
+record_value released_record(std::uint64_t token) {
+  return {token, token, "", ""};
+}
 
 std::optional<std::string> session_timeout_problem(milliseconds negotiated, milliseconds ttl) {
   if (negotiated >= ttl) return std::nullopt;
@@ -149,7 +152,9 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
       // Ours: a re-acquire, or our create whose reply was lost. A new token
       // all the same, as every success takes one.
       const auto token = next_token(rec->counter, record.mtime_ms);
-      return retake{{token, rec->released, "", ""}, record.version, {token, facts.node_id, facts.nonce},
+      return retake{{token, rec->released, "", ""},
+                    record.version,
+                    {token, facts.node_id, facts.nonce},
                     lease.version};
     }
     return held{value->node_id, value->token, held_remaining(lease, facts)};
@@ -158,10 +163,12 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
   const auto elapsed = std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_hold_at);
   if (!facts.pending_reset.empty()) {
     // A hold another candidate wrote after this store's reset covers it.
-    const bool covered = first_sight || (!rec->hold.empty() && facts.seen_hold_at >= facts.pending_reset_at &&
-                                         elapsed < facts.ttl);
+    const bool covered =
+        first_sight ||
+        (!rec->hold.empty() && facts.seen_hold_at >= facts.pending_reset_at && elapsed < facts.ttl);
     if (!covered) {
-      return write_hold{{rec->counter, rec->released, hold_mark, facts.pending_reset}, record.version};
+      return write_hold{{rec->counter, rec->released, hold_mark, facts.pending_reset},
+                        record.version};
     }
   }
   if (!rec->hold.empty()) {
@@ -188,12 +195,14 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
 
 write_outcome classify_write(int rc) {
   switch (rc) {
-    case ZOK: return write_outcome::done;
+    case ZOK:
+      return write_outcome::done;
     case ZNODEEXISTS:
     case ZBADVERSION:
     case ZNONODE:
       return write_outcome::raced;
-    default: return write_outcome::failed;
+    default:
+      return write_outcome::failed;
   }
 }
 

@@ -31,7 +31,8 @@ server_list parse_servers(std::string_view text) {
     const auto item = trim(text.substr(0, comma));
     const std::string shown(item);
     if (item.find('/') != std::string_view::npos) {
-      out.error = "\"" + shown + "\": a chroot is not taken here; zookeeper.path says where the nodes live";
+      out.error =
+          "\"" + shown + "\": a chroot is not taken here; zookeeper.path says where the nodes live";
       return out;
     }
     server_address a;
@@ -46,8 +47,7 @@ server_list parse_servers(std::string_view text) {
       port_text = item.substr(close + 2);
     } else {
       const auto colon = item.rfind(':');
-      if (colon == std::string_view::npos || colon == 0 ||
-          item.find(':') != colon) {
+      if (colon == std::string_view::npos || colon == 0 || item.find(':') != colon) {
         out.error = "\"" + shown + "\" is not host:port";
         return out;
       }

@@ -68,7 +68,9 @@ void on_stat(int rc, const Stat* stat, const void* data) {
   deliver_node(std::move(c), rc, std::move(seen));
 }
 
-void on_created(int rc, const char*, const Stat* stat, const void* data) { on_stat(rc, stat, data); }
+void on_created(int rc, const char*, const Stat* stat, const void* data) {
+  on_stat(rc, stat, data);
+}
 
 void on_multi(int rc, const void* data) {
   std::unique_ptr<call> c(static_cast<call*>(const_cast<void*>(data)));
@@ -79,9 +81,8 @@ void on_multi(int rc, const void* data) {
       results[i].stat = from_stat(c->stats[i]);
     }
   }
-  c->link->post([done = std::move(c->multi_done), rc, results = std::move(results)] {
-    done(rc, results);
-  });
+  c->link->post(
+      [done = std::move(c->multi_done), rc, results = std::move(results)] { done(rc, results); });
 }
 
 void on_auth(int, const void*) {}
@@ -149,7 +150,9 @@ std::shared_ptr<zk_link> zk_link::open(asio::io_context& io, zk_link_options opt
   return link;
 }
 
-zk_link::~zk_link() { close(); }
+zk_link::~zk_link() {
+  close();
+}
 
 void zk_link::post(std::function<void()> fn) {
   asio::post(io_, [w = options_.owner, fn = std::move(fn)] {
@@ -157,9 +160,13 @@ void zk_link::post(std::function<void()> fn) {
   });
 }
 
-int zk_link::state() const { return zh_ ? zoo_state(zh_) : 0; }
+int zk_link::state() const {
+  return zh_ ? zoo_state(zh_) : 0;
+}
 
-bool zk_link::connected() const { return state() == ZOO_CONNECTED_STATE; }
+bool zk_link::connected() const {
+  return state() == ZOO_CONNECTED_STATE;
+}
 
 std::int64_t zk_link::session_id() const {
   if (!zh_) return 0;
@@ -299,9 +306,10 @@ void zk_link::create(const std::string& path, const std::string& data, bool ephe
   c->node_done = std::move(done);
   auto* raw = c.get();
   const auto* acl = options_.digest.empty() ? &ZOO_OPEN_ACL_UNSAFE : &baton_acl;
-  const int rc = zh_ ? zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()),
-                                    acl, ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, on_created, raw)
-                     : ZINVALIDSTATE;
+  const int rc =
+      zh_ ? zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
+                         ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, on_created, raw)
+          : ZINVALIDSTATE;
   if (rc != ZOK) {
     post([done = std::move(c->node_done), rc] { done(rc, {}); });
     return;
@@ -331,8 +339,12 @@ void zk_link::multi(std::vector<zk_op> ops, multi_handler done) {
         zoo_set_op_init(&c->ops[i], path.c_str(), data.data(), static_cast<int>(data.size()),
                         ops[i].version, &c->stats[i]);
         break;
-      case zk_op::kind::remove: zoo_delete_op_init(&c->ops[i], path.c_str(), ops[i].version); break;
-      case zk_op::kind::check: zoo_check_op_init(&c->ops[i], path.c_str(), ops[i].version); break;
+      case zk_op::kind::remove:
+        zoo_delete_op_init(&c->ops[i], path.c_str(), ops[i].version);
+        break;
+      case zk_op::kind::check:
+        zoo_check_op_init(&c->ops[i], path.c_str(), ops[i].version);
+        break;
     }
   }
   auto* raw = c.get();

@@ -10,16 +10,26 @@ class zookeeper_category_impl final : public std::error_category {
   const char* name() const noexcept override { return "baton.zookeeper"; }
   std::string message(int value) const override {
     switch (static_cast<zookeeper_errc>(value)) {
-      case zookeeper_errc::connect_failed: return "cannot connect to ZooKeeper";
-      case zookeeper_errc::connection_lost: return "connection to ZooKeeper lost";
-      case zookeeper_errc::session_expired: return "ZooKeeper session expired";
-      case zookeeper_errc::timeout: return "ZooKeeper did not answer in time";
-      case zookeeper_errc::auth_failed: return "ZooKeeper refused the credentials";
-      case zookeeper_errc::no_access: return "a ZooKeeper ACL denies access";
-      case zookeeper_errc::session_too_short: return "ZooKeeper session timeout shorter than the ttl";
-      case zookeeper_errc::unexpected_reply: return "unexpected data in a ZooKeeper node";
-      case zookeeper_errc::server_error: return "ZooKeeper error";
-      case zookeeper_errc::contention: return "ZooKeeper nodes changed on every try";
+      case zookeeper_errc::connect_failed:
+        return "cannot connect to ZooKeeper";
+      case zookeeper_errc::connection_lost:
+        return "connection to ZooKeeper lost";
+      case zookeeper_errc::session_expired:
+        return "ZooKeeper session expired";
+      case zookeeper_errc::timeout:
+        return "ZooKeeper did not answer in time";
+      case zookeeper_errc::auth_failed:
+        return "ZooKeeper refused the credentials";
+      case zookeeper_errc::no_access:
+        return "a ZooKeeper ACL denies access";
+      case zookeeper_errc::session_too_short:
+        return "ZooKeeper session timeout shorter than the ttl";
+      case zookeeper_errc::unexpected_reply:
+        return "unexpected data in a ZooKeeper node";
+      case zookeeper_errc::server_error:
+        return "ZooKeeper error";
+      case zookeeper_errc::contention:
+        return "ZooKeeper nodes changed on every try";
     }
     return "unknown ZooKeeper error";
   }
@@ -29,9 +39,12 @@ class zookeeper_category_impl final : public std::error_category {
       case zookeeper_errc::connection_lost:
       case zookeeper_errc::session_expired:
         return store_errc::unavailable;
-      case zookeeper_errc::timeout: return store_errc::timeout;
-      case zookeeper_errc::auth_failed: return store_errc::auth;
-      case zookeeper_errc::unexpected_reply: return store_errc::protocol;
+      case zookeeper_errc::timeout:
+        return store_errc::timeout;
+      case zookeeper_errc::auth_failed:
+        return store_errc::auth;
+      case zookeeper_errc::unexpected_reply:
+        return store_errc::protocol;
       case zookeeper_errc::no_access:
       case zookeeper_errc::session_too_short:
       case zookeeper_errc::server_error:
@@ -62,13 +75,19 @@ zookeeper_errc classify_zoo_result(int rc) {
     case ZSESSIONEXPIRED:
     case ZSESSIONMOVED:
       return zookeeper_errc::session_expired;
-    case ZOPERATIONTIMEOUT: return zookeeper_errc::timeout;
-    case ZAUTHFAILED: return zookeeper_errc::auth_failed;
-    case ZNOAUTH: return zookeeper_errc::no_access;
-    default: return zookeeper_errc::server_error;
+    case ZOPERATIONTIMEOUT:
+      return zookeeper_errc::timeout;
+    case ZAUTHFAILED:
+      return zookeeper_errc::auth_failed;
+    case ZNOAUTH:
+      return zookeeper_errc::no_access;
+    default:
+      return zookeeper_errc::server_error;
   }
 }
 
-std::string zoo_result_text(int rc) { return zerror(rc); }
+std::string zoo_result_text(int rc) {
+  return zerror(rc);
+}
 
 }  // namespace baton

@@ -38,8 +38,9 @@ Fn real(Fn /*forwarder*/, const char* name) {
   const auto& lib = library();
   void* symbol = lib.handle != nullptr ? ::dlsym(lib.handle, name) : nullptr;
   if (symbol == nullptr) {
-    std::fprintf(stderr, "baton: zookeeper client: %s: %s\n", name,
-                 lib.handle == nullptr ? lib.error.c_str() : "no such function in libzookeeper_st.so.2");
+    std::fprintf(
+        stderr, "baton: zookeeper client: %s: %s\n", name,
+        lib.handle == nullptr ? lib.error.c_str() : "no such function in libzookeeper_st.so.2");
     std::abort();
   }
   return reinterpret_cast<Fn>(symbol);
@@ -80,15 +81,16 @@ const int ZOO_CHILD_EVENT = 4;
 const int ZOO_SESSION_EVENT = -1;
 const int ZOO_NOTWATCHING_EVENT = -2;
 
-static struct ACL baton_open_acl[] = {{0x1f, {const_cast<char*>("world"), const_cast<char*>("anyone")}}};
+static struct ACL baton_open_acl[] = {
+    {0x1f, {const_cast<char*>("world"), const_cast<char*>("anyone")}}};
 struct ACL_vector ZOO_OPEN_ACL_UNSAFE = {1, baton_open_acl};
 
 void zoo_set_debug_level(ZooLogLevel level) {
   BATON_ZOO(zoo_set_debug_level);
   target(level);
 }
-zhandle_t* zookeeper_init(const char* host, watcher_fn fn, int recv_timeout, const clientid_t* clientid,
-                          void* context, int flags) {
+zhandle_t* zookeeper_init(const char* host, watcher_fn fn, int recv_timeout,
+                          const clientid_t* clientid, void* context, int flags) {
   BATON_ZOO(zookeeper_init);
   return target(host, fn, recv_timeout, clientid, context, flags);
 }
@@ -113,7 +115,8 @@ int zoo_recv_timeout(zhandle_t* zh) {
   BATON_ZOO(zoo_recv_timeout);
   return target(zh);
 }
-struct sockaddr* zookeeper_get_connected_host(zhandle_t* zh, struct sockaddr* addr, socklen_t* addr_len) {
+struct sockaddr* zookeeper_get_connected_host(zhandle_t* zh, struct sockaddr* addr,
+                                              socklen_t* addr_len) {
   BATON_ZOO(zookeeper_get_connected_host);
   return target(zh, addr, addr_len);
 }
@@ -125,7 +128,8 @@ int zookeeper_process(zhandle_t* zh, int events) {
   BATON_ZOO(zookeeper_process);
   return target(zh, events);
 }
-int zoo_aget(zhandle_t* zh, const char* path, int watch, data_completion_t completion, const void* data) {
+int zoo_aget(zhandle_t* zh, const char* path, int watch, data_completion_t completion,
+             const void* data) {
   BATON_ZOO(zoo_aget);
   return target(zh, path, watch, completion, data);
 }
@@ -146,7 +150,8 @@ int zoo_amulti(zhandle_t* zh, int count, const zoo_op_t* ops, zoo_op_result_t* r
   return target(zh, count, ops, results, completion, data);
 }
 void zoo_create_op_init(zoo_op_t* op, const char* path, const char* value, int valuelen,
-                        const struct ACL_vector* acl, int mode, char* path_buffer, int path_buffer_len) {
+                        const struct ACL_vector* acl, int mode, char* path_buffer,
+                        int path_buffer_len) {
   BATON_ZOO(zoo_create_op_init);
   target(op, path, value, valuelen, acl, mode, path_buffer, path_buffer_len);
 }

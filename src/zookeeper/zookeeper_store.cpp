@@ -39,7 +39,8 @@ std::string read_password(const std::string& file) {
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.empty()) throw std::invalid_argument("zookeeper_store: the password file " + file + " is empty");
+  if (line.empty())
+    throw std::invalid_argument("zookeeper_store: the password file " + file + " is empty");
   return line;
 }
 
@@ -123,7 +124,8 @@ struct zookeeper_store::impl {
   }
 
   template <typename Answer>
-  std::shared_ptr<op<Answer>> start(std::function<void(store_error, Answer)> handler, const char* what) {
+  std::shared_ptr<op<Answer>> start(std::function<void(store_error, Answer)> handler,
+                                    const char* what) {
     auto o = std::make_shared<op<Answer>>(io, std::move(handler));
     std::erase_if(ops, [](const std::weak_ptr<op_base>& w) {
       const auto p = w.lock();
@@ -136,10 +138,11 @@ struct zookeeper_store::impl {
                             limit](const boost::system::error_code& ec) {
       if (ec || w.expired()) return;
       if (auto p = weak_op.lock()) {
-        p->finish(shell.note_failure({zookeeper_errc::timeout,
-                                      std::string(what) + " on ZooKeeper " + where() +
-                                          ": no answer within " + std::to_string(limit.count()) + " ms"}),
-                  Answer{});
+        p->finish(
+            shell.note_failure({zookeeper_errc::timeout,
+                                std::string(what) + " on ZooKeeper " + where() +
+                                    ": no answer within " + std::to_string(limit.count()) + " ms"}),
+            Answer{});
       }
     });
     return o;
@@ -185,8 +188,8 @@ struct zookeeper_store::impl {
       resolving = false;
       if (found->empty()) {
         fail_waiters(shell.note_failure(
-            {zookeeper_errc::connect_failed, "cannot resolve the ZooKeeper servers " + options.servers +
-                                                 ":" + *errors}));
+            {zookeeper_errc::connect_failed,
+             "cannot resolve the ZooKeeper servers " + options.servers + ":" + *errors}));
         return;
       }
       numeric_hosts = client_hosts(*found);
@@ -225,7 +228,8 @@ struct zookeeper_store::impl {
         session_up = true;
         negotiated = link->negotiated_timeout();
         if (const auto problem = session_timeout_problem(negotiated, ttl())) {
-          session_problem = {zookeeper_errc::session_too_short, "ZooKeeper " + options.servers + ": " + *problem};
+          session_problem = {zookeeper_errc::session_too_short,
+                             "ZooKeeper " + options.servers + ": " + *problem};
         } else {
           session_problem = {};
         }
@@ -241,9 +245,10 @@ struct zookeeper_store::impl {
       return;
     }
     if (state == ZOO_AUTH_FAILED_STATE) {
-      auto e = shell.note_failure({zookeeper_errc::auth_failed, "ZooKeeper " + options.servers +
-                                                                    " refused the digest credentials of user " +
-                                                                    options.auth_user});
+      auto e =
+          shell.note_failure({zookeeper_errc::auth_failed,
+                              "ZooKeeper " + options.servers +
+                                  " refused the digest credentials of user " + options.auth_user});
       drop_link();
       fail_waiters(e);
       if (watching) shell.set_wakeups(false, e.message());
@@ -261,14 +266,15 @@ struct zookeeper_store::impl {
       lost_timer_running = true;
       const auto timeout = negotiated.count() > 0 ? negotiated : session_timeout();
       lost_timer.expires_after(timeout);
-      lost_timer.async_wait([this, w = shell.guard(), gen = link_gen,
-                             timeout](const boost::system::error_code& ec) {
-        if (w.expired()) return;
-        lost_timer_running = false;
-        if (ec || gen != link_gen || !link || link->connected()) return;
-        session_lost("no ZooKeeper server took the session back within its timeout of " +
-                     std::to_string(timeout.count()) + " ms (an ensemble that lost its data refuses it)");
-      });
+      lost_timer.async_wait(
+          [this, w = shell.guard(), gen = link_gen, timeout](const boost::system::error_code& ec) {
+            if (w.expired()) return;
+            lost_timer_running = false;
+            if (ec || gen != link_gen || !link || link->connected()) return;
+            session_lost("no ZooKeeper server took the session back within its timeout of " +
+                         std::to_string(timeout.count()) +
+                         " ms (an ensemble that lost its data refuses it)");
+          });
     }
   }
 
@@ -318,10 +324,10 @@ struct zookeeper_store::impl {
         if (it->id != id) continue;
         auto waiting = std::move(it->fn);
         waiters.erase(it);
-        waiting(shell.note_failure({zookeeper_errc::connect_failed,
-                               "no ZooKeeper server of " + options.servers + " gave a session within " +
-                                   std::to_string(options.connect_timeout.count()) + " ms (" +
-                                   last_state + ")"}));
+        waiting(shell.note_failure(
+            {zookeeper_errc::connect_failed,
+             "no ZooKeeper server of " + options.servers + " gave a session within " +
+                 std::to_string(options.connect_timeout.count()) + " ms (" + last_state + ")"}));
         return;
       }
     });
@@ -388,12 +394,21 @@ struct zookeeper_store::impl {
       const auto gen = link_gen;
       link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
         if (o->done) return;
-        if (rc != ZOK && rc != ZNONODE) return o->finish(shell.note_failure(zoo_failure(rc, "read " + paths.record)), {});
-        if (gen != link_gen) return o->finish(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session changed during an acquire"}), {});
+        if (rc != ZOK && rc != ZNONODE)
+          return o->finish(shell.note_failure(zoo_failure(rc, "read " + paths.record)), {});
+        if (gen != link_gen)
+          return o->finish(shell.note_failure({zookeeper_errc::connection_lost,
+                                               "the ZooKeeper session changed during an acquire"}),
+                           {});
         link->get(paths.lease, [this, o, attempt, gen, record](int rc2, node_seen lease) {
           if (o->done) return;
-          if (rc2 != ZOK && rc2 != ZNONODE) return o->finish(shell.note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
-          if (gen != link_gen) return o->finish(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session changed during an acquire"}), {});
+          if (rc2 != ZOK && rc2 != ZNONODE)
+            return o->finish(shell.note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
+          if (gen != link_gen)
+            return o->finish(
+                shell.note_failure({zookeeper_errc::connection_lost,
+                                    "the ZooKeeper session changed during an acquire"}),
+                {});
           decide(o, attempt, record, lease);
         });
       });
@@ -406,9 +421,11 @@ struct zookeeper_store::impl {
         seen_hold = rec->hold;
         seen_hold_at = now;
         if (!rec->hold.empty() && rec->hold.rfind(nonce + "-", 0) != 0) {
-          shell.report_reset(store_events::reset{"another candidate holds election " + options.identity.election +
+          shell.report_reset(store_events::reset{"another candidate holds election " +
+                                                     options.identity.election +
                                                      " back for one ttl: " + rec->why,
-                                                 false, {}});
+                                                 false,
+                                                 {}});
         }
       }
     }
@@ -449,7 +466,9 @@ struct zookeeper_store::impl {
     }();
     std::visit(
         overloaded{
-            [&](const acquire_steps::create_record& s) { create_record_held(o, attempt, s.record, now); },
+            [&](const acquire_steps::create_record& s) {
+              create_record_held(o, attempt, s.record, now);
+            },
             [&](const acquire_steps::write_hold& s) { write_hold(o, attempt, s, now); },
             [&](const acquire_steps::held_back& s) {
               if (!pending_reset.empty() && seen_hold_at >= pending_reset_at) pending_reset.clear();
@@ -471,18 +490,21 @@ struct zookeeper_store::impl {
             },
             [&](const acquire_steps::take& s) {
               take(o, attempt,
-                   {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version, false},
+                   {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version,
+                     false},
                     {zk_op::kind::create, paths.lease, encode_lease(s.lease), -1, true}},
                    s.lease.token);
             },
             [&](const acquire_steps::retake& s) {
               take(o, attempt,
-                   {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version, false},
+                   {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version,
+                     false},
                     {zk_op::kind::set, paths.lease, encode_lease(s.lease), s.lease_version, false}},
                    s.lease.token);
             },
             [&](const acquire_steps::bad_data& s) {
-              o->finish(shell.note_failure({zookeeper_errc::unexpected_reply, s.why + " (" + paths.election + ")"}),
+              o->finish(shell.note_failure({zookeeper_errc::unexpected_reply,
+                                            s.why + " (" + paths.election + ")"}),
                         {});
             },
         },
@@ -504,7 +526,8 @@ struct zookeeper_store::impl {
             std::uint64_t token) {
     const auto sent_at = mono_clock::now();
     const auto gen = link_gen;
-    link->multi(std::move(ops_), [this, o, attempt, token, sent_at, gen](int rc, std::vector<zk_op_result> r) {
+    link->multi(std::move(ops_), [this, o, attempt, token, sent_at, gen](
+                                     int rc, std::vector<zk_op_result> r) {
       if (o->done && rc != ZOK) return;
       switch (classify_write(rc)) {
         case write_outcome::done: {
@@ -521,11 +544,14 @@ struct zookeeper_store::impl {
           o->finish({}, std::move(a));
           return;
         }
-        case write_outcome::raced: return retry_or_give_up(o, attempt);
+        case write_outcome::raced:
+          return retry_or_give_up(o, attempt);
         case write_outcome::failed:
           return o->finish(shell.note_failure(zoo_failure(rc, "acquire on " + paths.election)), {});
       }
-      o->finish(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session changed during an acquire"}), {});
+      o->finish(shell.note_failure({zookeeper_errc::connection_lost,
+                                    "the ZooKeeper session changed during an acquire"}),
+                {});
     });
   }
 
@@ -534,23 +560,26 @@ struct zookeeper_store::impl {
     ensure_parents([this, o, attempt, record, now](store_error e) {
       if (o->done) return;
       if (e) return o->finish(e, {});
-      link->create(paths.record, encode_record(record), false,
-                   [this, o, attempt, record, now](int rc, node_seen) {
-                     if (o->done) return;
-                     if (rc == ZNODEEXISTS) return retry_or_give_up(o, attempt);
-                     if (rc != ZOK) return o->finish(shell.note_failure(zoo_failure(rc, "create " + paths.record)), {});
-                     seen_hold = record.hold;
-                     seen_hold_at = now;
-                     pending_reset.clear();
-                     shell.report_reset(store_events::reset{
-                         "the record of election " + options.identity.election + " was missing at " + paths.record +
-                             " (a first start, or the ensemble lost its data)",
-                         true, {}});
-                     acquire_answer a;
-                     a.outcome = acquire_outcome::held_back;
-                     a.remaining = ttl();
-                     o->finish({}, std::move(a));
-                   });
+      link->create(
+          paths.record, encode_record(record), false,
+          [this, o, attempt, record, now](int rc, node_seen) {
+            if (o->done) return;
+            if (rc == ZNODEEXISTS) return retry_or_give_up(o, attempt);
+            if (rc != ZOK)
+              return o->finish(shell.note_failure(zoo_failure(rc, "create " + paths.record)), {});
+            seen_hold = record.hold;
+            seen_hold_at = now;
+            pending_reset.clear();
+            shell.report_reset(store_events::reset{
+                "the record of election " + options.identity.election + " was missing at " +
+                    paths.record + " (a first start, or the ensemble lost its data)",
+                true,
+                {}});
+            acquire_answer a;
+            a.outcome = acquire_outcome::held_back;
+            a.remaining = ttl();
+            o->finish({}, std::move(a));
+          });
     });
   }
 
@@ -571,9 +600,11 @@ struct zookeeper_store::impl {
                       a.remaining = ttl();
                       return o->finish({}, std::move(a));
                     }
-                    case write_outcome::raced: return retry_or_give_up(o, attempt);
+                    case write_outcome::raced:
+                      return retry_or_give_up(o, attempt);
                     case write_outcome::failed:
-                      return o->finish(shell.note_failure(zoo_failure(rc, "hold back " + paths.election)), {});
+                      return o->finish(
+                          shell.note_failure(zoo_failure(rc, "hold back " + paths.election)), {});
                   }
                 });
   }
@@ -582,7 +613,8 @@ struct zookeeper_store::impl {
   void ensure_parents(std::function<void(store_error)> done) {
     std::vector<std::string> chain;
     for (std::size_t at = 1; at <= paths.prefix.size(); ++at) {
-      if (at == paths.prefix.size() || paths.prefix[at] == '/') chain.push_back(paths.prefix.substr(0, at));
+      if (at == paths.prefix.size() || paths.prefix[at] == '/')
+        chain.push_back(paths.prefix.substr(0, at));
     }
     chain.push_back(paths.election);
     create_chain(std::make_shared<std::vector<std::string>>(std::move(chain)), 0, std::move(done));
@@ -591,9 +623,12 @@ struct zookeeper_store::impl {
   void create_chain(std::shared_ptr<std::vector<std::string>> chain, std::size_t i,
                     std::function<void(store_error)> done) {
     if (i == chain->size()) return done({});
-    if (!link || !session_up) return done(shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session was lost"}));
+    if (!link || !session_up)
+      return done(
+          shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session was lost"}));
     link->create((*chain)[i], {}, false, [this, chain, i, done](int rc, node_seen) {
-      if (rc != ZOK && rc != ZNODEEXISTS) return done(shell.note_failure(zoo_failure(rc, "create " + (*chain)[i])));
+      if (rc != ZOK && rc != ZNODEEXISTS)
+        return done(shell.note_failure(zoo_failure(rc, "create " + (*chain)[i])));
       create_chain(chain, i + 1, done);
     });
   }
@@ -758,7 +793,8 @@ zookeeper_store::zookeeper_store(asio::io_context& io, zookeeper_store_options o
   std::string digest;
   if (options.auth_scheme == "digest") {
     if (options.auth_user.empty() || options.auth_user.find(':') != std::string::npos) {
-      throw std::invalid_argument("zookeeper_store: digest authentication needs a user without ':'");
+      throw std::invalid_argument(
+          "zookeeper_store: digest authentication needs a user without ':'");
     }
     if (options.password_file.empty()) {
       throw std::invalid_argument("zookeeper_store: digest authentication needs a password file");
@@ -768,12 +804,15 @@ zookeeper_store::zookeeper_store(asio::io_context& io, zookeeper_store_options o
     throw std::invalid_argument("zookeeper_store: auth scheme \"" + options.auth_scheme +
                                 "\" is not supported (\"digest\" or none)");
   }
-  impl_ = std::make_unique<impl>(io, std::move(options), std::move(list.servers), std::move(digest));
+  impl_ =
+      std::make_unique<impl>(io, std::move(options), std::move(list.servers), std::move(digest));
 }
 
 zookeeper_store::~zookeeper_store() = default;
 
-const store_identity& zookeeper_store::identity() const { return impl_->options.identity; }
+const store_identity& zookeeper_store::identity() const {
+  return impl_->options.identity;
+}
 
 void zookeeper_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
@@ -806,28 +845,30 @@ void zookeeper_store::async_renew(renew_handler handler) {
       const auto gen = d.link_gen;
       const auto token = d.held.token;
       d.renewing = true;
-      d.link->multi({{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
-                     {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
-                    [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
-                      d.renewing = false;
-                      const bool same_term = gen == d.link_gen && d.held.token == token;
-                      switch (classify_write(rc)) {
-                        case write_outcome::done:
-                          if (same_term && r.size() == 2) {
-                            d.held.lease_version = r[1].stat.version;
-                            d.held.valid_until = sent_at + d.ttl();
-                            d.arm_expiry();
-                            return o->finish({}, renew_answer::renewed);
-                          }
-                          return o->finish({}, renew_answer::lost);
-                        case write_outcome::raced:
-                          if (same_term) d.drop_term(false);
-                          return o->finish({}, renew_answer::lost);
-                        case write_outcome::failed:
-                          if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
-                          return o->finish(d.shell.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
-                      }
-                    });
+      d.link->multi(
+          {{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
+           {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
+          [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
+            d.renewing = false;
+            const bool same_term = gen == d.link_gen && d.held.token == token;
+            switch (classify_write(rc)) {
+              case write_outcome::done:
+                if (same_term && r.size() == 2) {
+                  d.held.lease_version = r[1].stat.version;
+                  d.held.valid_until = sent_at + d.ttl();
+                  d.arm_expiry();
+                  return o->finish({}, renew_answer::renewed);
+                }
+                return o->finish({}, renew_answer::lost);
+              case write_outcome::raced:
+                if (same_term) d.drop_term(false);
+                return o->finish({}, renew_answer::lost);
+              case write_outcome::failed:
+                if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
+                return o->finish(
+                    d.shell.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+            }
+          });
     });
   });
 }
@@ -842,24 +883,25 @@ void zookeeper_store::async_release(release_handler handler) {
     d.with_session([&d, o](store_error e) {
       if (o->done) return;
       if (e) return o->finish(e, {});
-      if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, release_answer::not_ours);
+      if (d.held.token == 0 || d.held.gen != d.link_gen)
+        return o->finish({}, release_answer::not_ours);
       const auto gen = d.link_gen;
       const auto token = d.held.token;
-      d.link->multi(d.end_term_ops(),
-                    [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
-                      const bool same_term = gen == d.link_gen && d.held.token == token;
-                      switch (classify_write(rc)) {
-                        case write_outcome::done:
-                          if (same_term) d.drop_term(false);
-                          d.suppress_release = true;
-                          return o->finish({}, release_answer::released);
-                        case write_outcome::raced:
-                          if (same_term) d.drop_term(false);
-                          return o->finish({}, release_answer::not_ours);
-                        case write_outcome::failed:
-                          return o->finish(d.shell.note_failure(zoo_failure(rc, "release on " + d.paths.election)), {});
-                      }
-                    });
+      d.link->multi(d.end_term_ops(), [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
+        const bool same_term = gen == d.link_gen && d.held.token == token;
+        switch (classify_write(rc)) {
+          case write_outcome::done:
+            if (same_term) d.drop_term(false);
+            d.suppress_release = true;
+            return o->finish({}, release_answer::released);
+          case write_outcome::raced:
+            if (same_term) d.drop_term(false);
+            return o->finish({}, release_answer::not_ours);
+          case write_outcome::failed:
+            return o->finish(
+                d.shell.note_failure(zoo_failure(rc, "release on " + d.paths.election)), {});
+        }
+      });
     });
   });
 }

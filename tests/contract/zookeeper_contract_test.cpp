@@ -56,9 +56,7 @@ class zookeeper_harness final : public contract_harness {
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override { server_.stop(true); }
   // A session expires on the server's tick after its timeout.
-  milliseconds expiry_slack() const override {
-    return milliseconds(server_.options().tick_ms);
-  }
+  milliseconds expiry_slack() const override { return milliseconds(server_.options().tick_ms); }
   std::string diagnostics() const override { return "zookeeper log:\n" + server_.log_tail(); }
 
  private:

@@ -149,8 +149,8 @@ class candidates_on_one_loop : public ::testing::Test {
     return o;
   }
   candidate& add(const std::string& node) {
-    all.push_back(std::make_unique<candidate>(io, node, std::make_unique<zookeeper_store>(io, options(node)),
-                                              terms));
+    all.push_back(std::make_unique<candidate>(
+        io, node, std::make_unique<zookeeper_store>(io, options(node)), terms));
     all.back()->start();
     return *all.back();
   }
@@ -231,12 +231,14 @@ TEST_F(zookeeper_faults, server_frozen_past_the_session_timeout) {
     const auto frozen_at = mono_clock::now();
     server.freeze();
     ASSERT_TRUE(run_until([&] { return !old->leading(); }, 10s)) << "the leader never stopped";
-    report("frozen server: leader stopped after", std::chrono::duration_cast<milliseconds>(mono_clock::now() - frozen_at));
+    report("frozen server: leader stopped after",
+           std::chrono::duration_cast<milliseconds>(mono_clock::now() - frozen_at));
     run_for(ttl);  // past the session timeout (= ttl)
     const auto thawed_at = mono_clock::now();
     server.thaw();
     ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 20s)) << "nobody led after the thaw";
-    report("frozen server: a leader again after the thaw", std::chrono::duration_cast<milliseconds>(mono_clock::now() - thawed_at));
+    report("frozen server: a leader again after the thaw",
+           std::chrono::duration_cast<milliseconds>(mono_clock::now() - thawed_at));
     run_for(1s);
   }
   expect_no_overlap();
@@ -253,7 +255,8 @@ TEST_F(zookeeper_faults, wiped_server_tokens_stay_above_the_old_ones) {
     server.wipe_and_restart();
     ASSERT_TRUE(run_until([&] { return terms.size() > before && anyone_leads(); }, 30s))
         << "nobody led after the wipe";
-    report("wiped server: a new term after", std::chrono::duration_cast<milliseconds>(mono_clock::now() - wiped_at));
+    report("wiped server: a new term after",
+           std::chrono::duration_cast<milliseconds>(mono_clock::now() - wiped_at));
   }
   expect_no_overlap();
 }
@@ -331,7 +334,8 @@ TEST_F(zookeeper_faults, closing_stores_while_the_server_is_frozen_does_not_bloc
 }
 
 TEST_F(zookeeper_faults, digest_acls_keep_other_clients_off_the_election) {
-  auto dir = std::filesystem::temp_directory_path() / ("baton-zk-auth-" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("baton-zk-auth-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "password") << "s3cret\n";
   auto with_auth = options("node-a");
@@ -400,8 +404,8 @@ class zookeeper_ensemble_faults : public candidates_on_one_loop {
   void SetUp() override {
     std::vector<testing::zookeeper_peer> peers;
     for (int id = 1; id <= 3; ++id) {
-      peers.push_back({id, "127.0.0.1", testing::free_loopback_port(), testing::free_loopback_port(),
-                       testing::free_loopback_port()});
+      peers.push_back({id, "127.0.0.1", testing::free_loopback_port(),
+                       testing::free_loopback_port(), testing::free_loopback_port()});
     }
     for (const auto& p : peers) {
       testing::zookeeper_server_options o;
@@ -414,7 +418,8 @@ class zookeeper_ensemble_faults : public candidates_on_one_loop {
   }
   void TearDown() override {
     if (HasFailure()) {
-      for (auto& m : members) std::fprintf(stderr, "member %d:\n%s\n", m->options().server_id, m->log_tail().c_str());
+      for (auto& m : members)
+        std::fprintf(stderr, "member %d:\n%s\n", m->options().server_id, m->log_tail().c_str());
     }
     all.clear();
   }
@@ -473,8 +478,10 @@ TEST_F(zookeeper_ensemble_faults, quorum_lost_longer_than_the_ttl) {
   const auto back_at = mono_clock::now();
   members[0]->start(false);
   members[1]->start(false);
-  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 40s)) << "nobody led after the quorum came back";
-  report("quorum back: a leader after", std::chrono::duration_cast<milliseconds>(mono_clock::now() - back_at));
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 40s))
+      << "nobody led after the quorum came back";
+  report("quorum back: a leader after",
+         std::chrono::duration_cast<milliseconds>(mono_clock::now() - back_at));
   expect_no_overlap();
 }
 

@@ -100,9 +100,11 @@ zookeeper_server::zookeeper_server() : zookeeper_server(zookeeper_server_options
 zookeeper_server::zookeeper_server(zookeeper_server_options options, bool wait_ready_now)
     : options_(std::move(options)) {
   java_ = find_executable("java");
-  if (java_.empty()) throw std::runtime_error("java is not installed (the zookeeper package needs it)");
+  if (java_.empty())
+    throw std::runtime_error("java is not installed (the zookeeper package needs it)");
   if (!std::filesystem::exists(server_jar)) {
-    throw std::runtime_error(std::string(server_jar) + " is missing: install the zookeeper package");
+    throw std::runtime_error(std::string(server_jar) +
+                             " is missing: install the zookeeper package");
   }
   dir_ = make_temp_dir((std::filesystem::temp_directory_path() / "baton-zk-XXXXXX").string());
   try {
@@ -165,11 +167,12 @@ void zookeeper_server::write_config() const {
 bool zookeeper_server::start_once() {
   write_config();
   const std::string cp = std::string(server_jar) + ":" + log_binding_jar;
-  pid_ = spawn({java_, "-Xmx128m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-cp", cp,
-                "org.apache.zookeeper.server.quorum.QuorumPeerMain", (dir_ / "zoo.cfg").string()},
-               dir_ / "zookeeper.log");
+  pid_ =
+      spawn({java_, "-Xmx128m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+             "-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+             "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-cp", cp,
+             "org.apache.zookeeper.server.quorum.QuorumPeerMain", (dir_ / "zoo.cfg").string()},
+            dir_ / "zookeeper.log");
   // A bind failure ends the JVM within a second or two; a server that came
   // up keeps running. Standalone servers answer quickly, so wait for either.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -211,8 +214,12 @@ void zookeeper_server::signal(int sig) {
   if (pid_ > 0) ::kill(pid_, sig);
 }
 
-void zookeeper_server::freeze() { signal(SIGSTOP); }
-void zookeeper_server::thaw() { signal(SIGCONT); }
+void zookeeper_server::freeze() {
+  signal(SIGSTOP);
+}
+void zookeeper_server::thaw() {
+  signal(SIGCONT);
+}
 
 void zookeeper_server::stop(bool kill) {
   if (pid_ <= 0) return;

@@ -48,8 +48,8 @@ TEST(zookeeper_record_value, round_trips_and_ignores_keys_of_later_versions) {
 }
 
 TEST(zookeeper_record_value, refuses_what_baton_never_writes) {
-  for (const std::string bad :
-       {"", "counter\n", "counter x\n", "hold a\n", "counter 1", "junk", "counter 1\nreleased x\n"}) {
+  for (const std::string bad : {"", "counter\n", "counter x\n", "hold a\n", "counter 1", "junk",
+                                "counter 1\nreleased x\n"}) {
     EXPECT_FALSE(decode_record(bad).has_value()) << "'" << bad << "'";
   }
 }
@@ -61,10 +61,10 @@ TEST(zookeeper_tokens, rise_above_the_counter_and_the_server_clock_in_microsecon
     std::uint64_t expected;
   };
   const std::vector<row> rows = {
-      {0, 0, 1},                                        // a record without a clock
-      {0, 1764100000000, 1764100000000001},             // a new record: the clock
+      {0, 0, 1},                                            // a record without a clock
+      {0, 1764100000000, 1764100000000001},                 // a new record: the clock
       {1764100000000500, 1764100000000, 1764100000000501},  // terms within the same ms
-      {5, -1, 6},                                       // a nonsense clock is ignored
+      {5, -1, 6},                                           // a nonsense clock is ignored
       // A wiped ensemble starts its counter again; its clock has moved on.
       {0, 1764100005000, 1764100005000001},
   };
@@ -96,7 +96,8 @@ TEST(zookeeper_paths, are_built_under_the_prefix_and_checked) {
   EXPECT_EQ(p.record, "/baton/orders/record");
   EXPECT_FALSE(path_prefix_problem("/baton").has_value());
   EXPECT_FALSE(path_prefix_problem("/apps/baton").has_value());
-  for (const std::string bad : {"", "baton", "/", "/baton/", "/a//b", "/a/./b", "/a/..", "/zookeeper"}) {
+  for (const std::string bad :
+       {"", "baton", "/", "/baton/", "/a//b", "/a/./b", "/a/..", "/zookeeper"}) {
     EXPECT_TRUE(path_prefix_problem(bad).has_value()) << "'" << bad << "'";
   }
   EXPECT_FALSE(election_name_problem("orders-1").has_value());
@@ -131,8 +132,8 @@ node_seen record_node(std::uint64_t counter, std::string hold = "", std::int32_t
   return n;
 }
 
-node_seen lease_node(std::string node_id, std::string nonce, std::int64_t owner, std::int32_t version = 0,
-                     std::int64_t czxid = 20) {
+node_seen lease_node(std::string node_id, std::string nonce, std::int64_t owner,
+                     std::int32_t version = 0, std::int64_t czxid = 20) {
   node_seen n;
   n.exists = true;
   n.data = encode_lease({77, std::move(node_id), std::move(nonce)});
@@ -196,7 +197,8 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
   const std::vector<row> rows = {
       {"no record: create it, held back", none, none, me(), "create_record"},
       {"a free lease is taken", record_node(5), none, me(), "take"},
-      {"another's lease is held", record_node(5), lease_node("node-b", "theirs", 222), me(), "held", 2000ms},
+      {"another's lease is held", record_node(5), lease_node("node-b", "theirs", 222), me(), "held",
+       2000ms},
       {"our own data from another session is not ours", record_node(5),
        lease_node("node-a", "mine", 999), me(), "held", 2000ms},
       {"our node on our session is ours (a lost create reply)", record_node(5),
@@ -205,10 +207,12 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
        saw_version, "held", 500ms},
       {"a new version starts a full ttl", record_node(5), lease_node("node-b", "theirs", 222, 5),
        saw_version, "held", 2000ms},
-      {"a hold seen for the first time: one ttl", record_node(5, "other-1"), none, me(), "held_back", 2000ms},
+      {"a hold seen for the first time: one ttl", record_node(5, "other-1"), none, me(),
+       "held_back", 2000ms},
       {"a hold seen 500 ms ago: the rest", record_node(5, "other-1"), none, saw_hold_recently,
        "held_back", 1500ms},
-      {"a hold over for this store: take", record_node(5, "other-1"), none, saw_hold_long_ago, "take"},
+      {"a hold over for this store: take", record_node(5, "other-1"), none, saw_hold_long_ago,
+       "take"},
       {"a pending reset writes its hold", record_node(5), none, pending, "write_hold"},
       {"a pending reset adopts a hold first seen now", record_node(5, "other-1"), none, pending,
        "held_back", 2000ms},
@@ -223,16 +227,20 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
       {"a node gone unreleased that this store never saw: take", record_node(5, "", 3, false), none,
        me(), "take"},
       {"a released term: take at once", record_node(5), none, saw_renewal_recently, "take"},
-      {"a record of another program", [] {
+      {"a record of another program",
+       [] {
          auto n = record_node(5);
          n.data = "hello";
          return n;
-       }(), none, me(), "bad_data"},
-      {"a lease node of another program", record_node(5), [] {
+       }(),
+       none, me(), "bad_data"},
+      {"a lease node of another program", record_node(5),
+       [] {
          auto n = lease_node("x", "y", 1);
          n.data = "hello";
          return n;
-       }(), me(), "bad_data"},
+       }(),
+       me(), "bad_data"},
   };
   for (const auto& r : rows) {
     const auto step = decide_acquire(r.record, r.lease, r.facts, "mine-1");

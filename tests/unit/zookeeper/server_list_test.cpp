@@ -24,9 +24,9 @@ TEST(zookeeper_server_list, parses_hosts_ports_and_what_needs_resolving) {
 }
 
 TEST(zookeeper_server_list, refuses_with_a_reason) {
-  const std::vector<std::string> bad = {"",           " ",          "host",         "host:",
-                                        ":2181",      "host:0",     "host:70000",   "host:21x",
-                                        "h:1,",       "::1:2181",   "[::1]2181",    "h:2181/chroot"};
+  const std::vector<std::string> bad = {
+      "",           " ",        "host", "host:",    ":2181",     "host:0",
+      "host:70000", "host:21x", "h:1,", "::1:2181", "[::1]2181", "h:2181/chroot"};
   for (const auto& text : bad) {
     const auto l = parse_servers(text);
     EXPECT_NE(l.error, "") << "'" << text << "'";
