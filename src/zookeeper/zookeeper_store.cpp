@@ -224,15 +224,15 @@ struct zookeeper_store::impl {
     last_state_code = state;
     if (state == ZOO_CONNECTED_STATE) {
       lost_timer.cancel();
-      if (!session_up) {
-        session_up = true;
-        negotiated = link->negotiated_timeout();
-        if (const auto problem = session_timeout_problem(negotiated, ttl())) {
-          session_problem = {zookeeper_errc::session_too_short,
-                             "ZooKeeper " + options.servers + ": " + *problem};
-        } else {
-          session_problem = {};
-        }
+      session_up = true;
+      // At every connect: another server of the ensemble may grant another
+      // timeout (its own min/maxSessionTimeout).
+      negotiated = link->negotiated_timeout();
+      if (const auto problem = session_timeout_problem(negotiated, ttl())) {
+        session_problem = {zookeeper_errc::session_too_short,
+                           "ZooKeeper " + options.servers + ": " + *problem};
+      } else {
+        session_problem = {};
       }
       last_state = "connected";
       run_waiters({});
