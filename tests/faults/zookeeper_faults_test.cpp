@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fault_proxy.hpp"
 #include "support/free_port.hpp"
 #include "support/zookeeper_server.hpp"
 #include "zookeeper/zk_link.hpp"
@@ -313,6 +314,79 @@ TEST_F(zookeeper_faults, a_holder_gone_without_a_word_is_followed_after_its_sess
     run_for(ttl + 1s);  // b's session expires too before the next round
   }
   expect_no_overlap();
+}
+
+// A reply to the acquire lost with the connection (a proxy resets it while
+// the multi is on its way): the multi may have landed. On the retry the
+// node with this store's data and session is found to be ours, so the
+// store does not stand by behind its own term.
+TEST_F(zookeeper_faults, a_lost_acquire_reply_is_found_ours_on_the_retry) {
+  testing::fault_proxy proxy(server.port());
+  auto via_proxy = options("node-a");
+  via_proxy.servers = "127.0.0.1:" + std::to_string(proxy.port());
+  via_proxy.connect_timeout = 5000ms;
+  via_proxy.command_timeout = 3000ms;
+  zookeeper_store a(io, via_proxy);
+  zookeeper_store b(io, options("node-b"));
+  const auto acquire = [&](lease_store& s) {
+    std::pair<store_error, acquire_answer> out;
+    bool done = false;
+    s.async_acquire([&](store_error e, acquire_answer x) {
+      out = {e, x};
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }, 20s));
+    return out;
+  };
+  const auto release = [&](lease_store& s) {
+    bool done = false;
+    s.async_release([&](store_error, release_answer) { done = true; });
+    EXPECT_TRUE(run_until([&] { return done; }, 20s));
+  };
+  // The first start on this server: the record is made, then held back.
+  for (int i = 0; i < 40 && !acquire(a).second.acquired(); ++i) run_for(100ms);
+  release(a);
+  int lost_replies = 0;
+  int tries = 0;
+  // The reset sweeps across the acquire, 20 ms a try, then 5 ms a try once
+  // it met the multi in flight: the reply is lost only when the reset comes
+  // after the proxy passed the request on.
+  auto reset_after = 550ms;
+  bool met_the_multi = false;
+  for (; tries < 60 && lost_replies == 0; ++tries) {
+    proxy.delay(150ms);
+    bool done = false;
+    std::pair<store_error, acquire_answer> first;
+    a.async_acquire([&](store_error e, acquire_answer x) {
+      first = {e, x};
+      done = true;
+    });
+    reset_after += met_the_multi ? 5ms : 20ms;
+    run_for(reset_after);
+    proxy.reset();
+    ASSERT_TRUE(run_until([&] { return done; }, 20s));
+    proxy.pass();
+    if (!first.first) {
+      if (first.second.acquired()) release(a);
+      continue;
+    }
+    if (first.first.message().rfind("acquire on", 0) == 0) met_the_multi = true;
+    const auto seen = acquire(b);
+    ASSERT_FALSE(seen.first) << seen.first.message();
+    if (seen.second.outcome == acquire_outcome::held && seen.second.holder == "node-a") {
+      ++lost_replies;
+      auto again = acquire(a);
+      for (int i = 0; i < 10 && again.first; ++i) again = acquire(a);
+      ASSERT_FALSE(again.first) << again.first.message();
+      EXPECT_TRUE(again.second.acquired()) << "the store stood by behind its own term";
+      EXPECT_GT(again.second.token, seen.second.token);
+      release(a);
+    } else if (seen.second.acquired()) {
+      release(b);
+    }
+  }
+  std::printf("[ figure ] lost acquire replies met: %d in %d tries\n", lost_replies, tries);
+  EXPECT_GT(lost_replies, 0) << "no reply was lost in " << tries << " tries: the timing missed";
 }
 
 // Closing or destroying a store never blocks the loop on a server that does
