@@ -27,8 +27,9 @@ struct store_config {
   /// of the election's slot in a Redis Cluster, the cluster: section plus the
   /// same redis: settings), redlock (N independent Redis masters, the
   /// redlock: section plus the redis: section's password and timeouts),
-  /// postgres (a lease table in PostgreSQL, the postgres: section) or etcd
-  /// (a key on an etcd lease, the etcd: section).
+  /// postgres (a lease table in PostgreSQL, the postgres: section), etcd
+  /// (a key on an etcd lease, the etcd: section) or zookeeper (an ephemeral
+  /// node, the zookeeper: section).
   std::string kind = "redis";
 };
 
@@ -179,6 +180,27 @@ struct etcd_config {
   milliseconds command_timeout{0};
 };
 
+/// The ZooKeeper store (store.kind zookeeper): an ephemeral lease node and a
+/// record per election (src/zookeeper).
+struct zookeeper_config {
+  /// The ensemble's client addresses, host:port each (IPv6 as [addr]:port),
+  /// no chroot. From a flag or variable, separated by commas or spaces.
+  std::vector<std::string> servers;
+  /// The node under which each election has its own: <path>/<election>/lease
+  /// and /record.
+  std::string path = "/baton";
+  /// The session timeout asked for; 0 = lease.ttl. The server must grant at
+  /// least the ttl, or the store refuses to lead.
+  milliseconds session_timeout{0};
+  /// Digest authentication ("" = none); the password is the first line of
+  /// password_file.
+  std::string username;
+  std::string password_file;
+  milliseconds connect_timeout{2000};
+  /// For one request's answer; 0 = derived: min(1s, lease.renew_interval / 2).
+  milliseconds command_timeout{0};
+};
+
 struct lease_config {
   /// How long a lease lives in the store without renewal.
   milliseconds ttl{10000};
@@ -272,6 +294,7 @@ struct config {
   redlock_config redlock;
   postgres_config postgres;
   etcd_config etcd;
+  zookeeper_config zookeeper;
   lease_config lease;
   hooks_config hooks;
   child_config child;

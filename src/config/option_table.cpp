@@ -28,8 +28,8 @@ constexpr option_spec common_before_stores[] = {
      .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
-     .help = "Which store holds the lease: redis, sentinel, cluster, redlock, postgres or etcd "
-             "(default redis)",
+     .help = "Which store holds the lease: redis, sentinel, cluster, redlock, postgres, etcd or "
+             "zookeeper (default redis)",
      .field = text_field{[](config& c) -> auto& { return c.store.kind; }}},
 
 };

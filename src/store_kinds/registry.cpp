@@ -9,6 +9,7 @@
 #include "postgres/postgres_kind.hpp"
 #include "redis/redis_kinds.hpp"
 #include "redlock/redlock_kind.hpp"
+#include "zookeeper/zookeeper_kind.hpp"
 
 namespace baton {
 namespace {
@@ -21,6 +22,7 @@ const store_kind* const kinds[] = {
     &redlock_kind,
     &postgres_kind,
     &etcd_kind,
+    &zookeeper_kind,
 };
 
 }  // namespace

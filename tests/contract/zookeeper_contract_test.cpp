@@ -1,5 +1,5 @@
 // The lease-store contract against zookeeper_store and a real standalone
-// ZooKeeper (tests/support/zookeeper_server.hpp), one server per test. The
+// ZooKeeper (tests/support/servers/zookeeper_server.hpp), one server per test. The
 // election has run before (its record is created first), so only the reset
 // case waits out a hold-back. Losing data the ZooKeeper way is a wiped
 // server: its data directory emptied and the server started again, so that
@@ -14,7 +14,7 @@
 
 #include "contract_harness.hpp"
 #include "lease_store_contract.hpp"
-#include "support/zookeeper_server.hpp"
+#include "support/servers/zookeeper_server.hpp"
 #include "zookeeper/zookeeper_store.hpp"
 
 namespace baton::contract {

@@ -22,7 +22,7 @@
 
 #include "support/fault_proxy.hpp"
 #include "support/free_port.hpp"
-#include "support/zookeeper_server.hpp"
+#include "support/servers/zookeeper_server.hpp"
 #include "zookeeper/zk_link.hpp"
 #include "zookeeper/zookeeper_store.hpp"
 

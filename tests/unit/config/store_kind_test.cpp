@@ -53,13 +53,13 @@ TEST(store_kind, redis_is_accepted_from_every_source) {
 
 TEST(store_kind, an_unknown_kind_names_the_option_the_known_kinds_and_the_source) {
   EXPECT_EQ(error_of([] { from_yaml("store: {kind: consul}"); }),
-            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
+            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from test.yaml)");
   EXPECT_EQ(error_of([] { from_yaml("", {{"BATON_STORE_KIND", "consul"}}); }),
-            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
+            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from BATON_STORE_KIND)");
   EXPECT_EQ(error_of([] { from_yaml("store: {kind: \"\"}"); }),
-            "store.kind: \"\" is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
+            "store.kind: \"\" is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from test.yaml)");
   // Exact spelling: kinds are names, not guesses.
   EXPECT_NE(error_of([] { from_yaml("store: {kind: Redis}"); }).find("store.kind: Redis"),
@@ -69,7 +69,7 @@ TEST(store_kind, an_unknown_kind_names_the_option_the_known_kinds_and_the_source
   EXPECT_EQ(inv.what, invocation::verb::exit_now);
   EXPECT_EQ(inv.exit_code, 2);
   EXPECT_EQ(inv.message,
-            "baton: store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd "
+            "baton: store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from --store-kind)");
 }
 

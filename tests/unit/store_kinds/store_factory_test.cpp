@@ -23,6 +23,8 @@ config base_config() {
                          "redis://127.0.0.1:6403"};
   cfg.etcd.endpoints = {"http://127.0.0.1:2399"};
   cfg.etcd.command_timeout = 1s;
+  cfg.zookeeper.servers = {"127.0.0.1:2399"};
+  cfg.zookeeper.command_timeout = 1s;
   return cfg;
 }
 

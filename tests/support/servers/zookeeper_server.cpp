@@ -4,7 +4,7 @@
 // compiler only; the server's dependencies come from zookeeper.jar's own
 // manifest class path (Debian's layout), plus slf4j-simple so that its log
 // lines reach the log file.
-#include "zookeeper_server.hpp"
+#include "support/servers/zookeeper_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,8 +22,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "free_port.hpp"
-#include "redis_child.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/redis_child.hpp"
 
 namespace baton::testing {
 namespace {

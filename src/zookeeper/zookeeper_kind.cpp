@@ -1,0 +1,287 @@
+// The zookeeper kind: an ephemeral lease node and a record per election
+// (zookeeper: section). What its options mean, how its store is made and how
+// `check-store` checks the ensemble.
+#include "zookeeper_kind.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <utility>
+
+#include "config/option_rules.hpp"
+#include "config/option_table.hpp"
+#include "server_list.hpp"
+#include "store/check_lines.hpp"
+#include "zookeeper_option_rows.hpp"
+#include "zookeeper_store.hpp"
+
+namespace baton {
+namespace {
+
+namespace asio = boost::asio;
+
+// --- options -----------------------------------------------------------------
+
+std::string joined(const std::vector<std::string>& servers) {
+  std::string out;
+  for (const auto& s : servers) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+void fill_zookeeper_defaults(config& cfg, option_origins* origins) {
+  if (cfg.zookeeper.command_timeout.count() == 0) {
+    cfg.zookeeper.command_timeout = derived_command_timeout(cfg);
+    note_derived(cfg, origins, cfg.zookeeper.command_timeout,
+                 "default: min(1s, lease.renew_interval / 2)");
+  }
+  if (cfg.zookeeper.session_timeout.count() == 0) {
+    cfg.zookeeper.session_timeout = cfg.lease.ttl;
+    note_derived(cfg, origins, cfg.zookeeper.session_timeout, "default: lease.ttl");
+  }
+}
+
+void check_zookeeper_form(const config& cfg) {
+  const auto& z = cfg.zookeeper;
+  if (z.path.empty() || z.path.front() != '/' || (z.path.size() > 1 && z.path.back() == '/')) {
+    throw config_error(option_name(cfg, z.path), z.path,
+                       "must be an absolute node path such as /baton (no trailing /)");
+  }
+  if (z.path == "/zookeeper" || z.path.starts_with("/zookeeper/")) {
+    throw config_error(option_name(cfg, z.path), z.path, "is ZooKeeper's own subtree");
+  }
+  require_positive(cfg, z.connect_timeout);
+  require_positive(cfg, z.command_timeout);
+  require_one_word(cfg, z.username);
+  if (z.username.find(':') != std::string::npos) {
+    throw config_error(option_name(cfg, z.username), z.username,
+                       "must not hold ':' (digest credentials are user:password)");
+  }
+  for (const auto* text : {&z.path, &z.username, &z.password_file}) require_utf8(cfg, *text);
+}
+
+void validate_zookeeper(const config& cfg) {
+  const auto& z = cfg.zookeeper;
+  const std::string option = option_name(cfg, z.servers);
+  if (z.servers.empty()) {
+    throw config_error::with_message(
+        option, option + " is required for store.kind zookeeper: give the ensemble's host:port");
+  }
+  const auto parsed = zookeeper_detail::parse_servers(joined(z.servers));
+  if (!parsed.error.empty()) throw config_error::with_message(option, option + ": " + parsed.error);
+  // A session shorter than the ttl would let the server delete a working
+  // leader's node before its lease ends.
+  if (z.session_timeout < cfg.lease.ttl) {
+    throw config_error(option_name(cfg, z.session_timeout),
+                       std::to_string(z.session_timeout.count()) + "ms",
+                       "must be at least lease.ttl (" + std::to_string(cfg.lease.ttl.count()) +
+                           "ms): the server would end a leader's session before its lease");
+  }
+  if (z.username.empty() != z.password_file.empty()) {
+    const auto& missing = z.username.empty() ? z.username : z.password_file;
+    const auto& set = z.username.empty() ? z.password_file : z.username;
+    throw config_error::with_message(option_name(cfg, missing),
+                                     option_name(cfg, set) + " is set but " +
+                                         option_name(cfg, missing) + " is not: give both or neither");
+  }
+  require_readable(cfg, z.password_file, false);
+}
+
+// The password is read from its file when the store is made: nothing to
+// resolve at start, and nothing of it is kept in the config.
+void resolve_zookeeper_secrets(config&, const environment&, const option_origins&) {}
+
+// --- the store ---------------------------------------------------------------
+
+zookeeper_store_options store_options(const config& cfg) {
+  zookeeper_store_options o;
+  o.servers = joined(cfg.zookeeper.servers);
+  o.path = cfg.zookeeper.path;
+  o.session_timeout = cfg.zookeeper.session_timeout;
+  o.connect_timeout = cfg.zookeeper.connect_timeout;
+  o.command_timeout = cfg.zookeeper.command_timeout;
+  if (!cfg.zookeeper.username.empty()) o.auth_scheme = "digest";
+  o.auth_user = cfg.zookeeper.username;
+  o.password_file = cfg.zookeeper.password_file;
+  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  return o;
+}
+
+std::unique_ptr<lease_store> make_zookeeper_store(asio::io_context& io, const config& cfg) {
+  return std::make_unique<zookeeper_store>(io, store_options(cfg));
+}
+
+milliseconds zookeeper_call_bound(const config& cfg) {
+  // A call waits up to connect_timeout for a session, then command_timeout
+  // for its answers (zookeeper_store.hpp).
+  return cfg.zookeeper.connect_timeout + cfg.zookeeper.command_timeout;
+}
+
+// --- check-store -------------------------------------------------------------
+
+// One server asked `srvr` (the four-letter word ZooKeeper 3.5+ allows by
+// default): its version, mode and the time the answer took.
+struct srvr_probe : std::enable_shared_from_this<srvr_probe> {
+  asio::ip::tcp::resolver resolver;
+  asio::ip::tcp::socket socket;
+  asio::steady_timer deadline;
+  std::string where;
+  std::string answer;
+  std::chrono::steady_clock::time_point sent;
+  std::function<void(std::vector<check_line>)> done;
+
+  srvr_probe(asio::io_context& io, std::string w)
+      : resolver(io), socket(io), deadline(io), where(std::move(w)) {}
+
+  void start(const zookeeper_detail::server_address& s, milliseconds timeout) {
+    deadline.expires_after(timeout);
+    deadline.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec) self->fail("no answer within the timeout");
+    });
+    resolver.async_resolve(s.host, std::to_string(s.port),
+                           [self = shared_from_this()](boost::system::error_code ec,
+                                                       asio::ip::tcp::resolver::results_type r) {
+                             if (ec) return self->fail("cannot resolve it: " + ec.message());
+                             asio::async_connect(self->socket, r,
+                                                 [self](boost::system::error_code e, const auto&) {
+                                                   if (e) return self->fail(e.message());
+                                                   self->ask();
+                                                 });
+                           });
+  }
+
+  void ask() {
+    sent = std::chrono::steady_clock::now();
+    asio::async_write(socket, asio::buffer(std::string_view("srvr")),
+                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                        if (ec) return self->fail(ec.message());
+                        self->read();
+                      });
+  }
+
+  void read() {
+    // The server writes its answer and closes: read to the end.
+    asio::async_read(socket, asio::dynamic_buffer(answer, 64 * 1024),
+                     [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                       if (ec && ec != asio::error::eof) return self->fail(ec.message());
+                       self->report();
+                     });
+  }
+
+  void fail(const std::string& why) {
+    if (!done) return;
+    deadline.cancel();
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    auto callback = std::move(done);
+    done = nullptr;
+    callback({{check_verdict::failure, "reachable", where + ": " + why}});
+  }
+
+  void report() {
+    if (!done) return;
+    deadline.cancel();
+    const auto took = std::chrono::steady_clock::now() - sent;
+    std::string version;
+    std::string mode;
+    std::istringstream lines(answer);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("Zookeeper version: ")) version = line.substr(19);
+      if (line.starts_with("Mode: ")) mode = line.substr(6);
+    }
+    std::vector<check_line> out;
+    if (version.empty()) {
+      out.push_back({check_verdict::hazard, "reachable",
+                     where + ": answers, but not to srvr (is it allowed in 4lw.commands.whitelist?)"});
+    } else {
+      out.push_back({check_verdict::ok, "reachable", where});
+      out.push_back({check_verdict::ok, "version", "ZooKeeper " + version.substr(0, version.find(','))});
+      out.push_back({mode == "standalone" ? check_verdict::note : check_verdict::ok, "mode",
+                     mode + (mode == "standalone" ? ": one server, no quorum to survive its loss" : "")});
+    }
+    out.push_back({check_verdict::ok, "latency", store_check_detail::ms_text(took) + " for srvr"});
+    auto callback = std::move(done);
+    done = nullptr;
+    callback(std::move(out));
+  }
+};
+
+struct zookeeper_check {
+  std::vector<std::vector<check_line>> per_server;
+  std::size_t left = 0;
+  check_report report;
+  std::function<void(check_report)> done;
+
+  void finish() {
+    for (std::size_t i = 0; i < per_server.size(); ++i) {
+      for (auto line : per_server[i]) {
+        if (per_server.size() > 1) line.topic = "server " + std::to_string(i + 1) + " " + line.topic;
+        report.lines.push_back(std::move(line));
+      }
+    }
+    done(std::move(report));
+  }
+};
+
+void check_zookeeper(asio::io_context& io, const config& cfg,
+                     std::function<void(check_report)> done) {
+  auto check = std::make_shared<zookeeper_check>();
+  check->done = std::move(done);
+  const auto& z = cfg.zookeeper;
+  check->report.lines.push_back(
+      {check_verdict::ok, "session",
+       "asks for " + std::to_string(z.session_timeout.count()) + " ms (lease.ttl " +
+           std::to_string(cfg.lease.ttl.count()) +
+           " ms); a granted timeout shorter than the ttl is refused at every connect"});
+  check->report.lines.push_back(
+      {z.username.empty() ? check_verdict::hazard : check_verdict::note, "auth",
+       z.username.empty()
+           ? std::string("none: any client of the ensemble can delete the election's nodes")
+           : "digest as " + z.username +
+                 "; the election's nodes get ACLs creator-all + world-read"});
+  check->report.lines.push_back(
+      {check_verdict::note, "tls",
+       "none: Debian's ZooKeeper C client has no TLS; keep the client port on a private "
+       "network"});
+  const auto parsed = zookeeper_detail::parse_servers(joined(z.servers));
+  if (!parsed.error.empty() || parsed.servers.empty()) {
+    check->report.lines.push_back({check_verdict::failure, "servers", parsed.error});
+    check->finish();
+    return;
+  }
+  check->per_server.resize(parsed.servers.size());
+  check->left = parsed.servers.size();
+  for (std::size_t i = 0; i < parsed.servers.size(); ++i) {
+    const auto& s = parsed.servers[i];
+    auto probe = std::make_shared<srvr_probe>(io, s.host + ":" + std::to_string(s.port));
+    probe->done = [check, i](std::vector<check_line> lines) {
+      check->per_server[i] = std::move(lines);
+      if (--check->left == 0) check->finish();
+    };
+    probe->start(s, z.connect_timeout + z.command_timeout);
+  }
+}
+
+constexpr std::string_view zookeeper_sections[] = {"zookeeper"};
+
+}  // namespace
+
+const store_kind zookeeper_kind{
+    .name = "zookeeper",
+    .label = "ZooKeeper",
+    .options = zookeeper_option_rows,
+    .sections = zookeeper_sections,
+    .fill_derived_defaults = fill_zookeeper_defaults,
+    .check_form = check_zookeeper_form,
+    .validate = validate_zookeeper,
+    .resolve_secrets = resolve_zookeeper_secrets,
+    .make_store = make_zookeeper_store,
+    .check = check_zookeeper,
+    .call_bound = zookeeper_call_bound,
+};
+
+}  // namespace baton
