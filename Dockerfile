@@ -31,6 +31,7 @@ RUN apt-get update \
       g++ cmake make pkg-config \
       libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev \
       nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev libssl-dev \
+      libzookeeper-st-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # .dockerignore lets only the sources through (CMakeLists.txt, cmake/,
@@ -47,7 +48,7 @@ RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release -DBATON_B
 FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libhiredis0.14 libpq5 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
+      libhiredis0.14 libpq5 libzookeeper-st2 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
       libsystemd0 libssl3 ca-certificates libstdc++6 libgcc-s1 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
