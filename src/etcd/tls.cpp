@@ -1,5 +1,7 @@
 #include "tls.hpp"
 
+#include "store/tls_client.hpp"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -7,31 +9,11 @@
 #include <boost/asio/ssl/error.hpp>
 
 namespace baton::etcd_detail {
-namespace {
-
 namespace ssl = boost::asio::ssl;
-
-// The newest reason in OpenSSL's error queue, which is emptied (it is per
-// thread and would otherwise leak into the next error).
-std::string openssl_reason(const boost::system::error_code& ec) {
-  std::string reason;
-  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
-    if (const char* r = ERR_reason_error_string(e)) reason = r;
-  }
-  ERR_clear_error();
-  if (reason.empty()) reason = ec.message();
-  return reason;
-}
-
-}  // namespace
+using store_detail::openssl_reason;
 
 std::shared_ptr<ssl::context> make_tls_context(const tls_files& files, std::string& error) {
-  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
-  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
-  // OpenSSL would otherwise ask the terminal for an encrypted key's passphrase.
-  ctx->set_password_callback(
-      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
+  std::shared_ptr<ssl::context> ctx = store_detail::new_tls_client_context();
   boost::system::error_code ec;
   const auto failed = [&](const std::string& path, const std::string& what) {
     error = path + ": " + what + ": " + openssl_reason(ec);
@@ -63,9 +45,7 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_files& files, std::stri
 }
 
 std::string tls_error_text(const boost::system::error_code& ec) {
-  if (ec == ssl::error::stream_truncated)
-    return "the server closed the connection in the middle of TLS";
-  return ec.message();
+  return store_detail::tls_error_text(ec);
 }
 
 bool is_ip_address(const std::string& host) {

@@ -2,38 +2,20 @@
 // names the option that points at the bad file, not just "TLS failed".
 #include "tls_context.hpp"
 
+#include "store/tls_client.hpp"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include <boost/asio/ssl/error.hpp>
 
 namespace baton::redis_detail {
-namespace {
-
 namespace ssl = boost::asio::ssl;
-
-// The newest reason in OpenSSL's error queue (and empties the queue, which
-// is per thread and would otherwise leak into the next connection's error).
-std::string openssl_reason(const boost::system::error_code& ec) {
-  std::string reason;
-  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
-    if (const char* r = ERR_reason_error_string(e)) reason = r;
-  }
-  ERR_clear_error();
-  if (reason.empty()) reason = ec.message();
-  return reason;
-}
-
-}  // namespace
+using store_detail::openssl_reason;
 
 std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& settings,
                                                std::string& error) {
-  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
-  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
-  // OpenSSL would otherwise ask the terminal for an encrypted key's passphrase.
-  ctx->set_password_callback(
-      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
+  auto ctx = store_detail::new_tls_client_context();
   boost::system::error_code ec;
   const auto& names = settings.options;
   const auto failed = [&](const std::string& option, const std::string& path,
@@ -78,12 +60,7 @@ std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& setting
 }
 
 std::string tls_error_text(const boost::system::error_code& ec) {
-  if (ec == boost::asio::ssl::error::stream_truncated) {
-    return "the server closed the connection in the middle of TLS";
-  }
-  // For OpenSSL's errors asio's message is OpenSSL's reason ("tlsv13 alert
-  // certificate required").
-  return ec.message();
+  return store_detail::tls_error_text(ec);
 }
 
 }  // namespace baton::redis_detail
