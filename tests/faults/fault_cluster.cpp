@@ -28,9 +28,13 @@ double ms_between(std::int64_t from_ns, std::int64_t to_ns) {
   return static_cast<double>(to_ns - from_ns) / 1e6;
 }
 
-std::filesystem::path deadline_worker_binary() { return FAULT_DEADLINE_WORKER; }
+std::filesystem::path deadline_worker_binary() {
+  return FAULT_DEADLINE_WORKER;
+}
 
-std::filesystem::path fenced_writer_binary() { return FAULT_FENCED_WRITER; }
+std::filesystem::path fenced_writer_binary() {
+  return FAULT_FENCED_WRITER;
+}
 
 fault_cluster::fault_cluster(std::string election, std::chrono::milliseconds ttl, bool own_redis)
     : election_(std::move(election)), ttl_(ttl), events_(dir_ / "events.log") {
@@ -68,11 +72,12 @@ std::filesystem::path fault_cluster::socket_of(int index) const {
 
 baton_process& fault_cluster::start_node(int index, const node_options& options) {
   if (has_node(index)) throw std::logic_error("node " + std::to_string(index) + " already started");
+  const bool on_redis = options.store_args.empty();
   const std::string url = !options.redis_url.empty() ? options.redis_url
                           : redis_                   ? redis_->url()
                                                      : std::string();
-  if (url.empty()) throw std::logic_error("no Redis for node " + std::to_string(index));
-  if (redis_ && !token_seeded_) {
+  if (on_redis && url.empty()) throw std::logic_error("no Redis for node " + std::to_string(index));
+  if (on_redis && redis_ && !token_seeded_) {
     // A long-lived Redis already holds the election's fencing counter; a
     // fresh one without it counts as "lost its data", and baton then holds
     // every acquisition back for one ttl. Seeding it keeps rounds short.
@@ -84,8 +89,6 @@ baton_process& fault_cluster::start_node(int index, const node_options& options)
                                    election_,
                                    "--node-id",
                                    name_of(index),
-                                   "--redis-url",
-                                   url,
                                    "--ttl",
                                    std::to_string(ttl_.count()) + "ms",
                                    "--stop-timeout",
@@ -94,6 +97,11 @@ baton_process& fault_cluster::start_node(int index, const node_options& options)
                                    socket_of(index).string(),
                                    "--log-level",
                                    "debug"};
+  if (on_redis) {
+    args.insert(args.end(), {"--redis-url", url});
+  } else {
+    args.insert(args.end(), options.store_args.begin(), options.store_args.end());
+  }
   args.insert(args.end(), options.baton_args.begin(), options.baton_args.end());
   if (!options.no_child) {
     args.emplace_back("--");

@@ -1,5 +1,6 @@
 // A throwaway election for one round of a fault scenario: a redis-server on a
-// free loopback port (or none, when the test brings its own), baton candidates
+// free loopback port (or none, when the test brings its own or the daemons
+// use another store kind: node_options::store_args), baton candidates
 // each supervising a worker that appends to one shared event log, and the
 // helpers the scenarios share: waiting for the single working app, reading a
 // daemon's status, reading the lease from Redis, freezing process groups, and
@@ -47,6 +48,10 @@ struct node_options {
   bool deadline_worker = false;
   /// Redis URL for this node; "" means the cluster's redis-server.
   std::string redis_url;
+  /// Flags that point this node at another store (e.g. {"--store-kind",
+  /// "zookeeper", "--zookeeper-servers", ...}); when given, no Redis URL is
+  /// passed and the cluster needs no redis-server.
+  std::vector<std::string> store_args;
   /// Supervise nothing (hooks only).
   bool no_child = false;
   /// Supervise this command (program and arguments) instead of a worker; it
@@ -60,6 +65,13 @@ struct node_options {
 inline node_options via_redis_url(std::string url) {
   node_options o;
   o.redis_url = std::move(url);
+  return o;
+}
+
+/// Options with only the store's flags set (a store other than Redis).
+inline node_options on_store(std::vector<std::string> store_args) {
+  node_options o;
+  o.store_args = std::move(store_args);
   return o;
 }
 

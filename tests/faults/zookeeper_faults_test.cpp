@@ -5,8 +5,8 @@
 // answer) run on one loop while the server is frozen, wiped, or the lease
 // node deleted by hand, or a holder vanishes without a word. Each case
 // checks the candidates' own record of their terms: no two overlap, and
-// tokens only rise. (Daemon-level fault tests need the zookeeper kind in
-// the store registry; these run the store alone.)
+// tokens only rise. The daemon-level faults (baton daemons, their workers
+// and keepers) are in zookeeper_daemon_faults_test.cpp.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
