@@ -6,7 +6,9 @@ through the same scenarios -- start-up, crash takeover, graceful handover,
 idle cost -- plus baton on PostgreSQL (baton-pg) on a PostgreSQL server the
 run starts itself, baton on Redis Sentinel with and without WAIT for the
 replica (baton-sentinel, baton-sentinel-noack) on a master + replica + 3
-sentinels the run starts itself, and baton alone at scale, and prints one
+sentinels the run starts itself, baton on ZooKeeper (baton-zk) beside
+python3-kazoo's Election recipe (kazoo) on a standalone ZooKeeper the run
+starts itself, and baton alone at scale, and prints one
 Markdown table of medians with each peer's ratio to baton, min/median/max
 details, baton's targets from issue 3 with met/missed, and writes everything
 (raw samples included) to a JSON file. Timing comes from the workers' own
@@ -39,25 +41,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baton_bench import floor, quorum, report, sentinel_group  # noqa: E402
 from baton_bench.candidates import (baton_kind, baton_postgres_kind,  # noqa: E402
-                                    baton_socket_kind, candidate_kind, peer_kind)
+                                    baton_socket_kind, baton_zookeeper_kind, candidate_kind,
+                                    peer_kind, zookeeper_peer_kind)
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
                                      install_redlock, peer_setup_error)
 from baton_bench.postgres_server import find_bindir, postgres_server, server_version  # noqa: E402
 from baton_bench.processes import registry  # noqa: E402
 from baton_bench.redis_server import harness_error, redis_server  # noqa: E402
+from baton_bench.zookeeper_server import zookeeper_server  # noqa: E402
 from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # noqa: E402
                                    measure_redis_baseline,
                                    measure_scale, measure_startup, measure_takeover,
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("baton", "baton-socket", "baton-pg", "baton-sentinel", "baton-sentinel-noack", "redis-py",
-         "redlock", "baton-redlock3", "redlock3")
+KINDS = ("baton", "baton-socket", "baton-pg", "baton-zk", "baton-sentinel", "baton-sentinel-noack",
+         "redis-py", "redlock", "baton-redlock3", "redlock3", "kazoo")
 # The Sentinel kinds: baton finding the master through 3 sentinels, with WAIT
 # for the replica after every grant and renewal (and without, to show its cost).
 SENTINEL_KINDS = ("baton-sentinel", "baton-sentinel-noack")
-# Smoke leaves out the ack-off twin: it only answers how much WAIT costs.
-SMOKE_KINDS = tuple(k for k in KINDS if k != "baton-sentinel-noack")
+# Smoke leaves out the ack-off twin (it only answers how much WAIT costs) and
+# the ZooKeeper kinds (a JVM to start on a small machine; run them with --only).
+SMOKE_KINDS = tuple(k for k in KINDS if k not in ("baton-sentinel-noack", "baton-zk", "kazoo"))
 # crash-minority-down: the crash takeover of the quorum kinds with one of
 # their three masters down.
 SCENARIOS = ("startup", "crash", "crash-minority-down", "handover", "idle", "scale")
@@ -85,7 +90,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=None, help="repetitions (default 20, smoke 2)")
     parser.add_argument("--only", default=None,
                         help=f"comma-separated implementations (default: {','.join(KINDS)}; "
-                             f"smoke: all but baton-sentinel-noack)")
+                             f"smoke: all but baton-sentinel-noack, baton-zk, kazoo)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated scenarios (default: {','.join(SCENARIOS)})")
     parser.add_argument("--scale-standbys", type=int, default=None,
@@ -161,6 +166,18 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
     if "baton-pg" in args.only:
         kinds["baton-pg"] = baton_postgres_kind(baton, worker, cfg.ttl_ms)
         versions["postgres"] = server_version(find_bindir())
+    if "baton-zk" in args.only:
+        kinds["baton-zk"] = baton_zookeeper_kind(baton, worker, cfg.ttl_ms)
+    if "kazoo" in args.only:
+        # Debian's python3-kazoo is importable by the system interpreter.
+        python = args.python or "/usr/bin/python3"
+        kinds["kazoo"] = zookeeper_peer_kind("kazoo", "kazoo Election", [python],
+                                             PEERS_DIR / "kazoo_candidate.py", cfg.ttl_ms)
+        versions["python3-kazoo"] = report._first_line(
+            [python, "-c", "import kazoo.version; print(kazoo.version.__version__)"])
+    if "baton-zk" in args.only or "kazoo" in args.only:
+        versions["zookeeper"] = report._first_line(["dpkg-query", "-W", "-f", "${Version}",
+                                                    "zookeeper"])
     versions["baton"] = report.baton_version(baton)
     versions["baton_binary"] = str(baton)
     if "redis-py" in args.only:
@@ -233,6 +250,8 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
         if kind.store not in shared:
             if kind.store == "postgres":
                 shared[kind.store] = postgres_server(procs, out_dir, "shared")
+            elif kind.store == "zookeeper":
+                shared[kind.store] = zookeeper_server(procs, out_dir, "shared")
             elif kind.store == "redis3":
                 shared[kind.store] = quorum.redis_trio(procs, redis_binary, out_dir, "shared")
             elif kind.store == "sentinel":

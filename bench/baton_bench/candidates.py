@@ -155,6 +155,69 @@ class baton_postgres_kind(baton_kind):
         return remaining
 
 
+class baton_zookeeper_kind(baton_kind):
+    """baton with `store.kind: zookeeper`, against the run's own standalone ZooKeeper."""
+
+    slug = "baton-zk"
+    label = "baton (ZooKeeper)"
+    store = "zookeeper"
+    measure_idle = False  # the idle scenario counts Redis commands
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [str(self.baton), "run", "--election", election, "--node-id", name,
+                "--store-kind", "zookeeper", "--zookeeper-servers", f"127.0.0.1:{port}",
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL, "--",
+                str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"/baton/{election}/lease"
+
+    def prepare_election(self, port: int, election: str) -> None:
+        # A missing record is made held back one ttl (it could be a wiped
+        # ensemble); `init-store` makes it beforehand, as operators do.
+        argv = [str(self.baton), "init-store", "--election", election, "--store-kind",
+                "zookeeper", "--zookeeper-servers", f"127.0.0.1:{port}",
+                "--ttl", f"{self.ttl_ms}ms"]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired as error:
+            raise harness_error(f"baton init-store for {election} took over 30 s") from error
+        if done.returncode != 0:
+            raise harness_error(f"baton init-store for {election} failed ({done.returncode}): "
+                                f"{done.stderr.strip()}")
+
+    def remaining_ms(self, conn, election: str) -> float | None:
+        # A lease lives as long as its holder's session: no expiry to read.
+        return None
+
+
+class zookeeper_peer_kind(candidate_kind):
+    """A peer on ZooKeeper (python3-kazoo's Election recipe), taking the peers' flags."""
+
+    store = "zookeeper"
+    measure_idle = False
+
+    def __init__(self, slug: str, label: str, interpreter: list[str], script: Path,
+                 ttl_ms: int) -> None:
+        self.slug = slug
+        self.label = label
+        self.interpreter = interpreter
+        self.script = script
+        self.ttl_ms = ttl_ms
+        self.marker = script.name
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [*self.interpreter, str(self.script), "--port", str(port),
+                "--key", self.lock_key(election), "--name", name, "--log", str(log),
+                "--ttl-ms", str(self.ttl_ms), "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"/bench/{election}/{self.slug}"
+
+    def remaining_ms(self, conn, election: str) -> float | None:
+        return None
+
+
 class baton_socket_kind(baton_kind):
     """baton with no command: the app follows its socket (bench/peers/socket_app.py)."""
 

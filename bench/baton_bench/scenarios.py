@@ -140,7 +140,9 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
                 # harness delayed after the reply cannot make a lag look shorter.
                 asked = time.monotonic_ns()
                 pttl = kind.remaining_ms(conn, election)
-                expiry_ns = asked + int(pttl * NS_PER_MS)
+                # None: the store has no expiry to read (a ZooKeeper lease lives as long as
+                # its holder's session); only the total takeover time is measured.
+                expiry_ns = None if pttl is None else asked + int(pttl * NS_PER_MS)
                 acted = time.monotonic_ns()
                 leader.crash(ctx.procs)
             else:
@@ -153,9 +155,10 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
                 raise harness_error(f"{election} rep {rep}: no other worker started within "
                                     f"{2 * ttl_s + 10:.0f}s of the {mode}")
             if mode == "crash":
-                result["lag_after_expiry_ms"].append(_ms(successor.start_ns - expiry_ns))
+                if expiry_ns is not None:
+                    result["lag_after_expiry_ms"].append(_ms(successor.start_ns - expiry_ns))
+                    result["pttl_at_kill_ms"].append(pttl)
                 result["failover_total_ms"].append(_ms(successor.start_ns - acted))
-                result["pttl_at_kill_ms"].append(pttl)
             else:
                 old = log.intervals[(leader_iv.name, leader_iv.pid)]
                 if old.stop_ns is None:

@@ -1,0 +1,108 @@
+"""A standalone ZooKeeper (Debian's `zookeeper` package, Java) on a free loopback port.
+
+A short tick (200 ms) so that sessions as short as the benchmark's ttl are granted and expire
+on time; the admin server off; fsync off (the benchmark measures leases, not the disk). Started
+through the run's process registry, stopped by its own pid.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+from .processes import registry, wait_exit
+from .redis_server import free_port, harness_error
+
+SERVER_JAR = Path("/usr/share/java/zookeeper.jar")
+LOG_BINDING_JAR = Path("/usr/share/java/slf4j-simple.jar")
+
+
+def four_letter(port: int, word: str, timeout: float = 2.0) -> str:
+    """A four-letter word's answer ("" when the server does not answer)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+            conn.sendall(word.encode())
+            chunks = []
+            while True:
+                data = conn.recv(4096)
+                if not data:
+                    break
+                chunks.append(data)
+            return b"".join(chunks).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class zookeeper_server:
+    def __init__(self, procs: registry, log_dir: Path, label: str, tick_ms: int = 200) -> None:
+        java = shutil.which("java")
+        if not java or not SERVER_JAR.exists():
+            raise harness_error("ZooKeeper needs java and /usr/share/java/zookeeper.jar "
+                                "(install Debian's zookeeper package)")
+        self._procs = procs
+        self.dir = Path(tempfile.mkdtemp(prefix=f"baton-bench-zk-{label}-"))
+        self.log_path = log_dir / f"zookeeper-{label}.log"
+        self.port = 0
+        self.proc = None
+        try:
+            for _attempt in range(3):
+                port = free_port()
+                (self.dir / "zoo.cfg").write_text(
+                    f"tickTime={tick_ms}\ndataDir={self.dir / 'data'}\nclientPort={port}\n"
+                    "clientPortAddress=127.0.0.1\nminSessionTimeout=400\n"
+                    "maxSessionTimeout=60000\nadmin.enableServer=false\n"
+                    "4lw.commands.whitelist=srvr,ruok\nforceSync=no\nmaxClientCnxns=0\n")
+                classpath = f"{SERVER_JAR}:{LOG_BINDING_JAR}"
+                argv = [java, "-Xmx128m", "-XX:+UseSerialGC", "-cp", classpath,
+                        "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                        str(self.dir / "zoo.cfg")]
+                with open(self.log_path, "ab") as out:
+                    proc = procs.spawn(argv, output=out)
+                if self._wait_ready(proc, port):
+                    self.port, self.proc = port, proc
+                    return
+                procs.forget_exited()
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait(timeout=5)
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        shutil.rmtree(self.dir, ignore_errors=True)
+        raise harness_error(f"zookeeper did not start (see {self.log_path})")
+
+    @staticmethod
+    def _wait_ready(proc, port: int) -> bool:
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return False
+            if "Mode:" in four_letter(port, "srvr", timeout=1.0):
+                return True
+            time.sleep(0.1)
+        return False
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def connect(self):
+        """The takeover scenario reads the lease's remaining time from a connection; ZooKeeper
+        has none to read (a lease lives as long as its holder's session): a stand-in."""
+        return _no_connection()
+
+    def stop(self) -> None:
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+                wait_exit(self.proc, 10.0)
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class _no_connection:
+    def close(self) -> None:
+        pass
