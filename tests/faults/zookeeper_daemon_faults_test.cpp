@@ -7,8 +7,9 @@
 // under a leader, and on a 3-server loopback ensemble the ensemble's leader
 // killed (baton's leader keeps leading) and the quorum lost for longer than
 // the ttl (the leader stops at its deadline, nobody leads until the quorum
-// is back). A fresh election per round; one ZooKeeper (or ensemble) per
-// scenario. The store-level faults are in zookeeper_faults_test.cpp.
+// is back), and a follower cut off with the leader's client on it (in a
+// private network namespace). A fresh election per round; one ZooKeeper (or
+// ensemble) per scenario. The store-level faults are in zookeeper_faults_test.cpp.
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "scenario.hpp"
 #include "support/free_port.hpp"
+#include "support/private_network.hpp"
 #include "support/servers/zookeeper_server.hpp"
 #include "zookeeper/zk_link.hpp"
 
@@ -369,6 +371,117 @@ TEST_F(zookeeper_daemon_ensemble_faults, quorum_lost_longer_than_the_ttl) {
     record_fault(round_record(c, "zookeeper: quorum lost for 2 x ttl (2 of 3 SIGKILL)", inject,
                               leader->pid, overlaps));
     for (auto& m : members) ASSERT_TRUE(m->wait_ready()) << member_logs();
+  }
+}
+
+// A follower cut off from the rest of the ensemble (iptables in a private
+// network namespace) while the leader's client is on it, alone: the stale-
+// read case. The cut-off follower answers reads (the lease node still
+// there) until it notices, up to syncLimit x tickTime later; the leader's
+// renewals are writes, which it cannot forward, so its app stops at the
+// renew deadline; the ensemble's leader hears nothing from the session and
+// expires it, and only then does the standby (on the majority) take over.
+// Every member runs as a uid of its own, so that the rules can pick the
+// follower's traffic out (all of it comes from 127.0.0.1).
+TEST(zookeeper_daemon_partition_faults, a_follower_cut_off_with_the_leaders_client_on_it) {
+  private_network net;
+  std::vector<zookeeper_peer> peers;
+  for (int id = 1; id <= 3; ++id) {
+    peers.push_back(
+        {id, "127.0.0.1", free_loopback_port(), free_loopback_port(), free_loopback_port()});
+  }
+  std::vector<std::unique_ptr<zookeeper_server>> members;
+  for (const auto& p : peers) {
+    zookeeper_server_options o;
+    o.server_id = p.id;
+    o.peers = peers;
+    o.client_port = p.client_port;
+    o.run_as = static_cast<uid_t>(61000 + p.id);
+    members.push_back(std::make_unique<zookeeper_server>(o, false));
+  }
+  for (auto& m : members) ASSERT_TRUE(m->wait_ready()) << m->log_tail();
+  const auto logs_of_members = [&] {
+    std::string out;
+    for (const auto& m : members) {
+      out += "---- member " + std::to_string(m->options().server_id) + "\n" + m->log_tail();
+    }
+    return out;
+  };
+
+  for (int round = 1; round <= zk_rounds; ++round) {
+    zookeeper_server* follower = nullptr;
+    std::string majority;
+    for (auto& m : members) {
+      if (!follower && m->mode() == "follower") {
+        follower = m.get();
+      } else {
+        majority += (majority.empty() ? "" : ",") + m->address();
+      }
+    }
+    ASSERT_NE(follower, nullptr) << logs_of_members();
+    const auto& fo = follower->options();
+    const zookeeper_peer& fp = fo.peers[static_cast<std::size_t>(fo.server_id - 1)];
+
+    fault_cluster c(round_name(round), ttl, false);
+    c.start_node(1, on_zookeeper(follower->address()));
+    auto leader = single_leader(c, logs_of_members());
+    ASSERT_TRUE(leader);
+    c.start_node(2, on_zookeeper(majority));
+    // The standby is up and sees the term.
+    ASSERT_TRUE(wait_until(
+        [&] {
+          auto s = c.status(2, 1s);
+          return s && (*s)["leader"] == fault_cluster::name_of(1);
+        },
+        15s, 50ms))
+        << c.logs();
+    exit_watch app(leader->pid);
+    // A reader on the follower, opened before the cut: a new session is a
+    // write, which a cut-off follower cannot make.
+    zk_operator reader(follower->address());
+    ASSERT_TRUE(reader.get(lease_node(c))) << "no lease node at " << lease_node(c);
+
+    const std::int64_t inject = mono_now_ns();
+    const std::string uid = std::to_string(fo.run_as);
+    // The follower's own traffic, but for its answers to clients; and
+    // everything sent to its quorum and election ports.
+    net.must_iptables({"-A", "OUTPUT", "-p", "tcp", "-m", "owner", "--uid-owner", uid, "!",
+                       "--sport", std::to_string(fp.client_port), "-j", "DROP"});
+    net.must_iptables(
+        {"-A", "OUTPUT", "-p", "tcp", "--dport", std::to_string(fp.quorum_port), "-j", "DROP"});
+    net.must_iptables(
+        {"-A", "OUTPUT", "-p", "tcp", "--dport", std::to_string(fp.election_port), "-j", "DROP"});
+
+    // How long the cut-off follower still answers reads of the lease node.
+    double stale_ms = -1;
+    for (int i = 0; i < 200; ++i) {
+      if (!reader.get(lease_node(c))) break;
+      stale_ms = ms_between(inject, mono_now_ns());
+      std::this_thread::sleep_for(20ms);
+    }
+    const auto gone = app.wait(ttl + 2s);
+    ASSERT_TRUE(gone) << "the app outlived its renewals\n" << c.logs();
+
+    event_log log(c.events());
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "the standby never took over\n"
+                                                           << c.logs() << logs_of_members();
+    const auto old = interval_of(log, leader->pid);
+    ASSERT_TRUE(old);
+    const auto next = first_started_after(log, inject);
+    EXPECT_EQ(next->name, fault_cluster::name_of(2));
+    EXPECT_LE(old->end_ns, inject + std::chrono::nanoseconds(ttl).count()) << c.logs();
+    EXPECT_GT(next->start_ns, *gone) << c.logs();
+    EXPECT_GT(token_value(*next), token_value(*leader)) << c.logs();
+    std::printf(
+        "partition round %d: the cut-off follower answered reads of the lease node for "
+        "%.0f ms; app gone %.0f ms, next app %.0f ms after the cut\n",
+        round, stale_ms, ms_between(inject, *gone), ms_between(inject, next->start_ns));
+
+    net.must_iptables({"-F", "OUTPUT"});
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c, "zookeeper: a follower cut off with the leader's client on it",
+                              inject, leader->pid, overlaps));
+    for (auto& m : members) ASSERT_TRUE(m->wait_ready()) << logs_of_members();
   }
 }
 

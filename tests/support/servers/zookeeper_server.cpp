@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -35,7 +36,7 @@ constexpr const char* log_binding_jar = "/usr/share/java/slf4j-simple.jar";
 constexpr auto poll_interval = 50ms;
 constexpr auto stop_grace = 5s;
 
-pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log) {
+pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log, uid_t run_as) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -53,6 +54,10 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& l
       ::dup2(out, STDERR_FILENO);
     }
     if (in >= 0) ::dup2(in, STDIN_FILENO);
+    if (run_as != 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(run_as) != 0 || ::setuid(run_as) != 0)) {
+      ::_exit(126);
+    }
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -109,6 +114,14 @@ zookeeper_server::zookeeper_server(zookeeper_server_options options, bool wait_r
   dir_ = make_temp_dir((std::filesystem::temp_directory_path() / "baton-zk-XXXXXX").string());
   try {
     std::filesystem::create_directories(dir_ / "data");
+    if (options_.run_as != 0) {
+      // The server writes its data and reads its config as that user.
+      for (const auto& path : {dir_, dir_ / "data"}) {
+        if (::chown(path.c_str(), options_.run_as, options_.run_as) != 0) {
+          throw std::runtime_error("chown " + path.string() + ": " + std::strerror(errno));
+        }
+      }
+    }
     const bool pick_port = options_.client_port == 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
       if (pick_port) options_.client_port = free_loopback_port();
@@ -172,7 +185,7 @@ bool zookeeper_server::start_once() {
              "-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true",
              "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-cp", cp,
              "org.apache.zookeeper.server.quorum.QuorumPeerMain", (dir_ / "zoo.cfg").string()},
-            dir_ / "zookeeper.log");
+            dir_ / "zookeeper.log", options_.run_as);
   // A bind failure ends the JVM within a second or two; a server that came
   // up keeps running. Standalone servers answer quickly, so wait for either.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
