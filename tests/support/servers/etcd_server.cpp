@@ -133,6 +133,23 @@ etcd_server::etcd_server(etcd_server_tls tls) : tls_(std::move(tls)) {
   }
 }
 
+etcd_server::etcd_server(etcd_member member, etcd_server_tls tls)
+    : tls_(std::move(tls)),
+      name_(std::move(member.name)),
+      initial_cluster_(std::move(member.initial_cluster)),
+      token_(std::move(member.token)),
+      client_port_(member.client_port),
+      peer_port_(member.peer_port) {
+  dir_ = make_temp_dir("/tmp/baton-etcd-XXXXXX");
+  data_ = dir_ / "data";
+  try {
+    spawn();
+  } catch (...) {
+    remove_temp_dir(dir_);
+    throw;
+  }
+}
+
 etcd_server::~etcd_server() {
   stop();
   remove_temp_dir(dir_);
@@ -159,9 +176,9 @@ void etcd_server::spawn() {
       "--initial-advertise-peer-urls",
       peer,
       "--initial-cluster",
-      name_ + "=" + peer,
+      initial_cluster_.empty() ? name_ + "=" + peer : initial_cluster_,
       "--initial-cluster-token",
-      "baton-test",
+      token_,
       "--initial-cluster-state",
       "new",
       "--heartbeat-interval",
@@ -290,6 +307,9 @@ void etcd_server::save_snapshot(const std::string& name) {
 void etcd_server::restore_snapshot(const std::string& name) {
   const auto file = dir_ / (name + ".db");
   if (!fs::exists(file)) throw std::runtime_error("etcd: no snapshot " + name + " saved");
+  if (!initial_cluster_.empty()) {
+    throw std::logic_error("etcd: restore_snapshot is for a one-member cluster");
+  }
   stop();
   const auto restored = dir_ / ("data-restored-" + std::to_string(++restores_));
   const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);

@@ -10,7 +10,7 @@
 // snapshot save / restore into a new data directory, started on the same
 // ports): the data goes back to the snapshot's revision, as an operator's
 // restore does. A member is named and joins an initial cluster, so a
-// three-member cluster can be made of three of them later.
+// three-member cluster is three of them (etcd_cluster.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -52,11 +52,26 @@ struct etcd_certs {
 };
 etcd_certs make_etcd_certs(const std::filesystem::path& pki_dir);
 
+/// One member of a cluster the caller lays out: its name, its ports, every
+/// member's peer URL and the cluster's token.
+struct etcd_member {
+  std::string name;
+  unsigned short client_port = 0;
+  unsigned short peer_port = 0;
+  /// "<name>=http://127.0.0.1:<peer port>,..." for every member.
+  std::string initial_cluster;
+  std::string token = "baton-test";
+};
+
 class etcd_server {
  public:
   /// Starts a one-member cluster and waits until it is healthy. Throws
   /// std::runtime_error when etcd is not installed or does not come up.
   explicit etcd_server(etcd_server_tls tls = {});
+  /// Starts `member` of a larger cluster and returns at once: a member alone
+  /// has no quorum, so it is healthy only once enough of the others run
+  /// (wait_healthy()). Throws std::runtime_error when etcd is not installed.
+  etcd_server(etcd_member member, etcd_server_tls tls);
   ~etcd_server();
   etcd_server(const etcd_server&) = delete;
   etcd_server& operator=(const etcd_server&) = delete;
@@ -65,6 +80,10 @@ class etcd_server {
   /// "http://127.0.0.1:<client port>" (https with TLS).
   std::string client_url() const;
   pid_t pid() const { return pid_; }
+  const std::string& name() const { return name_; }
+  /// Polls until the member says it is healthy (it has a leader and
+  /// answers), at most 20 s; false if it exited or did not become healthy.
+  bool wait_healthy() { return wait_ready(); }
   bool running() const { return pid_ > 0; }
 
   /// SIGKILL (or SIGTERM when `hard` is false) and reap. Idempotent.
@@ -111,6 +130,8 @@ class etcd_server {
   std::filesystem::path dir_;
   std::filesystem::path data_;
   std::string name_ = "baton-test";
+  std::string initial_cluster_;  // empty: a cluster of this member alone
+  std::string token_ = "baton-test";
   unsigned short client_port_ = 0;
   unsigned short peer_port_ = 0;
   int restores_ = 0;
