@@ -31,6 +31,11 @@ using store_detail::store_shell;
 
 // Tries of an acquire whose txn found the keys changed since its read.
 constexpr int acquire_attempts = 3;
+// How soon a candidate asks again about the last holder's lease when the
+// lease key is gone but that lease lives (an operator's delete, or a release
+// whose revoke has not landed yet): short, since the revoke of a release
+// follows its delete at once.
+constexpr milliseconds live_lease_recheck{250};
 
 }  // namespace
 
@@ -180,6 +185,7 @@ struct etcd_store::impl {
                               const auto view = read_view(hdr, read_range(j), keys);
                               seen(hdr);
                               seen_record(view.record);
+                              saw_holder(view.lease);
                               switch (decide_acquire(view, pending_fence.has_value(), own_value)) {
                                 case acquire_step::fence:
                                   return fence(h, view, attempt);
@@ -247,7 +253,41 @@ struct etcd_store::impl {
         });
   }
 
+  // Another store's lease key, read or watched: its lease is what may keep
+  // that store's app working even after the key is gone.
+  void saw_holder(const std::optional<key_value>& kv) {
+    if (kv && kv->value != own_value && kv->lease != 0) last_holder = kv;
+  }
+
+  // The lease key is free. If it last belonged to another store whose etcd
+  // lease still lives, the key went before the lease: an operator's delete
+  // (that holder's app works until its next renewal tells it) or a release
+  // whose revoke is on its way. Taking it now could start a second app, so
+  // the election counts as held by that holder until its lease is gone.
   void take(acquire_ptr h, const election_view& view, int attempt) {
+    if (view.lease || !last_holder) return take_free(h, view, attempt);
+    const key_value old = *last_holder;
+    request<acquire_answer>(
+        h, "/v3/lease/timetolive", time_to_live_request(old.lease),
+        [this, h, view, attempt, old](const json& j) {
+          const auto t = read_time_to_live(j);
+          seen(t.hdr);
+          if (t.ttl_seconds < 0) {
+            if (last_holder && last_holder->lease == old.lease) last_holder.reset();
+            return take_free(h, view, attempt);
+          }
+          acquire_answer a;
+          a.outcome = acquire_outcome::held;
+          a.token = static_cast<std::uint64_t>(floor.token_of(old.mod_revision));
+          a.holder = holder_of(old.value);
+          a.remaining =
+              std::min(remaining_of(std::max<std::int64_t>(t.ttl_seconds, 0), options.identity.ttl),
+                       live_lease_recheck);
+          (*h)({}, std::move(a));
+        });
+  }
+
+  void take_free(acquire_ptr h, const election_view& view, int attempt) {
     grant(h, [this, h, view, attempt](std::int64_t lease, const header&) {
       const std::vector<compare> as_read = {
           {keys.fence, "CREATE", view.fence ? view.fence->create_revision : 0},
@@ -338,6 +378,7 @@ struct etcd_store::impl {
                     const auto view = read_view(hdr, read_range(j), keys);
                     seen(hdr);
                     seen_record(view.record);
+                    saw_holder(view.lease);
                     open_stream(hdr.revision + 1);
                   });
   }
@@ -395,6 +436,7 @@ struct etcd_store::impl {
     }
     for (const auto& e : m.events) {
       watched_revision = std::max(watched_revision, e.kv.mod_revision);
+      if (e.kv.key == keys.lease) saw_holder(e.deleted ? e.prev : std::optional<key_value>(e.kv));
       const auto s = classify_event(e, keys, own_value);
       switch (s.what) {
         case seen_event::kind::none:
@@ -486,6 +528,9 @@ struct etcd_store::impl {
     std::int64_t revision = 0;
   };
   std::optional<held_term> term;
+  // The lease key as another store last held it (read or watched), kept
+  // after its delete: see take().
+  std::optional<key_value> last_holder;
   // The watch.
   bool watching = false;
   bool subscribed_before = false;
@@ -572,8 +617,20 @@ void etcd_store::async_release(release_handler handler) {
         const auto t = read_txn(j);
         d.seen(t.hdr);
         if (d.term && d.term->lease == term.lease) d.term.reset();
-        d.forget("/v3/lease/revoke", lease_id_request(term.lease));
-        (*h)({}, t.succeeded ? release_answer::released : release_answer::not_ours);
+        const auto answer = t.succeeded ? release_answer::released : release_answer::not_ours;
+        // Answered once the revoke is done: a candidate that finds the key
+        // gone but its lease alive counts it as held (take()), so a release
+        // that left the lease behind would hold the next term back. A failed
+        // revoke still answers: the key is gone and the lease expires.
+        auto revoked = std::make_shared<std::function<void(store_error, bool)>>(
+            [h, answer](store_error e, bool) {
+              if (e && e.code == store_shell::aborted().code) {
+                return (*h)(std::move(e), release_answer{});
+              }
+              (*h)({}, answer);
+            });
+        d.request<bool>(revoked, "/v3/lease/revoke", lease_id_request(term.lease),
+                        [revoked](const json&) { (*revoked)({}, true); });
       });
 }
 
