@@ -18,6 +18,7 @@ constexpr auto ttl = 2000ms;
 // The lease renews every ttl/3: the last keepalive etcd heard before a fault
 // came at most this long before it (plus its latency).
 constexpr auto renew_interval = ttl / 3;
+// Rounds of the member and quorum faults, which take longest.
 constexpr int etcd_rounds = 2;
 
 node_options on_etcd(const etcd_cluster& etcd) {
@@ -56,7 +57,7 @@ void expect_clean_handover(fault_cluster& c, const etcd_cluster& etcd, const int
 // than one ttl after the last keepalive etcd heard.
 TEST(etcd_daemon_faults, leader_daemon_sigkill_takeover_after_expiry) {
   etcd_cluster etcd;
-  for (int round = 1; round <= etcd_rounds; ++round) {
+  for (int round = 1; round <= rounds; ++round) {
     fault_cluster c(round_name(round), ttl, false);
     c.start_node(1, on_etcd(etcd));
     c.start_node(2, on_etcd(etcd));
@@ -86,7 +87,7 @@ TEST(etcd_daemon_faults, leader_daemon_sigkill_takeover_after_expiry) {
 // before etcd can expire the lease; the standby starts only after that.
 TEST(etcd_daemon_faults, leader_daemon_sigstop_past_ttl_app_stopped_by_keeper) {
   etcd_cluster etcd;
-  for (int round = 1; round <= etcd_rounds; ++round) {
+  for (int round = 1; round <= rounds; ++round) {
     fault_cluster c(round_name(round), ttl, false);
     c.start_node(1, on_etcd(etcd));
     c.start_node(2, on_etcd(etcd));
@@ -210,7 +211,7 @@ TEST(etcd_daemon_faults, quorum_lost_past_ttl_leader_stops_nobody_leads_until_ba
 // after the keepalive) and stops its app; no standby may start before that.
 TEST(etcd_daemon_faults, operators_delete_of_the_lease_key_no_overlap) {
   etcd_cluster etcd;
-  for (int round = 1; round <= etcd_rounds; ++round) {
+  for (int round = 1; round <= rounds; ++round) {
     fault_cluster c(round_name(round), ttl, false);
     c.start_node(1, on_etcd(etcd));
     c.start_node(2, on_etcd(etcd));
