@@ -29,7 +29,7 @@ Markers: an HTML comment on the last non-blank line before a block's fence:
   <!-- docs-test: skip WHY -->                 the block cannot run here (say why);
   <!-- docs-test: session NAME [expect="TEXT"]... -->
         the blocks of one session, in order, form one bash script that runs for real,
-        with the port 6390 replaced by a free loopback port, /tmp/ by a private
+        with the ports 6390 and 6391 replaced by free loopback ports, /tmp/ by a private
         directory and build/baton by the binary under test; it must exit 0 and print
         every TEXT.
 
@@ -263,11 +263,13 @@ class Checker:
 
     def run_session(self, name, blocks, expects):
         self.counts["session"] += 1
-        with socket.socket() as s:
+        with socket.socket() as s, socket.socket() as s2:
             s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+            s2.bind(("127.0.0.1", 0))
+            port, port2 = s.getsockname()[1], s2.getsockname()[1]
         script = "\n".join("\n".join(b.body) for b in blocks)
-        script = script.replace("6390", str(port)).replace("/tmp/", self.tmp + "/")
+        script = script.replace("6390", str(port)).replace("6391", str(port2))
+        script = script.replace("/tmp/", self.tmp + "/")
         script = re.sub(r"(?<![\w/.])(\./)?build/baton\b", self.baton, script)
         where = blocks[0].where()
         p = subprocess.Popen(["bash", "-c", script], cwd=self.root, stdin=subprocess.DEVNULL,
@@ -307,10 +309,14 @@ class Checker:
                 self.counts["skipped"] += len(cmds)
                 continue
             if block.marker == "session":
-                # Checked statically too, for a precise message; then run for real below.
+                # Checked statically too, for a precise message (unless the config file
+                # is one the session writes under /tmp/ first); then run for real below.
                 for offset, cmd, output in cmds:
                     words = split(cmd)
-                    if len(words) > 1 and words[0] in BATON_NAMES and words[1] == "run":
+                    writes_config = "--config" in words[:-1] and \
+                        words[words.index("--config") + 1].startswith("/tmp/")
+                    if len(words) > 1 and words[0] in BATON_NAMES and words[1] == "run" and \
+                            not writes_config:
                         self.check_command(block.where(offset), cmd, output)
                 name, _, rest = block.marker_arg.partition(" ")
                 entry = sessions.setdefault(name, ([], []))
