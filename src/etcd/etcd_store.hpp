@@ -52,7 +52,7 @@ struct etcd_store_options {
   /// dead server or a hung watch connection (0 = never).
   milliseconds watch_ping_interval{5000};
   /// The etcd user baton authenticates as ("" = none: etcd's auth is off).
-  /// Its role needs readwrite on the prefix (docs/etcd-notes.md).
+  /// Its role needs readwrite on the prefix (README.md, "etcd").
   std::string username;
   /// The user's password: the first line of this file, read at each
   /// authentication (a rotated password is used from the next one on).

@@ -7,7 +7,7 @@
 //
 // A second instantiation (etcd_tls_auth) runs the same cases over TLS with a
 // client certificate and as a user whose role may only read and write the
-// prefix baton/ (the minimal role of docs/etcd-notes.md). Below the suite,
+// prefix baton/ (the minimal role of README.md, "etcd"). Below the suite,
 // the ways that access can be refused.
 #include <utility>
 

@@ -32,7 +32,7 @@ long long ms_since(clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t).count();
 }
 
-// A measured figure, for docs/etcd-notes.md: one line a run.
+// A measured figure, for docs/safety.md ("etcd"): one line a run.
 #define FIGURE(...) std::printf("[figure] " __VA_ARGS__), std::printf("\n"), std::fflush(stdout)
 
 bool run_until(asio::io_context& io, const std::function<bool()>& done,
