@@ -35,16 +35,20 @@ std::optional<interval> single_leader(fault_cluster& c, const etcd_cluster& etcd
   return leader;
 }
 
-std::string lease_key(const fault_cluster& c) { return "baton/" + c.election() + "/lease"; }
+std::string lease_key(const fault_cluster& c) {
+  return "baton/" + c.election() + "/lease";
+}
 
-std::int64_t ns(std::chrono::milliseconds d) { return std::chrono::nanoseconds(d).count(); }
+std::int64_t ns(std::chrono::milliseconds d) {
+  return std::chrono::nanoseconds(d).count();
+}
 
 // The old app's last work came before the new one's first; a token that rose.
 void expect_clean_handover(fault_cluster& c, const etcd_cluster& etcd, const interval& old_leader,
                            std::int64_t inject) {
   event_log log(c.events());
-  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
-      << "no new term\n" << c.logs() << etcd.log_tails();
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no new term\n"
+                                                         << c.logs() << etcd.log_tails();
   const auto next = first_started_after(log, inject);
   const auto old = interval_of(log, old_leader.pid);
   ASSERT_TRUE(old);
@@ -71,7 +75,8 @@ TEST(etcd_daemon_faults, leader_daemon_sigkill_takeover_after_expiry) {
     const auto next = first_started_after(c.log(), inject);
     ASSERT_TRUE(next);
     EXPECT_GE(next->start_ns, inject + ns(ttl - renew_interval - 100ms))
-        << "a standby started before the dead leader's etcd lease could expire\n" << c.logs();
+        << "a standby started before the dead leader's etcd lease could expire\n"
+        << c.logs();
     std::printf("daemon SIGKILL round %d: next term %.0f ms after the kill, token %llu -> %s\n",
                 round, ms_between(inject, next->start_ns),
                 static_cast<unsigned long long>(token_value(*leader)), next->token.c_str());
@@ -137,18 +142,19 @@ void member_fault_round(etcd_cluster& etcd, int round, bool freeze) {
   const bool kept = !app.wait(2 * ttl);
   if (!kept) expect_clean_handover(c, etcd, *leader, inject);
   const auto next = first_started_after(c.log(), inject);
-  std::printf("etcd leader member %s round %d: baton's leader %s%s\n",
-              freeze ? "SIGSTOP 3 s" : "SIGKILL", round,
-              kept ? "kept its term" : "handed over",
-              next ? (", next term after " + std::to_string(ms_between(inject, next->start_ns)) +
-                      " ms").c_str()
-                   : "");
+  std::printf(
+      "etcd leader member %s round %d: baton's leader %s%s\n", freeze ? "SIGSTOP 3 s" : "SIGKILL",
+      round, kept ? "kept its term" : "handed over",
+      next ? (", next term after " + std::to_string(ms_between(inject, next->start_ns)) + " ms")
+                 .c_str()
+           : "");
   if (!freeze) member.start();
 
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c, freeze ? "etcd: the raft leader member SIGSTOP 3 s"
-                                       : "etcd: the raft leader member SIGKILL",
-                             inject, leader->pid, overlaps);
+  auto record = round_record(
+      c,
+      freeze ? "etcd: the raft leader member SIGSTOP 3 s" : "etcd: the raft leader member SIGKILL",
+      inject, leader->pid, overlaps);
   record.kept_working = kept;
   record_fault(record);
 }
@@ -190,13 +196,15 @@ TEST(etcd_daemon_faults, quorum_lost_past_ttl_leader_stops_nobody_leads_until_ba
 
     event_log log(c.events());
     ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s))
-        << "no leader after the quorum came back\n" << c.logs() << etcd.log_tails();
+        << "no leader after the quorum came back\n"
+        << c.logs() << etcd.log_tails();
     const auto next = first_started_after(log, inject);
     EXPECT_GT(next->start_ns, back) << "someone led without a quorum\n" << c.logs();
-    std::printf("quorum lost round %d: app stopped %.0f ms after the freeze; quorum back at %.0f "
-                "ms, next term at %.0f ms\n",
-                round, ms_between(inject, *gone), ms_between(inject, back),
-                ms_between(inject, next->start_ns));
+    std::printf(
+        "quorum lost round %d: app stopped %.0f ms after the freeze; quorum back at %.0f "
+        "ms, next term at %.0f ms\n",
+        round, ms_between(inject, *gone), ms_between(inject, back),
+        ms_between(inject, next->start_ns));
 
     const auto overlaps = check_no_overlap(c);
     auto record = round_record(c, "etcd: quorum lost (2 of 3 members SIGSTOP) 2 x ttl + 0.5 s",
@@ -226,8 +234,7 @@ TEST(etcd_daemon_faults, operators_delete_of_the_lease_key_no_overlap) {
     expect_clean_handover(c, etcd, *leader, inject);
     const auto next = first_started_after(c.log(), inject);
     std::printf("operator's del round %d: old app gone %.0f ms after, next term %.0f ms after\n",
-                round, ms_between(inject, *gone),
-                next ? ms_between(inject, next->start_ns) : -1.0);
+                round, ms_between(inject, *gone), next ? ms_between(inject, next->start_ns) : -1.0);
 
     const auto overlaps = check_no_overlap(c);
     record_fault(round_record(c, "etcd: an operator's `etcdctl del` of the lease key", inject,

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "etcd/etcd_store.hpp"
-#include "support/servers/etcd_server.hpp"
 #include "support/fault_proxy.hpp"
+#include "support/servers/etcd_server.hpp"
 
 namespace baton::testing {
 namespace {
@@ -252,7 +252,8 @@ TEST_F(etcd_faults, an_operators_delete_ends_the_term) {
   // a's app works until a's next renewal: while a's etcd lease lives, the
   // free key is a's still.
   const auto early = acquire(io_, *b);
-  EXPECT_EQ(early.value.outcome, acquire_outcome::held) << "b took a key whose holder's lease lives";
+  EXPECT_EQ(early.value.outcome, acquire_outcome::held)
+      << "b took a key whose holder's lease lives";
   EXPECT_EQ(early.value.holder, "node-a");
   EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
   // a revokes its lease on that loss (a request nobody waits for): b takes

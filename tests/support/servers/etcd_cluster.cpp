@@ -61,7 +61,8 @@ std::optional<int> etcd_cluster::leader_index() const {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     if (!members_[i]->running()) continue;
     try {
-      const auto out = members_[i]->etcdctl("endpoint status -w fields --command-timeout=1s --dial-timeout=1s");
+      const auto out =
+          members_[i]->etcdctl("endpoint status -w fields --command-timeout=1s --dial-timeout=1s");
       ids[i] = field_value(out, "MemberID");
       if (leader.empty()) leader = field_value(out, "Leader");
     } catch (const std::exception&) {
