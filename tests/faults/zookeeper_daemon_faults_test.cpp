@@ -258,21 +258,7 @@ TEST(zookeeper_daemon_faults, an_operators_delete_of_the_lease_node) {
 
 class zookeeper_daemon_ensemble_faults : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::vector<zookeeper_peer> peers;
-    for (int id = 1; id <= 3; ++id) {
-      peers.push_back(
-          {id, "127.0.0.1", free_loopback_port(), free_loopback_port(), free_loopback_port()});
-    }
-    for (const auto& p : peers) {
-      zookeeper_server_options o;
-      o.server_id = p.id;
-      o.peers = peers;
-      o.client_port = p.client_port;
-      members.push_back(std::make_unique<zookeeper_server>(o, false));
-    }
-    for (auto& m : members) ASSERT_TRUE(m->wait_ready()) << m->log_tail();
-  }
+  void SetUp() override { members = start_zookeeper_ensemble(3); }
   std::string servers() const {
     std::string out;
     for (const auto& m : members) out += (out.empty() ? "" : ",") + m->address();

@@ -9,6 +9,8 @@
 // and keepers) are in zookeeper_daemon_faults_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -348,9 +350,12 @@ TEST_F(zookeeper_faults, a_lost_acquire_reply_is_found_ours_on_the_retry) {
   release(a);
   int lost_replies = 0;
   int tries = 0;
-  // The reset sweeps across the acquire, 20 ms a try, then 5 ms a try once
-  // it met the multi in flight: the reply is lost only when the reset comes
-  // after the proxy passed the request on.
+  // The reset sweeps across the acquire: later by 20 ms a try while it comes
+  // before the multi, by 5 ms once it met the multi in flight, and earlier by
+  // 10 ms whenever it came after the acquire had its answers, so that on a
+  // slow machine it swings around the window instead of stepping past it.
+  // The reply is lost only when the reset comes after the proxy passed the
+  // multi on.
   auto reset_after = 550ms;
   bool met_the_multi = false;
   for (; tries < 60 && lost_replies == 0; ++tries) {
@@ -361,16 +366,18 @@ TEST_F(zookeeper_faults, a_lost_acquire_reply_is_found_ours_on_the_retry) {
       first = {e, x};
       done = true;
     });
-    reset_after += met_the_multi ? 5ms : 20ms;
     run_for(reset_after);
     proxy.reset();
     ASSERT_TRUE(run_until([&] { return done; }, 20s));
     proxy.pass();
     if (!first.first) {
+      // Too late: the acquire was over before the reset.
       if (first.second.acquired()) release(a);
+      reset_after = std::max(reset_after - 10ms, 100ms);
       continue;
     }
     if (first.first.message().rfind("acquire on", 0) == 0) met_the_multi = true;
+    reset_after += met_the_multi ? 5ms : 20ms;
     const auto seen = acquire(b);
     ASSERT_FALSE(seen.first) << seen.first.message();
     if (seen.second.outcome == acquire_outcome::held && seen.second.holder == "node-a") {
@@ -475,21 +482,7 @@ TEST_F(zookeeper_faults, digest_acls_keep_other_clients_off_the_election) {
 
 class zookeeper_ensemble_faults : public candidates_on_one_loop {
  protected:
-  void SetUp() override {
-    std::vector<testing::zookeeper_peer> peers;
-    for (int id = 1; id <= 3; ++id) {
-      peers.push_back({id, "127.0.0.1", testing::free_loopback_port(),
-                       testing::free_loopback_port(), testing::free_loopback_port()});
-    }
-    for (const auto& p : peers) {
-      testing::zookeeper_server_options o;
-      o.server_id = p.id;
-      o.peers = peers;
-      o.client_port = p.client_port;
-      members.push_back(std::make_unique<testing::zookeeper_server>(o, false));
-    }
-    for (auto& m : members) ASSERT_TRUE(m->wait_ready()) << m->log_tail();
-  }
+  void SetUp() override { members = testing::start_zookeeper_ensemble(3); }
   void TearDown() override {
     if (HasFailure()) {
       for (auto& m : members)

@@ -25,28 +25,37 @@ std::string field_value(const std::string& out, const std::string& field) {
 
 }  // namespace
 
+// A port picked free may be taken by another process before its member binds
+// it (every free-port fixture has that race): the whole cluster is started
+// again on fresh ports, a bounded number of times.
 etcd_cluster::etcd_cluster(int size) {
-  std::vector<etcd_member> layout(static_cast<std::size_t>(size));
-  std::string initial;
-  for (int i = 0; i < size; ++i) {
-    auto& m = layout[static_cast<std::size_t>(i)];
-    m.name = "member-" + std::to_string(i);
-    m.client_port = free_loopback_port();
-    m.peer_port = free_loopback_port();
-    m.token = "baton-faults";
-    if (!initial.empty()) initial += ",";
-    initial += m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
-  }
-  for (auto& m : layout) {
-    m.initial_cluster = initial;
-    members_.push_back(std::make_unique<etcd_server>(m, etcd_server_tls{}));
-  }
-  for (auto& m : members_) {
-    if (!m->wait_healthy()) {
-      throw std::runtime_error("etcd member " + m->name() + " did not become healthy\n" +
-                               log_tails());
+  constexpr int attempts = 4;
+  std::string last_logs;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    members_.clear();
+    std::vector<etcd_member> layout(static_cast<std::size_t>(size));
+    std::string initial;
+    for (int i = 0; i < size; ++i) {
+      auto& m = layout[static_cast<std::size_t>(i)];
+      m.name = "member-" + std::to_string(i);
+      m.client_port = free_loopback_port();
+      m.peer_port = free_loopback_port();
+      m.token = "baton-faults";
+      if (!initial.empty()) initial += ",";
+      initial += m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
     }
+    for (auto& m : layout) {
+      m.initial_cluster = initial;
+      members_.push_back(std::make_unique<etcd_server>(m, etcd_server_tls{}));
+    }
+    bool healthy = true;
+    for (auto& m : members_) healthy = healthy && m->wait_healthy();
+    if (healthy) return;
+    last_logs = log_tails();
+    if (last_logs.find("address already in use") == std::string::npos) break;
   }
+  members_.clear();
+  throw std::runtime_error("etcd cluster did not become healthy\n" + last_logs);
 }
 
 std::string etcd_cluster::endpoints() const {

@@ -279,4 +279,33 @@ std::string zookeeper_server::log_tail() const {
   return baton::testing::log_tail(dir_ / "zookeeper.log", 30);
 }
 
+std::vector<std::unique_ptr<zookeeper_server>> start_zookeeper_ensemble(int size) {
+  constexpr int attempts = 4;
+  std::string logs;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    std::vector<zookeeper_peer> peers;
+    for (int id = 1; id <= size; ++id) {
+      peers.push_back(
+          {id, "127.0.0.1", free_loopback_port(), free_loopback_port(), free_loopback_port()});
+    }
+    std::vector<std::unique_ptr<zookeeper_server>> members;
+    for (const auto& p : peers) {
+      zookeeper_server_options o;
+      o.server_id = p.id;
+      o.peers = peers;
+      o.client_port = p.client_port;
+      members.push_back(std::make_unique<zookeeper_server>(o, false));
+    }
+    bool ready = true;
+    for (auto& m : members) ready = ready && m->wait_ready();
+    if (ready) return members;
+    logs.clear();
+    for (const auto& m : members) {
+      logs += "---- member " + std::to_string(m->options().server_id) + "\n" + m->log_tail();
+    }
+    if (logs.find("Address already in use") == std::string::npos) break;
+  }
+  throw std::runtime_error("the ZooKeeper ensemble did not come up\n" + logs);
+}
+
 }  // namespace baton::testing

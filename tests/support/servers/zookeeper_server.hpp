@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -111,5 +112,12 @@ class zookeeper_server {
   std::string java_;
   pid_t pid_ = -1;
 };
+
+/// Starts a `size`-server ensemble on loopback and waits until every member
+/// answers. A port picked free may be taken by another process before its
+/// member binds it: the whole ensemble is started again on fresh ports, a
+/// bounded number of times. Throws std::runtime_error with the members' logs
+/// when it does not come up.
+std::vector<std::unique_ptr<zookeeper_server>> start_zookeeper_ensemble(int size = 3);
 
 }  // namespace baton::testing
