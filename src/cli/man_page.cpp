@@ -86,8 +86,8 @@ std::string man_page() {
 
   m << ".SH DESCRIPTION\n"
     << "Copies of one worker run on many machines; next to each runs \\fBbaton\\fR. Every baton\n"
-    << "competes for one lease in a store (Redis, Sentinel, Cluster, Redlock or PostgreSQL), and\n"
-    << "only the holder's app works: baton starts and stops it as a supervised command (the words\n"
+    << "competes for one lease in a store (Redis, Sentinel, Cluster, Redlock, PostgreSQL, etcd or\n"
+    << "ZooKeeper), and only the holder's app works: baton starts and stops it as a supervised command (the words\n"
     << "after \\fB\\-\\-\\fR), runs hooks, or tells it over a Unix socket. A new leader never\n"
     << "starts while the old one may still be working: a leader that cannot renew its lease stops\n"
     << "its app before the lease can expire.\n"
