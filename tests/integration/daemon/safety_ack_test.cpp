@@ -187,10 +187,12 @@ TEST_F(safety_ack_test, stopped_command_errors_and_the_uid_allow_list) {
   // Node 2 allows only a uid that is not ours.
   const auto other_uid = std::to_string(::geteuid() == 4242 ? 4243 : 4242);
   start_socket_node(2, {"--require-ack", "--allowed-uid", other_uid});
-  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(socket_of(1)) &&
-                                      std::filesystem::exists(socket_of(2)); },
-                         10s))
-      << all_logs();
+  // A socket file exists from bind() on; it answers once the daemon listens.
+  const auto answers = [&](int node) {
+    return std::filesystem::exists(socket_of(node)) &&
+           socket_request(socket_of(node), R"({"cmd":"status"})", 1s).has_value();
+  };
+  ASSERT_TRUE(wait_until([&] { return answers(1) && answers(2); }, 10s)) << all_logs();
 
   auto reply = socket_request(socket_of(1), R"({"cmd":"stopped","token":1,"id":7})", 5s);
   ASSERT_TRUE(reply) << all_logs();
