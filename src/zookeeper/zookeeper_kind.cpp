@@ -18,6 +18,7 @@
 #include "server_list.hpp"
 #include "store/check_lines.hpp"
 #include "zookeeper_option_rows.hpp"
+#include "zk_link.hpp"
 #include "zookeeper_store.hpp"
 
 namespace baton {
@@ -210,20 +211,90 @@ struct srvr_probe : std::enable_shared_from_this<srvr_probe> {
   }
 };
 
-struct zookeeper_check {
+// The srvr answers of every server, then (for servers given as addresses)
+// one session, to read the timeout the ensemble grants against the ttl.
+struct zookeeper_check : std::enable_shared_from_this<zookeeper_check> {
   std::vector<std::vector<check_line>> per_server;
   std::size_t left = 0;
   check_report report;
   std::function<void(check_report)> done;
+  milliseconds ttl{0};
+  milliseconds asked{0};
+  milliseconds connect_timeout{0};
+  std::string hosts;  // "" = a server is a name: no session check
+  std::shared_ptr<zookeeper_detail::zk_link> link;
+  std::unique_ptr<asio::steady_timer> timer;
 
-  void finish() {
+  void servers_done(asio::io_context& io) {
     for (std::size_t i = 0; i < per_server.size(); ++i) {
       for (auto line : per_server[i]) {
         if (per_server.size() > 1) line.topic = "server " + std::to_string(i + 1) + " " + line.topic;
         report.lines.push_back(std::move(line));
       }
     }
-    done(std::move(report));
+    if (hosts.empty()) {
+      report.lines.push_back({check_verdict::note, "session",
+                              "asks for " + std::to_string(asked.count()) +
+                                  " ms; the granted timeout is checked against lease.ttl at every "
+                                  "connect (give addresses to have it checked here)"});
+      return finish();
+    }
+    open_session(io);
+  }
+
+  void open_session(asio::io_context& io) {
+    zookeeper_detail::zk_link_options o;
+    o.hosts = hosts;
+    o.session_timeout = asked;
+    o.owner = shared_from_this();
+    o.on_state = [weak = weak_from_this()](int) {
+      if (auto self = weak.lock()) self->on_state();
+    };
+    std::string error;
+    link = zookeeper_detail::zk_link::open(io, std::move(o), error);
+    if (!link) {
+      report.lines.push_back({check_verdict::failure, "session", error});
+      return finish();
+    }
+    timer = std::make_unique<asio::steady_timer>(io, connect_timeout);
+    // The timer's wait holds the check alive until the session answers or
+    // the time is up (finish() cancels it).
+    timer->async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || !self->done) return;
+      self->report.lines.push_back({check_verdict::failure, "session",
+                                    "no session within zookeeper.connect_timeout (" +
+                                        std::to_string(self->connect_timeout.count()) + " ms)"});
+      self->finish();
+    });
+  }
+
+  void on_state() {
+    if (!done || !link || !link->connected()) return;
+    const auto granted = link->negotiated_timeout();
+    check_line line{check_verdict::ok, "session",
+                    "granted " + std::to_string(granted.count()) + " ms (asked " +
+                        std::to_string(asked.count()) + " ms; lease.ttl " +
+                        std::to_string(ttl.count()) + " ms)"};
+    if (granted < ttl) {
+      line.verdict = check_verdict::failure;
+      line.text += ": shorter than the ttl, baton refuses to lead (raise the servers' "
+                   "minSessionTimeout or lower lease.ttl)";
+    } else if (granted > 2 * ttl) {
+      line.verdict = check_verdict::hazard;
+      line.text += ": a crashed leader's node lives that long (lower the servers' "
+                   "maxSessionTimeout or raise lease.ttl)";
+    }
+    report.lines.push_back(std::move(line));
+    finish();
+  }
+
+  void finish() {
+    if (!done) return;
+    if (timer) timer->cancel();
+    if (link) link->close();
+    auto callback = std::move(done);
+    done = nullptr;
+    callback(std::move(report));
   }
 };
 
@@ -232,11 +303,9 @@ void check_zookeeper(asio::io_context& io, const config& cfg,
   auto check = std::make_shared<zookeeper_check>();
   check->done = std::move(done);
   const auto& z = cfg.zookeeper;
-  check->report.lines.push_back(
-      {check_verdict::ok, "session",
-       "asks for " + std::to_string(z.session_timeout.count()) + " ms (lease.ttl " +
-           std::to_string(cfg.lease.ttl.count()) +
-           " ms); a granted timeout shorter than the ttl is refused at every connect"});
+  check->ttl = cfg.lease.ttl;
+  check->asked = z.session_timeout;
+  check->connect_timeout = z.connect_timeout;
   check->report.lines.push_back(
       {z.username.empty() ? check_verdict::hazard : check_verdict::note, "auth",
        z.username.empty()
@@ -253,14 +322,17 @@ void check_zookeeper(asio::io_context& io, const config& cfg,
     check->finish();
     return;
   }
+  bool numeric = true;
+  for (const auto& s : parsed.servers) numeric = numeric && s.numeric;
+  if (numeric) check->hosts = zookeeper_detail::client_hosts(parsed.servers);
   check->per_server.resize(parsed.servers.size());
   check->left = parsed.servers.size();
   for (std::size_t i = 0; i < parsed.servers.size(); ++i) {
     const auto& s = parsed.servers[i];
     auto probe = std::make_shared<srvr_probe>(io, s.host + ":" + std::to_string(s.port));
-    probe->done = [check, i](std::vector<check_line> lines) {
+    probe->done = [check, i, &io](std::vector<check_line> lines) {
       check->per_server[i] = std::move(lines);
-      if (--check->left == 0) check->finish();
+      if (--check->left == 0) check->servers_done(io);
     };
     probe->start(s, z.connect_timeout + z.command_timeout);
   }

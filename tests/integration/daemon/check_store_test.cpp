@@ -12,6 +12,7 @@
 #include "support/baton_process.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/servers/postgres_server.hpp"
+#include "support/servers/zookeeper_server.hpp"
 #include "support/servers/redis_cluster.hpp"
 #include "support/servers/redis_sentinel_group.hpp"
 #include "support/servers/redis_server.hpp"
@@ -230,6 +231,27 @@ TEST(check_store, postgres_reports_role_user_table_and_latency) {
                    "--postgres-create-schema=false"});
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(has_line(r.output, "FAIL", "table", "init-store --print")) << r.output;
+}
+
+// ZooKeeper: each server's version and mode by srvr, and the session timeout
+// the server grants weighed against the ttl: shorter is a failure (the
+// server would end a leader's session before its lease), much longer a
+// hazard (a crashed leader's node outlives it).
+TEST(check_store, zookeeper_reports_the_server_and_weighs_the_granted_session) {
+  zookeeper_server_options o;
+  o.max_session_timeout_ms = 4000;
+  zookeeper_server zk(o);
+  auto r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", zk.address(), "--ttl",
+                        "3s"});
+  EXPECT_EQ(r.code, 1) << r.output;  // no digest auth: a hazard
+  EXPECT_TRUE(has_line(r.output, "ok", "version", "ZooKeeper 3.")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "mode", "standalone")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "session", "granted 3000 ms")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "auth", "any client")) << r.output;
+  // The server caps sessions at 4 s: a 5 s ttl cannot be led.
+  r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", zk.address(), "--ttl", "5s"});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(has_line(r.output, "FAIL", "session", "granted 4000 ms")) << r.output;
 }
 
 // PostgreSQL 15 no longer lets every role create in schema public: a role
