@@ -57,7 +57,7 @@ mkdir -p "$reports"
 # detect_stack_use_after_return needs compiler support g++ 12 lacks, so it is
 # not asked for.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:strict_string_checks=1:check_initialization_order=1:strict_init_order=1:detect_odr_violation=2:log_path=$reports/asan"
-export LSAN_OPTIONS="report_objects=1"
+export LSAN_OPTIONS="report_objects=1:suppressions=$root/scripts/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1:log_path=$reports/ubsan"
 
 status=0

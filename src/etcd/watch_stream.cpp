@@ -79,8 +79,12 @@ void watch_stream::start(std::string body, const std::string& token) {
             w.connection.tcp().expires_never();
             w.parser.emplace();
             w.parser->body_limit(boost::none);
-            w.on_chunk = [self](std::uint64_t, beast::string_view chunk, beast::error_code&) {
-              self->impl_->pending.append(chunk.data(), chunk.size());
+            // The parser that calls it lives in the same impl: a pointer, not
+            // a share of the stream, which would keep the stream alive for
+            // ever (it holds this function).
+            w.on_chunk = [state = &w](std::uint64_t, beast::string_view chunk,
+                                      beast::error_code&) {
+              state->pending.append(chunk.data(), chunk.size());
               return chunk.size();
             };
             w.parser->on_chunk_body(w.on_chunk);

@@ -257,7 +257,9 @@ struct zookeeper_store::impl {
     // Connecting again: the watch may miss events until it is armed again.
     watch_armed = false;
     if (watching && shell.wakeups_trusted()) {
+      const auto alive = shell.guard();
       shell.set_wakeups(false, "the connection to ZooKeeper " + options.servers + " was lost");
+      if (alive.expired() || shell.closed()) return;
     }
     if (session_up && !lost_timer_running) {
       // A server that lost its data refuses the old session without ever
@@ -288,9 +290,11 @@ struct zookeeper_store::impl {
     bool names = false;
     for (const auto& s : servers) names = names || !s.numeric;
     if (names) numeric_hosts.clear();
+    const auto alive = shell.guard();
     if (watching) shell.set_wakeups(false, why);
+    if (alive.expired() || shell.closed()) return;
     shell.report_reset(store_events::reset{why, false, {}});
-    if (shell.closed()) return;
+    if (alive.expired() || shell.closed()) return;
     if (!waiters.empty() || watching) ensure_link();
   }
 
@@ -415,7 +419,9 @@ struct zookeeper_store::impl {
     });
   }
 
-  void note_seen(const node_seen& record, const node_seen& lease, time_point now) {
+  // False when the listener destroyed or closed the store meanwhile.
+  bool note_seen(const node_seen& record, const node_seen& lease, time_point now) {
+    const auto alive = shell.guard();
     if (record.exists) {
       if (const auto rec = decode_record(record.data); rec && rec->hold != seen_hold) {
         seen_hold = rec->hold;
@@ -426,10 +432,12 @@ struct zookeeper_store::impl {
                                                      " back for one ttl: " + rec->why,
                                                  false,
                                                  {}});
+          if (alive.expired() || shell.closed()) return false;
         }
       }
     }
     note_lease(lease, now);
+    return true;
   }
 
   // When this store first saw the lease node's current version: a held
@@ -445,7 +453,7 @@ struct zookeeper_store::impl {
   void decide(const std::shared_ptr<op<acquire_answer>>& o, int attempt, const node_seen& record,
               const node_seen& lease) {
     const auto now = mono_clock::now();
-    note_seen(record, lease, now);
+    if (!note_seen(record, lease, now)) return;
     acquire_facts f;
     f.node_id = options.identity.node_id;
     f.nonce = nonce;
@@ -570,14 +578,16 @@ struct zookeeper_store::impl {
             seen_hold = record.hold;
             seen_hold_at = now;
             pending_reset.clear();
+            acquire_answer a;
+            a.outcome = acquire_outcome::held_back;
+            a.remaining = ttl();
+            const auto alive = shell.guard();
             shell.report_reset(store_events::reset{
                 "the record of election " + options.identity.election + " was missing at " +
                     paths.record + " (a first start, or the ensemble lost its data)",
                 true,
                 {}});
-            acquire_answer a;
-            a.outcome = acquire_outcome::held_back;
-            a.remaining = ttl();
+            if (alive.expired()) return;
             o->finish({}, std::move(a));
           });
     });
@@ -655,9 +665,14 @@ struct zookeeper_store::impl {
       const bool relisten = ever_armed && !watch_armed;
       watch_armed = true;
       ever_armed = true;
-      observe(seen);
+      // The listener may close or destroy this store from any event: after
+      // each, nothing of it is touched unless it is still there and open.
+      const auto alive = shell.guard();
+      if (!observe(seen) || alive.expired() || shell.closed()) return;
       shell.set_wakeups(true, "");
+      if (alive.expired() || shell.closed()) return;
       if (relisten) shell.emit(store_events::released{});
+      if (alive.expired() || shell.closed()) return;
       if (std::exchange(rearm, false)) arm_watch();
     });
   }
@@ -674,20 +689,23 @@ struct zookeeper_store::impl {
   // release, unless it was this store's own), a node of a new term there.
   // A term can come and go between a creation event and the watch armed
   // again: the node is absent then, and that is a release too.
-  void observe(const node_seen& seen) {
+  // False when the listener closed or destroyed the store meanwhile.
+  bool observe(const node_seen& seen) {
+    const auto alive = shell.guard();
     const auto before = watched_czxid;
     watched_czxid = seen.exists ? seen.czxid : 0;
     const bool deleted = std::exchange(deleted_event, false);
     const bool came_and_went = std::exchange(created_event, false) && !seen.exists;
     if (!baseline) {
       baseline = true;
-      return;
+      return true;
     }
     if ((before != 0 && before != watched_czxid) || (deleted && before == 0) || came_and_went) {
       if (std::exchange(suppress_release, false)) {
         // Our own release: not reported to us.
       } else {
         shell.emit(store_events::released{});
+        if (alive.expired() || shell.closed()) return false;
       }
     }
     if (watched_czxid != 0 && watched_czxid != before) {
@@ -700,6 +718,7 @@ struct zookeeper_store::impl {
         }
       });
     }
+    return true;
   }
 
   wakeup_state current_wakeups() const {
