@@ -10,6 +10,7 @@ election_keys::election_keys(std::string_view prefix, std::string_view election)
     : dir(std::string(prefix) + std::string(election) + "/"),
       end(prefix_end(dir)),
       lease(dir + "lease"),
+      holder(dir + "holder"),
       fence(dir + "fence"),
       record(dir + "record") {}
 
@@ -37,6 +38,7 @@ election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
   v.hdr = hdr;
   for (const auto& kv : kvs) {
     if (kv.key == keys.lease) v.lease = kv;
+    if (kv.key == keys.holder) v.holder = kv;
     if (kv.key == keys.fence) v.fence = kv;
     if (kv.key == keys.record) v.record = kv;
   }

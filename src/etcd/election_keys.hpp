@@ -1,8 +1,14 @@
 // What one election keeps in etcd, and how the store reads it, without I/O.
 //
-// Under <prefix><election>/ three keys:
+// Under <prefix><election>/ four keys:
 // - lease:  "<node_id>:<nonce>" on the holder's etcd lease; its mod_revision
 //           is the term's revision;
+// - holder: the same value on the same etcd lease, put with the lease key.
+//           An operator's `etcdctl del` of the lease key leaves it: while it
+//           is there, its holder's lease lives and that holder's app may
+//           still work, so even a candidate that never saw the term counts
+//           the election as held. It goes with the lease (revoke, expiry)
+//           and with a release;
 // - fence:  present (on a lease of one ttl) while acquisitions are held back
 //           after a reset;
 // - record: the token offset, in decimal: every token is offset +
@@ -36,6 +42,7 @@ struct election_keys {
   std::string dir;     ///< "<prefix><election>/"
   std::string end;     ///< the end of the range of every key under dir
   std::string lease;   ///< dir + "lease"
+  std::string holder;  ///< dir + "holder"
   std::string fence;   ///< dir + "fence"
   std::string record;  ///< dir + "record"
 };
@@ -53,6 +60,7 @@ std::optional<std::int64_t> parse_offset(std::string_view value);
 struct election_view {
   header hdr;
   std::optional<key_value> lease;
+  std::optional<key_value> holder;
   std::optional<key_value> fence;
   std::optional<key_value> record;
 };

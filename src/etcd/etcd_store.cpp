@@ -264,9 +264,14 @@ struct etcd_store::impl {
   // (that holder's app works until its next renewal tells it) or a release
   // whose revoke is on its way. Taking it now could start a second app, so
   // the election counts as held by that holder until its lease is gone.
+  // That holder is the holder key's (there only while its lease lives, so
+  // even a candidate started after the delete finds it), or the last one
+  // this store watched.
   void take(acquire_ptr h, const election_view& view, int attempt) {
-    if (view.lease || !last_holder) return take_free(h, view, attempt);
-    const key_value old = *last_holder;
+    if (view.lease) return take_free(h, view, attempt);
+    const bool orphaned = view.holder && view.holder->value != own_value && view.holder->lease != 0;
+    if (!orphaned && !last_holder) return take_free(h, view, attempt);
+    const key_value old = orphaned ? *view.holder : *last_holder;
     request<acquire_answer>(
         h, "/v3/lease/timetolive", time_to_live_request(old.lease),
         [this, h, view, attempt, old](const json& j) {
@@ -292,9 +297,11 @@ struct etcd_store::impl {
       const std::vector<compare> as_read = {
           {keys.fence, "CREATE", view.fence ? view.fence->create_revision : 0},
           {keys.lease, "MOD", view.lease ? view.lease->mod_revision : 0},
+          {keys.holder, "MOD", view.holder ? view.holder->mod_revision : 0},
           {keys.record, "MOD", view.record ? view.record->mod_revision : 0},
       };
-      const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, own_value, lease, {}}};
+      const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, own_value, lease, {}},
+                                       {txn_op::kind::put, keys.holder, own_value, lease, {}}};
       request<acquire_answer>(
           h, "/v3/kv/txn", txn_request(as_read, put), [this, h, lease, attempt](const json& j) {
             const auto t = read_txn(j);
@@ -338,6 +345,7 @@ struct etcd_store::impl {
           {txn_op::kind::put, keys.record, std::to_string(offset), 0, {}},
           {txn_op::kind::put, keys.fence, own_value, lease, {}},
           {txn_op::kind::remove, keys.lease, {}, 0, {}},
+          {txn_op::kind::remove, keys.holder, {}, 0, {}},
       };
       request<acquire_answer>(h, "/v3/kv/txn", txn_request(as_read, ops),
                               [this, h, lease, offset, attempt](const json& j) {
@@ -611,7 +619,8 @@ void etcd_store::async_release(release_handler handler) {
   const auto term = *d.term;
   auto h = std::make_shared<release_handler>(std::move(handler));
   const std::vector<compare> ours = {{d.keys.lease, "MOD", term.revision}};
-  const std::vector<txn_op> remove = {{txn_op::kind::remove, d.keys.lease, {}, 0, {}}};
+  const std::vector<txn_op> remove = {{txn_op::kind::remove, d.keys.lease, {}, 0, {}},
+                                      {txn_op::kind::remove, d.keys.holder, {}, 0, {}}};
   d.request<release_answer>(
       h, "/v3/kv/txn", txn_request(ours, remove), [&d, h, term](const json& j) {
         const auto t = read_txn(j);

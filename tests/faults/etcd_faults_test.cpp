@@ -255,6 +255,13 @@ TEST_F(etcd_faults, an_operators_delete_ends_the_term) {
   EXPECT_EQ(early.value.outcome, acquire_outcome::held)
       << "b took a key whose holder's lease lives";
   EXPECT_EQ(early.value.holder, "node-a");
+  // A candidate started after the delete never saw a's term: the holder key,
+  // on a's lease, tells it.
+  auto late = store("node-c", ttl);
+  const auto fresh = acquire(io_, *late);
+  EXPECT_EQ(fresh.value.outcome, acquire_outcome::held)
+      << "a candidate started after the delete took a key whose holder's lease lives";
+  EXPECT_EQ(fresh.value.holder, "node-a");
   EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
   // a revokes its lease on that loss (a request nobody waits for): b takes
   // the key once etcd has done it, trying again as its answer says. No

@@ -47,10 +47,12 @@ TEST(etcd_election_keys, record_offsets) {
 TEST(etcd_election_keys, a_read_sorts_the_keys_and_ignores_others) {
   const auto v = read_view({"c", 9},
                            {kv("baton/e/fence", "n2:x", 8), kv("baton/e/lease", "n1:y", 7),
-                            kv("baton/e/record", "0", 2), kv("baton/e/other", "?", 3)},
+                            kv("baton/e/record", "0", 2), kv("baton/e/other", "?", 3),
+                            kv("baton/e/holder", "n1:y", 7)},
                            keys);
   EXPECT_EQ(v.hdr.revision, 9);
-  ASSERT_TRUE(v.lease && v.fence && v.record);
+  ASSERT_TRUE(v.lease && v.holder && v.fence && v.record);
+  EXPECT_EQ(v.holder->value, "n1:y");
   EXPECT_EQ(v.lease->value, "n1:y");
   EXPECT_EQ(v.fence->mod_revision, 8);
   EXPECT_EQ(v.record->value, "0");
