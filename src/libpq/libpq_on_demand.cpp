@@ -108,6 +108,17 @@ int PQsendQueryParams(PGconn* conn, const char* command, int nParams, const Oid*
   return target(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
                 resultFormat);
 }
+int PQsendPrepare(PGconn* conn, const char* stmtName, const char* query, int nParams,
+                  const Oid* paramTypes) {
+  BATON_LIBPQ(PQsendPrepare);
+  return target(conn, stmtName, query, nParams, paramTypes);
+}
+int PQsendQueryPrepared(PGconn* conn, const char* stmtName, int nParams,
+                        const char* const* paramValues, const int* paramLengths,
+                        const int* paramFormats, int resultFormat) {
+  BATON_LIBPQ(PQsendQueryPrepared);
+  return target(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
 int PQflush(PGconn* conn) {
   BATON_LIBPQ(PQflush);
   return target(conn);

@@ -46,7 +46,11 @@ void connection::async_query(std::string sql, std::vector<std::string> params, c
     asio::post(io_, [done = std::move(done)] { done({aborted(), {}, {}}); });
     return;
   }
-  waiting_.push_back({std::move(sql), std::move(params), std::move(done)});
+  request r;
+  r.sql = std::move(sql);
+  r.params = std::move(params);
+  r.done = std::move(done);
+  waiting_.push_back(std::move(r));
   if (state_ == state::disconnected) {
     start_connect();
   } else if (state_ == state::connected) {
@@ -73,6 +77,8 @@ void connection::close() {
 void connection::start_connect() {
   state_ = state::connecting;
   ++generation_;
+  prepared_.clear();
+  prepare_ = options_.prepare_statements;
   where_ = summarize_conninfo(options_.conninfo).where;
   // Keywords apply in order: our application_name is a default the string
   // may override; the password (from a file or the environment) overrides
@@ -149,7 +155,10 @@ void connection::on_connected() {
   wait_readable();
   if (!options_.setup_sql.empty()) {
     // Still connecting: the connect timeout covers the setup too.
-    waiting_.push_front({options_.setup_sql, {}, {}, true});
+    request setup;
+    setup.sql = options_.setup_sql;
+    setup.setup = true;
+    waiting_.push_front(std::move(setup));
   } else {
     state_ = state::connected;
     timer_.cancel();
@@ -169,11 +178,8 @@ void connection::send_next() {
     sent = PQsendQuery(pg_, in_flight_->sql.c_str());
     if (!in_flight_->setup) arm_timer(options_.command_timeout);
   } else {
-    std::vector<const char*> values;
-    values.reserve(in_flight_->params.size());
-    for (const auto& p : in_flight_->params) values.push_back(p.c_str());
-    sent = PQsendQueryParams(pg_, in_flight_->sql.c_str(), static_cast<int>(values.size()),
-                             nullptr, values.data(), nullptr, nullptr, 0);
+    sent = send_with_params();
+    // One timeout for the whole statement, its prepare step included.
     arm_timer(options_.command_timeout);
   }
   if (sent == 0) {
@@ -182,6 +188,54 @@ void connection::send_next() {
     return;
   }
   flush();
+}
+
+int connection::send_with_params() {
+  auto& r = *in_flight_;
+  std::vector<const char*> values;
+  values.reserve(r.params.size());
+  for (const auto& p : r.params) values.push_back(p.c_str());
+  const int count = static_cast<int>(values.size());
+  r.statement_name.clear();
+  if (!prepare_) {
+    return PQsendQueryParams(pg_, r.sql.c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
+  }
+  if (const auto known = prepared_.find(r.sql); known != prepared_.end()) {
+    r.statement_name = known->second;
+    return PQsendQueryPrepared(pg_, r.statement_name.c_str(), count, values.data(), nullptr,
+                               nullptr, 0);
+  }
+  r.preparing = true;
+  r.statement_name = "baton_" + std::to_string(++statements_named_);
+  return PQsendPrepare(pg_, r.statement_name.c_str(), r.sql.c_str(), count, nullptr);
+}
+
+bool connection::went_on() {
+  auto& r = *in_flight_;
+  if (r.preparing) {
+    r.preparing = false;
+    // A statement the server cannot prepare would fail the same way run
+    // plainly: that failure is the answer.
+    if (partial_.ec) return false;
+    prepared_.emplace(r.sql, r.statement_name);
+  } else if (!r.statement_name.empty() && partial_sqlstate_ == "26000") {
+    // invalid_sql_statement_name: this session's statements are not where
+    // it prepared them (a pooler in transaction mode). Nothing ran; run it
+    // plainly, and everything after it.
+    prepare_ = false;
+    prepared_.clear();
+  } else {
+    return false;
+  }
+  partial_ = {};
+  partial_sqlstate_.clear();
+  if (send_with_params() == 0) {
+    drop(postgres_errc::connection_lost,
+         "send to " + where_ + ": " + one_line(PQerrorMessage(pg_)));
+    return true;
+  }
+  flush();
+  return true;
 }
 
 void connection::flush() {
@@ -229,6 +283,8 @@ void connection::collect_results() {
   while (in_flight_ && pg_ != nullptr && PQisBusy(pg_) == 0) {
     PGresult* result = PQgetResult(pg_);
     if (result == nullptr) {
+      if (!in_flight_->setup && went_on()) continue;
+      partial_sqlstate_.clear();
       request done = std::move(*in_flight_);
       in_flight_.reset();
       query_result outcome = std::move(partial_);
@@ -275,6 +331,7 @@ void connection::collect_results() {
           const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE);
           const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
           const std::string sqlstate = code != nullptr ? code : "";
+          partial_sqlstate_ = sqlstate;
           partial_.ec = classify_sqlstate(sqlstate);
           partial_.detail = (primary != nullptr ? one_line(primary) : one_line(PQresultErrorMessage(result))) +
                             (sqlstate.empty() ? "" : " (SQLSTATE " + sqlstate + ")");

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <vector>
 
 #include "baton/time.hpp"
@@ -47,6 +48,13 @@ struct connection_options {
   /// Run (simple-query protocol, may hold several statements) after every
   /// connect, before any queued statement.
   std::string setup_sql;
+  /// Statements with parameters are prepared once per session (named, the
+  /// extended protocol) and then only bound and executed: the server skips
+  /// parsing and, once it settles on a generic plan, planning. For sessions
+  /// that run the same few statements all the time. When the server does not
+  /// know a statement this session prepared (a pooler in transaction mode
+  /// moved the session), the session stops preparing and runs it plainly.
+  bool prepare_statements = false;
   /// Called (posted) for each notification the session receives.
   std::function<void(std::string channel, std::string payload, int sender_pid)> on_notify;
 };
@@ -93,6 +101,8 @@ class connection : public std::enable_shared_from_this<connection> {
     std::vector<std::string> params;
     completion done;
     bool setup = false;  // the setup statements: failure fails the connect
+    bool preparing = false;       // the prepare step of a statement is in flight
+    std::string statement_name;   // the prepared statement run ("" = sent plainly)
   };
 
   connection(boost::asio::io_context& io, connection_options options);
@@ -101,6 +111,13 @@ class connection : public std::enable_shared_from_this<connection> {
   void connect_step(int polling_status);
   void on_connected();
   void send_next();
+  /// Sends the statement in flight: prepared when this session may prepare
+  /// (its prepare step first when it is new), else with PQsendQueryParams.
+  int send_with_params();
+  /// The in-flight statement's prepare step, or its prepared run, ended
+  /// (partial_ holds how); true when it was sent on (its run after the
+  /// prepare step, or plainly after a run the server could not find).
+  bool went_on();
   void flush();
   void wait_readable();
   void on_readable();
@@ -126,6 +143,12 @@ class connection : public std::enable_shared_from_this<connection> {
   std::deque<request> waiting_;
   std::optional<request> in_flight_;
   query_result partial_;  // results of the statement in flight so far
+  std::string partial_sqlstate_;  // the SQLSTATE of partial_'s failure
+  // The statements this session prepared, by their text; cleared with every
+  // new session, since prepared statements live in one server session.
+  std::unordered_map<std::string, std::string> prepared_;
+  bool prepare_ = false;  // options_.prepare_statements until the server says no
+  std::uint64_t statements_named_ = 0;
   boost::asio::steady_timer timer_;
   disconnect_handler on_disconnect_;
   int backend_pid_ = 0;
