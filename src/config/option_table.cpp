@@ -28,8 +28,7 @@ constexpr option_spec common_before_stores[] = {
      .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
-     .help = "Which store holds the lease: redis, sentinel, cluster, redlock, postgres, etcd or "
-             "zookeeper (default redis)",
+     // .help: the kinds the registry holds (store_kind_help, below).
      .field = text_field{[](config& c) -> auto& { return c.store.kind; }}},
 
 };
@@ -130,11 +129,29 @@ constexpr option_spec common_after_stores[] = {
      .field = log_format_field{[](config& c) -> auto& { return c.log.format; }}},
 };
 
+// store.kind's help names every kind the registry holds, so a new kind
+// needs no edit here.
+std::string_view store_kind_help() {
+  static const std::string help = [] {
+    std::string text = "Which store holds the lease: ";
+    const auto kinds = store_kinds();
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      if (i > 0) text += i + 1 == kinds.size() ? " or " : ", ";
+      text += kinds[i]->name;
+    }
+    return text + " (default redis)";
+  }();
+  return help;
+}
+
 // The whole table, in check-config's order: built once, on first use (after
 // every static initializer: the descriptors are constant-initialized).
 const std::vector<option_spec>& whole_table() {
   static const std::vector<option_spec> table = [] {
     std::vector<option_spec> rows(std::begin(common_before_stores), std::end(common_before_stores));
+    for (auto& row : rows) {
+      if (row.key == "store.kind") row.help = store_kind_help();
+    }
     for (const store_kind* kind : store_kinds()) {
       const auto own = kind->options();
       rows.insert(rows.end(), own.begin(), own.end());
