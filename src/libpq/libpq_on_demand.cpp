@@ -1,62 +1,21 @@
 #include "libpq_on_demand.hpp"
 
-#include <dlfcn.h>
 #include <libpq-fe.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include "on_demand/on_demand_library.hpp"
 
 namespace baton {
 namespace {
 
-struct loaded_library {
-  void* handle = nullptr;
-  std::string error;
-};
-
-const loaded_library& library() {
-  static const loaded_library lib = [] {
-    loaded_library l;
-    // RTLD_LOCAL: libpq's own dependencies stay out of the global namespace.
-    l.handle = ::dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
-    if (l.handle == nullptr) {
-      const char* why = ::dlerror();
-      l.error = std::string(why != nullptr ? why : "libpq.so.5 could not be opened") +
-                " (Debian: apt-get install libpq5)";
-    }
-    return l;
-  }();
-  return lib;
-}
-
-// The real function `name`, whose type is that of our forwarder. Missing
-// libpq here is a bug of ours (validation asks libpq_load_error first), so
-// it ends the process with the reason rather than calling a null pointer.
-template <typename Fn>
-Fn real(Fn /*forwarder*/, const char* name) {
-  const auto& lib = library();
-  void* symbol = lib.handle != nullptr ? ::dlsym(lib.handle, name) : nullptr;
-  if (symbol == nullptr) {
-    std::fprintf(stderr, "baton: libpq: %s: %s\n", name,
-                 lib.handle == nullptr ? lib.error.c_str() : "no such function in libpq.so.5");
-    std::abort();
-  }
-  return reinterpret_cast<Fn>(symbol);
-}
+const on_demand_library libpq("libpq.so.5", "libpq5", "libpq");
 
 }  // namespace
 
-std::optional<std::string> libpq_load_error() {
-  const auto& lib = library();
-  if (lib.handle == nullptr) return lib.error;
-  return std::nullopt;
-}
+std::optional<std::string> libpq_load_error() { return libpq.load_error(); }
 
 }  // namespace baton
 
-// Each forwarder resolves its target once (a function-local static: thread-safe).
-#define BATON_LIBPQ(name) \
-  static const auto target = baton::real(&::name, #name)
+#define BATON_LIBPQ(name) BATON_ON_DEMAND_TARGET(baton::libpq, name)
 
 extern "C" {
 

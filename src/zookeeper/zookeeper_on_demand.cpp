@@ -1,62 +1,21 @@
 #include "zookeeper_on_demand.hpp"
 
-#include <dlfcn.h>
 #include <zookeeper/zookeeper.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include "on_demand/on_demand_library.hpp"
 
 namespace baton {
 namespace {
 
-constexpr const char* library_name = "libzookeeper_st.so.2";
-
-struct loaded_library {
-  void* handle = nullptr;
-  std::string error;
-};
-
-const loaded_library& library() {
-  static const loaded_library lib = [] {
-    loaded_library l;
-    l.handle = ::dlopen(library_name, RTLD_NOW | RTLD_LOCAL);
-    if (l.handle == nullptr) {
-      const char* why = ::dlerror();
-      l.error = std::string(why != nullptr ? why : "libzookeeper_st.so.2 could not be opened") +
-                " (Debian: apt-get install libzookeeper-st2)";
-    }
-    return l;
-  }();
-  return lib;
-}
-
-// The real function `name`, whose type is that of our forwarder. A missing
-// library here is a bug of ours (the store asks zookeeper_client_load_error
-// first), so it ends the process with the reason.
-template <typename Fn>
-Fn real(Fn /*forwarder*/, const char* name) {
-  const auto& lib = library();
-  void* symbol = lib.handle != nullptr ? ::dlsym(lib.handle, name) : nullptr;
-  if (symbol == nullptr) {
-    std::fprintf(
-        stderr, "baton: zookeeper client: %s: %s\n", name,
-        lib.handle == nullptr ? lib.error.c_str() : "no such function in libzookeeper_st.so.2");
-    std::abort();
-  }
-  return reinterpret_cast<Fn>(symbol);
-}
+const on_demand_library client("libzookeeper_st.so.2", "libzookeeper-st2", "zookeeper client");
 
 }  // namespace
 
-std::optional<std::string> zookeeper_client_load_error() {
-  const auto& lib = library();
-  if (lib.handle == nullptr) return lib.error;
-  return std::nullopt;
-}
+std::optional<std::string> zookeeper_client_load_error() { return client.load_error(); }
 
 }  // namespace baton
 
-#define BATON_ZOO(name) static const auto target = baton::real(&::name, #name)
+#define BATON_ZOO(name) BATON_ON_DEMAND_TARGET(baton::client, name)
 
 extern "C" {
 
