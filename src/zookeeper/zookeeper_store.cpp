@@ -148,6 +148,35 @@ struct zookeeper_store::impl {
     return o;
   }
 
+  // Every call's prologue: refused once closed; otherwise `body(o)` runs on
+  // the loop later (a call never completes inline), unless the call is
+  // answered or the store closed by then.
+  template <typename Answer, typename Body>
+  void begin_call(std::function<void(store_error, Answer)>& handler, const char* what, Body body) {
+    if (shell.reject_if_closed(handler)) return;
+    auto o = start<Answer>(std::move(handler), what);
+    later([this, o, body = std::move(body)]() mutable {
+      if (o->done) return;
+      if (shell.closed()) return o->abort();
+      body(o);
+    });
+  }
+
+  // The same, for a call that needs the session: `body(o)` once it is up;
+  // answered with why not when it does not come up in time.
+  template <typename Answer, typename Body>
+  void begin_session_call(std::function<void(store_error, Answer)>& handler, const char* what,
+                          Body body) {
+    begin_call(handler, what,
+               [this, body = std::move(body)](std::shared_ptr<op<Answer>> o) mutable {
+                 with_session([o, body = std::move(body)](store_error e) mutable {
+                   if (o->done) return;
+                   if (e) return o->finish(e, {});
+                   body(o);
+                 });
+               });
+  }
+
   // --- the session -----------------------------------------------------------
 
   void ensure_link() {
@@ -835,114 +864,84 @@ const store_identity& zookeeper_store::identity() const {
 
 void zookeeper_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  auto o = d.start<acquire_answer>(std::move(handler), "acquire");
-  d.later([&d, o] {
-    if (o->done) return;
-    if (d.shell.closed()) return o->abort();
-    d.acquire(o, 0);
-  });
+  d.begin_call(handler, "acquire", [&d](auto o) { d.acquire(o, 0); });
 }
 
 void zookeeper_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  auto o = d.start<renew_answer>(std::move(handler), "renew");
-  d.later([&d, o] {
-    if (o->done) return;
-    if (d.shell.closed()) return o->abort();
-    d.with_session([&d, o](store_error e) {
-      if (o->done) return;
-      if (e) return o->finish(e, {});
-      if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, renew_answer::lost);
-      if (mono_clock::now() >= d.held.valid_until) {
-        // Ran out unrenewed: a standby may hold it by now.
-        d.drop_term(true);
-        return o->finish({}, renew_answer::lost);
-      }
-      const auto sent_at = mono_clock::now();
-      const auto gen = d.link_gen;
-      const auto token = d.held.token;
-      d.renewing = true;
-      d.link->multi(
-          {{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
-           {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
-          [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
-            d.renewing = false;
-            const bool same_term = gen == d.link_gen && d.held.token == token;
-            switch (classify_write(rc)) {
-              case write_outcome::done:
-                if (same_term && r.size() == 2) {
-                  d.held.lease_version = r[1].stat.version;
-                  d.held.valid_until = sent_at + d.ttl();
-                  d.arm_expiry();
-                  return o->finish({}, renew_answer::renewed);
-                }
-                return o->finish({}, renew_answer::lost);
-              case write_outcome::raced:
-                if (same_term) d.drop_term(false);
-                return o->finish({}, renew_answer::lost);
-              case write_outcome::failed:
-                if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
-                return o->finish(
-                    d.shell.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
-            }
-          });
-    });
+  d.begin_session_call(handler, "renew", [&d](auto o) {
+    if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, renew_answer::lost);
+    if (mono_clock::now() >= d.held.valid_until) {
+      // Ran out unrenewed: a standby may hold it by now.
+      d.drop_term(true);
+      return o->finish({}, renew_answer::lost);
+    }
+    const auto sent_at = mono_clock::now();
+    const auto gen = d.link_gen;
+    const auto token = d.held.token;
+    d.renewing = true;
+    d.link->multi(
+        {{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
+         {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
+        [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
+          d.renewing = false;
+          const bool same_term = gen == d.link_gen && d.held.token == token;
+          switch (classify_write(rc)) {
+            case write_outcome::done:
+              if (same_term && r.size() == 2) {
+                d.held.lease_version = r[1].stat.version;
+                d.held.valid_until = sent_at + d.ttl();
+                d.arm_expiry();
+                return o->finish({}, renew_answer::renewed);
+              }
+              return o->finish({}, renew_answer::lost);
+            case write_outcome::raced:
+              if (same_term) d.drop_term(false);
+              return o->finish({}, renew_answer::lost);
+            case write_outcome::failed:
+              if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
+              return o->finish(
+                  d.shell.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+          }
+        });
   });
 }
 
 void zookeeper_store::async_release(release_handler handler) {
   auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  auto o = d.start<release_answer>(std::move(handler), "release");
-  d.later([&d, o] {
-    if (o->done) return;
-    if (d.shell.closed()) return o->abort();
-    d.with_session([&d, o](store_error e) {
-      if (o->done) return;
-      if (e) return o->finish(e, {});
-      if (d.held.token == 0 || d.held.gen != d.link_gen)
-        return o->finish({}, release_answer::not_ours);
-      const auto gen = d.link_gen;
-      const auto token = d.held.token;
-      d.link->multi(d.end_term_ops(), [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
-        const bool same_term = gen == d.link_gen && d.held.token == token;
-        switch (classify_write(rc)) {
-          case write_outcome::done:
-            if (same_term) d.drop_term(false);
-            d.suppress_release = true;
-            return o->finish({}, release_answer::released);
-          case write_outcome::raced:
-            if (same_term) d.drop_term(false);
-            return o->finish({}, release_answer::not_ours);
-          case write_outcome::failed:
-            return o->finish(
-                d.shell.note_failure(zoo_failure(rc, "release on " + d.paths.election)), {});
-        }
-      });
+  d.begin_session_call(handler, "release", [&d](auto o) {
+    if (d.held.token == 0 || d.held.gen != d.link_gen)
+      return o->finish({}, release_answer::not_ours);
+    const auto gen = d.link_gen;
+    const auto token = d.held.token;
+    d.link->multi(d.end_term_ops(), [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
+      const bool same_term = gen == d.link_gen && d.held.token == token;
+      switch (classify_write(rc)) {
+        case write_outcome::done:
+          if (same_term) d.drop_term(false);
+          d.suppress_release = true;
+          return o->finish({}, release_answer::released);
+        case write_outcome::raced:
+          if (same_term) d.drop_term(false);
+          return o->finish({}, release_answer::not_ours);
+        case write_outcome::failed:
+          return o->finish(d.shell.note_failure(zoo_failure(rc, "release on " + d.paths.election)),
+                           {});
+      }
     });
   });
 }
 
 void zookeeper_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  auto o = d.start<record_answer>(std::move(handler), "create the record");
-  d.later([&d, o] {
-    if (o->done) return;
-    if (d.shell.closed()) return o->abort();
-    d.with_session([&d, o](store_error e) {
+  d.begin_session_call(handler, "create the record", [&d](auto o) {
+    d.ensure_parents([&d, o](store_error pe) {
       if (o->done) return;
-      if (e) return o->finish(e, {});
-      d.ensure_parents([&d, o](store_error pe) {
-        if (o->done) return;
-        if (pe) return o->finish(pe, {});
-        d.link->create(d.paths.record, encode_record({}), false, [&d, o](int rc, node_seen) {
-          if (rc == ZOK) return o->finish({}, record_answer::created);
-          if (rc == ZNODEEXISTS) return o->finish({}, record_answer::existed);
-          o->finish(d.shell.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
-        });
+      if (pe) return o->finish(pe, {});
+      d.link->create(d.paths.record, encode_record({}), false, [&d, o](int rc, node_seen) {
+        if (rc == ZOK) return o->finish({}, record_answer::created);
+        if (rc == ZNODEEXISTS) return o->finish({}, record_answer::existed);
+        o->finish(d.shell.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
       });
     });
   });
