@@ -32,9 +32,9 @@ using store_detail::store_shell;
 // Tries of an acquire whose txn found the keys changed since its read.
 constexpr int acquire_attempts = 3;
 // How soon a candidate asks again about the last holder's lease when the
-// lease key is gone but that lease lives (an operator's delete, or a release
-// whose revoke has not landed yet): short, since the revoke of a release
-// follows its delete at once.
+// lease key is gone but that lease lives (an operator's delete, or a holder
+// of an older baton that released by a delete and then a revoke): short,
+// since that revoke follows its delete at once.
 constexpr milliseconds live_lease_recheck{250};
 
 }  // namespace
@@ -261,8 +261,8 @@ struct etcd_store::impl {
 
   // The lease key is free. If it last belonged to another store whose etcd
   // lease still lives, the key went before the lease: an operator's delete
-  // (that holder's app works until its next renewal tells it) or a release
-  // whose revoke is on its way. Taking it now could start a second app, so
+  // (that holder's app works until its next renewal tells it) or an older
+  // baton's release whose revoke is on its way. Taking it now could start a second app, so
   // the election counts as held by that holder until its lease is gone.
   // That holder is the holder key's (there only while its lease lives, so
   // even a candidate started after the delete finds it), or the last one
@@ -617,30 +617,31 @@ void etcd_store::async_release(release_handler handler) {
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.term) return d.answer_later(std::move(handler), release_answer::not_ours);
   const auto term = *d.term;
+  // A revoke of the term's lease: etcd deletes the keys on it (the lease key
+  // and the holder key, only ever this term's) in the same step as the
+  // lease. A delete first and a revoke after would leave a moment in which
+  // a standby woken by the delete finds the lease alive and must count it
+  // as held (take()), and a handover would wait for its next try.
   auto h = std::make_shared<release_handler>(std::move(handler));
-  const std::vector<compare> ours = {{d.keys.lease, "MOD", term.revision}};
-  const std::vector<txn_op> remove = {{txn_op::kind::remove, d.keys.lease, {}, 0, {}},
-                                      {txn_op::kind::remove, d.keys.holder, {}, 0, {}}};
-  d.request<release_answer>(
-      h, "/v3/kv/txn", txn_request(ours, remove), [&d, h, term](const json& j) {
-        const auto t = read_txn(j);
-        d.seen(t.hdr);
-        if (d.term && d.term->lease == term.lease) d.term.reset();
-        const auto answer = t.succeeded ? release_answer::released : release_answer::not_ours;
-        // Answered once the revoke is done: a candidate that finds the key
-        // gone but its lease alive counts it as held (take()), so a release
-        // that left the lease behind would hold the next term back. A failed
-        // revoke still answers: the key is gone and the lease expires.
-        auto revoked = std::make_shared<std::function<void(store_error, bool)>>(
-            [h, answer](store_error e, bool) {
-              if (e && e.code == store_shell::aborted().code) {
-                return (*h)(std::move(e), release_answer{});
-              }
-              (*h)({}, answer);
-            });
-        d.request<bool>(revoked, "/v3/lease/revoke", lease_id_request(term.lease),
-                        [revoked](const json&) { (*revoked)({}, true); });
-      });
+  d.client->post("/v3/lease/revoke", lease_id_request(term.lease),
+                 [&d, weak = d.shell.guard(), h, term](store_error e, json j) {
+                   if (weak.expired()) return;
+                   if (d.shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
+                   if (d.term && d.term->lease == term.lease) d.term.reset();
+                   // Gone already: it expired, and another may hold the key.
+                   if (e && e.detail.find("lease not found") != std::string::npos) {
+                     return (*h)({}, release_answer::not_ours);
+                   }
+                   if (e) return (*h)(d.shell.note_failure(std::move(e)), release_answer{});
+                   try {
+                     d.seen(read_header(j));
+                   } catch (const std::exception& ex) {
+                     return (*h)(d.shell.note_failure({etcd_errc::unexpected_reply,
+                                                       "etcd " + d.where() + ": " + ex.what()}),
+                                 release_answer{});
+                   }
+                   (*h)({}, release_answer::released);
+                 });
 }
 
 void etcd_store::async_create_record(record_handler handler) {

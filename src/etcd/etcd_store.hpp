@@ -11,8 +11,9 @@
 // - renew: a keepalive of the term's lease, then a linearizable read that
 //   the lease key still holds this store's value at the term's revision (an
 //   operator's delete leaves the lease alive).
-// - release: a txn that deletes the lease key only at the term's revision,
-//   then a revoke of the lease.
+// - release: a revoke of the term's lease, which deletes the keys on it in
+//   the same step (so no standby ever finds the key gone and the lease
+//   alive after a release).
 // - wake-ups: a watch of the election's keys from the revision of a read +
 //   1: a deleted lease key (released or expired) or fence is `released`, a
 //   created lease key `acquired`; trusted while the stream is open; a watch
