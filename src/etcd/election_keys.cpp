@@ -71,6 +71,10 @@ std::optional<token_floor::finding> token_floor::observe_header(const header& h)
     found = finding{"the etcd cluster changed (id " + *cluster_ + ", now " + h.cluster_id + ")",
                     true, false};
     revision_ = h.revision;
+  } else if (h.revision == 0) {
+    // No revision at all: etcd leaves it out of some messages (a watch
+    // cancelled for compaction says only the compacted revision). It tells
+    // nothing about the data going back.
   } else if (h.revision < revision_) {
     found = finding{"etcd's revision went back from " + std::to_string(revision_) + " to " +
                         std::to_string(h.revision) + " (a restore of an older snapshot?)",

@@ -106,7 +106,7 @@ class token_floor {
   };
 
   /// Every answer's header: a cluster id that changed, or a revision below
-  /// the highest seen, is a reset.
+  /// the highest seen, is a reset. A header without a revision (0) is not.
   std::optional<finding> observe_header(const header& h);
   /// A read of the record: missing, or an offset other than the known one.
   std::optional<finding> observe_record(const std::optional<key_value>& record);

@@ -143,6 +143,16 @@ TEST(etcd_token_floor, a_revision_gone_back_must_fence_and_later_tokens_pass_eve
   EXPECT_FALSE(f.observe_header({"c1", 5}));
 }
 
+// A watch cancelled for compaction answers with a header that has no
+// revision ({"cluster_id": ..., "raft_term": ...}): no restore.
+TEST(etcd_token_floor, a_header_without_a_revision_finds_nothing) {
+  token_floor f;
+  f.observe_header({"c1", 8});
+  EXPECT_FALSE(f.observe_header({"c1", 0}));
+  EXPECT_FALSE(f.observe_header({"c1", 8}));
+  EXPECT_EQ(f.highest_token(), 8);
+}
+
 TEST(etcd_token_floor, another_cluster_must_fence) {
   token_floor f;
   f.observe_header({"c1", 20});
