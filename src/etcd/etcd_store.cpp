@@ -424,11 +424,22 @@ struct etcd_store::impl {
     seen(m.hdr);
     if (m.canceled) {
       // Compacted past the revision asked for (or cancelled by the server):
-      // read again, watch again, and say a release may have been missed.
+      // no watch until it is armed again from a fresh read, so wake-ups are
+      // untrusted meanwhile; the new watch's `created` says `released`, since
+      // a release may have been missed.
       if (stream) stream->stop();
       stream.reset();
+      ping_timer.cancel();
+      subscribed_before = true;
       arm_watch();
-      shell.emit(store_events::released{});
+      const std::string why =
+          "etcd watch " + where() + ": cancelled" +
+          (m.compact_revision > 0 ? " (etcd compacted its history to revision " +
+                                        std::to_string(m.compact_revision) + ")"
+           : m.cancel_reason.empty() ? ""
+                                     : ": " + m.cancel_reason);
+      // Last: the listener may destroy the store.
+      shell.set_wakeups(false, why);
       return;
     }
     if (m.created) {
