@@ -2,13 +2,16 @@
 // of three etcd members on loopback (50 ms heartbeats, 500 ms election
 // timeout): the leader daemon killed or frozen past its ttl, the member that
 // leads raft killed or frozen, the quorum lost for longer than the ttl, and
-// an operator's delete of the lease key. Every round is a fresh election on
+// an operator's delete of the lease key, and (in a private network
+// namespace) the member the leader talks to cut off from the other two.
+// Every round is a fresh election on
 // the scenario's cluster, checked by the workers' event log for overlaps.
 #include <signal.h>
 
 #include <cstdio>
 
 #include "scenario.hpp"
+#include "support/private_network.hpp"
 #include "support/servers/etcd_cluster.hpp"
 
 namespace baton::testing {
@@ -21,11 +24,15 @@ constexpr auto renew_interval = ttl / 3;
 // Rounds of the member and quorum faults, which take longest.
 constexpr int etcd_rounds = 2;
 
-node_options on_etcd(const etcd_cluster& etcd) {
+node_options on_endpoints(const std::string& endpoints) {
   // The cluster's Redis flag is given but unused: the store kind decides.
   node_options o = via_redis_url("redis://127.0.0.1:1");
-  o.baton_args = {"--store-kind", "etcd", "--etcd-endpoints", etcd.endpoints()};
+  o.baton_args = {"--store-kind", "etcd", "--etcd-endpoints", endpoints};
   return o;
+}
+
+node_options on_etcd(const etcd_cluster& etcd) {
+  return on_endpoints(etcd.endpoints());
 }
 
 std::optional<interval> single_leader(fault_cluster& c, const etcd_cluster& etcd) {
@@ -239,6 +246,95 @@ TEST(etcd_daemon_faults, operators_delete_of_the_lease_key_no_overlap) {
     const auto overlaps = check_no_overlap(c);
     record_fault(round_record(c, "etcd: an operator's `etcdctl del` of the lease key", inject,
                               leader->pid, overlaps));
+  }
+}
+
+// The member the leader's daemon talks to cut off from the other two (a
+// private network namespace with iptables; every member runs as a uid of its
+// own so that the rules can pick its traffic out: all of it comes from
+// 127.0.0.1). The leader's daemon has that member alone as its endpoint, the
+// standby the other two. The cut-off member still answers on its client
+// port, but a keepalive it must forward to the raft leader, or a
+// linearizable read (which needs the quorum's word, even on a raft leader
+// cut off that has not stepped down yet and still renews leases itself),
+// fails: the leader's app stops at its renew deadline. The majority expires
+// the lease (a new raft leader first extends every lease by its ttl), and
+// only then does the standby start. Odd rounds cut off the member leading
+// raft, even rounds a follower.
+TEST(etcd_daemon_partition_faults, the_leaders_member_cut_off_from_the_other_two) {
+  constexpr int partition_rounds = 4;
+  private_network net;
+  etcd_cluster etcd(3, 62001);
+  for (int round = 1; round <= partition_rounds; ++round) {
+    const auto raft_leader = etcd.wait_for_leader();
+    ASSERT_TRUE(raft_leader) << etcd.log_tails();
+    const bool cut_leader = round % 2 == 1;
+    const int cut = cut_leader ? *raft_leader : (*raft_leader + 1) % etcd.size();
+    std::string majority;
+    for (int i = 0; i < etcd.size(); ++i) {
+      if (i != cut) majority += (majority.empty() ? "" : ",") + etcd.member(i).client_url();
+    }
+    etcd_server& member = etcd.member(cut);
+
+    fault_cluster c(round_name(round), ttl, false);
+    c.start_node(1, on_endpoints(member.client_url()));
+    auto leader = single_leader(c, etcd);
+    ASSERT_TRUE(leader);
+    c.start_node(2, on_endpoints(majority));
+    // The standby is up and sees the term.
+    ASSERT_TRUE(wait_until(
+        [&] {
+          auto st = c.status(2, 1s);
+          return st && (*st)["leader"] == fault_cluster::name_of(1);
+        },
+        15s, 50ms))
+        << c.logs();
+    exit_watch app(leader->pid);
+
+    const std::int64_t inject = mono_now_ns();
+    const std::string uid = std::to_string(member.run_as());
+    const std::string client = std::to_string(member.client_port());
+    // A connection the member sends on, but for its answers to clients and
+    // its gateway's calls to its own client port, is marked; every packet
+    // of a marked connection is dropped, both ways (so the connections it
+    // dialed to its peers carry nothing back either). And nothing reaches
+    // its peer port. The mark is the round's: connections marked in an
+    // earlier round outlive its rules, and some carry the majority's
+    // traffic now.
+    const std::string mark = std::to_string(round);
+    net.must_iptables({"-A", "OUTPUT", "-p", "tcp", "-m", "owner", "--uid-owner", uid, "!",
+                       "--sport", client, "!", "--dport", client, "-j", "CONNMARK", "--set-mark",
+                       mark});
+    net.must_iptables({"-A", "OUTPUT", "-m", "connmark", "--mark", mark, "-j", "DROP"});
+    net.must_iptables(
+        {"-A", "OUTPUT", "-p", "tcp", "--dport", std::to_string(member.peer_port()), "-j", "DROP"});
+
+    const auto gone = app.wait(ttl + 2s);
+    ASSERT_TRUE(gone) << "the app outlived its renewals\n" << c.logs();
+    event_log log(c.events());
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "the standby never took over\n"
+                                                           << c.logs() << etcd.log_tails();
+    const auto old = interval_of(log, leader->pid);
+    ASSERT_TRUE(old);
+    const auto next = first_started_after(log, inject);
+    EXPECT_EQ(next->name, fault_cluster::name_of(2));
+    EXPECT_LE(old->end_ns, inject + ns(ttl)) << c.logs();
+    EXPECT_GT(next->start_ns, *gone) << c.logs();
+    EXPECT_GT(token_value(*next), token_value(*leader)) << c.logs();
+    std::printf(
+        "partition round %d (%s cut off): app gone %.0f ms, next app %.0f ms after the cut, "
+        "token %llu -> %s\n",
+        round, cut_leader ? "the raft leader" : "a follower", ms_between(inject, *gone),
+        ms_between(inject, next->start_ns), static_cast<unsigned long long>(token_value(*leader)),
+        next->token.c_str());
+
+    net.must_iptables({"-F", "OUTPUT"});
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c,
+                              cut_leader ? "etcd: the leader's member (leading raft) cut off"
+                                         : "etcd: the leader's member (a follower) cut off",
+                              inject, leader->pid, overlaps));
+    ASSERT_TRUE(member.wait_healthy()) << etcd.log_tails();
   }
 }
 

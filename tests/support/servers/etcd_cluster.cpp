@@ -28,7 +28,7 @@ std::string field_value(const std::string& out, const std::string& field) {
 // A port picked free may be taken by another process before its member binds
 // it (every free-port fixture has that race): the whole cluster is started
 // again on fresh ports, a bounded number of times.
-etcd_cluster::etcd_cluster(int size) {
+etcd_cluster::etcd_cluster(int size, uid_t first_uid) {
   constexpr int attempts = 4;
   std::string last_logs;
   for (int attempt = 0; attempt < attempts; ++attempt) {
@@ -41,6 +41,7 @@ etcd_cluster::etcd_cluster(int size) {
       m.client_port = free_loopback_port();
       m.peer_port = free_loopback_port();
       m.token = "baton-faults";
+      if (first_uid != 0) m.run_as = static_cast<uid_t>(first_uid + static_cast<uid_t>(i));
       if (!initial.empty()) initial += ",";
       initial += m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
     }

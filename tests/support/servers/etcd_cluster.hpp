@@ -5,6 +5,8 @@
 // the members' own (stop, start, freeze, thaw), by index.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,9 +18,11 @@ namespace baton::testing {
 
 class etcd_cluster {
  public:
-  /// Starts `size` members and waits until every one is healthy. Throws
-  /// std::runtime_error with the members' logs when they do not come up.
-  explicit etcd_cluster(int size = 3);
+  /// Starts `size` members and waits until every one is healthy; with
+  /// `first_uid`, member i runs as uid first_uid + i (etcd_member::run_as).
+  /// Throws std::runtime_error with the members' logs when they do not come
+  /// up.
+  explicit etcd_cluster(int size = 3, uid_t first_uid = 0);
   ~etcd_cluster() = default;
   etcd_cluster(const etcd_cluster&) = delete;
   etcd_cluster& operator=(const etcd_cluster&) = delete;

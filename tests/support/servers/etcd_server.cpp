@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -139,10 +140,15 @@ etcd_server::etcd_server(etcd_member member, etcd_server_tls tls)
       initial_cluster_(std::move(member.initial_cluster)),
       token_(std::move(member.token)),
       client_port_(member.client_port),
-      peer_port_(member.peer_port) {
+      peer_port_(member.peer_port),
+      run_as_(member.run_as) {
   dir_ = make_temp_dir("/tmp/baton-etcd-XXXXXX");
   data_ = dir_ / "data";
   try {
+    // The member makes its data directory in dir_ as that user.
+    if (run_as_ != 0 && ::chown(dir_.c_str(), run_as_, run_as_) != 0) {
+      throw std::runtime_error("chown " + dir_.string() + ": " + std::strerror(errno));
+    }
     spawn();
   } catch (...) {
     remove_temp_dir(dir_);
@@ -213,6 +219,10 @@ void etcd_server::spawn() {
       ::dup2(out, STDERR_FILENO);
     }
     if (in >= 0) ::dup2(in, STDIN_FILENO);
+    if (run_as_ != 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(run_as_) != 0 || ::setuid(run_as_) != 0)) {
+      ::_exit(126);
+    }
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

@@ -61,6 +61,10 @@ struct etcd_member {
   /// "<name>=http://127.0.0.1:<peer port>,..." for every member.
   std::string initial_cluster;
   std::string token = "baton-test";
+  /// The uid (and gid) the member runs as; 0 = the test's own. A uid of its
+  /// own lets firewall rules pick its traffic out (iptables -m owner): every
+  /// member sends from 127.0.0.1.
+  uid_t run_as = 0;
 };
 
 class etcd_server {
@@ -77,6 +81,9 @@ class etcd_server {
   etcd_server& operator=(const etcd_server&) = delete;
 
   unsigned short client_port() const { return client_port_; }
+  unsigned short peer_port() const { return peer_port_; }
+  /// The uid the member runs as (0 = the test's own).
+  uid_t run_as() const { return run_as_; }
   /// "http://127.0.0.1:<client port>" (https with TLS).
   std::string client_url() const;
   pid_t pid() const { return pid_; }
@@ -134,6 +141,7 @@ class etcd_server {
   std::string token_ = "baton-test";
   unsigned short client_port_ = 0;
   unsigned short peer_port_ = 0;
+  uid_t run_as_ = 0;
   int restores_ = 0;
   pid_t pid_ = -1;
 };
