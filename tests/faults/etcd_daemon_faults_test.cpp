@@ -1,14 +1,16 @@
 // Faults under baton daemons on the etcd store (store.kind etcd), a cluster
 // of three etcd members on loopback (50 ms heartbeats, 500 ms election
 // timeout): the leader daemon killed or frozen past its ttl, the member that
-// leads raft killed or frozen, the quorum lost for longer than the ttl, and
-// an operator's delete of the lease key, and (in a private network
-// namespace) the member the leader talks to cut off from the other two.
-// Every round is a fresh election on
-// the scenario's cluster, checked by the workers' event log for overlaps.
+// leads raft killed or frozen, the quorum lost for longer than the ttl, an
+// operator's delete of the lease key, and (in a private network namespace)
+// the member the leader talks to cut off from the other two; on one member,
+// an older snapshot restored under a leader. Every round is a fresh election
+// on the scenario's cluster (the restores: three under one election),
+// checked by the workers' event log for overlaps.
 #include <signal.h>
 
 #include <cstdio>
+#include <set>
 
 #include "scenario.hpp"
 #include "support/private_network.hpp"
@@ -336,6 +338,71 @@ TEST(etcd_daemon_partition_faults, the_leaders_member_cut_off_from_the_other_two
                               inject, leader->pid, overlaps));
     ASSERT_TRUE(member.wait_healthy()) << etcd.log_tails();
   }
+}
+
+// An older snapshot restored under a running leader (etcdctl snapshot
+// restore of a one-member cluster, started again on the same ports: the
+// revision goes back, the cluster id stays). The daemons find the revision
+// gone back: one fences the election (a record offset at least the highest
+// token it saw, a fence on a lease of one ttl), the leader's term is over
+// and its app stops, and the next term, after the fence, has a token above
+// every token a worker saw before. Three restores of the same snapshot,
+// taken during the first term, under the same two daemons; before each, an
+// operator's delete moves the election on to a term after the snapshot's.
+// (A restore of a snapshot that holds the running term itself, with nothing
+// of the election written since, takes nothing back: that term goes on.)
+TEST(etcd_daemon_restore_faults, snapshot_restores_under_a_leader_never_repeat_a_token) {
+  etcd_server etcd;
+  fault_cluster c(round_name(1), ttl, false);
+  c.start_node(1, on_endpoints(etcd.client_url()));
+  c.start_node(2, on_endpoints(etcd.client_url()));
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why << "\n" << etcd.log_tail();
+  etcd.save_snapshot("old");
+  for (int round = 1; round <= rounds; ++round) {
+    // A term after the snapshot's, so that the workers see tokens above its
+    // revision: an operator's delete ends the one running (as tested above).
+    const std::int64_t deleted = mono_now_ns();
+    etcd.etcdctl("del " + lease_key(c));
+    {
+      event_log log(c.events());
+      ASSERT_TRUE(wait_for_new_term_after(log, deleted, 20s)) << c.logs();
+      leader = first_started_after(log, deleted);
+    }
+    const std::int64_t inject = mono_now_ns();
+    etcd.restore_snapshot("old");
+    const double back_ms = ms_between(inject, mono_now_ns());
+    event_log log(c.events());
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 30s)) << "no new term after the restore\n"
+                                                           << c.logs() << etcd.log_tail();
+    const auto next = first_started_after(log, inject);
+    const auto old = interval_of(log, leader->pid);
+    ASSERT_TRUE(old);
+    EXPECT_LT(old->end_ns, next->start_ns) << c.logs();
+    for (const auto& earlier : log.intervals()) {
+      if (earlier.start_ns < next->start_ns) {
+        EXPECT_GT(token_value(*next), token_value(earlier))
+            << "a token at or below one a worker saw before the restore\n"
+            << c.logs();
+      }
+    }
+    std::printf(
+        "snapshot restore round %d: the member back after %.0f ms; old app gone %.0f ms, next "
+        "app %.0f ms after the restore began, token %llu -> %s\n",
+        round, back_ms, ms_between(inject, old->end_ns), ms_between(inject, next->start_ns),
+        static_cast<unsigned long long>(token_value(*leader)), next->token.c_str());
+
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c, "etcd: an older snapshot restored under a leader", inject,
+                              leader->pid, overlaps));
+    leader = next;
+  }
+  // No token seen twice, over every term of the election.
+  std::set<std::uint64_t> tokens;
+  const auto all = c.log().intervals();
+  for (const auto& i : all) tokens.insert(token_value(i));
+  EXPECT_EQ(tokens.size(), all.size()) << c.logs();
 }
 
 }  // namespace
