@@ -103,7 +103,13 @@ struct etcd_store::impl {
         seconds(lease_seconds(options.identity.ttl)),
         retry_timer(context),
         ping_timer(context) {
-    client = http_client::create(io, connection_options(options));
+    auto connection = connection_options(options);
+    endpoint_errors.resize(connection.endpoints.size());
+    // A member's last error stands until it answers again.
+    connection.on_outcome = [this, weak = shell.guard()](std::size_t at, const store_error& e) {
+      if (!weak.expired() && at < endpoint_errors.size()) endpoint_errors[at] = e ? e.message() : "";
+    };
+    client = http_client::create(io, std::move(connection));
     backoff = options.rewatch_backoff_initial;
   }
 
@@ -403,6 +409,7 @@ struct etcd_store::impl {
     if (stream) stream->stop();
     watched_revision = from - 1;
     suspect_revision = 0;
+    watch_at = client->current_index();
     stream = watch_stream::create(io, client->current(), client->options().tls,
                                   options.connect_timeout, std::move(cb));
     stream->start(watch_request(keys.dir, keys.end, from), client->token());
@@ -516,6 +523,7 @@ struct etcd_store::impl {
   }
 
   void watch_failed(store_error e) {
+    if (watch_at < endpoint_errors.size()) endpoint_errors[watch_at] = e.message();
     ++watch_generation;  // answers for the watch that failed are old news
     watch_state = wakeup_state::disconnected;
     if (stream) stream->stop();
@@ -565,6 +573,10 @@ struct etcd_store::impl {
   // a ping saw that the watch had not reported yet (0 = none).
   std::int64_t watched_revision = 0;
   std::int64_t suspect_revision = 0;
+  // The endpoint the watch stream went to, and the last failure seen at
+  // each endpoint (calls and the watch) until it answers again.
+  std::size_t watch_at = 0;
+  std::vector<std::string> endpoint_errors;
 };
 
 etcd_store::etcd_store(asio::io_context& io, etcd_store_options options) {
@@ -696,6 +708,28 @@ store_status etcd_store::status() const {
   s.link = d.client->state();
   s.wakeups = d.watching ? d.watch_state : wakeup_state::off;
   d.shell.fill_status(s);
+  // One row per endpoint: connected while the calls' connection or the
+  // watch stream is open to it, connecting while one of them is being
+  // opened; the others have no connection (the store uses one member at a
+  // time and moves on when it fails).
+  const auto& all = d.client->options().endpoints;
+  const bool stream_open = d.stream && d.watching && !d.shell.closed();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    store_member_status m;
+    m.endpoint = all[i].redacted();
+    m.role = "endpoint";
+    const bool calls_here = d.client->current_index() == i;
+    const bool watch_here = stream_open && d.watch_at == i;
+    if ((calls_here && s.link == link_state::connected) ||
+        (watch_here && d.watch_state == wakeup_state::subscribed)) {
+      m.link = link_state::connected;
+    } else if ((calls_here && s.link == link_state::connecting) ||
+               (watch_here && d.watch_state == wakeup_state::connecting)) {
+      m.link = link_state::connecting;
+    }
+    m.last_error = i < d.endpoint_errors.size() ? d.endpoint_errors[i] : "";
+    s.members.push_back(std::move(m));
+  }
   return s;
 }
 

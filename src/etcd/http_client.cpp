@@ -97,6 +97,9 @@ struct http_client::impl {
   std::deque<call> queue;
   std::string token;
   std::size_t index = 0;
+  // The endpoint the call in flight went to (index moves on before the
+  // call's failure is told).
+  std::size_t call_at = 0;
   bool busy = false;
   bool connected = false;
   bool closed = false;
@@ -112,7 +115,11 @@ std::shared_ptr<http_client> http_client::create(asio::io_context& io, http_opti
 }
 
 const endpoint& http_client::current() const {
-  return impl_->options.endpoints[impl_->index % impl_->options.endpoints.size()];
+  return impl_->options.endpoints[current_index()];
+}
+
+std::size_t http_client::current_index() const {
+  return impl_->index % impl_->options.endpoints.size();
 }
 
 const std::string& http_client::token() const {
@@ -151,6 +158,7 @@ void http_client::pump() {
   }
   if (d.queue.empty()) return;
   d.busy = true;
+  d.call_at = current_index();
   if (d.connected) return ready();
   connect();
 }
@@ -297,10 +305,10 @@ void http_client::broken(const beast::error_code& ec, const char* what) {
   if (d.closed) return fail(store_detail::store_shell::aborted());
   if (ec == beast::error::timeout) {
     // A member that does not answer in time may be frozen or cut off: the
-    // next call goes to the next member.
+    // next call goes to the next member (the message names this one).
+    const auto where = current().redacted();
     ++d.index;
-    return fail({etcd_errc::timeout,
-                 "etcd " + current().redacted() + ": no answer within the command timeout"});
+    return fail({etcd_errc::timeout, "etcd " + where + ": no answer within the command timeout"});
   }
   fail({etcd_errc::connection_lost,
         "etcd " + current().redacted() + ": " + what + ": " + tls_error_text(ec)});
@@ -324,6 +332,9 @@ void http_client::finish(store_error e, nlohmann::json body) {
   auto c = std::move(d.queue.front());
   d.queue.pop_front();
   d.busy = false;
+  if (!d.closed && d.options.on_outcome && e.code != store_detail::store_shell::aborted().code) {
+    d.options.on_outcome(d.call_at, e);
+  }
   if (d.closed) {
     c.done(store_detail::store_shell::aborted(), {});
   } else if (e) {

@@ -41,6 +41,10 @@ struct http_options {
   std::string username;
   /// The user's password: the first line of this file.
   std::string password_file;
+  /// Told how every call ended (not those aborted by close()), with the
+  /// index in `endpoints` of the member it went to: an empty error when the
+  /// member answered. For status rows per endpoint; optional.
+  std::function<void(std::size_t endpoint, const store_error&)> on_outcome;
 };
 
 class http_client : public std::enable_shared_from_this<http_client> {
@@ -60,6 +64,8 @@ class http_client : public std::enable_shared_from_this<http_client> {
   link_state state() const { return state_; }
   /// The endpoint in use (or tried next).
   const endpoint& current() const;
+  /// Its index in http_options::endpoints.
+  std::size_t current_index() const;
   /// The authentication token the calls carry ("" = none yet, or no user).
   const std::string& token() const;
   const http_options& options() const;

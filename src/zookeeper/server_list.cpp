@@ -12,6 +12,19 @@ bool is_numeric(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
+// The address in one spelling (inet_ntop's), or "" when it is not one.
+std::string canonical_address(const std::string& host) {
+  unsigned char buf[16];
+  char text[64] = {};
+  if (inet_pton(AF_INET, host.c_str(), buf) == 1) {
+    return inet_ntop(AF_INET, buf, text, sizeof text) ? text : "";
+  }
+  if (inet_pton(AF_INET6, host.c_str(), buf) == 1) {
+    return inet_ntop(AF_INET6, buf, text, sizeof text) ? text : "";
+  }
+  return "";
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -82,6 +95,21 @@ std::string client_hosts(const std::vector<server_address>& numeric) {
     out += ":" + std::to_string(a.port);
   }
   return out;
+}
+
+std::optional<std::size_t> server_of(const std::vector<server_address_of>& known,
+                                     std::string_view connected) {
+  const auto parsed = parse_servers(connected);
+  if (!parsed.error.empty() || parsed.servers.size() != 1) return std::nullopt;
+  const auto& peer = parsed.servers.front();
+  const auto address = canonical_address(peer.host);
+  if (address.empty()) return std::nullopt;
+  for (const auto& k : known) {
+    if (k.address.port == peer.port && canonical_address(k.address.host) == address) {
+      return k.server;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace baton::zookeeper_detail

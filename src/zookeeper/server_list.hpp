@@ -7,6 +7,8 @@
 // addresses only.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +32,20 @@ server_list parse_servers(std::string_view text);
 
 /// "ip:port,ip:port" for zookeeper_init, from numeric addresses.
 std::string client_hosts(const std::vector<server_address>& numeric);
+
+/// One address the client may connect to, and the server of
+/// zookeeper.servers it stands for (its index there): the server itself when
+/// it was given as an address, or one of the addresses its name resolved to.
+struct server_address_of {
+  server_address address;  ///< numeric
+  std::size_t server = 0;
+};
+
+/// Which server of zookeeper.servers `connected` is: the client names the
+/// server it is connected to as "ip:port" or "[ip6]:port". Addresses are
+/// compared as addresses ("::1" and "0:0::1" are one); nullopt when none of
+/// `known` is that one, or `connected` is not an address.
+std::optional<std::size_t> server_of(const std::vector<server_address_of>& known,
+                                     std::string_view connected);
 
 }  // namespace baton::zookeeper_detail

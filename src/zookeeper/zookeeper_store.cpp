@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <fstream>
 #include <list>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -102,7 +103,11 @@ struct zookeeper_store::impl {
         expiry_timer(context) {
     bool all_numeric = true;
     for (const auto& s : servers) all_numeric = all_numeric && s.numeric;
-    if (all_numeric) numeric_hosts = client_hosts(servers);
+    if (all_numeric) {
+      numeric_hosts = client_hosts(servers);
+      for (std::size_t i = 0; i < servers.size(); ++i) addresses.push_back({servers[i], i});
+    }
+    server_errors.resize(servers.size());
   }
 
   ~impl() {
@@ -115,6 +120,14 @@ struct zookeeper_store::impl {
     return options.session_timeout.count() > 0 ? options.session_timeout : ttl();
   }
   std::string where() const { return options.servers + " " + paths.election; }
+
+  // Keeps a failure for status(), and for the row of the server the session
+  // is on (a failure while no server holds the session is the store's only:
+  // the client tries the servers in turn, which one failed is unknown).
+  store_error note_failure(store_error e) {
+    if (server_in_use) server_errors[*server_in_use] = e.message();
+    return shell.note_failure(std::move(e));
+  }
 
   // Runs `fn` on the loop later, unless the store is gone by then.
   void later(std::function<void()> fn) {
@@ -139,7 +152,7 @@ struct zookeeper_store::impl {
       if (ec || w.expired()) return;
       if (auto p = weak_op.lock()) {
         p->finish(
-            shell.note_failure({zookeeper_errc::timeout,
+            note_failure({zookeeper_errc::timeout,
                                 std::string(what) + " on ZooKeeper " + where() +
                                     ": no answer within " + std::to_string(limit.count()) + " ms"}),
             Answer{});
@@ -201,7 +214,7 @@ struct zookeeper_store::impl {
     session_up = false;
     last_state_code = 0;
     link = zk_link::open(io, std::move(o), error);
-    if (!link) fail_waiters(shell.note_failure({zookeeper_errc::connect_failed, error}));
+    if (!link) fail_waiters(note_failure({zookeeper_errc::connect_failed, error}));
   }
 
   // Names are resolved by asio (off the loop), once per session.
@@ -210,36 +223,41 @@ struct zookeeper_store::impl {
     resolving = true;
     if (!resolver) resolver = std::make_unique<asio::ip::tcp::resolver>(io);
     auto pending = std::make_shared<std::size_t>(servers.size());
-    auto found = std::make_shared<std::vector<server_address>>();
+    auto found = std::make_shared<std::vector<server_address_of>>();
     auto errors = std::make_shared<std::string>();
     auto one_done = [this, pending, found, errors] {
       if (--*pending > 0) return;
       resolving = false;
       if (found->empty()) {
-        fail_waiters(shell.note_failure(
+        fail_waiters(note_failure(
             {zookeeper_errc::connect_failed,
              "cannot resolve the ZooKeeper servers " + options.servers + ":" + *errors}));
         return;
       }
-      numeric_hosts = client_hosts(*found);
+      std::vector<server_address> numeric;
+      for (const auto& f : *found) numeric.push_back(f.address);
+      numeric_hosts = client_hosts(numeric);
+      addresses = std::move(*found);
       ensure_link();
     };
-    for (const auto& s : servers) {
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      const auto& s = servers[i];
       if (s.numeric) {
-        found->push_back(s);
+        found->push_back({s, i});
         one_done();
         continue;
       }
       resolver->async_resolve(
           s.host, std::to_string(s.port),
-          [w = shell.guard(), found, errors, one_done, host = s.host](
+          [w = shell.guard(), found, errors, one_done, host = s.host, i](
               const boost::system::error_code& ec, const asio::ip::tcp::resolver::results_type& r) {
             if (w.expired()) return;
             if (ec) {
               *errors += " " + host + ": " + ec.message();
             } else {
               for (const auto& e : r) {
-                found->push_back({e.endpoint().address().to_string(), e.endpoint().port(), true});
+                found->push_back(
+                    {{e.endpoint().address().to_string(), e.endpoint().port(), true}, i});
               }
             }
             one_done();
@@ -254,6 +272,9 @@ struct zookeeper_store::impl {
     if (state == ZOO_CONNECTED_STATE) {
       lost_timer.cancel();
       session_up = true;
+      server_in_use = server_of(addresses, link->connected_server());
+      // A server's last error stands until it answers again.
+      if (server_in_use) server_errors[*server_in_use].clear();
       // At every connect: another server of the ensemble may grant another
       // timeout (its own min/maxSessionTimeout).
       negotiated = link->negotiated_timeout();
@@ -269,15 +290,22 @@ struct zookeeper_store::impl {
       return;
     }
     last_state = state_text(state);
+    if (server_in_use && state != ZOO_AUTH_FAILED_STATE) {
+      // The server the session was on let it go (it stopped, was cut off,
+      // or the connection broke): the client tries the next one.
+      server_errors[*server_in_use] = "the connection was lost (" + last_state + ")";
+      server_in_use.reset();
+    }
     if (state == ZOO_EXPIRED_SESSION_STATE) {
       session_lost("the ZooKeeper session expired");
       return;
     }
     if (state == ZOO_AUTH_FAILED_STATE) {
       auto e =
-          shell.note_failure({zookeeper_errc::auth_failed,
+          note_failure({zookeeper_errc::auth_failed,
                               "ZooKeeper " + options.servers +
                                   " refused the digest credentials of user " + options.auth_user});
+      server_in_use.reset();
       drop_link();
       fail_waiters(e);
       if (watching) shell.set_wakeups(false, e.message());
@@ -333,6 +361,7 @@ struct zookeeper_store::impl {
     link.reset();
     ++link_gen;
     session_up = false;
+    server_in_use.reset();
     watch_armed = false;
     arming = false;
     // The close request is not sent (zk_link::close): a lease node lives
@@ -357,7 +386,7 @@ struct zookeeper_store::impl {
         if (it->id != id) continue;
         auto waiting = std::move(it->fn);
         waiters.erase(it);
-        waiting(shell.note_failure(
+        waiting(note_failure(
             {zookeeper_errc::connect_failed,
              "no ZooKeeper server of " + options.servers + " gave a session within " +
                  std::to_string(options.connect_timeout.count()) + " ms (" + last_state + ")"}));
@@ -423,23 +452,23 @@ struct zookeeper_store::impl {
     with_session([this, o, attempt](store_error e) {
       if (o->done) return;
       if (e) return o->finish(e, {});
-      if (session_problem) return o->finish(shell.note_failure(session_problem), {});
+      if (session_problem) return o->finish(note_failure(session_problem), {});
       const auto gen = link_gen;
       link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
         if (o->done) return;
         if (rc != ZOK && rc != ZNONODE)
-          return o->finish(shell.note_failure(zoo_failure(rc, "read " + paths.record)), {});
+          return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
         if (gen != link_gen)
-          return o->finish(shell.note_failure({zookeeper_errc::connection_lost,
+          return o->finish(note_failure({zookeeper_errc::connection_lost,
                                                "the ZooKeeper session changed during an acquire"}),
                            {});
         link->get(paths.lease, [this, o, attempt, gen, record](int rc2, node_seen lease) {
           if (o->done) return;
           if (rc2 != ZOK && rc2 != ZNONODE)
-            return o->finish(shell.note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
+            return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
           if (gen != link_gen)
             return o->finish(
-                shell.note_failure({zookeeper_errc::connection_lost,
+                note_failure({zookeeper_errc::connection_lost,
                                     "the ZooKeeper session changed during an acquire"}),
                 {});
           decide(o, attempt, record, lease);
@@ -540,7 +569,7 @@ struct zookeeper_store::impl {
                    s.lease.token);
             },
             [&](const acquire_steps::bad_data& s) {
-              o->finish(shell.note_failure({zookeeper_errc::unexpected_reply,
+              o->finish(note_failure({zookeeper_errc::unexpected_reply,
                                             s.why + " (" + paths.election + ")"}),
                         {});
             },
@@ -553,7 +582,7 @@ struct zookeeper_store::impl {
       acquire(o, attempt + 1);
       return;
     }
-    o->finish(shell.note_failure({zookeeper_errc::contention,
+    o->finish(note_failure({zookeeper_errc::contention,
                                   "the nodes of " + paths.election + " changed on each of " +
                                       std::to_string(max_attempts) + " tries"}),
               {});
@@ -584,9 +613,9 @@ struct zookeeper_store::impl {
         case write_outcome::raced:
           return retry_or_give_up(o, attempt);
         case write_outcome::failed:
-          return o->finish(shell.note_failure(zoo_failure(rc, "acquire on " + paths.election)), {});
+          return o->finish(note_failure(zoo_failure(rc, "acquire on " + paths.election)), {});
       }
-      o->finish(shell.note_failure({zookeeper_errc::connection_lost,
+      o->finish(note_failure({zookeeper_errc::connection_lost,
                                     "the ZooKeeper session changed during an acquire"}),
                 {});
     });
@@ -603,7 +632,7 @@ struct zookeeper_store::impl {
             if (o->done) return;
             if (rc == ZNODEEXISTS) return retry_or_give_up(o, attempt);
             if (rc != ZOK)
-              return o->finish(shell.note_failure(zoo_failure(rc, "create " + paths.record)), {});
+              return o->finish(note_failure(zoo_failure(rc, "create " + paths.record)), {});
             seen_hold = record.hold;
             seen_hold_at = now;
             pending_reset.clear();
@@ -643,7 +672,7 @@ struct zookeeper_store::impl {
                       return retry_or_give_up(o, attempt);
                     case write_outcome::failed:
                       return o->finish(
-                          shell.note_failure(zoo_failure(rc, "hold back " + paths.election)), {});
+                          note_failure(zoo_failure(rc, "hold back " + paths.election)), {});
                   }
                 });
   }
@@ -664,10 +693,10 @@ struct zookeeper_store::impl {
     if (i == chain->size()) return done({});
     if (!link || !session_up)
       return done(
-          shell.note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session was lost"}));
+          note_failure({zookeeper_errc::connection_lost, "the ZooKeeper session was lost"}));
     link->create((*chain)[i], {}, false, [this, chain, i, done](int rc, node_seen) {
       if (rc != ZOK && rc != ZNODEEXISTS)
-        return done(shell.note_failure(zoo_failure(rc, "create " + (*chain)[i])));
+        return done(note_failure(zoo_failure(rc, "create " + (*chain)[i])));
       create_chain(chain, i + 1, done);
     });
   }
@@ -686,7 +715,7 @@ struct zookeeper_store::impl {
       if (gen != link_gen || shell.closed()) return;
       arming = false;
       if (rc != ZOK && rc != ZNONODE) {
-        const auto e = shell.note_failure(zoo_failure(rc, "watch " + paths.lease));
+        const auto e = note_failure(zoo_failure(rc, "watch " + paths.lease));
         shell.set_wakeups(false, e.message());
         return;
       }
@@ -780,6 +809,12 @@ struct zookeeper_store::impl {
   std::vector<server_address> servers;
   std::string digest;
   std::string numeric_hosts;
+  // The addresses the client was given, each with its server.
+  std::vector<server_address_of> addresses;
+  // The server of `servers` the session is on (none while connecting), and
+  // the last failure seen at each, until a session is up on it again.
+  std::optional<std::size_t> server_in_use;
+  std::vector<std::string> server_errors;
   bool resolving = false;
   std::unique_ptr<asio::ip::tcp::resolver> resolver;
 
@@ -901,7 +936,7 @@ void zookeeper_store::async_renew(renew_handler handler) {
             case write_outcome::failed:
               if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
               return o->finish(
-                  d.shell.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+                  d.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
           }
         });
   });
@@ -925,7 +960,7 @@ void zookeeper_store::async_release(release_handler handler) {
           if (same_term) d.drop_term(false);
           return o->finish({}, release_answer::not_ours);
         case write_outcome::failed:
-          return o->finish(d.shell.note_failure(zoo_failure(rc, "release on " + d.paths.election)),
+          return o->finish(d.note_failure(zoo_failure(rc, "release on " + d.paths.election)),
                            {});
       }
     });
@@ -941,7 +976,7 @@ void zookeeper_store::async_create_record(record_handler handler) {
       d.link->create(d.paths.record, encode_record({}), false, [&d, o](int rc, node_seen) {
         if (rc == ZOK) return o->finish({}, record_answer::created);
         if (rc == ZNODEEXISTS) return o->finish({}, record_answer::existed);
-        o->finish(d.shell.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
+        o->finish(d.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
       });
     });
   });
@@ -988,6 +1023,23 @@ store_status zookeeper_store::status() const {
   }
   s.wakeups = d.current_wakeups();
   d.shell.fill_status(s);
+  // One row per server, from what the session already knows: the one it is
+  // on is connected; while the client looks for one, it tries each in turn
+  // (connecting); the others have no connection. The server's mode would
+  // take a request (srvr) that a standby does not make: the role is
+  // "server".
+  for (std::size_t i = 0; i < d.servers.size(); ++i) {
+    store_member_status m;
+    m.endpoint = client_hosts({d.servers[i]});
+    m.role = "server";
+    if (s.link == link_state::connected && d.server_in_use == i) {
+      m.link = link_state::connected;
+    } else if (s.link == link_state::connecting) {
+      m.link = link_state::connecting;
+    }
+    m.last_error = d.server_errors[i];
+    s.members.push_back(std::move(m));
+  }
   return s;
 }
 

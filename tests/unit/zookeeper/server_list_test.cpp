@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,31 @@ TEST(zookeeper_server_list, refuses_with_a_reason) {
     EXPECT_NE(l.error, "") << "'" << text << "'";
   }
   EXPECT_NE(parse_servers("h:2181/app").error.find("zookeeper.path"), std::string::npos);
+}
+
+// The server a session is connected to, as the client names it, found in
+// zookeeper.servers: by address (any spelling), port, or a name's address.
+TEST(zookeeper_server_list, finds_the_server_a_session_is_connected_to) {
+  const std::vector<server_address_of> known = {
+      {{"10.0.0.1", 2181, true}, 0},
+      {{"10.0.0.2", 2181, true}, 1},  // zk2.example resolved
+      {{"10.0.0.3", 2181, true}, 1},  // zk2.example's second address
+      {{"::1", 2183, true}, 2},
+  };
+  const struct {
+    const char* connected;
+    std::optional<std::size_t> server;
+  } rows[] = {
+      {"10.0.0.1:2181", 0},
+      {"10.0.0.3:2181", 1},
+      {"[::1]:2183", 2},
+      {"[0:0::1]:2183", 2},   // another spelling of ::1
+      {"10.0.0.1:2182", std::nullopt},  // the port differs
+      {"10.0.0.9:2181", std::nullopt},
+      {"", std::nullopt},
+      {"zk2.example:2181", std::nullopt},  // the client names addresses only
+  };
+  for (const auto& r : rows) EXPECT_EQ(server_of(known, r.connected), r.server) << r.connected;
 }
 
 }  // namespace
