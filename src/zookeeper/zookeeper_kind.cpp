@@ -10,11 +10,11 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <memory>
-#include <sstream>
 #include <utility>
 
 #include "config/option_rules.hpp"
 #include "config/option_table.hpp"
+#include "four_letter_answers.hpp"
 #include "server_list.hpp"
 #include "store/check_lines.hpp"
 #include "zookeeper_option_rows.hpp"
@@ -124,19 +124,22 @@ milliseconds zookeeper_call_bound(const config& cfg) {
 
 // --- check-store -------------------------------------------------------------
 
-// One server asked `srvr` (the four-letter word ZooKeeper 3.5+ allows by
-// default): its version, mode and the time the answer took.
-struct srvr_probe : std::enable_shared_from_this<srvr_probe> {
+// One four-letter word asked of one server (its own connection: the server
+// answers and closes): the answer, or why there is none, and the time the
+// answer took.
+struct four_letter_probe : std::enable_shared_from_this<four_letter_probe> {
+  using callback = std::function<void(std::string error, std::string answer,
+                                      std::chrono::nanoseconds took)>;
   asio::ip::tcp::resolver resolver;
   asio::ip::tcp::socket socket;
   asio::steady_timer deadline;
-  std::string where;
+  std::string word;
   std::string answer;
   std::chrono::steady_clock::time_point sent;
-  std::function<void(std::vector<check_line>)> done;
+  callback done;
 
-  srvr_probe(asio::io_context& io, std::string w)
-      : resolver(io), socket(io), deadline(io), where(std::move(w)) {}
+  four_letter_probe(asio::io_context& io, std::string w, callback cb)
+      : resolver(io), socket(io), deadline(io), word(std::move(w)), done(std::move(cb)) {}
 
   void start(const zookeeper_detail::server_address& s, milliseconds timeout) {
     deadline.expires_after(timeout);
@@ -157,7 +160,7 @@ struct srvr_probe : std::enable_shared_from_this<srvr_probe> {
 
   void ask() {
     sent = std::chrono::steady_clock::now();
-    asio::async_write(socket, asio::buffer(std::string_view("srvr")),
+    asio::async_write(socket, asio::buffer(word),
                       [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
                         if (ec) return self->fail(ec.message());
                         self->read();
@@ -169,47 +172,54 @@ struct srvr_probe : std::enable_shared_from_this<srvr_probe> {
     asio::async_read(socket, asio::dynamic_buffer(answer, 64 * 1024),
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
                        if (ec && ec != asio::error::eof) return self->fail(ec.message());
-                       self->report();
+                       self->end({}, std::chrono::steady_clock::now() - self->sent);
                      });
   }
 
-  void fail(const std::string& why) {
+  void fail(const std::string& why) { end(why, {}); }
+
+  void end(std::string error, std::chrono::nanoseconds took) {
     if (!done) return;
     deadline.cancel();
     boost::system::error_code ignored;
     socket.close(ignored);
     auto callback = std::move(done);
     done = nullptr;
-    callback({{check_verdict::failure, "reachable", where + ": " + why}});
-  }
-
-  void report() {
-    if (!done) return;
-    deadline.cancel();
-    const auto took = std::chrono::steady_clock::now() - sent;
-    std::string version;
-    std::string mode;
-    std::istringstream lines(answer);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.starts_with("Zookeeper version: ")) version = line.substr(19);
-      if (line.starts_with("Mode: ")) mode = line.substr(6);
-    }
-    std::vector<check_line> out;
-    if (version.empty()) {
-      out.push_back({check_verdict::hazard, "reachable",
-                     where + ": answers, but not to srvr (is it allowed in 4lw.commands.whitelist?)"});
-    } else {
-      out.push_back({check_verdict::ok, "reachable", where});
-      out.push_back({check_verdict::ok, "version", "ZooKeeper " + version.substr(0, version.find(','))});
-      out.push_back({mode == "standalone" ? check_verdict::note : check_verdict::ok, "mode",
-                     mode + (mode == "standalone" ? ": one server, no quorum to survive its loss" : "")});
-    }
-    out.push_back({check_verdict::ok, "latency", store_check_detail::ms_text(took) + " for srvr"});
-    auto callback = std::move(done);
-    done = nullptr;
-    callback(std::move(out));
+    callback(std::move(error), error.empty() ? std::move(answer) : std::string(), took);
   }
 };
+
+// One server: `srvr` (reachable, version, mode, latency), then `conf` (the
+// tick and the followers' limits, the stale-follower window weighed against
+// the lease timing).
+void check_server(asio::io_context& io, const zookeeper_detail::server_address& s,
+                  milliseconds timeout, zookeeper_detail::lease_timing timing,
+                  std::function<void(std::vector<check_line>)> done) {
+  const auto where = s.host + ":" + std::to_string(s.port);
+  auto srvr = std::make_shared<four_letter_probe>(
+      io, "srvr",
+      [&io, s, where, timeout, timing, done = std::move(done)](
+          std::string error, std::string answer, std::chrono::nanoseconds took) mutable {
+        if (!error.empty()) return done({{check_verdict::failure, "reachable", where + ": " + error}});
+        auto lines = zookeeper_detail::srvr_lines(answer, where, took);
+        auto conf = std::make_shared<four_letter_probe>(
+            io, "conf",
+            [lines = std::move(lines), timing, done = std::move(done)](
+                std::string conf_error, std::string conf_answer, std::chrono::nanoseconds) mutable {
+              if (!conf_error.empty()) {
+                lines.push_back({check_verdict::note, "stale reads",
+                                 "conf went unanswered (" + conf_error +
+                                     "): syncLimit * tickTime is not weighed here"});
+              } else {
+                for (auto& l : zookeeper_detail::conf_lines(conf_answer, timing))
+                  lines.push_back(std::move(l));
+              }
+              done(std::move(lines));
+            });
+        conf->start(s, timeout);
+      });
+  srvr->start(s, timeout);
+}
 
 // The srvr answers of every server, then (for servers given as addresses)
 // one session, to read the timeout the ensemble grants against the ttl.
@@ -325,16 +335,16 @@ void check_zookeeper(asio::io_context& io, const config& cfg,
   bool numeric = true;
   for (const auto& s : parsed.servers) numeric = numeric && s.numeric;
   if (numeric) check->hosts = zookeeper_detail::client_hosts(parsed.servers);
+  const zookeeper_detail::lease_timing timing{cfg.lease.ttl, cfg.lease.renew_interval,
+                                              cfg.lease.renew_deadline};
   check->per_server.resize(parsed.servers.size());
   check->left = parsed.servers.size();
   for (std::size_t i = 0; i < parsed.servers.size(); ++i) {
-    const auto& s = parsed.servers[i];
-    auto probe = std::make_shared<srvr_probe>(io, s.host + ":" + std::to_string(s.port));
-    probe->done = [check, i, &io](std::vector<check_line> lines) {
-      check->per_server[i] = std::move(lines);
-      if (--check->left == 0) check->servers_done(io);
-    };
-    probe->start(s, z.connect_timeout + z.command_timeout);
+    check_server(io, parsed.servers[i], z.connect_timeout + z.command_timeout, timing,
+                 [check, i, &io](std::vector<check_line> lines) {
+                   check->per_server[i] = std::move(lines);
+                   if (--check->left == 0) check->servers_done(io);
+                 });
   }
 }
 

@@ -233,10 +233,12 @@ TEST(check_store, postgres_reports_role_user_table_and_latency) {
   EXPECT_TRUE(has_line(r.output, "FAIL", "table", "init-store --print")) << r.output;
 }
 
-// ZooKeeper: each server's version and mode by srvr, and the session timeout
-// the server grants weighed against the ttl: shorter is a failure (the
-// server would end a leader's session before its lease), much longer a
-// hazard (a crashed leader's node outlives it).
+// ZooKeeper: each server's version and mode by srvr, its tick and limits by
+// conf, and the session timeout the server grants weighed against the ttl:
+// shorter is a failure (the server would end a leader's session before its
+// lease), much longer a hazard (a crashed leader's node outlives it). A
+// standalone server has no followers, so no stale-follower window; a server
+// that does not allow conf is named, not failed.
 TEST(check_store, zookeeper_reports_the_server_and_weighs_the_granted_session) {
   zookeeper_server_options o;
   o.max_session_timeout_ms = 4000;
@@ -248,10 +250,55 @@ TEST(check_store, zookeeper_reports_the_server_and_weighs_the_granted_session) {
   EXPECT_TRUE(has_line(r.output, "note", "mode", "standalone")) << r.output;
   EXPECT_TRUE(has_line(r.output, "ok", "session", "granted 3000 ms")) << r.output;
   EXPECT_TRUE(has_line(r.output, "hazard", "auth", "any client")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "conf",
+                       "tickTime 200 ms, sessions granted within [400, 4000 ms]"))
+      << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "stale reads", "standalone: no followers")) << r.output;
   // The server caps sessions at 4 s: a 5 s ttl cannot be led.
   r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", zk.address(), "--ttl", "5s"});
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(has_line(r.output, "FAIL", "session", "granted 4000 ms")) << r.output;
+}
+
+// On an ensemble, conf gives each member's syncLimit and tickTime: a
+// follower cut off from the quorum serves its clients syncLimit * tickTime
+// (here 5 * 200 ms) before it lets them go, and a leader whose session is on
+// it cannot renew meanwhile. Within the room its renewals have (a third of
+// the ttl by default) it is ok; beyond, a hazard naming what to set. With
+// conf left out of the whitelist (Debian's default allows srvr alone) the
+// window is not weighed, and check-store says how to have it weighed.
+TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
+  auto ensemble = start_zookeeper_ensemble(3);
+  std::string servers;
+  for (const auto& s : ensemble) servers += (servers.empty() ? "" : ",") + s->address();
+  auto r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers, "--ttl", "6s"});
+  EXPECT_EQ(r.code, 1) << r.output;  // no digest auth: a hazard
+  for (const char* server : {"server 1", "server 2", "server 3"}) {
+    EXPECT_TRUE(has_line(r.output, "note", std::string(server) + " conf",
+                         "tickTime 200 ms, initLimit 10, syncLimit 5"))
+        << r.output;
+    EXPECT_TRUE(has_line(r.output, "ok", std::string(server) + " stale reads",
+                         "syncLimit * tickTime = 5 * 200 ms = 1000 ms"))
+        << r.output;
+  }
+  r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers, "--ttl", "2s"});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "server 1 stale reads",
+                       "longer than the 667 ms a leader's renewals may fail before it stops"))
+      << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "server 1 stale reads",
+                       "(set syncLimit <= 3 at tickTime 200 ms, or lease.ttl >= 3000 ms"))
+      << r.output;
+
+  zookeeper_server_options o;
+  o.extra_config = {"4lw.commands.whitelist=ruok,srvr"};
+  zookeeper_server srvr_only(o);
+  r = check_store(
+      {"--store-kind", "zookeeper", "--zookeeper-servers", srvr_only.address(), "--ttl", "3s"});
+  EXPECT_TRUE(has_line(r.output, "ok", "version", "ZooKeeper 3.")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "note", "stale reads",
+                       "conf is not allowed (4lw.commands.whitelist)"))
+      << r.output;
 }
 
 // PostgreSQL 15 no longer lets every role create in schema public: a role

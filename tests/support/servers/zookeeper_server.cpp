@@ -162,7 +162,7 @@ void zookeeper_server::write_config() const {
       << "initLimit=" << options_.init_limit << "\n"
       << "syncLimit=" << options_.sync_limit << "\n"
       << "admin.enableServer=false\n"
-      << "4lw.commands.whitelist=ruok,srvr,stat,mntr\n"
+      << "4lw.commands.whitelist=ruok,srvr,stat,mntr,conf\n"
       // Fsync makes every write wait for the disk; the tests are about
       // leases, and a shared machine's disk would only add noise.
       << "forceSync=no\n"

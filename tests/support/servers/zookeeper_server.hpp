@@ -3,7 +3,9 @@
 // with its own temporary data directory, a short tick (so that sessions of
 // 1-3 s can be negotiated and expire on time), a small heap, the admin
 // server off and the four-letter words `ruok` and `srvr` allowed for the
-// readiness poll. Tests can stop it (SIGTERM or SIGKILL), restart it with
+// readiness poll (and `conf`, which check-store reads; a test can take it
+// away with a 4lw.commands.whitelist line in extra_config, which comes last
+// and wins). Tests can stop it (SIGTERM or SIGKILL), restart it with
 // its data, wipe its data and restart it, and freeze (SIGSTOP) and thaw it.
 // Only the child this object started is ever signalled.
 //
