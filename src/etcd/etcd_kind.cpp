@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "config/option_rules.hpp"
 #include "config/option_table.hpp"
@@ -14,6 +15,7 @@
 #include "etcd_store.hpp"
 #include "etcd_wire.hpp"
 #include "http_client.hpp"
+#include "member_status.hpp"
 #include "store/check_lines.hpp"
 
 namespace baton {
@@ -140,19 +142,59 @@ milliseconds etcd_call_bound(const config& cfg) {
 
 // The questions, one after the other on one client: status (reachable,
 // version, leader, latency), the members, and the smallest lease the
-// cluster grants against the ttl.
+// cluster grants against the ttl; then every endpoint's own status, each on
+// a connection of its own (etcd.endpoints lists members the store may move
+// to, and each should be fit to serve).
 struct etcd_check : std::enable_shared_from_this<etcd_check> {
+  boost::asio::io_context* io = nullptr;
   std::shared_ptr<http_client> client;
+  etcd_detail::http_options connection;
   check_report report;
   std::function<void(check_report)> done;
   milliseconds ttl{0};
   std::string where;
+  // Each endpoint's own status line, asked of every endpoint at once.
+  std::vector<check_line> per_endpoint;
+  std::size_t endpoints_left = 0;
 
   void add(check_verdict v, std::string topic, std::string text) {
     report.lines.push_back({v, std::move(topic), std::move(text)});
   }
   void finish() {
     client->close();
+    probe_endpoints();
+  }
+
+  // One status call per endpoint, each on a connection to it alone: its
+  // version, whether it leads, raft term and index, and latency.
+  void probe_endpoints() {
+    const auto& all = connection.endpoints;
+    per_endpoint.assign(all.size(), {});
+    endpoints_left = all.size();
+    if (all.empty()) return report_done();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      auto one = connection;
+      one.endpoints = {all[i]};
+      one.on_outcome = nullptr;
+      auto probe = http_client::create(*io, std::move(one));
+      const auto sent = std::chrono::steady_clock::now();
+      probe->post("/v3/maintenance/status", "{}",
+                  [self = shared_from_this(), probe, i, sent](store_error e, nlohmann::json answer) {
+                    auto line = etcd_detail::endpoint_line(
+                        self->connection.endpoints[i].redacted(), e, answer,
+                        std::chrono::steady_clock::now() - sent, self->ttl);
+                    if (self->connection.endpoints.size() > 1) {
+                      line.topic += " " + std::to_string(i + 1);
+                    }
+                    self->per_endpoint[i] = std::move(line);
+                    probe->close();
+                    if (--self->endpoints_left == 0) self->report_done();
+                  });
+    }
+  }
+
+  void report_done() {
+    for (auto& line : per_endpoint) report.lines.push_back(std::move(line));
     auto report_copy = std::move(report);
     auto callback = std::move(done);
     callback(std::move(report_copy));
@@ -249,8 +291,10 @@ void check_etcd(boost::asio::io_context& io, const config& cfg,
   check->done = std::move(done);
   check->ttl = cfg.lease.ttl;
   check->where = cfg.etcd.endpoints.empty() ? "" : cfg.etcd.endpoints.front();
+  check->io = &io;
   try {
-    check->client = http_client::create(io, etcd_detail::connection_options(store_options(cfg)));
+    check->connection = etcd_detail::connection_options(store_options(cfg));
+    check->client = http_client::create(io, check->connection);
   } catch (const std::exception& bad) {
     check->report.lines.push_back({check_verdict::failure, "settings", bad.what()});
     auto callback = std::move(check->done);

@@ -11,6 +11,7 @@
 
 #include "support/baton_process.hpp"
 #include "support/fault_proxy.hpp"
+#include "support/servers/etcd_cluster.hpp"
 #include "support/servers/postgres_server.hpp"
 #include "support/servers/zookeeper_server.hpp"
 #include "support/servers/redis_cluster.hpp"
@@ -299,6 +300,43 @@ TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
   EXPECT_TRUE(has_line(r.output, "note", "stale reads",
                        "conf is not allowed (4lw.commands.whitelist)"))
       << r.output;
+}
+
+// etcd: the cluster as the first endpoint sees it (reachable, version, a
+// leader, members, the smallest lease), then every endpoint's own status:
+// one leads, the others follow, each with raft term and index and its
+// latency. A member that is down is a hazard on its line (the store moves on
+// to the next endpoint), not a failure.
+TEST(check_store, etcd_reports_each_endpoint) {
+  etcd_cluster cluster(3);
+  ASSERT_TRUE(cluster.wait_for_leader());
+  const std::vector<std::string> args = {"--store-kind", "etcd", "--etcd-endpoints",
+                                         cluster.endpoints(), "--ttl", "3s"};
+  auto r = check_store(args);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "reachable", cluster.member(0).client_url())) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "version", "etcd 3.")) << r.output;
+  EXPECT_TRUE(has_line(r.output, "ok", "members", "3 members")) << r.output;
+  int leaders = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto topic = "endpoint " + std::to_string(i + 1);
+    const auto url = cluster.member(i).client_url();
+    EXPECT_TRUE(has_line(r.output, "ok", topic, url + ": etcd 3.")) << r.output;
+    EXPECT_TRUE(has_line(r.output, "ok", topic, ", raft term ")) << r.output;
+    if (has_line(r.output, "ok", topic, url + ": etcd 3.4") &&
+        has_line(r.output, "ok", topic, ", the leader, "))
+      ++leaders;
+  }
+  EXPECT_EQ(leaders, 1) << r.output;
+
+  cluster.member(2).stop(true);
+  ASSERT_TRUE(cluster.wait_for_leader());
+  r = check_store(args);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "endpoint 3",
+                       cluster.member(2).client_url() + ": etcd: connect "))
+      << r.output;
+  EXPECT_TRUE(has_line(r.output, "hazard", "endpoint 3", "the store moves on")) << r.output;
 }
 
 // PostgreSQL 15 no longer lets every role create in schema public: a role

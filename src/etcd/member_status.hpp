@@ -1,0 +1,40 @@
+// One member's /v3/maintenance/status answer, as check-store reports it
+// per endpoint, without I/O: its version, whether it leads raft (its own id
+// is the leader's) or follows, raft term and index, and the time the call
+// took.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "baton/lease_store.hpp"
+#include "baton/store_check.hpp"
+
+namespace baton::etcd_detail {
+
+struct member_status {
+  std::string version;
+  /// Member ids are uint64, as decimal strings ("" = not said; "0" = none).
+  std::string member_id;
+  std::string leader;
+  std::int64_t raft_term = 0;
+  std::int64_t raft_index = 0;
+};
+
+/// Throws std::runtime_error naming what is wrong with the answer.
+member_status read_member_status(const nlohmann::json& answer);
+
+/// The "endpoint" line of the member at `url`: ok with its version, role,
+/// raft term and index and latency; a hazard when it could not be reached
+/// (`error`; the store moves on to the next endpoint), when it knows no
+/// leader (it cannot serve), or when the call took more than a tenth of
+/// the ttl.
+check_line endpoint_line(std::string_view url, const store_error& error,
+                         const nlohmann::json& answer, std::chrono::nanoseconds took,
+                         milliseconds ttl);
+
+}  // namespace baton::etcd_detail
