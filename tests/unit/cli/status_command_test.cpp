@@ -96,6 +96,30 @@ TEST_F(status_test, the_stores_last_error_and_a_non_redis_store_show) {
   EXPECT_EQ(r.out.find("error"), std::string::npos) << r.out;
 }
 
+// A store of several servers: one row each, named by its role (a
+// ZooKeeper server here), with its link and its last error.
+TEST_F(status_test, a_row_per_server_of_the_store) {
+  auto status = standby_status();
+  status.erase("redis");
+  status["store"] = {
+      {"kind", "zookeeper"},
+      {"link", "connected"},
+      {"members",
+       {{{"endpoint", "10.0.0.1:2181"},
+         {"link", "disconnected"},
+         {"role", "server"},
+         {"last_error", "the connection was lost (connecting)"}},
+        {{"endpoint", "10.0.0.2:2181"}, {"link", "connected"}, {"role", "server"}}}}};
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_NE(r.out.find("store     zookeeper connected\n"
+                       "server    10.0.0.1:2181 disconnected, last error: the connection was lost "
+                       "(connecting)\n"
+                       "server    10.0.0.2:2181 connected\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(status_test, optional_fields_show_when_present) {
   auto status = leader_status();
   status["child_pid"] = 4321;
