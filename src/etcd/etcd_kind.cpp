@@ -178,18 +178,19 @@ struct etcd_check : std::enable_shared_from_this<etcd_check> {
       one.on_outcome = nullptr;
       auto probe = http_client::create(*io, std::move(one));
       const auto sent = std::chrono::steady_clock::now();
-      probe->post("/v3/maintenance/status", "{}",
-                  [self = shared_from_this(), probe, i, sent](store_error e, nlohmann::json answer) {
-                    auto line = etcd_detail::endpoint_line(
-                        self->connection.endpoints[i].redacted(), e, answer,
-                        std::chrono::steady_clock::now() - sent, self->ttl);
-                    if (self->connection.endpoints.size() > 1) {
-                      line.topic += " " + std::to_string(i + 1);
-                    }
-                    self->per_endpoint[i] = std::move(line);
-                    probe->close();
-                    if (--self->endpoints_left == 0) self->report_done();
-                  });
+      probe->post(
+          "/v3/maintenance/status", "{}",
+          [self = shared_from_this(), probe, i, sent](store_error e, nlohmann::json answer) {
+            auto line =
+                etcd_detail::endpoint_line(self->connection.endpoints[i].redacted(), e, answer,
+                                           std::chrono::steady_clock::now() - sent, self->ttl);
+            if (self->connection.endpoints.size() > 1) {
+              line.topic += " " + std::to_string(i + 1);
+            }
+            self->per_endpoint[i] = std::move(line);
+            probe->close();
+            if (--self->endpoints_left == 0) self->report_done();
+          });
     }
   }
 

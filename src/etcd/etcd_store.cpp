@@ -107,7 +107,8 @@ struct etcd_store::impl {
     endpoint_errors.resize(connection.endpoints.size());
     // A member's last error stands until it answers again.
     connection.on_outcome = [this, weak = shell.guard()](std::size_t at, const store_error& e) {
-      if (!weak.expired() && at < endpoint_errors.size()) endpoint_errors[at] = e ? e.message() : "";
+      if (!weak.expired() && at < endpoint_errors.size())
+        endpoint_errors[at] = e ? e.message() : "";
     };
     client = http_client::create(io, std::move(connection));
     backoff = options.rewatch_backoff_initial;

@@ -14,7 +14,8 @@ std::string id_field(const nlohmann::json& answer, const char* name) {
   const auto it = answer.find(name);
   if (it == answer.end() || it->is_null()) return "";
   if (it->is_string()) return it->get<std::string>();
-  if (it->is_number_unsigned() || it->is_number_integer()) return std::to_string(it->get<std::uint64_t>());
+  if (it->is_number_unsigned() || it->is_number_integer())
+    return std::to_string(it->get<std::uint64_t>());
   throw std::runtime_error(std::string(name) + " is not a member id");
 }
 

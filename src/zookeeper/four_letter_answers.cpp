@@ -44,9 +44,9 @@ std::vector<check_line> srvr_lines(std::string_view answer, std::string_view whe
     out.push_back({check_verdict::ok, "reachable", std::string(where)});
     out.push_back(
         {check_verdict::ok, "version", "ZooKeeper " + version.substr(0, version.find(','))});
-    out.push_back({mode == "standalone" ? check_verdict::note : check_verdict::ok, "mode",
-                   mode + (mode == "standalone" ? ": one server, no quorum to survive its loss"
-                                                : "")});
+    out.push_back(
+        {mode == "standalone" ? check_verdict::note : check_verdict::ok, "mode",
+         mode + (mode == "standalone" ? ": one server, no quorum to survive its loss" : "")});
   }
   out.push_back({check_verdict::ok, "latency", store_check_detail::ms_text(took) + " for srvr"});
   return out;
@@ -73,8 +73,7 @@ server_conf parse_conf(std::string_view answer) {
 check_line weigh_stale_follower_window(std::int64_t tick_ms, std::int64_t sync_limit,
                                        const lease_timing& timing) {
   const auto ttl = timing.ttl.count();
-  const auto interval =
-      timing.renew_interval.count() > 0 ? timing.renew_interval.count() : ttl / 3;
+  const auto interval = timing.renew_interval.count() > 0 ? timing.renew_interval.count() : ttl / 3;
   const auto deadline =
       timing.renew_deadline.count() > 0 ? timing.renew_deadline.count() : ttl * 2 / 3;
   // A cut just before a renewal is due leaves the leader the deadline less
@@ -83,7 +82,8 @@ check_line weigh_stale_follower_window(std::int64_t tick_ms, std::int64_t sync_l
   const auto window = tick_ms * sync_limit;
   check_line line{check_verdict::ok, "stale reads",
                   "syncLimit * tickTime = " + std::to_string(sync_limit) + " * " + ms(tick_ms) +
-                      " = " + ms(window) + ": a follower cut off from the quorum serves its "
+                      " = " + ms(window) +
+                      ": a follower cut off from the quorum serves its "
                       "clients that long"};
   if (window <= room) {
     line.text += "; within the " + ms(room) +
@@ -102,8 +102,8 @@ check_line weigh_stale_follower_window(std::int64_t tick_ms, std::int64_t sync_l
   const auto fitting_sync = tick_ms > 0 ? room / tick_ms : 0;
   line.text += " (set ";
   if (fitting_sync >= 1) {
-    line.text += "syncLimit <= " + std::to_string(fitting_sync) + " at tickTime " + ms(tick_ms) +
-                 ", or ";
+    line.text +=
+        "syncLimit <= " + std::to_string(fitting_sync) + " at tickTime " + ms(tick_ms) + ", or ";
   }
   line.text += "lease.ttl >= " + ms(3 * window) + " with the default renewal timing)";
   return line;

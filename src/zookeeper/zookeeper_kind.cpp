@@ -17,8 +17,8 @@
 #include "four_letter_answers.hpp"
 #include "server_list.hpp"
 #include "store/check_lines.hpp"
-#include "zookeeper_option_rows.hpp"
 #include "zk_link.hpp"
+#include "zookeeper_option_rows.hpp"
 #include "zookeeper_store.hpp"
 
 namespace baton {
@@ -128,8 +128,8 @@ milliseconds zookeeper_call_bound(const config& cfg) {
 // answers and closes): the answer, or why there is none, and the time the
 // answer took.
 struct four_letter_probe : std::enable_shared_from_this<four_letter_probe> {
-  using callback = std::function<void(std::string error, std::string answer,
-                                      std::chrono::nanoseconds took)>;
+  using callback =
+      std::function<void(std::string error, std::string answer, std::chrono::nanoseconds took)>;
   asio::ip::tcp::resolver resolver;
   asio::ip::tcp::socket socket;
   asio::steady_timer deadline;
@@ -200,7 +200,8 @@ void check_server(asio::io_context& io, const zookeeper_detail::server_address& 
       io, "srvr",
       [&io, s, where, timeout, timing, done = std::move(done)](
           std::string error, std::string answer, std::chrono::nanoseconds took) mutable {
-        if (!error.empty()) return done({{check_verdict::failure, "reachable", where + ": " + error}});
+        if (!error.empty())
+          return done({{check_verdict::failure, "reachable", where + ": " + error}});
         auto lines = zookeeper_detail::srvr_lines(answer, where, took);
         auto conf = std::make_shared<four_letter_probe>(
             io, "conf",

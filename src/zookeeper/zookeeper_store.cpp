@@ -151,11 +151,10 @@ struct zookeeper_store::impl {
                             limit](const boost::system::error_code& ec) {
       if (ec || w.expired()) return;
       if (auto p = weak_op.lock()) {
-        p->finish(
-            note_failure({zookeeper_errc::timeout,
+        p->finish(note_failure({zookeeper_errc::timeout,
                                 std::string(what) + " on ZooKeeper " + where() +
                                     ": no answer within " + std::to_string(limit.count()) + " ms"}),
-            Answer{});
+                  Answer{});
       }
     });
     return o;
@@ -229,9 +228,9 @@ struct zookeeper_store::impl {
       if (--*pending > 0) return;
       resolving = false;
       if (found->empty()) {
-        fail_waiters(note_failure(
-            {zookeeper_errc::connect_failed,
-             "cannot resolve the ZooKeeper servers " + options.servers + ":" + *errors}));
+        fail_waiters(
+            note_failure({zookeeper_errc::connect_failed, "cannot resolve the ZooKeeper servers " +
+                                                              options.servers + ":" + *errors}));
         return;
       }
       std::vector<server_address> numeric;
@@ -301,10 +300,9 @@ struct zookeeper_store::impl {
       return;
     }
     if (state == ZOO_AUTH_FAILED_STATE) {
-      auto e =
-          note_failure({zookeeper_errc::auth_failed,
-                              "ZooKeeper " + options.servers +
-                                  " refused the digest credentials of user " + options.auth_user});
+      auto e = note_failure({zookeeper_errc::auth_failed,
+                             "ZooKeeper " + options.servers +
+                                 " refused the digest credentials of user " + options.auth_user});
       server_in_use.reset();
       drop_link();
       fail_waiters(e);
@@ -460,17 +458,16 @@ struct zookeeper_store::impl {
           return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
         if (gen != link_gen)
           return o->finish(note_failure({zookeeper_errc::connection_lost,
-                                               "the ZooKeeper session changed during an acquire"}),
+                                         "the ZooKeeper session changed during an acquire"}),
                            {});
         link->get(paths.lease, [this, o, attempt, gen, record](int rc2, node_seen lease) {
           if (o->done) return;
           if (rc2 != ZOK && rc2 != ZNONODE)
             return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
           if (gen != link_gen)
-            return o->finish(
-                note_failure({zookeeper_errc::connection_lost,
-                                    "the ZooKeeper session changed during an acquire"}),
-                {});
+            return o->finish(note_failure({zookeeper_errc::connection_lost,
+                                           "the ZooKeeper session changed during an acquire"}),
+                             {});
           decide(o, attempt, record, lease);
         });
       });
@@ -570,7 +567,7 @@ struct zookeeper_store::impl {
             },
             [&](const acquire_steps::bad_data& s) {
               o->finish(note_failure({zookeeper_errc::unexpected_reply,
-                                            s.why + " (" + paths.election + ")"}),
+                                      s.why + " (" + paths.election + ")"}),
                         {});
             },
         },
@@ -583,8 +580,8 @@ struct zookeeper_store::impl {
       return;
     }
     o->finish(note_failure({zookeeper_errc::contention,
-                                  "the nodes of " + paths.election + " changed on each of " +
-                                      std::to_string(max_attempts) + " tries"}),
+                            "the nodes of " + paths.election + " changed on each of " +
+                                std::to_string(max_attempts) + " tries"}),
               {});
   }
 
@@ -616,7 +613,7 @@ struct zookeeper_store::impl {
           return o->finish(note_failure(zoo_failure(rc, "acquire on " + paths.election)), {});
       }
       o->finish(note_failure({zookeeper_errc::connection_lost,
-                                    "the ZooKeeper session changed during an acquire"}),
+                              "the ZooKeeper session changed during an acquire"}),
                 {});
     });
   }
@@ -671,8 +668,8 @@ struct zookeeper_store::impl {
                     case write_outcome::raced:
                       return retry_or_give_up(o, attempt);
                     case write_outcome::failed:
-                      return o->finish(
-                          note_failure(zoo_failure(rc, "hold back " + paths.election)), {});
+                      return o->finish(note_failure(zoo_failure(rc, "hold back " + paths.election)),
+                                       {});
                   }
                 });
   }
@@ -935,8 +932,7 @@ void zookeeper_store::async_renew(renew_handler handler) {
               return o->finish({}, renew_answer::lost);
             case write_outcome::failed:
               if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
-              return o->finish(
-                  d.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+              return o->finish(d.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
           }
         });
   });
@@ -960,8 +956,7 @@ void zookeeper_store::async_release(release_handler handler) {
           if (same_term) d.drop_term(false);
           return o->finish({}, release_answer::not_ours);
         case write_outcome::failed:
-          return o->finish(d.note_failure(zoo_failure(rc, "release on " + d.paths.election)),
-                           {});
+          return o->finish(d.note_failure(zoo_failure(rc, "release on " + d.paths.election)), {});
       }
     });
   });

@@ -13,10 +13,10 @@
 #include "support/fault_proxy.hpp"
 #include "support/servers/etcd_cluster.hpp"
 #include "support/servers/postgres_server.hpp"
-#include "support/servers/zookeeper_server.hpp"
 #include "support/servers/redis_cluster.hpp"
 #include "support/servers/redis_sentinel_group.hpp"
 #include "support/servers/redis_server.hpp"
+#include "support/servers/zookeeper_server.hpp"
 #include "support/test_pki.hpp"
 
 namespace baton::testing {
@@ -251,8 +251,8 @@ TEST(check_store, zookeeper_reports_the_server_and_weighs_the_granted_session) {
   EXPECT_TRUE(has_line(r.output, "note", "mode", "standalone")) << r.output;
   EXPECT_TRUE(has_line(r.output, "ok", "session", "granted 3000 ms")) << r.output;
   EXPECT_TRUE(has_line(r.output, "hazard", "auth", "any client")) << r.output;
-  EXPECT_TRUE(has_line(r.output, "note", "conf",
-                       "tickTime 200 ms, sessions granted within [400, 4000 ms]"))
+  EXPECT_TRUE(
+      has_line(r.output, "note", "conf", "tickTime 200 ms, sessions granted within [400, 4000 ms]"))
       << r.output;
   EXPECT_TRUE(has_line(r.output, "note", "stale reads", "standalone: no followers")) << r.output;
   // The server caps sessions at 4 s: a 5 s ttl cannot be led.
@@ -272,7 +272,8 @@ TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
   auto ensemble = start_zookeeper_ensemble(3);
   std::string servers;
   for (const auto& s : ensemble) servers += (servers.empty() ? "" : ",") + s->address();
-  auto r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers, "--ttl", "6s"});
+  auto r =
+      check_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers, "--ttl", "6s"});
   EXPECT_EQ(r.code, 1) << r.output;  // no digest auth: a hazard
   for (const char* server : {"server 1", "server 2", "server 3"}) {
     EXPECT_TRUE(has_line(r.output, "note", std::string(server) + " conf",
@@ -297,8 +298,8 @@ TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
   r = check_store(
       {"--store-kind", "zookeeper", "--zookeeper-servers", srvr_only.address(), "--ttl", "3s"});
   EXPECT_TRUE(has_line(r.output, "ok", "version", "ZooKeeper 3.")) << r.output;
-  EXPECT_TRUE(has_line(r.output, "note", "stale reads",
-                       "conf is not allowed (4lw.commands.whitelist)"))
+  EXPECT_TRUE(
+      has_line(r.output, "note", "stale reads", "conf is not allowed (4lw.commands.whitelist)"))
       << r.output;
 }
 
@@ -310,7 +311,7 @@ TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
 TEST(check_store, etcd_reports_each_endpoint) {
   etcd_cluster cluster(3);
   ASSERT_TRUE(cluster.wait_for_leader());
-  const std::vector<std::string> args = {"--store-kind", "etcd", "--etcd-endpoints",
+  const std::vector<std::string> args = {"--store-kind",      "etcd",  "--etcd-endpoints",
                                          cluster.endpoints(), "--ttl", "3s"};
   auto r = check_store(args);
   EXPECT_EQ(r.code, 0) << r.output;

@@ -29,9 +29,8 @@ class store_status_rows : public ::testing::Test {
   std::filesystem::path socket() const { return dir / "n.sock"; }
 
   baton_process& start_daemon(std::vector<std::string> store_args) {
-    std::vector<std::string> args = {"run",      "--election", "rows",   "--node-id",
-                                     "n1",       "--ttl",      "2s",     "--socket",
-                                     socket().string()};
+    std::vector<std::string> args = {"run",   "--election", "rows",     "--node-id",      "n1",
+                                     "--ttl", "2s",         "--socket", socket().string()};
     args.insert(args.end(), store_args.begin(), store_args.end());
     args.insert(args.end(), {"--", "sleep", "600"});
     daemon = std::make_unique<baton_process>(args, env_list{}, dir / "n.log");
@@ -163,8 +162,9 @@ TEST_F(store_status_rows, etcd_shows_each_endpoint_and_the_one_in_use) {
             std::string::npos)
       << store.dump();
   const auto after = status(false).output;
-  EXPECT_NE(after.find("endpoint  " + cluster.member(0).client_url() + " disconnected, last error: "),
-            std::string::npos)
+  EXPECT_NE(
+      after.find("endpoint  " + cluster.member(0).client_url() + " disconnected, last error: "),
+      std::string::npos)
       << after;
 }
 

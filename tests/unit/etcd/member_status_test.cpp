@@ -16,9 +16,10 @@ using nlohmann::json;
 
 // As etcd 3.4.23 answers (int64 and uint64 as strings).
 json status_of(const std::string& member, const std::string& leader) {
-  return json::parse(R"({"header":{"cluster_id":"17739047509904066669","member_id":")" + member +
-                     R"(","revision":"1","raft_term":"2"},"version":"3.4.23","dbSize":"20480","leader":")" +
-                     leader + R"(","raftIndex":"4","raftTerm":"2","raftAppliedIndex":"4"})");
+  return json::parse(
+      R"({"header":{"cluster_id":"17739047509904066669","member_id":")" + member +
+      R"(","revision":"1","raft_term":"2"},"version":"3.4.23","dbSize":"20480","leader":")" +
+      leader + R"(","raftIndex":"4","raftTerm":"2","raftAppliedIndex":"4"})");
 }
 
 TEST(etcd_member_status, reads_the_status_answer) {
@@ -40,18 +41,32 @@ TEST(etcd_member_status, one_line_per_endpoint) {
     check_verdict verdict;
     const char* text;
   } rows[] = {
-      {{}, status_of("7", "7"), 2ms, check_verdict::ok,
+      {{},
+       status_of("7", "7"),
+       2ms,
+       check_verdict::ok,
        "http://10.0.0.1:2379: etcd 3.4.23, the leader, raft term 2 index 4, 2.00 ms"},
-      {{}, status_of("8", "7"), 2ms, check_verdict::ok,
+      {{},
+       status_of("8", "7"),
+       2ms,
+       check_verdict::ok,
        "http://10.0.0.1:2379: etcd 3.4.23, a follower, raft term 2 index 4, 2.00 ms"},
-      {{}, status_of("8", "0"), 2ms, check_verdict::hazard,
+      {{},
+       status_of("8", "0"),
+       2ms,
+       check_verdict::hazard,
        "http://10.0.0.1:2379: etcd 3.4.23, knows no leader (it cannot serve), raft term 2 index 4, "
        "2.00 ms"},
-      {{}, status_of("7", "7"), 400ms, check_verdict::hazard,
+      {{},
+       status_of("7", "7"),
+       400ms,
+       check_verdict::hazard,
        "http://10.0.0.1:2379: etcd 3.4.23, the leader, raft term 2 index 4, 400.00 ms: more than a "
        "tenth of lease.ttl"},
       {{etcd_errc::connect_failed, "etcd: connect http://10.0.0.1:2379: Connection refused"},
-       json(nullptr), 0ms, check_verdict::hazard,
+       json(nullptr),
+       0ms,
+       check_verdict::hazard,
        "http://10.0.0.1:2379: etcd: connect http://10.0.0.1:2379: Connection refused (the store "
        "moves on to the next endpoint)"},
   };

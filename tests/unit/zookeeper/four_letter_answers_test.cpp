@@ -45,7 +45,10 @@ TEST(zookeeper_four_letter_answers, weighs_the_stale_follower_window_against_the
   } rows[] = {
       // Debian's zoo.cfg (2000 ms x 5) under the default ttl of 10 s: 10 s
       // against 3.33 s of room.
-      {2000, 5, {10000ms, 0ms, 0ms}, check_verdict::hazard,
+      {2000,
+       5,
+       {10000ms, 0ms, 0ms},
+       check_verdict::hazard,
        "(set syncLimit <= 1 at tickTime 2000 ms, or lease.ttl >= 30000 ms"},
       {2000, 5, {10000ms, 0ms, 0ms}, check_verdict::hazard, "up to a whole ttl late"},
       {2000, 1, {10000ms, 0ms, 0ms}, check_verdict::ok, "within the 3333 ms"},
@@ -71,7 +74,8 @@ TEST(zookeeper_four_letter_answers, conf_lines_say_what_could_not_be_weighed) {
   EXPECT_EQ(lines[0].verdict, check_verdict::note);
   EXPECT_NE(lines[0].text.find("add conf to the whitelist"), std::string::npos);
 
-  lines = conf_lines("clientPort=6390\ntickTime=200\nminSessionTimeout=400\nmaxSessionTimeout=4000\n", t);
+  lines = conf_lines(
+      "clientPort=6390\ntickTime=200\nminSessionTimeout=400\nmaxSessionTimeout=4000\n", t);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].text, "tickTime 200 ms, sessions granted within [400, 4000 ms]");
   EXPECT_EQ(lines[1].verdict, check_verdict::note);
@@ -79,15 +83,16 @@ TEST(zookeeper_four_letter_answers, conf_lines_say_what_could_not_be_weighed) {
 
   lines = conf_lines(member_conf, t);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0].text,
-            "tickTime 2000 ms, initLimit 10, syncLimit 5, sessions granted within [4000, 40000 ms]");
+  EXPECT_EQ(
+      lines[0].text,
+      "tickTime 2000 ms, initLimit 10, syncLimit 5, sessions granted within [4000, 40000 ms]");
   EXPECT_EQ(lines[1].verdict, check_verdict::hazard);
 }
 
 TEST(zookeeper_four_letter_answers, srvr_gives_version_and_mode_or_a_hazard) {
-  auto lines = srvr_lines(
-      "Zookeeper version: 3.8.0-abc, built on 2024-12-29 17:54 UTC\nMode: follower\n",
-      "10.0.0.1:2181", 1ms);
+  auto lines =
+      srvr_lines("Zookeeper version: 3.8.0-abc, built on 2024-12-29 17:54 UTC\nMode: follower\n",
+                 "10.0.0.1:2181", 1ms);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[1].text, "ZooKeeper 3.8.0-abc");
   EXPECT_EQ(lines[2].text, "follower");

@@ -51,7 +51,7 @@ TEST(zookeeper_server_list, finds_the_server_a_session_is_connected_to) {
       {"10.0.0.1:2181", 0},
       {"10.0.0.3:2181", 1},
       {"[::1]:2183", 2},
-      {"[0:0::1]:2183", 2},   // another spelling of ::1
+      {"[0:0::1]:2183", 2},             // another spelling of ::1
       {"10.0.0.1:2182", std::nullopt},  // the port differs
       {"10.0.0.9:2181", std::nullopt},
       {"", std::nullopt},
