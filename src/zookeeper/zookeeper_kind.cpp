@@ -183,9 +183,11 @@ struct four_letter_probe : std::enable_shared_from_this<four_letter_probe> {
     deadline.cancel();
     boost::system::error_code ignored;
     socket.close(ignored);
-    auto callback = std::move(done);
+    auto finish = std::move(done);
     done = nullptr;
-    callback(std::move(error), error.empty() ? std::move(answer) : std::string(), took);
+    // Read before the error is moved into the call: argument order is unspecified.
+    std::string heard = error.empty() ? std::move(answer) : std::string();
+    finish(std::move(error), std::move(heard), took);
   }
 };
 
