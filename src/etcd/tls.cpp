@@ -13,7 +13,8 @@ namespace ssl = boost::asio::ssl;
 using store_detail::openssl_reason;
 
 std::shared_ptr<ssl::context> make_tls_context(const tls_files& files, std::string& error) {
-  std::shared_ptr<ssl::context> ctx = store_detail::new_tls_client_context();
+  std::shared_ptr<ssl::context> ctx = store_detail::new_tls_client_context(error);
+  if (!ctx) return nullptr;
   boost::system::error_code ec;
   const auto failed = [&](const std::string& path, const std::string& what) {
     error = path + ": " + what + ": " + openssl_reason(ec);

@@ -15,7 +15,8 @@ using store_detail::openssl_reason;
 
 std::unique_ptr<ssl::context> make_tls_context(const redis_tls_settings& settings,
                                                std::string& error) {
-  auto ctx = store_detail::new_tls_client_context();
+  auto ctx = store_detail::new_tls_client_context(error);
+  if (!ctx) return nullptr;
   boost::system::error_code ec;
   const auto& names = settings.options;
   const auto failed = [&](const std::string& option, const std::string& path,

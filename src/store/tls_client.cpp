@@ -6,11 +6,17 @@
 
 #include <boost/asio/ssl/error.hpp>
 
+#include "openssl/openssl_on_demand.hpp"
+
 namespace baton::store_detail {
 
 namespace ssl = boost::asio::ssl;
 
-std::unique_ptr<ssl::context> new_tls_client_context() {
+std::unique_ptr<ssl::context> new_tls_client_context(std::string& error) {
+  if (auto missing = openssl_load_error()) {
+    error = "TLS needs OpenSSL, which could not be loaded: " + *missing;
+    return nullptr;
+  }
   auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression);

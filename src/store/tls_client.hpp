@@ -11,8 +11,10 @@
 
 namespace baton::store_detail {
 
-/// A client context with the settings every kind wants, nothing loaded yet.
-std::unique_ptr<boost::asio::ssl::context> new_tls_client_context();
+/// A client context with the settings every kind wants, nothing loaded yet;
+/// nullptr with `error` set when OpenSSL cannot be loaded (it is opened on
+/// first use: src/openssl/openssl_on_demand.hpp).
+std::unique_ptr<boost::asio::ssl::context> new_tls_client_context(std::string& error);
 
 /// The newest reason in OpenSSL's error queue (or `ec`'s message), emptying
 /// the queue: it is per thread and would otherwise leak into the next error.

@@ -58,6 +58,34 @@ TEST_F(managed_redis_test, the_readme_config_leads_over_tls_with_an_acl_user) {
   EXPECT_EQ(node.log_text().find("managed-secret"), std::string::npos) << "the password leaked";
 }
 
+// Whether the process maps `library` (its /proc/PID/maps names the file).
+bool maps_library(pid_t pid, const std::string& library) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(library) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// OpenSSL is opened when an election first makes a TLS context, never by a
+// daemon without TLS: what keeps a plain standby's memory down.
+TEST_F(managed_redis_test, openssl_is_mapped_by_a_tls_daemon_only) {
+  baton_process tls({"run", "--config", write_config(pki.ca_file()).string(), "--", "sleep", "600"},
+                    {}, dir / "tls.log");
+  ASSERT_TRUE(tls.wait_for_log("-> working", 15s)) << tls.log_text();
+  EXPECT_TRUE(maps_library(tls.pid(), "libssl.so.3"));
+  EXPECT_TRUE(maps_library(tls.pid(), "libcrypto.so.3"));
+
+  baton_process plain({"run", "--election", "plain", "--node-id", "plain-1", "--redis-url",
+                       redis->url(), "--ttl", "2s",
+                       "--socket", (dir / "plain.sock").string(), "--", "sleep", "600"},
+                      {}, dir / "plain.log");
+  ASSERT_TRUE(plain.wait_for_log("-> working", 15s)) << plain.log_text();
+  EXPECT_FALSE(maps_library(plain.pid(), "libssl.so")) << "a daemon without TLS mapped libssl";
+  EXPECT_FALSE(maps_library(plain.pid(), "libcrypto.so")) << "a daemon without TLS mapped libcrypto";
+}
+
 TEST_F(managed_redis_test, the_wrong_ca_is_one_clear_line_and_the_daemon_keeps_trying) {
   const auto config = write_config(pki.other_ca_file());
   baton_process node({"run", "--config", config.string(), "--", "sleep", "600"}, {},
