@@ -42,6 +42,9 @@ class systemd_notifier {
   /// Why the most recent send failed; empty (false) after a successful or
   /// skipped one. Sending never throws and this class never logs.
   std::error_code last_error() const { return last_error_; }
+  /// Why no notification can be sent though NOTIFY_SOCKET is set (libsystemd
+  /// could not be loaded); empty when they can.
+  const std::string& unusable() const { return unusable_; }
 
   /// Names of the variables systemd passed for the daemon itself, which hooks
   /// and the supervised child must not inherit (NOTIFY_SOCKET, WATCHDOG_USEC,
@@ -54,6 +57,7 @@ class systemd_notifier {
   bool enabled_ = false;
   std::optional<std::chrono::microseconds> watchdog_interval_;
   std::error_code last_error_;
+  std::string unusable_;
 };
 
 }  // namespace baton

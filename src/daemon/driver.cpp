@@ -244,6 +244,10 @@ struct driver::impl {
     // READY=1 only from inside the loop: systemd then knows the daemon runs.
     asio::post(io, [this] {
       notifier.ready();
+      if (!notifier.unusable().empty()) {
+        spdlog::error("systemd: NOTIFY_SOCKET is set but no notification can be sent: {}",
+                      notifier.unusable());
+      }
       tell_systemd_status();
       if (auto interval = notifier.watchdog_interval()) {
         spdlog::info("systemd watchdog: notifying every {}ms",

@@ -11,15 +11,22 @@
 #include <cstdlib>
 #include <new>
 
+#include "libsystemd_on_demand.hpp"
+
 namespace baton {
 
 systemd_notifier::systemd_notifier() {
   const char* socket = std::getenv("NOTIFY_SOCKET");
   enabled_ = socket != nullptr && *socket != '\0';
+  // libsystemd is opened only here, under systemd (libsystemd_on_demand.hpp).
+  // Without it nothing can be sent: every send reports why.
+  if (enabled_) {
+    if (auto missing = libsystemd_load_error()) unusable_ = "libsystemd: " + *missing;
+  }
   std::uint64_t usec = 0;
   // > 0 only when WATCHDOG_USEC is valid and WATCHDOG_PID (if set) is us;
   // 0 keeps the variables in place.
-  if (enabled_ && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+  if (enabled_ && unusable_.empty() && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
     // Half the timeout leaves a whole half for a late tick to still arrive.
     watchdog_interval_ = std::chrono::microseconds(static_cast<std::int64_t>(usec / 2));
   }
@@ -52,6 +59,10 @@ void systemd_notifier::status(std::string_view text) {
 void systemd_notifier::send(const char* message) noexcept {
   if (!enabled_) {
     last_error_ = {};
+    return;
+  }
+  if (!unusable_.empty()) {
+    last_error_ = std::make_error_code(std::errc::no_such_file_or_directory);
     return;
   }
   const int sent = sd_notify(0, message);

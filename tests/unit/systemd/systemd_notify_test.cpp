@@ -3,6 +3,8 @@
 #include "baton/systemd_notify.hpp"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -196,6 +198,13 @@ TEST_F(systemd_environment, without_notify_socket_everything_is_a_no_op) {
   notifier.watchdog();
   notifier.stopping();
   EXPECT_FALSE(notifier.last_error());
+  // Nor is libsystemd loaded (it is opened under systemd only): this test
+  // runs in a process of its own.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    EXPECT_EQ(line.find("libsystemd.so"), std::string::npos) << line;
+  }
 }
 
 TEST_F(systemd_environment, a_failed_send_is_remembered_not_thrown) {
