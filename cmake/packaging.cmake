@@ -82,10 +82,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # ExecReload. dpkg-shlibdeps adds the linked libraries; libpq5 is opened only
 # for store.kind postgres (src/libpq/libpq_on_demand.hpp), libzookeeper-st2
 # only for store.kind zookeeper (src/zookeeper/zookeeper_on_demand.hpp) and
-# libssl3 only for TLS (src/openssl/openssl_on_demand.hpp), so they are
+# libssl3 only for TLS (src/openssl/openssl_on_demand.hpp) and libsystemd0
+# only under systemd (src/systemd/libsystemd_on_demand.hpp), so they are
 # recommended.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libpq5, libzookeeper-st2, libssl3")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libpq5, libzookeeper-st2, libssl3, libsystemd0")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-server | postgresql | etcd-server | zookeeper")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${BATON_DEBIAN_DIR}/conffiles ${BATON_DEBIAN_DIR}/postinst ${BATON_DEBIAN_DIR}/prerm
