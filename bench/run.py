@@ -8,6 +8,8 @@ run starts itself, baton on Redis Sentinel with and without WAIT for the
 replica (baton-sentinel, baton-sentinel-noack) on a master + replica + 3
 sentinels the run starts itself, baton on ZooKeeper (baton-zk) beside
 python3-kazoo's Election recipe (kazoo) on a standalone ZooKeeper the run
+starts itself, baton on etcd (baton-etcd) beside `etcdctl elect` and
+`etcdctl lock` (etcdctl-elect, etcdctl-lock) on a single-member etcd the run
 starts itself, and baton alone at scale, and prints one
 Markdown table of medians with each peer's ratio to baton, min/median/max
 details, baton's targets from issue 3 with met/missed, and writes everything
@@ -18,6 +20,8 @@ Full run (about 20 minutes):  bench/run.py
 Smoke run (under 4 minutes):  bench/run.py --smoke
 Sentinel beside Redis (crash and handover, about 7 minutes):
   bench/run.py --only baton,baton-sentinel,baton-sentinel-noack --scenarios crash,handover
+etcd beside Redis (about 10 minutes, most of it etcdctl elect's 60 s sessions):
+  bench/run.py --only baton,baton-etcd,etcdctl-elect,etcdctl-lock --scenarios startup,crash,handover --reps 5
 Exit status: 0 done, 1 harness error (message on stderr), 3 overlapping
 workers (two leaders worked at once) in any implementation. Timing targets
 are reported, never asserted. See bench/README.md.
@@ -40,9 +44,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baton_bench import floor, quorum, report, sentinel_group  # noqa: E402
-from baton_bench.candidates import (baton_kind, baton_postgres_kind,  # noqa: E402
-                                    baton_socket_kind, baton_zookeeper_kind, candidate_kind,
-                                    peer_kind, zookeeper_peer_kind)
+from baton_bench.candidates import (baton_etcd_kind, baton_kind,  # noqa: E402
+                                    baton_postgres_kind, baton_socket_kind,
+                                    baton_zookeeper_kind, candidate_kind, etcdctl_elect_kind,
+                                    etcdctl_lock_kind, peer_kind, zookeeper_peer_kind)
+from baton_bench.etcd_server import ETCDCTL, etcd_server, etcd_version  # noqa: E402
 from baton_bench.peers_setup import (PEERS_DIR, default_cache_dir, find_redis_py,  # noqa: E402
                                      install_redlock, peer_setup_error)
 from baton_bench.postgres_server import find_bindir, postgres_server, server_version  # noqa: E402
@@ -55,14 +61,18 @@ from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # n
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("baton", "baton-socket", "baton-pg", "baton-zk", "baton-sentinel", "baton-sentinel-noack",
-         "redis-py", "redlock", "baton-redlock3", "redlock3", "kazoo")
+KINDS = ("baton", "baton-socket", "baton-pg", "baton-zk", "baton-etcd", "baton-sentinel",
+         "baton-sentinel-noack", "redis-py", "redlock", "baton-redlock3", "redlock3", "kazoo",
+         "etcdctl-elect", "etcdctl-lock")
+# The kinds on a server that is slow to start (ZooKeeper's JVM) or slow to take over
+# (etcdctl elect's 60 s session): run them with --only.
+SLOW_KINDS = ("baton-zk", "kazoo", "baton-etcd", "etcdctl-elect", "etcdctl-lock")
 # The Sentinel kinds: baton finding the master through 3 sentinels, with WAIT
 # for the replica after every grant and renewal (and without, to show its cost).
 SENTINEL_KINDS = ("baton-sentinel", "baton-sentinel-noack")
 # Smoke leaves out the ack-off twin (it only answers how much WAIT costs) and
-# the ZooKeeper kinds (a JVM to start on a small machine; run them with --only).
-SMOKE_KINDS = tuple(k for k in KINDS if k not in ("baton-sentinel-noack", "baton-zk", "kazoo"))
+# the slow kinds.
+SMOKE_KINDS = tuple(k for k in KINDS if k not in ("baton-sentinel-noack", *SLOW_KINDS))
 # crash-minority-down: the crash takeover of the quorum kinds with one of
 # their three masters down.
 SCENARIOS = ("startup", "crash", "crash-minority-down", "handover", "idle", "scale")
@@ -90,7 +100,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=None, help="repetitions (default 20, smoke 2)")
     parser.add_argument("--only", default=None,
                         help=f"comma-separated implementations (default: {','.join(KINDS)}; "
-                             f"smoke: all but baton-sentinel-noack, baton-zk, kazoo)")
+                             f"smoke: all but baton-sentinel-noack, {', '.join(SLOW_KINDS)})")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated scenarios (default: {','.join(SCENARIOS)})")
     parser.add_argument("--scale-standbys", type=int, default=None,
@@ -175,6 +185,20 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
                                              PEERS_DIR / "kazoo_candidate.py", cfg.ttl_ms)
         versions["python3-kazoo"] = report._first_line(
             [python, "-c", "import kazoo.version; print(kazoo.version.__version__)"])
+    if "baton-etcd" in args.only:
+        kinds["baton-etcd"] = baton_etcd_kind(baton, worker, cfg.ttl_ms)
+    if "etcdctl-lock" in args.only or "etcdctl-elect" in args.only:
+        if not ETCDCTL.exists():
+            raise harness_error(f"etcdctl not found at {ETCDCTL} (install Debian's etcd-client)")
+        versions["etcdctl"] = report._first_line([str(ETCDCTL), "version"])
+    if "etcdctl-lock" in args.only:
+        kinds["etcdctl-lock"] = etcdctl_lock_kind(ETCDCTL, worker, cfg.ttl_ms)
+    if "etcdctl-elect" in args.only:
+        python = args.python or "/usr/bin/python3"
+        kinds["etcdctl-elect"] = etcdctl_elect_kind(
+            [python], PEERS_DIR / "etcdctl_elect_candidate.py", ETCDCTL, worker)
+    if any(k in args.only for k in ("baton-etcd", "etcdctl-lock", "etcdctl-elect")):
+        versions["etcd"] = etcd_version()
     if "baton-zk" in args.only or "kazoo" in args.only:
         versions["zookeeper"] = report._first_line(["dpkg-query", "-W", "-f", "${Version}",
                                                     "zookeeper"])
@@ -252,6 +276,8 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 shared[kind.store] = postgres_server(procs, out_dir, "shared")
             elif kind.store == "zookeeper":
                 shared[kind.store] = zookeeper_server(procs, out_dir, "shared")
+            elif kind.store == "etcd":
+                shared[kind.store] = etcd_server(procs, out_dir, "shared")
             elif kind.store == "redis3":
                 shared[kind.store] = quorum.redis_trio(procs, redis_binary, out_dir, "shared")
             elif kind.store == "sentinel":

@@ -56,6 +56,11 @@ class candidate_kind:
     store = "redis"
     # Whether the idle scenario measures it.
     measure_idle = True
+    # Whether a graceful stop is SIGTERM to the whole process group (what a service manager
+    # sends) rather than to the main process alone.
+    stop_whole_group = False
+    # How long a crashed leader's lease can outlive it, s (None: the ttl).
+    lease_bound_s: float | None = None
 
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         raise NotImplementedError
@@ -218,6 +223,107 @@ class zookeeper_peer_kind(candidate_kind):
         return None
 
 
+class baton_etcd_kind(baton_kind):
+    """baton with `store.kind: etcd`, against the run's own single-member etcd."""
+
+    slug = "baton-etcd"
+    label = "baton (etcd)"
+    store = "etcd"
+    measure_idle = False  # the idle scenario counts Redis commands
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [str(self.baton), "run", "--election", election, "--node-id", name,
+                "--store-kind", "etcd", "--etcd-endpoints", f"http://127.0.0.1:{port}",
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL, "--",
+                str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"baton/{election}/lease"
+
+    def prepare_election(self, port: int, election: str) -> None:
+        # A missing record is made held back one ttl (it could be a restored
+        # snapshot); `init-store` makes it beforehand, as operators do.
+        argv = [str(self.baton), "init-store", "--election", election, "--store-kind", "etcd",
+                "--etcd-endpoints", f"http://127.0.0.1:{port}", "--ttl", f"{self.ttl_ms}ms"]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired as error:
+            raise harness_error(f"baton init-store for {election} took over 30 s") from error
+        if done.returncode != 0:
+            raise harness_error(f"baton init-store for {election} failed ({done.returncode}): "
+                                f"{done.stderr.strip()}")
+
+    def remaining_ms(self, conn, election: str) -> float | None:
+        # etcd tells a lease's remaining time in whole seconds: too coarse to date an expiry.
+        return None
+
+
+# `etcdctl elect`'s session TTL: etcd's client default, which 3.4's `elect` cannot change.
+ETCDCTL_ELECT_SESSION_S = 60.0
+
+
+class etcdctl_lock_kind(candidate_kind):
+    """`etcdctl lock --ttl S NAME -- WORKER...`: etcdctl runs the worker while it holds the lock.
+
+    A graceful stop is SIGTERM to the process group, as a service manager sends it: etcdctl
+    catches SIGTERM but neither forwards it to its command nor unlocks before the command exits,
+    so SIGTERM to etcdctl alone would leave the worker running and the lock held.
+    """
+
+    store = "etcd"
+    measure_idle = False
+    stop_whole_group = True
+
+    def __init__(self, etcdctl: Path, worker: Path, ttl_ms: int) -> None:
+        self.slug = "etcdctl-lock"
+        self.label = "etcdctl lock"
+        self.etcdctl = etcdctl
+        self.worker = worker
+        # The session TTL is whole seconds: the ttl rounded up.
+        self.ttl_s = -(-ttl_ms // 1000)
+        self.marker = str(etcdctl)
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [str(self.etcdctl), "--endpoints", f"http://127.0.0.1:{port}", "lock",
+                "--ttl", str(self.ttl_s), self.lock_key(election), "--",
+                str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
+
+    def lock_key(self, election: str) -> str:
+        return f"bench/{election}/{self.slug}"
+
+    def remaining_ms(self, conn, election: str) -> float | None:
+        return None
+
+
+class etcdctl_elect_kind(candidate_kind):
+    """`etcdctl elect NAME PROPOSAL` behind bench/peers/etcdctl_elect_candidate.py, which starts
+    the worker once etcdctl says it leads."""
+
+    store = "etcd"
+    measure_idle = False
+    lease_bound_s = ETCDCTL_ELECT_SESSION_S
+
+    def __init__(self, interpreter: list[str], script: Path, etcdctl: Path, worker: Path) -> None:
+        self.slug = "etcdctl-elect"
+        self.label = "etcdctl elect"
+        self.interpreter = interpreter
+        self.script = script
+        self.etcdctl = etcdctl
+        self.worker = worker
+        self.marker = script.name
+
+    def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
+        return [*self.interpreter, str(self.script), "--endpoint", f"http://127.0.0.1:{port}",
+                "--key", self.lock_key(election), "--name", name, "--worker", str(self.worker),
+                "--log", str(log), "--tick-ms", str(tick_ms), "--etcdctl", str(self.etcdctl)]
+
+    def lock_key(self, election: str) -> str:
+        return f"bench/{election}/{self.slug}"
+
+    def remaining_ms(self, conn, election: str) -> float | None:
+        return None
+
+
 class baton_socket_kind(baton_kind):
     """baton with no command: the app follows its socket (bench/peers/socket_app.py)."""
 
@@ -304,7 +410,10 @@ class candidate:
     def terminate(self) -> None:
         if self.alive() and not self.signalled:
             self.signalled = True
-            self.proc.send_signal(signal.SIGTERM)
+            if self.kind.stop_whole_group:
+                kill_group(self.pid, signal.SIGTERM)
+            else:
+                self.proc.send_signal(signal.SIGTERM)
 
 
 class election_group:
