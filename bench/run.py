@@ -20,8 +20,8 @@ Full run (about 20 minutes):  bench/run.py
 Smoke run (under 4 minutes):  bench/run.py --smoke
 Sentinel beside Redis (crash and handover, about 7 minutes):
   bench/run.py --only baton,baton-sentinel,baton-sentinel-noack --scenarios crash,handover
-etcd beside Redis (about 10 minutes, most of it etcdctl elect's 60 s sessions):
-  bench/run.py --only baton,baton-etcd,etcdctl-elect,etcdctl-lock --scenarios startup,crash,handover --reps 5
+etcd beside Redis (about 14 minutes, 10 of them etcdctl elect's 60 s sessions):
+  bench/run.py --only baton,baton-etcd,etcdctl-elect,etcdctl-lock --scenarios startup,crash,handover --reps 10
 Exit status: 0 done, 1 harness error (message on stderr), 3 overlapping
 workers (two leaders worked at once) in any implementation. Timing targets
 are reported, never asserted. See bench/README.md.
