@@ -28,7 +28,7 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${BUILD_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      g++ cmake make pkg-config \
+      g++ cmake make pkg-config ccache \
       libboost-dev libhiredis-dev libspdlog-dev libcli11-dev libyaml-cpp-dev \
       nlohmann-json3-dev prometheus-cpp-dev libsystemd-dev libpq-dev libssl-dev \
       libzookeeper-st-dev \
@@ -39,8 +39,17 @@ WORKDIR /src
 # local build directories must not leak into the build tree.
 COPY . ./
 # Only the daemon and its keeper (what a standby parks for its next term): the
-# tests and benchmarks are not part of the image.
-RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release -DBATON_BUILD_TESTS=OFF \
+# tests and benchmarks are not part of the image. The flags are those of
+# scripts/build.sh (-O2, line tables, which strip removes), so the image runs
+# the code the tests ran and the .deb ships.
+# The compile goes through ccache with its cache in /ccache. In a plain build
+# that cache starts empty and goes away with this stage; a build that mounts a
+# compiler cache there (the deploy test mounts the one its own build filled,
+# `buildah bud --volume DIR:/ccache`) compiles only what the cache lacks.
+ENV CCACHE_DIR=/ccache CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=locale
+RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+      -DBATON_BUILD_TESTS=OFF \
  && cmake --build build -j"$(nproc)" --target baton baton-keeper \
  && strip build/baton build/baton-keeper \
  && ./build/baton version

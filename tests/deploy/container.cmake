@@ -13,9 +13,11 @@ baton_warnings(manifests_test)
 add_dependencies(manifests_test baton)
 gtest_discover_tests(manifests_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 30)
 
-# deploy_container_image (label deploy, ~5 minutes, root): builds the image
+# deploy_container_image (label deploy, 2-5 minutes, root): builds the image
 # from a debootstrapped Debian 12 with buildah and runs two containers of it
-# against a local redis-server (image-test.sh). Exit 77 = skipped (no root or
+# against a local redis-server (image-test.sh). The build stage's compile takes
+# what it can from the compiler cache this build tree's compile filled (same
+# flags), so the daemon is not compiled twice. Exit 77 = skipped (no root or
 # no podman/buildah).
 add_test(NAME deploy_container_image
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/image-test.sh ${PROJECT_SOURCE_DIR}

@@ -108,9 +108,20 @@ phase "import base image"
 
 # Phase 2: the Dockerfile, both stages on the local base. Docker format: OCI
 # image configs have no HEALTHCHECK, and buildah drops it from them.
+# The build stage compiles through ccache with its cache in /ccache; mounted
+# there, the cache scripts/build.sh filled (scripts/compiler-cache.sh names
+# it; same flags) turns the image's compile of the daemon into cache hits.
+# Without ccache on the host (or BATON_CCACHE=0) the build compiles it all.
+root=$source_dir
+source "$source_dir/scripts/compiler-cache.sh"
+cache_volume=()
+if ((${#compiler_cache_args[@]} > 0)); then
+  cache_volume=(--volume "$CCACHE_DIR:/ccache")
+fi
 "${bud[@]}" bud --isolation=chroot --format docker --layers=false \
   --build-arg "BUILD_IMAGE=$base_image" --build-arg "BASE_IMAGE=$base_image" \
-  "${limits[@]}" -f "$source_dir/Dockerfile" -t "$image" "$source_dir" 2>&1 | stamp_lines >"$work/build.log" ||
+  "${cache_volume[@]}" "${limits[@]}" -f "$source_dir/Dockerfile" -t "$image" "$source_dir" 2>&1 |
+  stamp_lines >"$work/build.log" ||
   { tail -n 40 "$work/build.log" >&2; fail "image build failed"; }
 grep ' STEP ' "$work/build.log" | cut -c1-110
 phase "build image"
