@@ -9,11 +9,17 @@
 #   - scripts/sanitize.sh: all tests again, built with ASan+UBSan (build-asan/);
 #   - scripts/fuzz.sh 20: each libFuzzer target for 20 s (build-fuzz/).
 # BATON_QUICK=1 runs only the normal build and tests, for a fast local loop.
-# Environment: BATON_TEST_JOBS (default 2), BATON_BUILD_JOBS (default 2).
+# Environment: BATON_TEST_JOBS (default 6), BATON_BUILD_JOBS (default 2).
+#
+# Six tests at once on two cores: most tests spend their time waiting (for a
+# lease to expire, a server to start, a package to unpack), not computing.
+# The fault scenarios, which are timing-sensitive, run in three lanes of one
+# test each (tests/faults/CMakeLists.txt); the benchmark smoke and the image
+# build count as several slots (PROCESSORS).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-jobs=${BATON_TEST_JOBS:-2}
+jobs=${BATON_TEST_JOBS:-6}
 
 # Each phase's wall time, printed at the end (also when a phase fails), so
 # the next slow one is seen at once. ctest's own "Label Time Summary" splits
