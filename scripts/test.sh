@@ -14,8 +14,8 @@
 # Six tests at once on two cores: most tests spend their time waiting (for a
 # lease to expire, a server to start, a package to unpack), not computing.
 # The fault scenarios, which are timing-sensitive, run in three lanes of one
-# test each (tests/faults/CMakeLists.txt); the benchmark smoke and the image
-# build count as several slots (PROCESSORS).
+# test each (tests/faults/CMakeLists.txt); the longest tests (the image build,
+# the .deb boot, the benchmark smoke, the fault lanes) start first (COST).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

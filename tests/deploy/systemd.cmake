@@ -32,13 +32,14 @@ set(baton_deb_dir ${CMAKE_CURRENT_BINARY_DIR}/deb)
 add_test(NAME deb_package_lintian
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/deb-package-check.sh ${PROJECT_BINARY_DIR} ${baton_deb_dir})
 set_tests_properties(deb_package_lintian PROPERTIES
-                     LABELS deploy SKIP_RETURN_CODE 77 TIMEOUT 300 FIXTURES_SETUP baton_deb)
+                     LABELS deploy SKIP_RETURN_CODE 77 TIMEOUT 300 FIXTURES_SETUP baton_deb COST 100)
 
 # The container's root file system lives under the build tree and is removed
-# afterwards; debootstrap is most of the time.
+# afterwards; debootstrap is most of the time. COST (here and above): ctest
+# starts the longest tests first, also in a new build tree with no timings yet.
 add_test(NAME nspawn_boot_deb
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nspawn-boot.sh ${baton_deb_dir}
                  ${CMAKE_CURRENT_BINARY_DIR}/nspawn-boot)
 set_tests_properties(nspawn_boot_deb PROPERTIES
                      LABELS deploy SKIP_RETURN_CODE 77 TIMEOUT 480 FIXTURES_REQUIRED baton_deb
-                     RESOURCE_LOCK nspawn)
+                     RESOURCE_LOCK nspawn COST 100)
