@@ -170,14 +170,28 @@ bool acquire_round::refusal_waits_for_more(const std::optional<known_term>& know
   for (const auto& a : answers_) answered += a ? 1 : 0;
   if (answered == answers_.size()) return false;
   const auto answer = refusal(known);
-  if (answer.outcome != acquire_outcome::held || answer.token != 0) return false;
-  // Unknown because the holder's masters disagreed, not because none said.
+  if (answer.outcome != acquire_outcome::held) return false;
+  // Settled when a majority of all masters report the holder's token: its
+  // write-back reached them. Fewer (a tie, or a plurality) may be a term
+  // whose write-back is still on its way to some of them, and a tie broken
+  // by the term this node knows would name the term before it: the answers
+  // still in flight settle it.
+  // A tie settled by the known term's token stands when no master reports
+  // a later one.
+  std::size_t naming = 0;
+  std::size_t with_token = 0;
+  std::uint64_t highest = 0;
   for (const auto& a : answers_) {
-    if (a && a->what == master_answer::kind::held && a->holder == answer.holder && a->counter != 0) {
-      return true;
-    }
+    if (!a || a->what != master_answer::kind::held || a->holder != answer.holder) continue;
+    if (a->counter != 0) ++naming;
+    if (answer.token != 0 && a->counter == answer.token) ++with_token;
+    highest = std::max(highest, a->counter);
   }
-  return false;
+  if (answer.token != 0 &&
+      (with_token >= majority_of(answers_.size()) || answer.token >= highest)) {
+    return false;
+  }
+  return naming > 0;
 }
 
 std::optional<known_term> acquire_round::majority_holder() const {

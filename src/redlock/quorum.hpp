@@ -135,8 +135,9 @@ class acquire_round {
   /// free_in is exact.
   acquire_answer refusal(const std::optional<known_term>& known = std::nullopt) const;
   /// True when the round is refused but refusal(known) could not tell the
-  /// holder's token (its masters disagree and none is known) while some
-  /// masters have yet to answer: their answers may settle it. A round decided
+  /// holder's token for sure (its masters disagree, and no known term names
+  /// the latest token any of them reports) while some masters have yet to
+  /// answer: their answers may settle it. A round decided
   /// by its first two answers right after a term began meets this (the
   /// winner answers after a majority of write-backs, so the third master may
   /// still show the older counter): waiting for the answers already in
