@@ -12,11 +12,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
 from .processes import registry, wait_exit
+from .server_start import start_on_free_ports, wait_ready
 from .redis_server import free_port, harness_error
 
 ETCD = Path("/usr/bin/etcd")
@@ -44,48 +44,32 @@ class etcd_server:
         base = RAM_DIR if RAM_DIR.is_dir() else None
         self.dir = Path(tempfile.mkdtemp(prefix=f"baton-bench-etcd-{label}-", dir=base))
         self.log_path = log_dir / f"etcd-{label}.log"
-        self.port = 0
-        self.proc = None
-        try:
-            for attempt in range(3):
-                port, peer_port = free_port(), free_port()
-                client_url = f"http://127.0.0.1:{port}"
-                peer_url = f"http://127.0.0.1:{peer_port}"
-                argv = [str(ETCD), "--name", "bench", "--data-dir", str(self.dir / f"data{attempt}"),
-                        "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
-                        "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-                        "--initial-cluster", f"bench={peer_url}",
-                        "--logger", "zap", "--log-level", "warn"]
-                with open(self.log_path, "ab") as out:
-                    proc = procs.spawn(argv, output=out)
-                if self._wait_ready(proc, client_url):
-                    self.port, self.proc = port, proc
-                    return
-                procs.forget_exited()
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait(timeout=5)
-        except BaseException:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            raise
-        shutil.rmtree(self.dir, ignore_errors=True)
-        raise harness_error(f"etcd did not start (see {self.log_path})")
+        attempts = iter(range(3))
+
+        def spawn():
+            attempt = next(attempts)
+            port, peer_port = free_port(), free_port()
+            client_url = f"http://127.0.0.1:{port}"
+            peer_url = f"http://127.0.0.1:{peer_port}"
+            argv = [str(ETCD), "--name", "bench", "--data-dir", str(self.dir / f"data{attempt}"),
+                    "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
+                    "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                    "--initial-cluster", f"bench={peer_url}",
+                    "--logger", "zap", "--log-level", "warn"]
+            with open(self.log_path, "ab") as out:
+                return procs.spawn(argv, output=out), port
+
+        self.port, self.proc = start_on_free_ports(
+            procs, 3, spawn, self._wait_ready,
+            lambda: harness_error(f"etcd did not start (see {self.log_path})"), data_dir=self.dir)
 
     @staticmethod
-    def _wait_ready(proc, client_url: str) -> bool:
+    def _wait_ready(proc, port: int) -> bool:
         """Until /health says true: the member has elected itself and serves."""
-        deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            try:
-                with _DIRECT.open(f"{client_url}/health", timeout=1.0) as reply:
-                    if b'"true"' in reply.read():
-                        return True
-            except OSError:
-                pass
-            time.sleep(0.1)
-        return False
+        def healthy():
+            with _DIRECT.open(f"http://127.0.0.1:{port}/health", timeout=1.0) as reply:
+                return True if b'"true"' in reply.read() else None
+        return wait_ready(proc, healthy, limit=30.0, every=0.1)
 
     @property
     def url(self) -> str:

@@ -20,11 +20,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from . import proc_stats
 from .pg_wire import pg_connection, pg_error
+from .server_start import start_on_free_ports, wait_ready
 from .processes import registry, wait_exit
 from .redis_server import free_port, harness_error
 
@@ -68,26 +68,21 @@ class postgres_server:
         if self.user is not None:
             os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
         self.log_path = log_dir / f"postgres-{label}.log"
-        self.port = 0
-        self.proc = None
         try:
             self._initdb(log_dir / f"postgres-{label}-initdb.log")
-            for _attempt in range(5):
-                port = free_port()
-                proc = self._spawn(port, log_statements)
-                if self._wait_ready(proc, port):
-                    self.port = port
-                    self.proc = proc
-                    return
-                procs.forget_exited()
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait(timeout=5)
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
-        shutil.rmtree(self.dir, ignore_errors=True)
-        raise harness_error(f"postgres did not start on a free loopback port (see {self.log_path})")
+
+        def spawn():
+            port = free_port()
+            return self._spawn(port, log_statements), port
+
+        self.port, self.proc = start_on_free_ports(
+            procs, 5, spawn, self._wait_ready,
+            lambda: harness_error(
+                f"postgres did not start on a free loopback port (see {self.log_path})"),
+            data_dir=self.dir)
 
     def _as_user(self) -> dict:
         if self.user is None:
@@ -118,18 +113,11 @@ class postgres_server:
 
     @staticmethod
     def _wait_ready(proc, port: int) -> bool:
-        deadline = time.monotonic() + 15.0
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            try:
-                with pg_connection(port, timeout=1.0) as conn:
-                    conn.scalar("SELECT 1")
-                    return True
-            except (OSError, pg_error):
-                pass
-            time.sleep(0.05)
-        return False
+        def answers():
+            with pg_connection(port, timeout=1.0) as conn:
+                conn.scalar("SELECT 1")
+                return True
+        return wait_ready(proc, answers, limit=15.0, every=0.05, errors=(OSError, pg_error))
 
     @property
     def pid(self) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from . import proc_stats
 from .candidates import PRECISE_REMAINING, baton_kind, peer_kind
 from .processes import registry
 from .redis_server import harness_error, redis_server

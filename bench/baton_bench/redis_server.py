@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import signal
 import socket
-import time
 from pathlib import Path
 
 from . import proc_stats
+from .server_start import start_on_free_ports, wait_ready
 from .processes import registry, wait_exit
 from .redis_wire import redis_connection
 
@@ -32,40 +32,26 @@ class redis_server:
                  extra_args: list[str] | None = None) -> None:
         """`extra_args`: more `--option value...` arguments (e.g. `--replicaof HOST PORT`)."""
         self._procs = procs
-        self.port = 0
-        self.proc = None
-        for _attempt in range(5):
+
+        def spawn():
             port = free_port()
             log_path = log_dir / f"redis-{label}-{port}.log"
             argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                     "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
                     "--logfile", str(log_path), "--dir", str(log_dir), *(extra_args or [])]
             with open(log_dir / f"redis-{label}.out", "ab") as out:
-                proc = procs.spawn(argv, output=out)
-            if self._wait_ready(proc, port):
-                self.port = port
-                self.proc = proc
-                return
-            procs.forget_exited()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=5)
-        raise harness_error(f"redis-server ({binary}) did not start on a free loopback port")
+                return procs.spawn(argv, output=out), port
+
+        self.port, self.proc = start_on_free_ports(
+            procs, 5, spawn, self._wait_ready,
+            lambda: harness_error(f"redis-server ({binary}) did not start on a free loopback port"))
 
     @staticmethod
     def _wait_ready(proc, port: int) -> bool:
-        deadline = time.monotonic() + 5.0
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            try:
-                with redis_connection(port, timeout=1.0) as conn:
-                    if conn.command("PING") == "PONG":
-                        return True
-            except OSError:
-                pass
-            time.sleep(0.02)
-        return False
+        def pong():
+            with redis_connection(port, timeout=1.0) as conn:
+                return True if conn.command("PING") == "PONG" else None
+        return wait_ready(proc, pong, limit=5.0, every=0.02)
 
     @property
     def pid(self) -> int:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from . import proc_stats
 from .candidates import baton_kind
+from .server_start import start_on_free_ports, wait_ready
 from .processes import registry, wait_exit
 from .redis_server import free_port, harness_error, redis_server
 from .redis_wire import redis_connection, redis_error
@@ -49,55 +50,39 @@ class sentinel_process:
 
     def __init__(self, procs: registry, binary: str, log_dir: Path, label: str,
                  master_port: int) -> None:
-        self.port = 0
-        self.proc = None
-        for _attempt in range(5):
+        def spawn():
             port = free_port()
-            home = log_dir / f"sentinel-{label}-{port}"
-            home.mkdir(parents=True, exist_ok=True)
-            conf = home / "sentinel.conf"
+            self.home = log_dir / f"sentinel-{label}-{port}"
+            self.home.mkdir(parents=True, exist_ok=True)
+            conf = self.home / "sentinel.conf"
             # A fresh file each attempt: a sentinel that lost the port may have rewritten it.
             conf.write_text("\n".join([
                 f"port {port}",
                 "bind 127.0.0.1",
                 "daemonize no",
                 "protected-mode no",
-                f'logfile "{home / "sentinel.log"}"',
-                f'dir "{home}"',
+                f'logfile "{self.home / "sentinel.log"}"',
+                f'dir "{self.home}"',
                 f"sentinel monitor {MASTER_NAME} 127.0.0.1 {master_port} {QUORUM}",
                 f"sentinel down-after-milliseconds {MASTER_NAME} {DOWN_AFTER_MS}",
                 f"sentinel failover-timeout {MASTER_NAME} {FAILOVER_TIMEOUT_MS}",
                 "",
             ]))
-            with open(home / "sentinel.out", "ab") as out:
-                proc = procs.spawn([binary, str(conf), "--sentinel"], output=out)
-            if self._wait_ready(proc, port):
-                self.port = port
-                self.proc = proc
-                self.home = home
-                return
-            procs.forget_exited()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=5)
-        raise harness_error(f"redis sentinel ({binary} --sentinel) did not start on a free "
-                            f"loopback port (see {log_dir}/sentinel-{label}-*/sentinel.log)")
+            with open(self.home / "sentinel.out", "ab") as out:
+                return procs.spawn([binary, str(conf), "--sentinel"], output=out), port
+
+        self.port, self.proc = start_on_free_ports(
+            procs, 5, spawn, self._wait_ready,
+            lambda: harness_error(f"redis sentinel ({binary} --sentinel) did not start on a free "
+                                  f"loopback port (see {log_dir}/sentinel-{label}-*/sentinel.log)"))
 
     @staticmethod
     def _wait_ready(proc, port: int) -> bool:
-        """Answers on `port`, and the answer comes from our own process."""
-        deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            try:
-                if _info(port, "server").get("process_id") == str(proc.pid):
-                    return True
-                return False  # someone else answers on that port
-            except (OSError, redis_error):
-                pass
-            time.sleep(0.02)
-        return False
+        """Answers on `port`, and the answer comes from our own process (False: someone else
+        answers on that port)."""
+        return wait_ready(
+            proc, lambda: _info(port, "server").get("process_id") == str(proc.pid), limit=10.0,
+            every=0.02, errors=(OSError, redis_error))
 
     @property
     def pid(self) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import shutil
 import socket
 import tempfile
-import time
 from pathlib import Path
 
 from .processes import registry, wait_exit
+from .server_start import start_on_free_ports, wait_ready
 from .redis_server import free_port, harness_error
 
 SERVER_JAR = Path("/usr/share/java/zookeeper.jar")
@@ -45,45 +45,29 @@ class zookeeper_server:
         self._procs = procs
         self.dir = Path(tempfile.mkdtemp(prefix=f"baton-bench-zk-{label}-"))
         self.log_path = log_dir / f"zookeeper-{label}.log"
-        self.port = 0
-        self.proc = None
-        try:
-            for _attempt in range(3):
-                port = free_port()
-                (self.dir / "zoo.cfg").write_text(
-                    f"tickTime={tick_ms}\ndataDir={self.dir / 'data'}\nclientPort={port}\n"
-                    "clientPortAddress=127.0.0.1\nminSessionTimeout=400\n"
-                    "maxSessionTimeout=60000\nadmin.enableServer=false\n"
-                    "4lw.commands.whitelist=srvr,ruok\nforceSync=no\nmaxClientCnxns=0\n")
-                classpath = f"{SERVER_JAR}:{LOG_BINDING_JAR}"
-                argv = [java, "-Xmx128m", "-XX:+UseSerialGC", "-cp", classpath,
-                        "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                        str(self.dir / "zoo.cfg")]
-                with open(self.log_path, "ab") as out:
-                    proc = procs.spawn(argv, output=out)
-                if self._wait_ready(proc, port):
-                    self.port, self.proc = port, proc
-                    return
-                procs.forget_exited()
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait(timeout=5)
-        except BaseException:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            raise
-        shutil.rmtree(self.dir, ignore_errors=True)
-        raise harness_error(f"zookeeper did not start (see {self.log_path})")
+
+        def spawn():
+            port = free_port()
+            (self.dir / "zoo.cfg").write_text(
+                f"tickTime={tick_ms}\ndataDir={self.dir / 'data'}\nclientPort={port}\n"
+                "clientPortAddress=127.0.0.1\nminSessionTimeout=400\n"
+                "maxSessionTimeout=60000\nadmin.enableServer=false\n"
+                "4lw.commands.whitelist=srvr,ruok\nforceSync=no\nmaxClientCnxns=0\n")
+            classpath = f"{SERVER_JAR}:{LOG_BINDING_JAR}"
+            argv = [java, "-Xmx128m", "-XX:+UseSerialGC", "-cp", classpath,
+                    "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                    str(self.dir / "zoo.cfg")]
+            with open(self.log_path, "ab") as out:
+                return procs.spawn(argv, output=out), port
+
+        self.port, self.proc = start_on_free_ports(
+            procs, 3, spawn, self._wait_ready,
+            lambda: harness_error(f"zookeeper did not start (see {self.log_path})"), data_dir=self.dir)
 
     @staticmethod
     def _wait_ready(proc, port: int) -> bool:
-        deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return False
-            if "Mode:" in four_letter(port, "srvr", timeout=1.0):
-                return True
-            time.sleep(0.1)
-        return False
+        return wait_ready(proc, lambda: True if "Mode:" in four_letter(port, "srvr", timeout=1.0)
+                          else None, limit=30.0, every=0.1)
 
     @property
     def address(self) -> str:
