@@ -9,14 +9,13 @@ benchmark's 3 s ttl. Started through the run's process registry, stopped by its 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import tempfile
 import urllib.request
 from pathlib import Path
 
-from .processes import registry, wait_exit
-from .server_start import start_on_free_ports, wait_ready
+from .processes import registry
+from .server_start import no_connection, start_on_free_ports, stop_and_remove, wait_ready
 from .redis_server import free_port, harness_error
 
 ETCD = Path("/usr/bin/etcd")
@@ -78,17 +77,7 @@ class etcd_server:
     def connect(self):
         """The takeover scenario reads the lease's remaining time from a connection; etcd tells
         a lease's remaining time in whole seconds only, so none is read: a stand-in."""
-        return _no_connection()
+        return no_connection()
 
     def stop(self) -> None:
-        try:
-            if self.proc is not None and self.proc.poll() is None:
-                self.proc.kill()
-                wait_exit(self.proc, 10.0)
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-
-class _no_connection:
-    def close(self) -> None:
-        pass
+        stop_and_remove(self.proc, self.dir)

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from .processes import wait_exit
+
 
 def wait_ready(proc, answers: Callable[[], Optional[bool]], limit: float, every: float = 0.05,
                errors: tuple = (OSError,)) -> bool:
@@ -57,3 +59,21 @@ def start_on_free_ports(procs, tries: int, spawn: Callable[[], tuple], ready: Ca
     if data_dir is not None:
         shutil.rmtree(data_dir, ignore_errors=True)
     raise error()
+
+
+def stop_and_remove(proc, data_dir: Path) -> None:
+    """Kills `proc` if it still runs (by its own pid) and removes its data directory."""
+    try:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            wait_exit(proc, 10.0)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+class no_connection:
+    """A stand-in for the connection the takeover scenario reads a lease's remaining time from,
+    for servers that have none to read."""
+
+    def close(self) -> None:
+        pass

@@ -12,8 +12,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from .processes import registry, wait_exit
-from .server_start import start_on_free_ports, wait_ready
+from .processes import registry
+from .server_start import no_connection, start_on_free_ports, stop_and_remove, wait_ready
 from .redis_server import free_port, harness_error
 
 SERVER_JAR = Path("/usr/share/java/zookeeper.jar")
@@ -76,17 +76,7 @@ class zookeeper_server:
     def connect(self):
         """The takeover scenario reads the lease's remaining time from a connection; ZooKeeper
         has none to read (a lease lives as long as its holder's session): a stand-in."""
-        return _no_connection()
+        return no_connection()
 
     def stop(self) -> None:
-        try:
-            if self.proc is not None and self.proc.poll() is None:
-                self.proc.kill()
-                wait_exit(self.proc, 10.0)
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-
-class _no_connection:
-    def close(self) -> None:
-        pass
+        stop_and_remove(self.proc, self.dir)
