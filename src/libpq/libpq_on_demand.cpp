@@ -7,7 +7,12 @@
 namespace baton {
 namespace {
 
-const on_demand_library libpq("libpq.so.5", "libpq5", "libpq");
+// Debian's libpq brings GnuTLS in through libldap (for LDAP lookups of
+// connection settings), and GnuTLS initialises itself in a load-time
+// constructor: about 0.6 MB of a standby's RSS for a library baton never
+// calls. libldap initialises it itself when it opens an LDAPS connection.
+const on_demand_library libpq("libpq.so.5", "libpq5", "libpq",
+                              {.name = "GNUTLS_NO_IMPLICIT_INIT", .value = "1"});
 
 }  // namespace
 

@@ -9,9 +9,17 @@ namespace baton {
 
 void on_demand_library::open() const {
   std::call_once(opened_, [this] {
+    // Unset again right after, so the app and hooks (which inherit the
+    // daemon's environment) never see it. The library is opened before the
+    // store's first connection, while the loop is the only thread that
+    // reads the environment.
+    const bool set_for_load = while_opening_.name != nullptr &&
+                              ::getenv(while_opening_.name) == nullptr &&
+                              ::setenv(while_opening_.name, while_opening_.value, 0) == 0;
     // RTLD_LOCAL: the library's own dependencies stay out of the global
     // namespace.
     handle_ = ::dlopen(soname_, RTLD_NOW | RTLD_LOCAL);
+    if (set_for_load) ::unsetenv(while_opening_.name);
     if (handle_ == nullptr) {
       const char* why = ::dlerror();
       error_ = (why != nullptr ? std::string(why) : std::string(soname_) + " could not be opened") +

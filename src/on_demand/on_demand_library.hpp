@@ -12,13 +12,22 @@
 
 namespace baton {
 
+/// An environment variable set only while the library is being opened (and
+/// only if the user has not set it): a switch its dependencies read in their
+/// load-time constructors.
+struct load_time_variable {
+  const char* name = nullptr;
+  const char* value = nullptr;
+};
+
 class on_demand_library {
  public:
   /// `soname` as dlopen takes it ("libpq.so.5"); `package`: the Debian
   /// package that installs it, named in the error; `what`: how messages
-  /// call it ("libpq").
-  on_demand_library(const char* soname, const char* package, const char* what)
-      : soname_(soname), package_(package), what_(what) {}
+  /// call it ("libpq"); `while_opening`: see load_time_variable.
+  on_demand_library(const char* soname, const char* package, const char* what,
+                    load_time_variable while_opening = {})
+      : soname_(soname), package_(package), what_(what), while_opening_(while_opening) {}
   on_demand_library(const on_demand_library&) = delete;
   on_demand_library& operator=(const on_demand_library&) = delete;
 
@@ -38,6 +47,7 @@ class on_demand_library {
   const char* soname_;
   const char* package_;
   const char* what_;
+  load_time_variable while_opening_;
   // Opened once, on the first ask, and never closed: forwarders keep
   // pointers into it.
   mutable std::once_flag opened_;

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace baton {
 namespace {
@@ -37,6 +39,27 @@ TEST(on_demand_library, a_function_it_lacks_ends_the_process_with_the_reason) {
 TEST(on_demand_library, a_function_of_a_missing_library_ends_the_process_with_why) {
   const on_demand_library missing("libbaton-no-such-library.so.9", "libbaton-none9", "nothing");
   EXPECT_DEATH(missing.function("anything"), "apt-get install libbaton-none9");
+}
+
+// The variable is for the library's load-time constructors only: the app and
+// hooks inherit the daemon's environment and must not see it, and a value
+// the user set stays as it was.
+TEST(on_demand_library, a_load_time_variable_is_gone_after_opening) {
+  ::unsetenv("BATON_TEST_LOAD_TIME");
+  const on_demand_library libc("libc.so.6", "libc6", "libc",
+                               {.name = "BATON_TEST_LOAD_TIME", .value = "1"});
+  ASSERT_FALSE(libc.load_error().has_value());
+  EXPECT_EQ(::getenv("BATON_TEST_LOAD_TIME"), nullptr);
+}
+
+TEST(on_demand_library, a_load_time_variable_the_user_set_is_kept) {
+  ::setenv("BATON_TEST_LOAD_TIME", "0", 1);
+  const on_demand_library libc("libc.so.6", "libc6", "libc",
+                               {.name = "BATON_TEST_LOAD_TIME", .value = "1"});
+  ASSERT_FALSE(libc.load_error().has_value());
+  ASSERT_NE(::getenv("BATON_TEST_LOAD_TIME"), nullptr);
+  EXPECT_EQ(std::string(::getenv("BATON_TEST_LOAD_TIME")), "0");
+  ::unsetenv("BATON_TEST_LOAD_TIME");
 }
 
 }  // namespace
