@@ -66,6 +66,16 @@ inline std::string replicas_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:replicas";
 }
 
+/// Sentinel with redis.replica_ack all: "<master_replid> <server ms>", the
+/// replication ID of the master that wrote the last grant or renewal and
+/// when, on its clock. A promoted replica whose previous replication ID
+/// (master_replid2) is that one, and that has run since before that write,
+/// followed the writer live: it has every acknowledged write, so its
+/// promotion needs no hold-back (see scripts.cpp, BATON_LUA_SWITCH).
+inline std::string acked_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:acked";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";
@@ -82,6 +92,7 @@ struct election_keys {
         epoch(epoch_key(election)),
         term(term_key(election)),
         replicas(replicas_key(election)),
+        acked(acked_key(election)),
         channel(events_channel(election)) {}
 
   std::string lease;
@@ -91,6 +102,7 @@ struct election_keys {
   std::string epoch;
   std::string term;
   std::string replicas;
+  std::string acked;
   std::string channel;
 };
 

@@ -77,6 +77,8 @@ std::unique_ptr<lease_store> make_located_store(boost::asio::io_context& io, con
   o.locator = std::move(located.locator);
   o.replicated = true;
   o.sharded_pubsub = &kind == &cluster_kind;
+  // Tested against Sentinel's failovers; a Cluster keeps the hold-back.
+  o.acknowledged_promotion = &kind == &sentinel_kind && o.ack.replicas == 0;
   o.kind = kind.name;
   o.label = kind.label;
   return std::make_unique<redis_store>(io, std::move(o));

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cluster_routing.hpp"
+#include "redis_reply.hpp"
 #include "redis_error.hpp"
 
 namespace baton::redis_detail {
@@ -234,8 +235,28 @@ void redis_node::close() {
   if (closed_) return;
   closed_ = true;
   options_.on_reset = nullptr;
+  options_.on_promotion = nullptr;
   options_.on_failure = nullptr;
   conn_->close();
+}
+
+std::vector<std::string> redis_node::switch_command() const {
+  const auto ttl = std::to_string(options_.ttl.count());
+  if (options_.switch_keys.empty()) {
+    return {"EVAL",
+            std::string(fence_script().source),
+            "2",
+            options_.token_key,
+            options_.fence_key,
+            ttl,
+            "run_id changed"};
+  }
+  std::vector<std::string> command{"EVAL", std::string(switch_script().source),
+                                   std::to_string(options_.switch_keys.size())};
+  command.insert(command.end(), options_.switch_keys.begin(), options_.switch_keys.end());
+  command.push_back(ttl);
+  command.insert(command.end(), options_.switch_args.begin(), options_.switch_args.end());
+  return command;
 }
 
 // A new connection is up and talks to the server `id`; runs before any
@@ -248,29 +269,33 @@ void redis_node::on_server(const std::string& id) {
     return;
   }
   const auto previous = run_id_;
-  std::vector<std::string> command{"EVAL",
-                                   std::string(fence_script().source),
-                                   "2",
-                                   options_.token_key,
-                                   options_.fence_key,
-                                   std::to_string(options_.ttl.count()),
-                                   "run_id changed"};
-  conn_->async_exec(std::move(command), [weak = weak_from_this(), previous, id](command_result r) {
+  const bool replicated = !options_.switch_keys.empty();
+  conn_->async_exec(switch_command(), [weak = weak_from_this(), previous, id,
+                                       replicated](command_result r) {
     auto self = weak.lock();
     if (!self || self->closed_) return;
-    if (r.ec || r.reply.kind == redis_reply::type::error) {
+    auto fail = [&](store_error e) {
       // Left unrecorded, so the next connection tries again; the command
       // queued behind it meets the same failure.
-      if (self->options_.on_failure) {
-        self->options_.on_failure(
-            r.ec ? store_error{r.ec, r.detail}
-                 : store_error{classify_error_reply(r.reply.str), "fence: " + r.reply.str});
-      }
-      return;
+      if (self->options_.on_failure) self->options_.on_failure(std::move(e));
+    };
+    if (r.ec) return fail({r.ec, r.detail});
+    if (r.reply.kind == redis_reply::type::error) {
+      return fail({classify_error_reply(r.reply.str),
+                   (replicated ? "server switch: " : "fence: ") + r.reply.str});
+    }
+    server_switch seen;  // the fence script's answer: fenced
+    if (replicated) {
+      auto parsed = parse_switch_reply(r.reply);
+      if (parsed.ec) return fail({parsed.ec, parsed.detail});
+      seen = std::move(parsed.value);
     }
     self->run_id_ = id;
-    if (self->options_.on_reset) {
-      self->options_.on_reset("run_id changed from " + previous + " to " + id);
+    const auto why = "run_id changed from " + previous + " to " + id;
+    if (seen.held_back()) {
+      if (self->options_.on_reset) self->options_.on_reset(why);
+    } else if (seen.what == server_switch::seen::promoted) {
+      if (self->options_.on_promotion) self->options_.on_promotion(why);
     }
   });
 }

@@ -5,7 +5,10 @@
 // from the one seen before (a restart or a failover), the fence script runs on
 // the new connection ahead of every queued command, holding each candidate's
 // acquire back for one ttl and lifting the token counter to the server's
-// clock. The single-server store is one node; the Redlock store is N.
+// clock; a replicated store's node runs the switch script there instead,
+// which fences unless the new server shows it was promoted with every
+// acknowledged write (scripts.hpp). The single-server store is one node; the
+// Redlock store is N.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -31,8 +34,18 @@ struct node_options {
   std::string token_key;
   std::string fence_key;
   milliseconds ttl{0};
-  /// The fence was set after the run_id changed; `why` names both ids.
+  /// Replicated stores: the switch script's keys (token, fence, epoch,
+  /// replicas, acked) and arguments after the ttl (the requirement, "acked"
+  /// or ""), run on a new server instead of the fence script. Empty = the
+  /// fence script.
+  std::vector<std::string> switch_keys;
+  std::vector<std::string> switch_args;
+  /// Acquisitions are held back after the run_id changed (this node's fence,
+  /// or, replicated, another candidate's); `why` names both ids.
   std::function<void(const std::string& why)> on_reset;
+  /// Replicated: the run_id changed to a promoted replica that had every
+  /// acknowledged write, and nothing is held back; `why` names both ids.
+  std::function<void(const std::string& why)> on_promotion;
   /// Setting that fence failed (left for the next connection to retry).
   std::function<void(store_error)> on_failure;
   /// Sentinel, Cluster: where the master is. With it, a server that answers
@@ -87,6 +100,8 @@ class redis_node : public std::enable_shared_from_this<redis_node> {
   redis_node(boost::asio::io_context& io, node_options options);
   struct attempt;
   void on_server(const std::string& id);
+  // The EVAL run on a new server: the fence, or the switch check.
+  std::vector<std::string> switch_command() const;
   void run(const std::shared_ptr<attempt>& a);
   void run_asking(const std::shared_ptr<attempt>& a, master_address where);
   void on_replies(const std::shared_ptr<attempt>& a, eval_reply replies);

@@ -191,6 +191,30 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
   return r;
 }
 
+parsed_reply<server_switch> parse_switch_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "server switch";
+  using type = redis_reply::type;
+  if (reply.kind == type::error) return server_error<server_switch>(what, reply);
+  const auto& e = reply.elements;
+  if (reply.kind != type::array || e.size() != 2 || e[0].kind != type::string ||
+      e[1].kind != type::integer)
+    return unexpected<server_switch>(what, reply);
+  parsed_reply<server_switch> r;
+  const auto& verdict = e[0].str;
+  if (verdict == "same") {
+    r.value.what = server_switch::seen::same;
+  } else if (verdict == "promoted") {
+    r.value.what = server_switch::seen::promoted;
+  } else if (verdict == "failover" || verdict == "unrecorded" || verdict == "lost") {
+    r.value.what = server_switch::seen::fenced;
+  } else {
+    return unexpected<server_switch>(what, reply);
+  }
+  r.value.verdict = verdict;
+  r.value.fence_ms = e[1].integer;
+  return r;
+}
+
 std::string info_field(std::string_view info, std::string_view name) {
   std::size_t at = 0;
   // The field must start a line: "xrun_id:" elsewhere is another field.

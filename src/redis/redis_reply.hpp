@@ -97,6 +97,33 @@ struct acquire_script_reply {
 /// to grant (replicas_short; see scripts.hpp).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
+/// What a replicated store's switch script found on a new server (see
+/// scripts.hpp, switch_script), and so what the store reports.
+struct server_switch {
+  enum class seen {
+    /// The record named this server already: another candidate's check (or
+    /// a write) came first. A reset only while a fence is up.
+    same,
+    /// A promoted replica that followed the record's writer live, with
+    /// every acknowledged write: no hold-back.
+    promoted,
+    /// Anything else (a failover without that proof, a restart, a record
+    /// without an epoch, a counter gone): fenced for one ttl.
+    fenced,
+  };
+  seen what = seen::fenced;
+  /// The script's word for it ("same", "promoted", "failover", ...).
+  std::string verdict;
+  /// The fence's PTTL after the script (-1 = without expiry, -2 = none).
+  long long fence_ms = -2;
+
+  /// Whether every acquisition is held back now: what watchers hear as a
+  /// reset.
+  bool held_back() const { return what == seen::fenced || fence_ms > 0 || fence_ms == -1; }
+};
+/// The switch script answers `{verdict, fence PTTL}`.
+parsed_reply<server_switch> parse_switch_reply(const redis_reply& reply);
+
 /// The create-record script answers 1 (created) or 0 (it existed).
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply);
 

@@ -6,7 +6,8 @@
 //
 // Data loss: the command connection is a redis_node, which fences the
 // election when Redis's run_id changes (a restart or a failover; see
-// redis_node.hpp). The acquire script itself does the same when it finds the
+// redis_node.hpp; on Sentinel with replica_ack all, not for a promotion that
+// kept every acknowledged write). The acquire script itself does the same when it finds the
 // counter missing. Either way the watcher hears a store_events::reset.
 #include "redis_store.hpp"
 
@@ -87,6 +88,17 @@ struct redis_store::impl {
       reset_told_for = node->server_id();
       report_reset(why);
     };
+    if (options.replicated) {
+      node_options.switch_keys = {keys.token, keys.fence, keys.epoch, keys.replicas, keys.acked};
+      node_options.switch_args = {options.ack.on() ? ack_requirement() : std::string(),
+                                  options.acknowledged_promotion ? "acked" : ""};
+    }
+    node_options.on_promotion = [this, weak = shell.guard()](const std::string& why) {
+      if (weak.expired() || shell.closed()) return;
+      // Nothing is held back, so watchers hear nothing; status() shows it.
+      shell.note_reset("failover (" + why + ") to a replica that had every acknowledged grant "
+                       "and renewal: nothing held back");
+    };
     node_options.on_failure = [this, weak = shell.guard()](store_error e) {
       if (!weak.expired() && !shell.closed()) shell.note_failure(std::move(e));
     };
@@ -112,6 +124,7 @@ struct redis_store::impl {
     std::vector<std::string> out{keys.lease, keys.token, keys.fence, keys.holder};
     if (options.replicated || options.ack.on()) out.push_back(keys.epoch);
     if (options.ack.on()) out.push_back(keys.replicas);
+    if (options.ack.on() && options.acknowledged_promotion) out.push_back(keys.acked);
     return out;
   }
   std::vector<std::string> acquire_args() const {
@@ -132,6 +145,11 @@ struct redis_store::impl {
   // redis.replica_ack as the scripts take it.
   std::string ack_requirement() const {
     return options.ack.replicas == 0 ? std::string("all") : std::to_string(options.ack.replicas);
+  }
+  std::vector<std::string> required_renew_keys() const {
+    std::vector<std::string> out{keys.lease, keys.holder, keys.replicas};
+    if (options.acknowledged_promotion) out.push_back(keys.acked);
+    return out;
   }
   std::string publish_command() const { return options.sharded_pubsub ? "SPUBLISH" : "PUBLISH"; }
 
@@ -364,7 +382,7 @@ void redis_store::async_renew(renew_handler handler) {
   // script answered; the script's own answer is checked against it after.
   const int sent_needed = d.ack_needed;
   d.node->eval_with(
-      redis_detail::renew_script(), {d.keys.lease, d.keys.holder, d.keys.replicas},
+      redis_detail::renew_script(), d.required_renew_keys(),
       {d.value, d.ttl_ms, d.ack_requirement()}, d.wait_command(sent_needed),
       [&d, sent_needed, weak = d.shell.guard(),
        handler = std::move(handler)](redis_detail::eval_reply r) {

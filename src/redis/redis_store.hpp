@@ -9,6 +9,9 @@
 // failover), every acquisition is held back for one ttl by the fence key
 // (see lease_keys.hpp and scripts.hpp); acquires answer held_back with the
 // fence's remaining time meanwhile, and watchers hear store_events::reset.
+// The one exception: on Sentinel with redis.replica_ack all, a promoted
+// replica that shows it followed the old master live has every acknowledged
+// grant and renewal, and is not held back (acknowledged_promotion).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -75,6 +78,13 @@ struct redis_store_options {
   /// SSUBSCRIBE), which stays within the election's slot.
   bool sharded_pubsub = false;
   replica_ack ack;
+  /// Sentinel with ack "all": every grant and renewal records the master's
+  /// replication ID and time (acked_key), and a failover to a replica that
+  /// followed that master live (its previous replication ID is the one
+  /// recorded, and it has run since one ttl before the write) is not held
+  /// back: it has every acknowledged write, the lease among them. Any other
+  /// server switch still is. Needs `replicated` and ack.replicas == 0.
+  bool acknowledged_promotion = false;
   /// How status() names the kind: "redis" / "Redis", "sentinel" / "Redis
   /// Sentinel", "cluster" / "Redis Cluster".
   std::string kind = "redis";

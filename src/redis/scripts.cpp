@@ -55,20 +55,80 @@ namespace {
 // and renewal, and replicated with the rest of the record), and never fewer
 // than one: a reconnect to a master that lost its replica, or a candidate that
 // starts then, must not read "all" as none.
+//
+// Its third result is the master's replication ID, which a grant or renewal
+// made with 'all' writes into the acked key (BATON_LUA_SWITCH reads it).
 #define BATON_LUA_REPLICAS \
   "local function replicas(mark_key, wanted)\n" \
   "  local info = call('INFO', 'replication')\n" \
   "  local connected = tonumber(string.match(info, 'connected_slaves:(%d+)')) or 0\n" \
-  "  if wanted ~= 'all' then return connected, tonumber(wanted) end\n" \
+  "  local replid = string.match(info, 'master_replid:(%x+)') or ''\n" \
+  "  if wanted ~= 'all' then return connected, tonumber(wanted), replid end\n" \
   "  local mark = tonumber(call('GET', mark_key) or '') or 0\n" \
   "  if connected > mark then\n" \
   "    call('SET', mark_key, connected)\n" \
   "    mark = connected\n" \
   "  end\n" \
-  "  return connected, math.max(mark, 1)\n" \
+  "  return connected, math.max(mark, 1), replid\n" \
   "end\n"
 
-constexpr std::string_view acquire_source = BATON_LUA_CALL BATON_LUA_REPLICAS R"lua(
+// A server switch on a replicated kind (Sentinel, Cluster): the record's
+// epoch key names another server than this one, whose run_id (INFO server)
+// it then takes. `k` holds the keys: token, fence, epoch, and optionally mark
+// (replica_ack all's count) and acked (Sentinel with all). Returns nil when
+// the record names this server; 'unrecorded' when it names none (a first
+// write of the epoch); 'lost' when `lost` (the caller found the counter
+// missing and fenced already); otherwise the counter is lifted to the
+// server's clock, 'all' counts one replica fewer (the promoted one), and the
+// answer is 'promoted' or, with the fence set for one ttl, 'failover'.
+//
+// 'promoted' (no hold-back) needs three things this server shows: the acked
+// key, written by every grant and renewal made with replica_ack all, names
+// as its writer's replication ID this server's previous one
+// (master_replid2: a replica takes its master's ID, and keeps it there when
+// promoted); and this server has run since one ttl before that write
+// (uptime_in_seconds, read in its own clock against the writer's), so it
+// followed the writer live rather than loading that write from a file. A
+// master restarted from its files also shows its old ID in
+// master_replid2, but it started after the last write it holds. A replica
+// that followed the writer live had every acknowledged write: 'all' counts
+// every replica the master has had, so none counted without it. What the
+// rule cannot see is in docs/safety.md (Redis Sentinel and Cluster).
+#define BATON_LUA_SWITCH \
+  "local function server_switch(k, ttl, lost)\n" \
+  "  local server = call('INFO', 'server')\n" \
+  "  local run_id = string.match(server, 'run_id:(%x+)') or ''\n" \
+  "  local seen = call('GET', k.epoch)\n" \
+  "  if seen == run_id then return nil end\n" \
+  "  call('SET', k.epoch, run_id)\n" \
+  "  if not seen then return 'unrecorded' end\n" \
+  "  if lost then return 'lost' end\n" \
+  "  local now = call('TIME')\n" \
+  "  local now_us = now[1] .. string.format('%06d', tonumber(now[2]))\n" \
+  "  local counter = tonumber(call('GET', k.token) or '')\n" \
+  "  if counter == nil or counter < tonumber(now_us) then call('SET', k.token, now_us) end\n" \
+  "  if k.mark then\n" \
+  "    local mark = tonumber(call('GET', k.mark) or '')\n" \
+  "    if mark and mark > 0 then call('SET', k.mark, mark - 1) end\n" \
+  "  end\n" \
+  "  if k.acked then\n" \
+  "    local replid, written = string.match(call('GET', k.acked) or '', '^(%x+) (%d+)$')\n" \
+  "    local previous = string.match(call('INFO', 'replication'), 'master_replid2:(%x+)')\n" \
+  "    local uptime = tonumber(string.match(server, 'uptime_in_seconds:(%d+)') or '')\n" \
+  "    local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\n" \
+  "    if replid and replid == previous and uptime and\n" \
+  "       now_ms - uptime * 1000 < tonumber(written) - ttl then\n" \
+  "      return 'promoted'\n" \
+  "    end\n" \
+  "  end\n" \
+  "  local left = call('PTTL', k.fence)\n" \
+  "  if left ~= -1 and left < ttl then\n" \
+  "    call('SET', k.fence, 'the record was written by server ' .. seen, 'PX', ttl)\n" \
+  "  end\n" \
+  "  return 'failover'\n" \
+  "end\n"
+
+constexpr std::string_view acquire_source = BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH R"lua(
 local reset = false
 local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
@@ -84,31 +144,17 @@ if ARGV[5] == 'replicated' then
   -- The record remembers which server wrote it. Another server's run_id
   -- means a failover promoted a replica (or the server came back from its
   -- files): the old master's last writes, a lease among them, may be lost,
-  -- and its holder may still work. Every candidate notices, not only those
-  -- that were connected to the old master.
-  local run_id = string.match(call('INFO', 'server'), 'run_id:(%x+)') or ''
-  local seen = call('GET', KEYS[5])
-  if seen ~= run_id then
-    call('SET', KEYS[5], run_id)
-    if seen and not reset then
-      local now = call('TIME')
-      local now_us = now[1] .. string.format('%06d', tonumber(now[2]))
-      local counter = tonumber(call('GET', KEYS[2]) or '')
-      if counter == nil or counter < tonumber(now_us) then call('SET', KEYS[2], now_us) end
-      local left = call('PTTL', KEYS[3])
-      if left ~= -1 and left < tonumber(ARGV[2]) then
-        call('SET', KEYS[3], 'the record was written by server ' .. seen, 'PX', ARGV[2])
-      end
-      reset = true
-      reset_why = 'failover'
-      if KEYS[6] then
-        -- The promoted replica is one replica no more: 'all' counts one
-        -- fewer, never below the floor of one (the old master counts again
-        -- once it is back as a replica).
-        local mark = tonumber(call('GET', KEYS[6]) or '')
-        if mark and mark > 0 then call('SET', KEYS[6], mark - 1) end
-      end
-    end
+  -- and its holder may still work, so acquisitions are held back for one
+  -- ttl, unless this server shows it followed the writer live with every
+  -- acknowledged write (BATON_LUA_SWITCH). Every candidate notices, not only
+  -- those that were connected to the old master. The promoted replica is
+  -- one replica no more: 'all' counts one fewer, never below the floor of
+  -- one (the old master counts again once it is back as a replica).
+  local switched = server_switch({token = KEYS[2], fence = KEYS[3], epoch = KEYS[5],
+                                  mark = KEYS[6], acked = KEYS[7]}, tonumber(ARGV[2]), reset)
+  if switched == 'failover' then
+    reset = true
+    reset_why = 'failover'
   end
 end
 local fence = call('PTTL', KEYS[3])
@@ -137,11 +183,12 @@ if fence == -2 and (current == false or current == ARGV[1]) then
   if ARGV[7] and ARGV[7] ~= '' then
     -- Too few replicas to acknowledge it: no grant, so no token spent and
     -- nothing announced.
-    local connected
-    connected, needed = replicas(KEYS[6], ARGV[7])
+    local connected, replid
+    connected, needed, replid = replicas(KEYS[6], ARGV[7])
     if connected < needed then
       return {0, '', 0, call('GET', KEYS[2]) or '', 'replicas', connected, needed}
     end
+    if KEYS[7] then call('SET', KEYS[7], replid .. ' ' .. string.format('%.0f', now_ms)) end
   end
   call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
@@ -211,6 +258,33 @@ if left ~= -1 and left < tonumber(ARGV[1]) then
   call('SET', KEYS[2], ARGV[2], 'PX', ARGV[1])
 end
 return call('PTTL', KEYS[2])
+)lua";
+
+// What a replicated store's connection runs on reaching a server whose
+// run_id differs from the one it talked to before, ahead of every queued
+// command: the acquire script's epoch check (BATON_LUA_SWITCH), so that a
+// promotion that kept every acknowledged write is not held back, and the
+// fence otherwise, as the single-server run_id check sets it.
+constexpr std::string_view switch_source = BATON_LUA_CALL BATON_LUA_SWITCH R"lua(
+local ttl = tonumber(ARGV[1])
+local lost = call('EXISTS', KEYS[1]) == 0
+local mark = nil
+if ARGV[2] == 'all' then mark = KEYS[4] end
+local acked = nil
+if ARGV[3] == 'acked' then acked = KEYS[5] end
+local switched = server_switch({token = KEYS[1], fence = KEYS[2], epoch = KEYS[3], mark = mark,
+                                acked = acked}, ttl, lost)
+if switched == 'promoted' then return {'promoted', call('PTTL', KEYS[2])} end
+if switched == nil then return {'same', call('PTTL', KEYS[2])} end
+-- No record of the writer, or a counter gone with the data: fence as the
+-- single-server check does.
+local now = call('TIME')
+local now_us = now[1] .. string.format('%06d', tonumber(now[2]))
+local counter = tonumber(call('GET', KEYS[1]) or '')
+if counter == nil or counter < tonumber(now_us) then call('SET', KEYS[1], now_us) end
+local left = call('PTTL', KEYS[2])
+if left ~= -1 and left < ttl then call('SET', KEYS[2], 'run_id changed', 'PX', ttl) end
+return {switched, call('PTTL', KEYS[2])}
 )lua";
 
 // The Redlock store's second round: the token chosen from the granting
@@ -289,9 +363,14 @@ if call('GET', KEYS[1]) == ARGV[1] then
   if ARGV[3] then
     -- Too few replicas: the lease is not extended (the renewal would not
     -- count anyway), so it lapses when its holder believes it does.
-    local connected
-    connected, needed = replicas(KEYS[3], ARGV[3])
+    local connected, replid
+    connected, needed, replid = replicas(KEYS[3], ARGV[3])
     if connected < needed then return {2, connected, needed} end
+    if KEYS[4] then
+      local now = call('TIME')
+      local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+      call('SET', KEYS[4], replid .. ' ' .. string.format('%.0f', now_ms))
+    end
   end
   local now = call('TIME')
   local until_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[2])
@@ -324,6 +403,7 @@ return 0
 
 #undef BATON_LUA_CALL
 #undef BATON_LUA_REPLICAS
+#undef BATON_LUA_SWITCH
 
 }  // namespace
 
@@ -349,6 +429,11 @@ const lua_script& acquire_script() {
 
 const lua_script& fence_script() {
   static const lua_script script{fence_source, sha1_hex(fence_source)};
+  return script;
+}
+
+const lua_script& switch_script() {
+  static const lua_script script{switch_source, sha1_hex(switch_source)};
   return script;
 }
 

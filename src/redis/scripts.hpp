@@ -14,8 +14,11 @@ struct lua_script {
 };
 
 /// KEYS: lease, token, fence, holder record, (replicated, or with a replica
-/// requirement) the epoch key, and (with a replica requirement) the replicas
-/// key. ARGV: our value, ttl ms, channel, optionally "grant" (a Redlock
+/// requirement) the epoch key, (with a replica requirement) the replicas
+/// key, and (Sentinel with the requirement "all") the acked key, which a
+/// grant then sets to the master's replication ID and the server's ms, and
+/// which lets a promotion that kept every acknowledged write go without a
+/// hold-back (see switch_script). ARGV: our value, ttl ms, channel, optionally "grant" (a Redlock
 /// master: no INCR, no announcement; else ""), optionally "replicated"
 /// (Sentinel, Cluster: the epoch check and tokens of at least the server's
 /// clock in microseconds; else ""), optionally the publish command
@@ -33,8 +36,9 @@ struct lua_script {
 /// lease are gone (-1 = unknown), token, "fence"}, the last element being
 /// "reset" when this very call found the token counter missing, re-seeded it
 /// from TIME and set the fence for ttl ms ("failover" when, replicated, it
-/// found the epoch key naming another server's run_id: it then lifted the
-/// counter to TIME and set the fence); or {0, the record's value, ms
+/// found the epoch key naming another server's run_id and the server did not
+/// show that it followed that one live with every acknowledged write: it
+/// then lifted the counter to TIME and set the fence); or {0, the record's value, ms
 /// until its expiry, token, "vanished"} when the lease key is gone but the
 /// holder record says another value's lease runs on.
 const lua_script& acquire_script();
@@ -42,9 +46,22 @@ const lua_script& acquire_script();
 /// counter to at least TIME in microseconds, makes the fence last at least
 /// ttl ms (one without expiry is kept), returns the fence's PTTL.
 const lua_script& fence_script();
-/// KEYS: lease, holder record, and (with a replica requirement) the replicas
-/// key. ARGV: our value, ttl ms, and optionally the replica requirement
-/// ("all" or a number). Returns 1 (renewed, record updated) or 0 (not ours);
+/// The replicated kinds' check on reaching a server with another run_id than
+/// the one talked to before. KEYS: token, fence, epoch, replicas, acked.
+/// ARGV: ttl ms, the replica requirement ("all", or anything else), "acked"
+/// to let a promotion that kept every acknowledged write go without a
+/// hold-back (Sentinel with "all"; else ""). When the epoch key names another
+/// server, the script takes this one's run_id there, lifts the counter to
+/// TIME and, with "all", counts one replica fewer. Returns {verdict, the
+/// fence's PTTL}: "same" (the record named this server already: another
+/// candidate's check, or a write, came first; nothing changed), "promoted"
+/// (no fence set), or "failover", "unrecorded" (no epoch) or "lost" (no
+/// counter), each with the fence set for at least ttl ms.
+const lua_script& switch_script();
+/// KEYS: lease, holder record, (with a replica requirement) the replicas
+/// key, and (Sentinel with "all") the acked key, set as a grant sets it.
+/// ARGV: our value, ttl ms, and optionally the replica requirement ("all" or
+/// a number). Returns 1 (renewed, record updated) or 0 (not ours);
 /// with a requirement {1 or 0, 0, replicas needed}, or {2, connected, needed}
 /// when the master has too few replicas (nothing extended).
 const lua_script& renew_script();

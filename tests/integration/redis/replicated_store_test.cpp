@@ -20,6 +20,7 @@
 #include "redis/cluster_locator.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/redis_error.hpp"
+#include "redis/redis_reply.hpp"
 #include "redis/redis_store.hpp"
 #include "redis/sentinel_locator.hpp"
 #include "store_test_util.hpp"
@@ -47,7 +48,8 @@ redis_sentinel_group_options one_sentinel() {
 
 std::unique_ptr<redis_store> sentinel_store(boost::asio::io_context& io,
                                             const redis_sentinel_group& group,
-                                            const std::string& node, int ack = -1) {
+                                            const std::string& node, int ack = -1,
+                                            milliseconds ttl = 5s) {
   redis_detail::sentinel_locator_options s;
   for (auto port : group.sentinel_ports()) {
     redis_endpoint e;
@@ -56,7 +58,7 @@ std::unique_ptr<redis_store> sentinel_store(boost::asio::io_context& io,
   }
   s.master_name = group.master_name();
   redis_store_options o;
-  o.identity = {util::election, node, 5s};
+  o.identity = {util::election, node, ttl};
   // Generous: a loaded machine can take hundreds of ms to replicate, and a
   // slow acknowledgement must not look like a missing one.
   o.command_timeout = 4s;
@@ -64,6 +66,8 @@ std::unique_ptr<redis_store> sentinel_store(boost::asio::io_context& io,
   o.replicated = true;
   o.ack.replicas = ack;
   o.ack.timeout = 2s;
+  // As the sentinel kind sets it (redis_kinds.cpp).
+  o.acknowledged_promotion = ack == 0;
   o.kind = "sentinel";
   return std::make_unique<redis_store>(io, std::move(o));
 }
@@ -327,6 +331,89 @@ TEST_F(replicated_store, one_failover_is_told_once) {
   util::run_for(io_, 200ms);
   ASSERT_EQ(resets.size(), 1u) << (resets.empty() ? "" : resets.back().why);
   EXPECT_FALSE(store->status().last_reset.empty());
+}
+
+// After a real promotion (SENTINEL FAILOVER, 2 replicas), what the epoch
+// check makes of the acked key (replica_ack all): the record's epoch names
+// the old master in each row, as right after a failover; only a record whose
+// last grant or renewal came from the server's previous replication ID,
+// written while this server already ran (so it followed that master live),
+// lets acquisitions go without a hold-back.
+TEST(replicated_sentinel_store, ack_all_holds_back_unless_the_new_master_followed_the_writer_live) {
+  redis_sentinel_group_options o = one_sentinel();
+  o.replicas = 2;
+  redis_sentinel_group group(o);
+  const auto old_master = group.initial_master_port();
+  group.command(old_master, {"SET", token_key(util::election), "1000"});
+  group.wait_for_replication(old_master);
+  group.sentinel(0).command({"SENTINEL", "FAILOVER", group.master_name()});
+  const auto master = group.wait_for_failover(old_master, 30s);
+  const auto field = [&](const std::string& section, const std::string& name) {
+    return info_field(group.command(master, {"INFO", section}).at(0), name);
+  };
+  // Both replicas follow the new master (replica_ack all needs them).
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return field("replication", "connected_slaves") == "2"; }, 30s, 100ms))
+      << group.log_tails();
+  const auto previous_id = field("replication", "master_replid2");
+  ASSERT_EQ(previous_id.size(), 40u);
+  // The server must have run for longer than the ttl before the write.
+  constexpr auto ttl = 2s;
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return std::stoll(field("server", "uptime_in_seconds")) >= 4; }, 10s, 100ms));
+  const auto now_ms = [&] {
+    const auto t = group.command(master, {"TIME"});
+    return std::stoll(t.at(0)) * 1000 + std::stoll(t.at(1)) / 1000;
+  };
+  const auto started_ms =
+      now_ms() - std::stoll(field("server", "uptime_in_seconds")) * 1000 - 1000;
+  struct row {
+    const char* what;
+    int ack;
+    std::optional<std::string> acked;  // nullopt = no acked key
+    acquire_outcome expected;
+  };
+  const std::string other_id(40, 'a');
+  const std::vector<row> rows{
+      {"followed the writer live", 0, previous_id + " " + std::to_string(now_ms()),
+       acquire_outcome::acquired},
+      {"the write predates its start (loaded from a file)", 0,
+       previous_id + " " + std::to_string(started_ms), acquire_outcome::held_back},
+      {"the write came from another history", 0, other_id + " " + std::to_string(now_ms()),
+       acquire_outcome::held_back},
+      {"no acknowledged write recorded", 0, std::nullopt, acquire_outcome::held_back},
+      {"replica_ack off", -1, previous_id + " " + std::to_string(now_ms()),
+       acquire_outcome::held_back},
+  };
+  int n = 0;
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.what);
+    for (const auto& key : {lease_key(util::election), fence_key(util::election),
+                            acked_key(util::election), holder_key(util::election)}) {
+      group.command(master, {"DEL", key});
+    }
+    group.command(master, {"SET", epoch_key(util::election), "0123456789abcdef"});
+    if (r.acked) group.command(master, {"SET", acked_key(util::election), *r.acked});
+    boost::asio::io_context io;
+    auto store = sentinel_store(io, group, "n" + std::to_string(++n), r.ack, ttl);
+    std::vector<store_events::reset> resets;
+    store->watch([&](const store_event& e) {
+      if (auto x = std::get_if<store_events::reset>(&e)) resets.push_back(*x);
+    });
+    const auto a = util::acquire(io, *store);
+    ASSERT_FALSE(a.error) << a.error.message();
+    EXPECT_EQ(a.value.outcome, r.expected);
+    EXPECT_EQ(resets.size(), r.expected == acquire_outcome::held_back ? 1u : 0u);
+    // The record names this server now; the counter follows its clock.
+    EXPECT_EQ(group.command(master, {"GET", epoch_key(util::election)}).at(0),
+              field("server", "run_id"));
+    if (a.value.acquired()) {
+      // The grant recorded this master's own replication ID for the next switch.
+      EXPECT_EQ(group.command(master, {"GET", acked_key(util::election)}).at(0).substr(0, 40),
+                field("replication", "master_replid"));
+      EXPECT_EQ(release(io, *store), release_answer::released);
+    }
+  }
 }
 
 TEST_F(replicated_store, tokens_are_at_least_the_servers_clock) {

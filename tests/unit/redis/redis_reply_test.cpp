@@ -435,6 +435,47 @@ TEST(required_renew_reply_parsing, every_answer_and_the_bad_shapes) {
   }
 }
 
+// The switch script's verdicts, and what the store makes of each: a reset
+// (acquisitions held back) unless the record named this server already and
+// no fence is up, or the server was promoted with every acknowledged write.
+TEST(switch_reply_parsing, every_verdict_and_whether_it_holds_back) {
+  using baton::redis_reply;
+  using seen = baton::server_switch::seen;
+  auto reply = [](std::string verdict, long long fence_ms) {
+    return redis_reply::array(
+        {redis_reply::string(std::move(verdict)), redis_reply::integer_reply(fence_ms)});
+  };
+  struct row {
+    redis_reply reply;
+    bool ok;
+    seen what;
+    bool held_back;
+  };
+  const std::vector<row> rows{
+      {reply("promoted", -2), true, seen::promoted, false},
+      {reply("promoted", 900), true, seen::promoted, true},  // another fence stands
+      {reply("same", -2), true, seen::same, false},
+      {reply("same", 1500), true, seen::same, true},  // another candidate fenced
+      {reply("same", -1), true, seen::same, true},    // an operator's hold
+      {reply("failover", 2000), true, seen::fenced, true},
+      {reply("unrecorded", 2000), true, seen::fenced, true},
+      {reply("lost", 2000), true, seen::fenced, true},
+      {reply("maybe", 0), false, seen::fenced, true},
+      {redis_reply::array({redis_reply::string("same")}), false, seen::fenced, true},
+      {redis_reply::integer_reply(2000), false, seen::fenced, true},
+  };
+  for (const auto& x : rows) {
+    const auto p = baton::parse_switch_reply(x.reply);
+    if (!x.ok) {
+      EXPECT_EQ(p.ec, redis_errc::unexpected_reply) << baton::describe_reply(x.reply);
+      continue;
+    }
+    ASSERT_FALSE(p.ec) << p.detail;
+    EXPECT_EQ(p.value.what, x.what) << baton::describe_reply(x.reply);
+    EXPECT_EQ(p.value.held_back(), x.held_back) << baton::describe_reply(x.reply);
+  }
+}
+
 TEST(replicas_required, off_a_number_or_the_most_recorded_and_at_least_one) {
   struct row {
     int replica_ack, recorded, connected, needed;
