@@ -10,6 +10,8 @@
 // apps worked at once; the records give the time to the next start.
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -220,6 +222,167 @@ TEST(sentinel_faults, failover_right_after_a_grant_the_replica_never_got) {
         << "no candidate logged the failover as a reset\n"
         << c.logs();
   }
+}
+
+// --- a failover with every grant and renewal on every replica ---------------
+//
+// With replica_ack all and two replicas, the master SIGKILLed under a leader:
+// Sentinel promotes a replica that followed the master live and acknowledged
+// every grant and renewal, so it has the lease and its token, and keeps the
+// other replica (all counts one fewer after the switch). Nothing is held
+// back: the leader keeps working when the switch is shorter than its renew
+// deadline, and otherwise a standby starts when the lease ends (or the switch
+// does, whichever is later), not one ttl after the switch. With off, the same
+// switch still holds every acquisition back for one ttl.
+
+// Sentinel's down-after as in the measurement (2 s), two replicas.
+redis_sentinel_group_options two_replicas() {
+  auto o = group::options(3);
+  o.replicas = 2;
+  o.down_after = 2000ms;
+  return o;
+}
+
+// Waits until every data node other than the master has run for `d`: the
+// switch check trusts a promoted replica only when it ran since one ttl
+// before the last grant or renewal.
+void wait_until_replicas_ran(group& g, std::chrono::milliseconds d) {
+  const auto master = g->master_port();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (auto port : g->data_ports()) {
+          if (port == master) continue;
+          const auto info = g->command(port, {"INFO", "server"});
+          const auto at = info.empty() ? std::string::npos : info.front().find("uptime_in_seconds:");
+          if (at == std::string::npos) return false;
+          if (std::stoll(info.front().substr(at + 18)) * 1000 < d.count()) return false;
+        }
+        return true;
+      },
+      d + 20s, 200ms))
+      << g->log_tails();
+}
+
+// One round: three candidates with `ack`, the master SIGKILLed under the
+// leader once the replicas have run for a ttl and a renewal since. Returns
+// the kill's and the failover's times (the test saw the new master), or
+// nullopt after a failure.
+struct killed_round {
+  interval leader;
+  std::int64_t inject = 0;
+  std::int64_t failover = 0;
+};
+std::optional<killed_round> kill_master_under_a_leader(
+    fault_cluster& c, group& g, const std::string& ack,
+    const std::vector<std::string>& baton_args = {}) {
+  for (int i = 1; i <= 3; ++i) {
+    auto o = g.node(ack);
+    o.baton_args.insert(o.baton_args.end(), baton_args.begin(), baton_args.end());
+    c.start_node(i, o);
+  }
+  killed_round r;
+  r.leader = single_worker(c);
+  if (r.leader.pid <= 0) return std::nullopt;
+  wait_until_replicas_ran(g, c.ttl() + c.ttl() / 3 + 1s);
+  r.inject = mono_now_ns();
+  const auto old_master = g->kill_master();
+  g->wait_for_failover(old_master, 30s);
+  r.failover = mono_now_ns();
+  return r;
+}
+
+TEST(sentinel_faults, with_ack_all_the_leader_keeps_working_through_a_failover) {
+  // A renew deadline that outlasts the switch (down-after 2 s, the vote, the
+  // promotion, the other replica following the new master) wherever in the
+  // renewal period the kill lands: 5 s, renewals every 500 ms.
+  constexpr auto long_ttl = 6000ms;
+  for (int round = 1; round <= rounds; ++round) {
+    fault_cluster c(round_name(round), long_ttl, false);
+    group g(c.election(), two_replicas());
+    const auto r = kill_master_under_a_leader(
+        c, g, "all", {"--renew-interval", "500ms", "--renew-deadline", "5s"});
+    ASSERT_TRUE(r);
+    // Past the renew deadline of the last renewal on the old master: only
+    // renewals on the promoted one keep the leader working now.
+    event_log log(c.events());
+    const auto past_deadline = r->failover + std::chrono::nanoseconds(long_ttl).count();
+    EXPECT_TRUE(wait_for(
+        log,
+        [&](const event_log& x) {
+          const auto old = interval_of(x, r->leader.pid);
+          return (old && old->ended) || (mono_now_ns() > past_deadline && old &&
+                                         old->end_ns > past_deadline);
+        },
+        long_ttl + 20s));
+    log.refresh();
+    const auto old = interval_of(log, r->leader.pid);
+    ASSERT_TRUE(old);
+    EXPECT_FALSE(old->ended) << "the leader stopped through a failover it could renew across\n"
+                             << c.logs();
+    EXPECT_FALSE(first_started_after(log, r->inject)) << "another app started\n" << c.logs();
+    EXPECT_EQ(c.logs().find("lost its data or failed over"), std::string::npos)
+        << "a candidate held back after the promotion\n"
+        << c.logs();
+    const auto overlaps = check_no_overlap(c);
+    auto record = round_record(c, "sentinel: master SIGKILLed, replica_ack all, 2 replicas, ttl 6 s",
+                               r->inject, std::nullopt, overlaps);
+    record.kept_working = !old->ended;
+    record_fault(record);
+  }
+}
+
+// The new term after the kill: its start, the old leader's last work, and
+// the leaderless time between them, checked against what `held_back` means.
+void takeover_after_the_kill(const std::string& ack, bool held_back, const std::string& kind) {
+  for (int round = 1; round <= rounds; ++round) {
+    fault_cluster c(round_name(round), 3000ms, false);
+    group g(c.election(), two_replicas());
+    const auto r = kill_master_under_a_leader(c, g, ack);
+    ASSERT_TRUE(r);
+    event_log log(c.events());
+    ASSERT_TRUE(wait_for_new_term_after(log, r->inject, 30s))
+        << "no new leader after the failover\n"
+        << c.logs() << g->log_tails();
+    log.refresh();
+    const auto old = interval_of(log, r->leader.pid);
+    const auto next = first_started_after(log, r->inject);
+    ASSERT_TRUE(old && next);
+    const auto ttl_ns = std::chrono::nanoseconds(c.ttl()).count();
+    // The lease ends at most ttl/3 after the old app's renew deadline (its
+    // last work); a standby can acquire once both it and the switch are over.
+    const auto free_ns = std::max(r->failover, old->end_ns + ttl_ns / 3);
+    const double after_switch = ms_between(r->failover, next->start_ns);
+    if (held_back) {
+      EXPECT_GE(after_switch, static_cast<double>(c.ttl().count()) - 500)
+          << "the failover was not held back\n"
+          << c.logs();
+    } else {
+      EXPECT_LT(ms_between(free_ns, next->start_ns), 1500.0)
+          << "the new leader started long after the lease and the switch were over\n"
+          << c.logs();
+      EXPECT_EQ(c.logs().find("lost its data or failed over"), std::string::npos)
+          << "a candidate held back after the promotion\n"
+          << c.logs();
+    }
+    EXPECT_GT(token_value(*next), token_value(r->leader)) << c.logs();
+    std::printf("[ leaderless ] %s round %d: %.0f ms (old app's last work %.0f ms after the kill, "
+                "switch seen at %.0f, new start %.0f)\n",
+                kind.c_str(), round, ms_between(old->end_ns, next->start_ns),
+                ms_between(r->inject, old->end_ns), ms_between(r->inject, r->failover),
+                ms_between(r->inject, next->start_ns));
+    const auto overlaps = check_no_overlap(c);
+    record_fault(round_record(c, kind, r->inject, r->leader.pid, overlaps));
+  }
+}
+
+TEST(sentinel_faults, with_ack_all_a_standby_takes_over_when_the_lease_ends) {
+  takeover_after_the_kill("all", false,
+                          "sentinel: master SIGKILLed, replica_ack all, 2 replicas, ttl 3 s");
+}
+
+TEST(sentinel_faults, with_ack_off_the_same_failover_is_held_back_one_ttl) {
+  takeover_after_the_kill("off", true,
+                          "sentinel: master SIGKILLed, replica_ack off, 2 replicas, ttl 3 s");
 }
 
 // With acknowledgement from every replica, a grant the replica cannot
