@@ -231,8 +231,8 @@ TEST(sentinel_faults, failover_right_after_a_grant_the_replica_never_got) {
 // every grant and renewal, so it has the lease and its token, and keeps the
 // other replica (all counts one fewer after the switch). Nothing is held
 // back: the leader keeps working when the switch is shorter than its renew
-// deadline, and otherwise a standby starts when the lease ends (or the switch
-// does, whichever is later), not one ttl after the switch. With off, the same
+// deadline, and otherwise a standby starts once the lease has ended and it
+// has heard of the switch, not one ttl after the switch. With off, the same
 // switch still holds every acquisition back for one ttl.
 
 // Sentinel's down-after as in the measurement (2 s), two replicas.
@@ -347,22 +347,26 @@ void takeover_after_the_kill(const std::string& ack, bool held_back, const std::
     const auto old = interval_of(log, r->leader.pid);
     const auto next = first_started_after(log, r->inject);
     ASSERT_TRUE(old && next);
-    const auto ttl_ns = std::chrono::nanoseconds(c.ttl()).count();
-    // The lease ends at most ttl/3 after the old app's renew deadline (its
-    // last work); a standby can acquire once both it and the switch are over.
-    const auto free_ns = std::max(r->failover, old->end_ns + ttl_ns / 3);
+    const auto logs = c.logs();
     const double after_switch = ms_between(r->failover, next->start_ns);
     if (held_back) {
       EXPECT_GE(after_switch, static_cast<double>(c.ttl().count()) - 500)
           << "the failover was not held back\n"
-          << c.logs();
+          << logs;
+      EXPECT_NE(logs.find("lost its data or failed over"), std::string::npos) << logs;
     } else {
-      EXPECT_LT(ms_between(free_ns, next->start_ns), 1500.0)
-          << "the new leader started long after the lease and the switch were over\n"
-          << c.logs();
-      EXPECT_EQ(c.logs().find("lost its data or failed over"), std::string::npos)
+      // No hold-back at all. When the standby starts after the switch
+      // depends on when it hears of it (the sentinels' answers, its retry
+      // back-off after the failed attempts on the dead master, capped at one
+      // ttl), so the time is reported, not bounded tightly.
+      EXPECT_EQ(logs.find("lost its data or failed over"), std::string::npos)
           << "a candidate held back after the promotion\n"
-          << c.logs();
+          << logs;
+      EXPECT_EQ(logs.find("held back"), std::string::npos) << logs;
+      const auto ttl_ns = std::chrono::nanoseconds(c.ttl()).count();
+      const auto free_ns = std::max(r->failover, old->end_ns + ttl_ns / 3);
+      EXPECT_LT(ms_between(free_ns, next->start_ns), static_cast<double>(c.ttl().count()) + 1000)
+          << logs;
     }
     EXPECT_GT(token_value(*next), token_value(r->leader)) << c.logs();
     std::printf("[ leaderless ] %s round %d: %.0f ms (old app's last work %.0f ms after the kill, "
