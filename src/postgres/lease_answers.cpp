@@ -37,9 +37,9 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
     out.answer.outcome = acquire_outcome::held;
     return out;
   }
-  if (rows.size() != 1 || rows[0].size() < 12) {
+  if (rows.size() != 1 || rows[0].size() < 13) {
     out.error = unexpected(std::to_string(rows.size()) + " rows of " +
-                           std::to_string(rows[0].size()) + " columns, expected 1 of 12");
+                           std::to_string(rows[0].size()) + " columns, expected 1 of 13");
     return out;
   }
   const auto& row = rows[0];
@@ -48,8 +48,9 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   const auto token = integer(row[5]);
   const auto remaining = integer(row[6]);
   const auto restarted = boolean(row[9]);
+  const auto free_in_us = integer(row[12]);
   if (!row[0] || !reset || !missing || !row[4] || !token || *token < 0 || !remaining ||
-      !restarted || !row[7] || !row[10]) {
+      !restarted || !row[7] || !row[10] || !free_in_us) {
     out.error = unexpected("a row with a missing or malformed column");
     return out;
   }
@@ -66,6 +67,10 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   out.answer.holder = *row[4];
   out.answer.token = static_cast<std::uint64_t>(*token);
   out.answer.remaining = milliseconds(*remaining);
+  // Only a plain "held" says when the lease is free; -1 elsewhere.
+  if (out.answer.outcome == acquire_outcome::held && *free_in_us >= 0) {
+    out.answer.free_in = std::chrono::microseconds(*free_in_us);
+  }
   out.reset = *reset;
   out.missing = *missing;
   out.restarted = *restarted;

@@ -187,19 +187,25 @@ std::string lease_sql::acquire() const {
          "         CASE WHEN c.lost OR c.restarted THEN greatest(0, ceil(extract(epoch FROM "
          "greatest(c.held_back_until, c.expires_at) - c.now) * 1000))::bigint\n"
          "              ELSE $4::bigint END AS remaining_ms,\n"
-         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why\n"
+         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why, -1::bigint AS free_in_us\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
          "  SELECT 'held_back', true, true, false, '', r.token,\n"
          "         ceil(extract(epoch FROM r.held_back_until - s.now) * 1000)::bigint, "
-         "r.server_epoch, false, s.lsn, NULL\n"
+         "r.server_epoch, false, s.lsn, NULL, -1::bigint\n"
          "  FROM created r, s\n"
          "  UNION ALL\n"
          "  SELECT CASE WHEN l.held_back_until > s.now THEN 'held_back' ELSE 'held' END, false, "
          "false, false,\n"
          "         CASE WHEN l.expires_at > s.now THEN l.holder ELSE '' END, l.token,\n"
          "         greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, l.expires_at) - "
-         "s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL\n"
+         "s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL,\n"
+         // Held: the time until the lease is free to the microsecond (the
+         // row's own resolution), so a standby tries right at the expiry
+         // instead of up to 2 ms after it (the millisecond above, rounded
+         // up, plus the machine's 1 ms margin for stores that round down).
+         "         CASE WHEN l.held_back_until > s.now THEN -1 ELSE greatest(0, ceil(extract("
+         "epoch FROM l.expires_at - s.now) * 1000000))::bigint END\n"
          "  FROM " + t + " l, s\n"
          "  WHERE l.election = $1 AND NOT EXISTS (SELECT 1 FROM changed)\n"
          "    AND NOT EXISTS (SELECT 1 FROM created))\n"
@@ -208,7 +214,7 @@ std::string lease_sql::acquire() const {
          "       CASE WHEN a.new_term THEN pg_notify($5, json_build_object('event', 'acquired', "
          "'election', $1,\n"
          "            'holder', a.holder, 'session', $3::text, 'token', a.token)::text)::text END,\n"
-         "       a.restarted, a.lsn::text, a.lost_why\n"
+         "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us\n"
          "FROM answer a";
 }
 

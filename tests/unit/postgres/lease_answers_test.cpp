@@ -12,9 +12,9 @@ namespace {
 using cell = std::optional<std::string>;
 
 result_rows row(cell outcome, cell reset, cell missing, cell holder, cell token, cell remaining,
-               cell restarted = "f", cell lost_why = cell()) {
+               cell restarted = "f", cell lost_why = cell(), cell free_in_us = "-1") {
   return {{outcome, reset, missing, cell("f"), holder, token, remaining, cell("1/00000001/2"),
-           cell(), restarted, cell("0/1500790"), lost_why}};
+           cell(), restarted, cell("0/1500790"), lost_why, free_in_us}};
 }
 
 TEST(postgres_acquire_rows, acquired_carries_the_new_token_and_a_full_ttl) {
@@ -37,6 +37,17 @@ TEST(postgres_acquire_rows, held_names_the_holder_and_its_remaining_time) {
   EXPECT_EQ(p.answer.holder, "n2");
   EXPECT_EQ(p.answer.token, 7u);
   EXPECT_EQ(p.answer.remaining, milliseconds(1234));
+  EXPECT_LT(p.answer.free_in.count(), 0);  // the row did not say
+}
+
+// The microseconds let a standby try right at the expiry; only "held" has them.
+TEST(postgres_acquire_rows, held_carries_the_time_until_free_to_the_microsecond) {
+  const auto held = parse_acquire_rows(row("held", "f", "f", "n2", "7", "1234", "f", cell(), "1233417"));
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.answer.free_in, std::chrono::microseconds(1233417));
+  const auto back = parse_acquire_rows(row("held_back", "f", "f", "", "7", "1234", "f", cell(), "5"));
+  ASSERT_FALSE(back.error);
+  EXPECT_LT(back.answer.free_in.count(), 0);
 }
 
 TEST(postgres_acquire_rows, a_reset_found_by_this_statement_is_flagged) {
@@ -96,6 +107,8 @@ TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
       row(cell(), "f", "f", "n1", "1", "1"),                     // NULL outcome
       row("acquired", "f", "f", cell(), "1", "1"),               // NULL holder
       row("held", "f", "f", "n1", "1", "1", cell()),             // NULL restarted
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), cell()),  // NULL free_in_us
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "soon"),  // free_in_us not a number
       {{cell("held"), cell("f"), cell("f"), cell("f"), cell("n1"), cell("1"), cell("1"),
         cell("1/00000001/2"), cell()}},                          // the old 9 columns
   };
