@@ -104,7 +104,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated scenarios (default: {','.join(SCENARIOS)})")
     parser.add_argument("--scale-standbys", type=int, default=None,
-                        help="standbys at scale (default 1000, smoke 50), over 10 elections")
+                        help="standbys at scale (default 1000, smoke 50), over --scale-elections")
+    parser.add_argument("--scale-elections", type=int, default=10,
+                        help="elections at scale (default 10): 1 puts every standby on one "
+                             "election; 1000 with --scale-standbys 2000 is 1,000 elections "
+                             "of 3 candidates")
     parser.add_argument("--idle-window", type=float, default=None,
                         help="idle measurement window, s (default 60, smoke 2)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: time)")
@@ -118,6 +122,8 @@ def parse_args() -> argparse.Namespace:
     for kind in args.only:
         if kind not in KINDS:
             parser.error(f"--only: unknown implementation '{kind}' (known: {', '.join(KINDS)})")
+    if args.scale_elections < 1:
+        parser.error("--scale-elections: at least 1")
     for scenario in args.scenarios:
         if scenario not in SCENARIOS:
             parser.error(f"--scenarios: unknown scenario '{scenario}' "
@@ -129,7 +135,7 @@ def parse_args() -> argparse.Namespace:
 
 def make_settings(args: argparse.Namespace) -> settings:
     smoke = args.smoke
-    elections = 10
+    elections = args.scale_elections
     standbys = args.scale_standbys or (50 if smoke else 1000)
     per_election = -(-standbys // elections) + 1  # the standbys plus each election's leader
     return settings(
@@ -152,6 +158,7 @@ def make_settings(args: argparse.Namespace) -> settings:
         scale_window_s=2.0 if smoke else 60.0,
         scale_kills=2 if smoke else 20,
         scale_tick_ms=100,
+        scale_releases=1 if smoke else 5,
     )
 
 

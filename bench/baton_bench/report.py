@@ -211,6 +211,21 @@ def scale_table(scale: dict) -> str:
         ("crash failover_total under load (ms, median)", f"{total.get('median', 0):.0f}"),
         ("time to spawn all candidates (s)", f"{scale['spawn_s']:.1f}"),
     ]
+    releases = scale.get("releases") or []
+    if releases:
+        def med(key):
+            values = [r[key] for r in releases if r.get(key) is not None]
+            return statistics.median(values) if values else float("nan")
+        rows += [
+            ("graceful release: handover gap (ms, median / max)",
+             f"{med('handover_gap_ms'):.1f} / "
+             f"{max(r['handover_gap_ms'] or 0 for r in releases):.1f} (n={len(releases)})"),
+            ("graceful release: Redis commands beyond the steady rate (median)",
+             f"{med('redis_commands_beyond_steady'):.0f}"),
+            ("graceful release: Redis PING round trip (ms, quiet median / during median / max)",
+             f"{med('ping_ms_quiet_median'):.2f} / {med('ping_ms_median'):.2f} / "
+             f"{max(r['ping_ms_max'] or 0 for r in releases):.2f}"),
+        ]
     lines = ["| scale (baton) | value |", "|---|---|"]
     lines += [f"| {label} | {value} |" for label, value in rows]
     return "\n".join(lines)

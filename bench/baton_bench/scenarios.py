@@ -47,6 +47,7 @@ class settings:
     scale_window_s: float
     scale_kills: int
     scale_tick_ms: int
+    scale_releases: int
 
 
 @dataclass
@@ -469,8 +470,9 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
     cfg = ctx.config
     total = cfg.scale_elections * cfg.scale_per_election
     standbys = total - cfg.scale_elections
-    # About 6 MB RSS per idle daemon; ask for twice that to stay clear of trouble.
-    needed_kb = total * 12 * 1024
+    # About 2 MB of its own (PSS) per idle daemon and 0.3 MB per parked keeper,
+    # most of the 8 MB RSS being shared pages; ask for 5 MB each to stay clear.
+    needed_kb = total * 5 * 1024
     available_kb = proc_stats.mem_available_kb()
     if available_kb < needed_kb:
         raise harness_error(f"scale: {total} daemons need about {needed_kb // 1024} MB, only "
@@ -562,8 +564,92 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
                 wait_exit(leader.proc, 5.0)
         result["lag_after_expiry_ms"] = lags
         result["failover_total_ms"] = totals
+        result["releases"] = [_release_storm(ctx, groups[r % len(groups)], server,
+                                             result["redis_total_commands_per_s"])
+                              for r in range(cfg.scale_releases)]
         return result
     finally:
         for group in groups:
             ctx.finish_group(group)
         server.stop()
+
+
+class _latency_probe:
+    """PINGs Redis on its own connection every millisecond, in a thread, and keeps the round
+    trips: what any other client of this Redis sees while a herd of standbys wakes."""
+
+    def __init__(self, port: int) -> None:
+        self._conn = redis_connection(port, timeout=5.0)
+        self._stop = threading.Event()
+        self.rtts_ms: list[float] = []
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 60.0  # bounded even if nobody stops it
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            sent = time.monotonic_ns()
+            try:
+                self._conn.command("PING")
+            except Exception as error:  # noqa: BLE001 -- reported by stop()
+                self.error = f"latency probe: {error}"
+                return
+            self.rtts_ms.append((time.monotonic_ns() - sent) / NS_PER_MS)
+            self._stop.wait(0.001)
+
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        self._conn.close()
+        if self.error:
+            raise harness_error(self.error)
+        return self.rtts_ms
+
+
+def _release_storm(ctx: run_context, group: election_group, server, baseline_per_s: float) -> dict:
+    """A graceful release (SIGTERM to the leader) in an election with many standbys: the
+    handover gap, the Redis commands the wake-up cost beyond the steady rate, and the Redis
+    round trip other clients saw meanwhile."""
+    cfg = ctx.config
+    leader_iv = wait_single_leader(group.log, 10.0 + cfg.ttl_ms / 1000.0,
+                                   f"{group.election} release")
+    leader = group.by_name(leader_iv.name)
+    if leader is None:
+        raise harness_error(f"{group.election}: worker {leader_iv.name} belongs to no candidate")
+    with server.connect() as conn:
+        probe = _latency_probe(server.port)
+        time.sleep(0.2)  # the probe's quiet baseline
+        quiet_samples = len(probe.rtts_ms)
+        before = int(conn.info("stats")["total_commands_processed"])
+        started = time.monotonic()
+        acted = time.monotonic_ns()
+        leader.terminate()
+        successor = group.log.wait_for(
+            lambda current: current.first_start_after(acted, exclude_name=leader.name),
+            timeout_s=2 * cfg.ttl_ms / 1000.0 + 10.0)
+        time.sleep(0.5)  # the herd's refused attempts come in after the winner's
+        after = int(conn.info("stats")["total_commands_processed"])
+        elapsed = time.monotonic() - started
+        rtts = probe.stop()
+    if successor is None:
+        raise harness_error(f"{group.election} release: no other worker started")
+    old = group.log.intervals[(leader_iv.name, leader_iv.pid)]
+    during = rtts[quiet_samples:]
+    pings = len(during)
+    commands = after - before - pings - 1  # less the probe's PINGs and our own INFO
+    wait_exit(leader.proc, 15.0)
+    group.note_workers()
+    group.start(leader.index)
+    return {
+        "handover_gap_ms": _ms(successor.start_ns - old.stop_ns) if old.stop_ns else None,
+        "handover_total_ms": _ms(successor.start_ns - acted),
+        "window_s": round(elapsed, 3),
+        "redis_commands": commands,
+        "redis_commands_beyond_steady": round(commands - baseline_per_s * elapsed),
+        "ping_ms_quiet_median": round(statistics.median(rtts[:quiet_samples]), 3)
+        if quiet_samples else None,
+        "ping_ms_median": round(statistics.median(during), 3) if during else None,
+        "ping_ms_max": round(max(during), 3) if during else None,
+        "pings": pings,
+    }
