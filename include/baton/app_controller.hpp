@@ -112,7 +112,7 @@ class app_controller {
   /// The lease is valid until `valid_until` (monotonic clock). Recorded, and
   /// written at once to the running child's keeper, which SIGKILLs the child's
   /// process group if that moment passes without a newer deadline. Never
-  /// blocks: if the keeper's pipe is full the write is skipped (the next call
+  /// blocks: if the keeper's connection is full the write is skipped (the next call
   /// writes again). The last deadline set is also sent to every child spawned
   /// later, when it is spawned: set it before start() for a new term. Until a
   /// child's keeper gets a deadline, it has none.
@@ -123,7 +123,8 @@ class app_controller {
   /// True from start() until stopped is reported.
   bool active() const;
   /// PIDs of processes currently running (child, hook), for status output.
-  /// child_pid(): the child's keeper while it runs (not yet reaped), else 0.
+  /// child_pid(): the child's keeper while it runs (until it reports the
+  /// command's end, or is reaped), else 0.
   /// The keeper leads the process group the child runs in (pgid == this pid)
   /// and exits with the child's status; the command's own pid is its child.
   pid_t child_pid() const;

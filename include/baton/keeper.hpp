@@ -9,6 +9,10 @@
 // <ns> is an absolute CLOCK_MONOTONIC time in nanoseconds (std::chrono::
 // steady_clock on Linux). Until the first line there is no deadline; each line
 // replaces the previous deadline. End of file on descriptor 3 kills the group.
+// Descriptor 3 is one end of a socket pair, so the keeper answers on it too:
+// the moment it has reaped the command, it writes `exited <code>\n` or
+// `killed <signal>\n` there, then exits the same way. The daemon learns the
+// command's end from that line, without waiting for the keeper's own exit.
 #pragma once
 
 #include <string>
@@ -38,11 +42,19 @@ inline constexpr std::string_view keeper_parked_flag = "--parked";
 /// The parked command's start pipe (see keeper_parked_flag).
 inline constexpr int keeper_start_fd = 4;
 
-/// Descriptor on which the keeper reads its deadlines.
+/// Descriptor on which the keeper reads its deadlines and writes its report.
 inline constexpr int keeper_deadline_fd = 3;
 
+/// The keeper's report of the command's end, one line on descriptor 3 right
+/// after it reaped the command: `exited <code>` (it exited) or `killed <signal>`
+/// (a signal ended it). Written without blocking, and only this once; a
+/// descriptor that cannot take it (a plain pipe, a daemon gone) loses it, and
+/// the keeper's own exit says the same a little later.
+inline constexpr std::string_view keeper_exited_report = "exited";
+inline constexpr std::string_view keeper_killed_report = "killed";
+
 /// The keeper's main: `argv` is {baton, "__keeper", ["--trace-since", NS,] "--", CMD, ARGS...}, with
-/// the deadline pipe as descriptor 3, started as leader of its own process
+/// the daemon's connection as descriptor 3, started as leader of its own process
 /// group. Returns 125 on usage errors, and 127 when CMD cannot be executed
 /// (after "baton keeper: cannot execute CMD: <reason>" on stderr); otherwise
 /// it exits with the child's status (the same code, or killed by the same

@@ -2,7 +2,8 @@
 // then spawns the child; stop() terminates whichever of the two runs, waits
 // for it, then runs on_stop. Everything happens on the io_context's thread;
 // at most one of {on_start, child, on_stop} runs at any time. The child is
-// spawned under a keeper, which gets the lease deadline through a pipe.
+// spawned under a keeper, which gets the lease deadline through its socket
+// pair and reports the command's end back on it the moment it reaps it.
 #include "baton/app_controller.hpp"
 
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "hook_runner.hpp"
 #include "keeper_fork.hpp"
 #include "keeper_link.hpp"
+#include "keeper_report_watch.hpp"
 #include "proc_children.hpp"
 #include "spawn.hpp"
 
@@ -60,7 +62,10 @@ struct app_controller::impl {
   void discard_parked();
   void close_parked_pipes();
   void watch_keeper(pid_t pid);
+  void watch_report();
+  void close_keeper();
   void on_keeper_exit(pid_t pid, exit_status status);
+  void on_end_reported(pid_t pid, exit_status status);
   void report_start_failure(std::string detail);
   void on_child_exit(exit_status status);
   void continue_stop();
@@ -91,10 +96,15 @@ struct app_controller::impl {
   bool fork_keeper_;  // fork the keeper rather than exec keeper_program_
   std::string keeper_program_;
   process::child_reaper reaper_;
-  process::keeper_link keeper_;          // open while the child's keeper is unreaped
+  process::keeper_link keeper_;          // open while child_pid_ is set
+  // Watches keeper_ for the keeper's report; reset before keeper_ closes.
+  std::unique_ptr<process::keeper_report_watch> report_watch_;
+  // Keepers whose report ended their term, killed and not yet reaped: their
+  // exit says nothing new.
+  std::vector<pid_t> reported_keepers_;
   std::optional<time_point> deadline_;  // the last set_deadline()
   std::unique_ptr<process::hook_runner> hook_;
-  pid_t child_pid_ = 0;  // the keeper; non-zero only while it is unreaped
+  pid_t child_pid_ = 0;  // the keeper; non-zero until it reports the end or is reaped
   bool active_ = false;
   bool stop_requested_ = false;
   bool on_stop_started_ = false;
@@ -200,6 +210,7 @@ void app_controller::impl::watch_keeper(pid_t pid) {
 }
 
 void app_controller::impl::on_keeper_exit(pid_t pid, exit_status status) {
+  if (std::erase(reported_keepers_, pid) != 0) return;
   if (pid == child_pid_) {
     on_child_exit(status);
     return;
@@ -211,6 +222,42 @@ void app_controller::impl::on_keeper_exit(pid_t pid, exit_status status) {
   spdlog::warn("app: the parked keeper (pid {}) {} before it was needed; the next start "
                "begins a keeper of its own",
                pid, status.signal != 0 ? status.describe() : "exited with " + status.describe());
+}
+
+// Listens for the running keeper's report of the command's end (see
+// baton/keeper.hpp): the moment it reaped the command, a stop may go on,
+// without waiting for the keeper's exit and its SIGCHLD.
+void app_controller::impl::watch_report() {
+  report_watch_ = std::make_unique<process::keeper_report_watch>(
+      io_, keeper_.daemon_end(),
+      [this, alive = std::weak_ptr<char>(alive_), pid = child_pid_](exit_status status) {
+        if (!alive.expired()) on_end_reported(pid, status);
+      });
+}
+
+void app_controller::impl::close_keeper() {
+  report_watch_.reset();
+  keeper_.close();
+}
+
+void app_controller::impl::on_end_reported(pid_t pid, exit_status status) {
+  if (pid != child_pid_) return;
+  // The command is reaped. What else runs in its group (its background
+  // processes, and the keeper, which has nothing left to do but exit) goes
+  // now, as the reaper would do at the keeper's exit: the keeper is not
+  // reaped yet, so the group id is still ours. Once SIGKILL is sent, nothing
+  // of the group runs another instruction of its own.
+  if (::killpg(pid, SIGKILL) != 0 && errno != ESRCH) {
+    spdlog::warn("app: cannot clear process group {}: {}", pid, std::strerror(errno));
+  }
+  reported_keepers_.push_back(pid);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("handover timing: the keeper reported the command's end at monotonic {} ns",
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      mono_clock::now().time_since_epoch())
+                      .count());
+  }
+  on_child_exit(status);
 }
 
 void app_controller::impl::start(const app_context& context) {
@@ -273,7 +320,10 @@ void app_controller::impl::shutdown() {
     reaper_.reap_blocking(child_pid_);
     child_pid_ = 0;
   }
-  keeper_.close();
+  // Killed already when their report came.
+  for (pid_t pid : reported_keepers_) reaper_.reap_blocking(pid);
+  reported_keepers_.clear();
+  close_keeper();
   if (parked_.pid != 0) {
     ::killpg(parked_.pid, SIGKILL);
     reaper_.reap_blocking(parked_.pid);
@@ -350,10 +400,12 @@ bool app_controller::impl::release_parked(bool trace) {
   }
   ::close(parked_.start_fd);
   parked_.start_fd = -1;
+  report_watch_.reset();
   keeper_ = std::move(parked_.link);
   child_pid_ = parked_.pid;
   parked_.pid = 0;
   send_deadline();
+  watch_report();
   if (trace) {
     spdlog::debug("takeover timing: parked keeper released {} after the acquire was sent",
                   microseconds_text(mono_clock::now() - start_context_.acquire_sent));
@@ -389,8 +441,9 @@ bool app_controller::impl::launch_child() {
       report_start_failure("child: " + process::spawn_error_message(child_.command, error));
       return false;
     }
+    report_watch_.reset();
     if (int error = keeper_.open()) {
-      report_start_failure(std::string("child: cannot create the keeper's pipe: ") +
+      report_start_failure(std::string("child: cannot create the keeper's socket pair: ") +
                            std::strerror(error));
       return false;
     }
@@ -420,6 +473,7 @@ bool app_controller::impl::launch_child() {
                  child_.command.front(), child_pid_, child_pid_);
     send_deadline();
     watch_keeper(child_pid_);
+    watch_report();
   }
   return true;
 }
@@ -443,7 +497,7 @@ void app_controller::impl::send_deadline() {
   // EAGAIN: the keeper is behind; the next renewal writes again. EPIPE: it
   // has exited and its reaping is on the way.
   if (error == EAGAIN) {
-    spdlog::debug("app: keeper's pipe is full; this deadline is skipped");
+    spdlog::debug("app: the keeper's socket buffer is full; this deadline is skipped");
   } else if (error != 0 && error != EPIPE) {
     spdlog::warn("app: cannot send the lease deadline to the keeper (pid {}): {}", child_pid_,
                  std::strerror(error));
@@ -453,7 +507,7 @@ void app_controller::impl::send_deadline() {
 void app_controller::impl::on_child_exit(exit_status status) {
   pid_t pid = child_pid_;
   child_pid_ = 0;
-  keeper_.close();
+  close_keeper();
   std::string how = status.signal != 0 ? status.describe() : "exited with " + status.describe();
   if (stop_requested_) {
     spdlog::info("app: child (keeper pid {}) {}", pid, how);
@@ -494,7 +548,7 @@ void app_controller::impl::finish_stop() {
 }
 
 void app_controller::impl::signal_child(int signal) {
-  // child_pid_ is cleared when the child is reaped, so this never reaches a
+  // child_pid_ is cleared before the keeper is reaped, so this never reaches a
   // reused pid; the group id equals the pid (spawn_process made it leader).
   if (child_pid_ != 0 && ::killpg(child_pid_, signal) != 0 && errno != ESRCH) {
     spdlog::warn("app: cannot signal process group {}: {}", child_pid_, std::strerror(errno));
@@ -519,7 +573,7 @@ pid_t app_controller::parked_pid() const { return impl_->parked_.pid; }
 void app_controller::stop(const app_context& context) { impl_->stop(context); }
 void app_controller::kill() { impl_->kill(); }
 void app_controller::set_deadline(time_point valid_until) { impl_->set_deadline(valid_until); }
-void app_controller::close_keeper_pipe() { impl_->keeper_.close(); }
+void app_controller::close_keeper_pipe() { impl_->close_keeper(); }
 bool app_controller::active() const { return impl_->active_; }
 pid_t app_controller::child_pid() const { return impl_->child_pid_; }
 pid_t app_controller::command_pid() const {

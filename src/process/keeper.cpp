@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,6 +128,29 @@ signal_bits drain_signals(int sfd) {
 [[noreturn]] void exit_like(int wait_status) {
   if (WIFSIGNALED(wait_status)) die_by(WTERMSIG(wait_status));
   ::_exit(WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : usage_error);
+}
+
+// Tells the daemon on descriptor 3 how the command ended (see
+// keeper_exited_report), the moment it is reaped: the daemon need not wait
+// for the keeper's exit and its SIGCHLD. Never blocks: a daemon that does not
+// read (frozen, or gone) must not hold the keeper, which exits right after
+// either way. On a plain pipe (an older daemon's) send() fails: nothing lost.
+void report_end(int wait_status) {
+  char line[32];
+  std::size_t used = 0;
+  const bool killed = WIFSIGNALED(wait_status);
+  const std::string_view word = killed ? keeper_killed_report : keeper_exited_report;
+  for (char c : word) line[used++] = c;
+  line[used++] = ' ';
+  const int value = killed ? WTERMSIG(wait_status)
+                           : (WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : usage_error);
+  auto [end, ec] = std::to_chars(line + used, line + sizeof line - 1, value);
+  if (ec != std::errc{}) return;
+  used = static_cast<std::size_t>(end - line);
+  line[used++] = '\n';
+  while (::send(keeper_deadline_fd, line, used, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+         errno == EINTR) {
+  }
 }
 
 [[noreturn]] void kill_group(const std::string& why, pid_t child) {
@@ -507,7 +531,10 @@ int run_keeper(int argc, char** argv) {
   for (;;) {
     int status = 0;
     pid_t reaped = ::waitpid(child, &status, WNOHANG);
-    if (reaped == child) exit_like(status);
+    if (reaped == child) {
+      report_end(status);
+      exit_like(status);
+    }
     if (reaped < 0 && errno != EINTR) {
       kill_group(std::string("lost track of the app (waitpid: ") + std::strerror(errno) + ")",
                  child);

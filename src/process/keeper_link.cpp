@@ -1,10 +1,11 @@
-// keeper_link: pipe creation, the deadline line, SIGPIPE-free writes; and the
+// keeper_link: the socket pair, the deadline line, SIGPIPE-free writes; and the
 // path of our own executable, which the daemon re-executes as the keeper.
 #include "keeper_link.hpp"
 
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,14 +132,15 @@ const std::string& parked_keeper_program() {
 }
 
 keeper_link::keeper_link(keeper_link&& other) noexcept
-    : read_fd_(std::exchange(other.read_fd_, -1)), write_fd_(std::exchange(other.write_fd_, -1)) {}
+    : keeper_fd_(std::exchange(other.keeper_fd_, -1)),
+      daemon_fd_(std::exchange(other.daemon_fd_, -1)) {}
 
 keeper_link& keeper_link::operator=(keeper_link&& other) noexcept {
   if (this != &other) {
     close_keeper_end();
     close();
-    read_fd_ = std::exchange(other.read_fd_, -1);
-    write_fd_ = std::exchange(other.write_fd_, -1);
+    keeper_fd_ = std::exchange(other.keeper_fd_, -1);
+    daemon_fd_ = std::exchange(other.daemon_fd_, -1);
   }
   return *this;
 }
@@ -151,13 +153,15 @@ keeper_link::~keeper_link() {
 int keeper_link::open() {
   close_keeper_end();
   close();
+  // A socket pair rather than a pipe: the keeper reports the command's end
+  // on the descriptor it reads its deadlines from.
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
-  read_fd_ = fds[0];
-  write_fd_ = fds[1];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return errno;
+  keeper_fd_ = fds[0];
+  daemon_fd_ = fds[1];
   // Only our end: the keeper's stays blocking, as it expects.
-  int flags = ::fcntl(write_fd_, F_GETFL);
-  if (flags < 0 || ::fcntl(write_fd_, F_SETFL, flags | O_NONBLOCK) != 0) {
+  int flags = ::fcntl(daemon_fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(daemon_fd_, F_SETFL, flags | O_NONBLOCK) != 0) {
     int error = errno;
     close_keeper_end();
     close();
@@ -166,13 +170,13 @@ int keeper_link::open() {
   return 0;
 }
 
-void keeper_link::close_keeper_end() { close_fd(read_fd_); }
+void keeper_link::close_keeper_end() { close_fd(keeper_fd_); }
 
 int keeper_link::send_deadline(time_point deadline) {
-  return write_lines(write_fd_, deadline_message(deadline));
+  return write_lines(daemon_fd_, deadline_message(deadline));
 }
 
-void keeper_link::close() { close_fd(write_fd_); }
+void keeper_link::close() { close_fd(daemon_fd_); }
 
 const std::string& self_executable_path() {
   static const std::string path = [] {

@@ -1,7 +1,9 @@
-// The daemon's side of one keeper (see baton/keeper.hpp): the pipe whose read
-// end the keeper gets as descriptor 3, the deadline lines written into it, and
-// the keeper's command line. Writes never block the event loop: a full pipe
-// skips one deadline (the next renewal writes again), a gone keeper is ignored.
+// The daemon's side of one keeper (see baton/keeper.hpp): the socket pair
+// whose other end the keeper gets as descriptor 3, the deadline lines written
+// into it (the keeper's report of the command's end comes back on the same
+// connection, see keeper_report_watch.hpp), and the keeper's command line.
+// Writes never block the event loop: a full buffer skips one deadline (the
+// next renewal writes again), a gone keeper is ignored.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +32,12 @@ std::string start_message(std::uint64_t token, const std::string& reason,
 /// write end non-blocking. Returns 0 or an errno.
 int open_start_pipe(int (&fds)[2]);
 
-/// Writes `lines` (at most PIPE_BUF bytes) into a non-blocking pipe: all or
-/// nothing, without blocking or SIGPIPE. Returns 0 or an errno (EAGAIN: the
-/// pipe is full; EPIPE: the reader is gone; EBADF: fd is -1).
+/// Writes `lines` (at most PIPE_BUF bytes) into a non-blocking pipe or stream
+/// socket, without blocking or SIGPIPE: all or nothing on a pipe; on a socket
+/// only a buffer full to the last few bytes could cut a line short, which the
+/// keeper then reads as malformed and ignores (one deadline not extended).
+/// Returns 0 or an errno (EAGAIN: the buffer is full; EPIPE: the reader is
+/// gone; EBADF: fd is -1).
 int write_lines(int fd, const std::string& lines);
 
 /// The program a standby parks as its next keeper: baton-keeper next to this
@@ -53,25 +58,28 @@ class keeper_link {
   keeper_link(keeper_link&& other) noexcept;
   keeper_link& operator=(keeper_link&& other) noexcept;
 
-  /// Creates a new pipe (closing any previous one). Both ends close-on-exec;
-  /// the write end is non-blocking. Returns 0 or an errno.
+  /// Creates a new socket pair (closing any previous one). Both ends
+  /// close-on-exec; the daemon's end is non-blocking. Returns 0 or an errno.
   int open();
-  /// The read end, to hand to the keeper as spawn_request::keep_fd; -1 if none.
-  int keeper_end() const { return read_fd_; }
-  /// Closes the daemon's copy of the read end, once the keeper has its own.
+  /// The keeper's end, to hand to the keeper as spawn_request::keep_fd; -1 if none.
+  int keeper_end() const { return keeper_fd_; }
+  /// Closes the daemon's copy of the keeper's end, once the keeper has its own.
   void close_keeper_end();
+  /// The daemon's end (non-blocking), where the keeper's report arrives; -1
+  /// if none. Still owned by this link.
+  int daemon_end() const { return daemon_fd_; }
   /// Writes the deadline line, without blocking and without SIGPIPE. Returns
-  /// 0, or the errno that stopped it (EAGAIN: pipe full; EPIPE: keeper gone;
+  /// 0, or the errno that stopped it (EAGAIN: buffer full; EPIPE: keeper gone;
   /// EBADF: not open).
   int send_deadline(time_point deadline);
-  /// Closes the write end: a running keeper kills its process group at once.
+  /// Closes the daemon's end: a running keeper kills its process group at once.
   void close();
-  /// True while the write end is open.
-  bool is_open() const { return write_fd_ >= 0; }
+  /// True while the daemon's end is open.
+  bool is_open() const { return daemon_fd_ >= 0; }
 
  private:
-  int read_fd_ = -1;
-  int write_fd_ = -1;
+  int keeper_fd_ = -1;
+  int daemon_fd_ = -1;
 };
 
 }  // namespace baton::process

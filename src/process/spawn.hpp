@@ -23,7 +23,7 @@ struct spawn_request {
   /// Descriptor that becomes the child's stderr (-1 = inherit the daemon's).
   int stderr_fd = -1;
   /// Descriptor that becomes the child's descriptor 3 (-1 = none): the one
-  /// extra descriptor it inherits (the keeper's deadline pipe). Must be > 2.
+  /// extra descriptor it inherits (the keeper's connection to the daemon). Must be > 2.
   int keep_fd = -1;
   /// Descriptor that becomes the child's descriptor 4 (-1 = none): the
   /// parked keeper's start pipe. Needs keep_fd; must not be 3.
