@@ -111,6 +111,20 @@ def measure_startup(ctx: run_context, kind: candidate_kind, server: redis_server
 
 # --- crash takeover and graceful handover ------------------------------------
 
+def _later_expiry(kind: candidate_kind, conn, election: str, expiry_ns: int | None) -> int | None:
+    """The lease's expiry read again after the kill. A renewal that landed between the first
+    read and the kill moved the expiry one renew interval later (one run read 2,001 ms left and
+    measured a 1 s "lag"); both reads count from before their question, so each is a bound the
+    expiry cannot precede, and the later one is the tighter."""
+    if expiry_ns is None:
+        return None
+    asked = time.monotonic_ns()
+    pttl = kind.remaining_ms(conn, election)
+    if pttl is None or pttl <= 0:
+        return expiry_ns
+    return max(expiry_ns, asked + int(pttl * NS_PER_MS))
+
+
 def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_server,
                      mode: str, election: str | None = None) -> dict:
     """mode 'crash': SIGKILL the leader's process groups; 'handover': SIGTERM it."""
@@ -146,6 +160,7 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
                 expiry_ns = None if pttl is None else asked + int(pttl * NS_PER_MS)
                 acted = time.monotonic_ns()
                 leader.crash(ctx.procs)
+                expiry_ns = _later_expiry(kind, conn, election, expiry_ns)
             else:
                 acted = time.monotonic_ns()
                 leader.terminate()
@@ -516,16 +531,17 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
             clients = int(conn.info("clients")["connected_clients"])
         delta = {name: calls_after.get(name, 0) - calls_before.get(name, 0) for name in calls_after}
         client_cmds = sum(delta.get(name, 0) for name in BATON_CLIENT_COMMANDS)
-        leaders = {g.log.live()[0].name for g in groups if g.log.live()}
+        # Names repeat across elections (c0g1 in each): a leader is its group's member.
+        leaders = {id(g.by_name(g.log.live()[0].name)) for g in groups if g.log.live()}
         daemon_cpu = []
         memory = []
         for member in members:
             cpu = sum(cpu_after[p] - cpu_before[p] for p in member.cost_pids()
                       if p in cpu_after and p in cpu_before)
-            if member.name not in leaders:
+            if id(member) not in leaders:
                 daemon_cpu.append(cpu / elapsed * 60.0)
             mem = proc_stats.memory_kb(member.pid)
-            if mem is not None and member.name not in leaders:
+            if mem is not None and id(member) not in leaders:
                 memory.append(mem)
         result.update({
             "window_s": round(elapsed, 3),
@@ -554,12 +570,14 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
                 remaining = group.kind.remaining_ms(conn, group.election)
                 acted = time.monotonic_ns()
                 leader.crash(ctx.procs)
+                expiry_ns = _later_expiry(group.kind, conn, group.election,
+                                          asked + int(remaining * NS_PER_MS))
                 successor = group.log.wait_for(
                     lambda current: current.first_start_after(acted, exclude_name=leader.name),
                     timeout_s=2 * cfg.ttl_ms / 1000.0 + 10.0)
                 if successor is None:
                     raise harness_error(f"scale kill {kill}: no takeover in {group.election}")
-                lags.append(_ms(successor.start_ns - (asked + int(remaining * NS_PER_MS))))
+                lags.append(_ms(successor.start_ns - expiry_ns))
                 totals.append(_ms(successor.start_ns - acted))
                 wait_exit(leader.proc, 5.0)
         result["lag_after_expiry_ms"] = lags
