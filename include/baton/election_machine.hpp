@@ -108,6 +108,9 @@ struct busy {
   /// Held back for another reason than a reset, in words (the lease key
   /// vanished before its expiry); "" = a reset.
   std::string held_back_why;
+  /// Candidates the store sees listening for this election, the holder
+  /// included; negative when the store cannot tell (acquire_answer).
+  int contenders = -1;
 };
 struct acquire_failed {
   std::string error;
@@ -346,6 +349,10 @@ class election_machine {
   void arm_kill(step_context& ctx, time_point at);
   void record_success(step_context& ctx, time_point sent);
   void wait_then_retry(step_context& ctx, mono_clock::duration delay);
+  /// How widely standbys spread an attempt at an expiry or after a release:
+  /// 0-300 us, wider with the number of candidates the store last reported.
+  std::chrono::microseconds herd_window() const;
+  std::chrono::microseconds herd_stagger();
   void finish_term(step_context& ctx, const std::string& detail = {},
                    reason released_why = reason::released);
   milliseconds jittered(milliseconds base, double spread);
@@ -355,6 +362,8 @@ class election_machine {
 
   lease_timing timing_;
   std::uint64_t rng_;
+  // Candidates the store last said listen for this election; -1 = unknown.
+  int contenders_ = -1;
 
   state state_ = state::idle;
   time_point since_{};

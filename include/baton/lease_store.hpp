@@ -103,6 +103,12 @@ struct acquire_answer {
   /// answer until the lease is free, so a standby can try right then rather
   /// than up to a millisecond late. Negative = unknown (use `remaining`).
   std::chrono::microseconds free_in{-1};
+  /// Held, from stores that can tell: how many candidates of this election
+  /// listen for its announcements, the holder included. Standbys spread
+  /// their next attempt over a window that grows with it, so that a large
+  /// herd does not hit the store (and the host's CPUs) at one instant.
+  /// Negative = unknown.
+  int contenders = -1;
   /// Held back: why, when it is not a store reset ("the lease key vanished
   /// before its expiry ..."); "" = a reset.
   std::string why;

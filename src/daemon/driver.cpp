@@ -499,7 +499,8 @@ struct driver::impl {
         }
         hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups_trusted,
-                             r.outcome == acquire_outcome::held_back, r.free_in, r.why});
+                             r.outcome == acquire_outcome::held_back, r.free_in, r.why,
+                             r.contenders});
       }
     });
   }

@@ -17,6 +17,13 @@ namespace {
 // it adds directly to the takeover lag after a crash (the first of several
 // standbys wins, so on average a fraction of it).
 constexpr std::chrono::microseconds expiry_stagger{300};
+// With many standbys the window grows by this much per candidate the store
+// sees: about what one attempt costs the store and a 2-core host, so the
+// herd's attempts follow each other instead of queueing together, and the
+// earliest (the likely winner) still goes within about this long.
+constexpr std::chrono::microseconds stagger_per_contender{50};
+// ... but never wider than this, nor than ttl / 20.
+constexpr std::chrono::microseconds max_herd_stagger{100000};
 // Ceiling of the back-off after the app failed to start or exited.
 constexpr milliseconds max_failure_backoff{30000};
 
@@ -142,6 +149,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // A held-back answer carries the store's counter, not the token of the
   // node that may still hold a lease: unknown (0) rather than misleading.
   holder_token_ = ev.held_back ? 0 : ev.token;
+  if (ev.contenders >= 0) contenders_ = ev.contenders;
   store_hold_back_ = {};
   if (ev.held_back) {
     store_hold_back_.until = ctx.now + std::max(ev.holder_ttl, milliseconds(0));
@@ -157,8 +165,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // would only be seen by polling, so fall back to retry_interval.
   mono_clock::duration delay = jittered(timing_.retry_interval, 0.2);
   if (ev.holder_ttl >= milliseconds(0)) {
-    auto stagger = std::chrono::microseconds(
-        static_cast<std::chrono::microseconds::rep>(splitmix64(rng_) % (expiry_stagger.count() + 1)));
+    const auto stagger = herd_stagger();
     // The store counted the lease down from before its answer left, so
     // either figure, counted from our receipt of it, ends at or after the
     // expiry. holder_ttl is rounded down to the millisecond: the key can
@@ -213,6 +220,12 @@ void election_machine::on(const events::app_checked& ev, step_context& ctx) {
 
 void election_machine::on(const events::peer_released&, step_context& ctx) {
   if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
+  if (herd_window() > expiry_stagger) {
+    // Every standby heard the same release: spread the herd's attempts
+    // (the wake timer acquires), rather than all of them at this instant.
+    wait_then_retry(ctx, herd_stagger());
+    return;
+  }
   ctx.emit(actions::cancel_timer{timer_id::wake});
   ctx.emit(actions::acquire{});
   go(ctx, state::acquiring, reason::peer_released);
@@ -468,6 +481,19 @@ void election_machine::on(const events::peer_acquired& ev, step_context&) {
 }
 
 // --- timing helpers ---------------------------------------------------------
+
+std::chrono::microseconds election_machine::herd_window() const {
+  if (contenders_ <= 0) return expiry_stagger;
+  const auto cap = std::min(max_herd_stagger,
+                            std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 20));
+  return std::max(expiry_stagger, std::min(cap, stagger_per_contender * contenders_));
+}
+
+std::chrono::microseconds election_machine::herd_stagger() {
+  const auto window = herd_window();
+  return std::chrono::microseconds(
+      static_cast<std::chrono::microseconds::rep>(splitmix64(rng_) % (window.count() + 1)));
+}
 
 void election_machine::wait_then_retry(step_context& ctx, mono_clock::duration delay) {
   ctx.emit(actions::arm_timer{timer_id::wake, ctx.now + delay});

@@ -3,7 +3,9 @@
 // unexpected_reply (or the server's error) with a detail naming what came.
 #include "redis_reply.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "redis_error.hpp"
 
@@ -139,6 +141,19 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
     answer.outcome = acquire_outcome::acquired;
     answer.token = static_cast<std::uint64_t>(e[1].integer);
     return r;
+  }
+  if (e.size() == 7 && e[4].kind == type::string && e[4].str != "replicas") {
+    // {0, holder, pttl, token, '', free_in_us, listening}: held, with the
+    // number of candidates listening for the election's announcements.
+    if (e[6].kind != type::integer || e[6].integer < 0) return unexpected<result>(what, reply);
+    auto without_count = reply;
+    without_count.elements.pop_back();
+    auto held = parse_acquire_reply(without_count);
+    if (!held.ec) {
+      held.value.answer.contenders =
+          static_cast<int>(std::min<long long>(e[6].integer, std::numeric_limits<int>::max()));
+    }
+    return held;
   }
   if (e.size() == 7) {
     // {0, "", 0, token, "replicas", connected, needed}: no grant.

@@ -230,7 +230,14 @@ if fence == -2 then
   -- TIME is read after PTTL, so a millisecond boundary in between makes this
   -- late by 1 ms, never early.
   now = call('TIME')
-  return {0, current, wait, token, '', wait * 1000 + 1000 - tonumber(now[2]) % 1000}
+  local free_in = wait * 1000 + 1000 - tonumber(now[2]) % 1000
+  if ARGV[3] then
+    -- The candidates listening for this election's announcements: how wide
+    -- the standbys spread their next attempt (see contenders in the port).
+    local listening = call('PUBSUB', ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[3])
+    return {0, current, wait, token, '', free_in, listening[2]}
+  end
+  return {0, current, wait, token, '', free_in}
 end
 if current == false then current = '(store reset)' end
 if fence == -1 or wait == -1 then

@@ -169,6 +169,28 @@ TEST_F(redis_store_test, non_holder_release_deletes_nothing) {
             std::vector<std::string>{a.lease_value()});
 }
 
+// A held answer counts the candidates listening for the election's
+// announcements (the standbys' herd spreads by it); without a subscription
+// the store cannot tell and says so.
+TEST_F(redis_store_test, a_held_answer_counts_the_candidates_listening) {
+  auto unwatched = acquire(io, a);
+  ASSERT_TRUE(unwatched.value.acquired()) << unwatched.error.message();
+  auto before = acquire(io, b);
+  ASSERT_FALSE(before.error) << before.error.message();
+  ASSERT_FALSE(before.value.acquired());
+  EXPECT_EQ(before.value.contenders, 0);  // a channel, nobody on it yet
+
+  a.watch([](const baton::store_event&) {});
+  b.watch([](const baton::store_event&) {});
+  ASSERT_TRUE(run_until(io,
+                        [&] { return wakeups_of(a) == "subscribed" && wakeups_of(b) == "subscribed"; }))
+      << wakeups_of(a) << " " << wakeups_of(b);
+  auto held = acquire(io, b);
+  ASSERT_FALSE(held.error) << held.error.message();
+  ASSERT_FALSE(held.value.acquired());
+  EXPECT_EQ(held.value.contenders, 2);
+}
+
 TEST_F(redis_store_test, holder_release_deletes_and_announces) {
   int a_heard = 0;
   int b_heard = 0;

@@ -553,6 +553,73 @@ TEST(election_machine, release_announcement_wakes_a_standby_at_once) {
   EXPECT_FALSE(h.timer(timer_id::wake));
 }
 
+// A herd: the store says 1,000 candidates listen. Their attempts at the
+// expiry spread over 1000 x 50 us = 50 ms (ttl 10 s allows up to 100 ms), so
+// they follow each other instead of queueing on the store and the host's
+// CPUs together; the earliest still goes within a fraction of it.
+TEST(election_machine, a_herd_spreads_its_attempts_at_the_expiry_over_a_wider_window) {
+  time_point earliest = time_point::max(), latest = time_point::min();
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    machine_harness h(default_timing(), seed);
+    h.feed(events::start{});
+    h.feed(events::busy{h.now, "b", 7000ms, 5, true, false, 7000000us, "", 1000});
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_GE(*wake, h.now + 7000ms);
+    EXPECT_LE(*wake, h.now + 7050ms);
+    earliest = std::min(earliest, *wake);  // every harness starts at the same now
+    latest = std::max(latest, *wake);
+  }
+  EXPECT_GT(latest - earliest, 20ms);  // spread, not 300 us
+}
+
+TEST(election_machine, a_few_contenders_keep_the_300_us_stagger) {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    machine_harness h(default_timing(), seed);
+    h.feed(events::start{});
+    h.feed(events::busy{h.now, "b", 7000ms, 5, true, false, 7000000us, "", 3});
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_LE(*wake, h.now + 7000300us);
+  }
+}
+
+TEST(election_machine, a_herd_window_is_at_most_a_twentieth_of_the_ttl) {
+  auto timing = default_timing();
+  timing.ttl = 200ms;
+  timing.renew_interval = 66ms;
+  timing.renew_deadline = 133ms;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    machine_harness h(timing, seed);
+    h.feed(events::start{});
+    h.feed(events::busy{h.now, "b", 150ms, 5, true, false, 150000us, "", 1000});
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_LE(*wake, h.now + 160ms);
+  }
+}
+
+TEST(election_machine, a_herd_hearing_a_release_spreads_its_attempts_too) {
+  bool any_later = false;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    machine_harness h(default_timing(), seed);
+    h.feed(events::start{});
+    h.feed(events::busy{h.now, "b", 9s, 1, true, false, 9000000us, "", 1000});
+    h.advance(100ms);
+    auto acts = h.feed(events::peer_released{});
+    EXPECT_EQ(h.machine.current(), state::idle);
+    for (const auto& a : acts) EXPECT_FALSE(std::holds_alternative<actions::acquire>(a));
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_LE(*wake, h.now + 50ms);
+    any_later = any_later || *wake > h.now + 1ms;
+    h.now = *wake;
+    h.fire(timer_id::wake);
+    EXPECT_EQ(h.machine.current(), state::acquiring);
+  }
+  EXPECT_TRUE(any_later);
+}
+
 TEST(election_machine, release_announcement_is_ignored_by_a_leader) {
   machine_harness h;
   h.become_leader();

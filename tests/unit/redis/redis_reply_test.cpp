@@ -52,6 +52,33 @@ TEST(acquire_reply_parsing, held_with_the_free_time_to_the_microsecond) {
   EXPECT_LT(plain.value.answer.free_in.count(), 0);
 }
 
+TEST(acquire_reply_parsing, held_with_the_number_of_candidates_listening) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("node-b:0123456789abcdef"), r::integer_reply(2500),
+                r::string("42"), r::string(""), r::integer_reply(2500731), r::integer_reply(1001)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_EQ(p.value.answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(p.value.answer.free_in, std::chrono::microseconds(2500731));
+  EXPECT_EQ(p.value.answer.contenders, 1001);
+  // Without it, unknown.
+  auto plain = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(2500), r::string("7"),
+                r::string(""), r::integer_reply(2500100)}));
+  ASSERT_FALSE(plain.ec);
+  EXPECT_LT(plain.value.answer.contenders, 0);
+  // A negative count, a count that is not a number, or a bad free time is unexpected.
+  for (const auto& last : {r::integer_reply(-1), r::string("3")}) {
+    auto bad = baton::parse_acquire_reply(
+        r::array({r::integer_reply(0), r::string("b:c"), r::integer_reply(2500), r::string("7"),
+                  r::string(""), r::integer_reply(2500100), last}));
+    EXPECT_EQ(bad.ec, redis_errc::unexpected_reply);
+  }
+  auto contradicting = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("b:c"), r::integer_reply(2500), r::string("7"),
+                r::string(""), r::integer_reply(9999999), r::integer_reply(3)}));
+  EXPECT_EQ(contradicting.ec, redis_errc::unexpected_reply);
+}
+
 TEST(acquire_reply_parsing, a_free_time_that_contradicts_pttl_is_unexpected) {
   for (long long free_us : {2499999LL, 2502001LL, -1LL}) {
     auto p = baton::parse_acquire_reply(
