@@ -4,6 +4,7 @@
 // each state.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "machine_harness.hpp"
@@ -553,6 +554,20 @@ TEST(election_machine, release_announcement_wakes_a_standby_at_once) {
   EXPECT_FALSE(h.timer(timer_id::wake));
 }
 
+// The wake time a standby arms after one busy answer, with `contenders`
+// candidates listening (all with the same start time, so seeds compare).
+std::optional<time_point> wake_after_busy(lease_timing timing, std::uint64_t seed,
+                                          milliseconds holder_ttl, int contenders) {
+  machine_harness h(timing, seed);
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "b", holder_ttl, 5, true, false,
+                      std::chrono::duration_cast<std::chrono::microseconds>(holder_ttl), "",
+                      contenders});
+  auto wake = h.timer(timer_id::wake);
+  if (!wake) return std::nullopt;
+  return time_point{} + (*wake - h.now);  // relative to the answer
+}
+
 // A herd: the store says 1,000 candidates listen. Their attempts at the
 // expiry spread over 1000 x 50 us = 50 ms (ttl 10 s allows up to 100 ms), so
 // they follow each other instead of queueing on the store and the host's
@@ -560,14 +575,11 @@ TEST(election_machine, release_announcement_wakes_a_standby_at_once) {
 TEST(election_machine, a_herd_spreads_its_attempts_at_the_expiry_over_a_wider_window) {
   time_point earliest = time_point::max(), latest = time_point::min();
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-    machine_harness h(default_timing(), seed);
-    h.feed(events::start{});
-    h.feed(events::busy{h.now, "b", 7000ms, 5, true, false, 7000000us, "", 1000});
-    auto wake = h.timer(timer_id::wake);
+    auto wake = wake_after_busy(default_timing(), seed, 7000ms, 1000);
     ASSERT_TRUE(wake);
-    EXPECT_GE(*wake, h.now + 7000ms);
-    EXPECT_LE(*wake, h.now + 7050ms);
-    earliest = std::min(earliest, *wake);  // every harness starts at the same now
+    EXPECT_GE(*wake, time_point{} + 7000ms);
+    EXPECT_LE(*wake, time_point{} + 7050ms);
+    earliest = std::min(earliest, *wake);
     latest = std::max(latest, *wake);
   }
   EXPECT_GT(latest - earliest, 20ms);  // spread, not 300 us
@@ -575,12 +587,9 @@ TEST(election_machine, a_herd_spreads_its_attempts_at_the_expiry_over_a_wider_wi
 
 TEST(election_machine, a_few_contenders_keep_the_300_us_stagger) {
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-    machine_harness h(default_timing(), seed);
-    h.feed(events::start{});
-    h.feed(events::busy{h.now, "b", 7000ms, 5, true, false, 7000000us, "", 3});
-    auto wake = h.timer(timer_id::wake);
+    auto wake = wake_after_busy(default_timing(), seed, 7000ms, 3);
     ASSERT_TRUE(wake);
-    EXPECT_LE(*wake, h.now + 7000300us);
+    EXPECT_LE(*wake, time_point{} + 7000300us);
   }
 }
 
@@ -590,12 +599,9 @@ TEST(election_machine, a_herd_window_is_at_most_a_twentieth_of_the_ttl) {
   timing.renew_interval = 66ms;
   timing.renew_deadline = 133ms;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-    machine_harness h(timing, seed);
-    h.feed(events::start{});
-    h.feed(events::busy{h.now, "b", 150ms, 5, true, false, 150000us, "", 1000});
-    auto wake = h.timer(timer_id::wake);
+    auto wake = wake_after_busy(timing, seed, 150ms, 1000);
     ASSERT_TRUE(wake);
-    EXPECT_LE(*wake, h.now + 160ms);
+    EXPECT_LE(*wake, time_point{} + 160ms);
   }
 }
 
