@@ -234,8 +234,12 @@ if fence == -2 then
   if ARGV[3] then
     -- The candidates listening for this election's announcements: how wide
     -- the standbys spread their next attempt (see contenders in the port).
-    local listening = call('PUBSUB', ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[3])
-    return {0, current, wait, token, '', free_in, listening[2]}
+    -- pcall: README's minimal ACL does not grant PUBSUB; without it the
+    -- count is unknown, and nothing else changes.
+    local listening = redis.pcall('PUBSUB', ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[3])
+    if type(listening) == 'table' and type(listening[2]) == 'number' then
+      return {0, current, wait, token, '', free_in, listening[2]}
+    end
   end
   return {0, current, wait, token, '', free_in}
 end

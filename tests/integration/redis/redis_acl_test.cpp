@@ -103,6 +103,34 @@ TEST(redis_acl, the_minimal_permissions_run_a_whole_term) {
   EXPECT_EQ(report.watch_failure, "");
 }
 
+// A standby's refused acquire counts the candidates listening (PUBSUB
+// NUMSUB) only where the ACL allows it; README's minimal ACL does not, and
+// the answer is then the same without the count, never an error.
+TEST(redis_acl, a_held_answer_needs_no_pubsub_permission) {
+  baton::testing::redis_server server;
+  seed_counter(server);
+  server.command(acl_setuser(minimal_commands));
+  asio::io_context io;
+  baton::redis_store a(io, as_baton(server, "a"));
+  baton::redis_store b(io, as_baton(server, "b"));
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  auto held = acquire(io, b);
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_FALSE(held.value.acquired());
+  EXPECT_EQ(held.value.holder, "a");
+  EXPECT_LT(held.value.contenders, 0);
+
+  auto with_numsub = minimal_commands;
+  with_numsub.push_back("pubsub|numsub");
+  server.command(acl_setuser(with_numsub));
+  asio::io_context io2;
+  baton::redis_store c(io2, as_baton(server, "c"));
+  auto counted = acquire(io2, c);
+  ASSERT_FALSE(counted.error) << counted.error.message();
+  EXPECT_FALSE(counted.value.acquired());
+  EXPECT_GE(counted.value.contenders, 0);
+}
+
 TEST(redis_acl, each_missing_permission_is_named) {
   baton::testing::redis_server server;
   seed_counter(server);
