@@ -38,27 +38,12 @@ std::optional<keeper_run> run_bare_keeper(const std::string& binary, const std::
               text = script;
   char* argv[] = {program.data(), verb.data(), dashes.data(), shell.data(),
                   flag.data(),    text.data(), nullptr};
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    // Async-signal-safe calls only: this test binary may have threads.
-    ::setpgid(0, 0);
-    if (fds[0] == 3) {
-      ::fcntl(3, F_SETFD, 0);
-    } else {
-      ::dup2(fds[0], 3);  // the copy is not close-on-exec
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv);
-    ::_exit(126);
-  }
+  const pid_t pid = fork_keeper(argv, fds[0]);
   ::close(fds[0]);
   if (pid < 0) {
     ::close(fds[1]);
     return std::nullopt;
   }
-  ::setpgid(pid, pid);
   keeper_run run;
   // Until end of file: the keeper's exit closes its end (the command has none).
   auto deadline = std::chrono::steady_clock::now() + 15s;

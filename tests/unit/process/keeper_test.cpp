@@ -410,27 +410,10 @@ class bare_keeper {
     std::string cmd = command;
     char* argv[] = {binary.data(), verb.data(), dashes.data(), cmd.data(), nullptr};
     started_ = std::chrono::steady_clock::now();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // Async-signal-safe calls only: this test binary may have threads.
-      ::setpgid(0, 0);
-      if (fds[0] == 3) {
-        ::fcntl(3, F_SETFD, 0);
-      } else {
-        ::dup2(fds[0], 3);
-      }
-      ::signal(SIGTERM, SIG_DFL);
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::execv(argv[0], argv);
-      ::_exit(126);
-    }
+    pid_ = fork_keeper(argv, fds[0]);
     ::close(fds[0]);
     pipe_ = fds[1];
     if (pid_ < 0) throw std::runtime_error("fork failed");
-    // Both sides set the group, so it exists before the test signals it.
-    ::setpgid(pid_, pid_);
   }
   ~bare_keeper() {
     if (pid_ > 0) {

@@ -5,6 +5,7 @@
 // binary of this build, BATON_BINARY: this test binary is no keeper).
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +37,32 @@ using namespace std::chrono_literals;
 /// Options for every controller under test: the keeper is BATON_BINARY. The
 /// default (our own executable) would re-run this test binary with
 /// "__keeper" arguments. Throws, failing the test, if it was not built.
+/// Forks a keeper run as `argv` in its own process group, with `keeper_end`
+/// as its descriptor 3 (its link to the daemon), SIGTERM at its default and
+/// no signal blocked. The parent's end is the caller's; returns the pid, or
+/// -1 if fork failed.
+inline pid_t fork_keeper(char* const argv[], int keeper_end) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // Async-signal-safe calls only: the test binary may have threads.
+    ::setpgid(0, 0);
+    if (keeper_end == 3) {
+      ::fcntl(3, F_SETFD, 0);
+    } else {
+      ::dup2(keeper_end, 3);  // the copy is not close-on-exec
+    }
+    ::signal(SIGTERM, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(argv[0], argv);
+    ::_exit(126);
+  }
+  // Both sides set the group, so it exists before the test signals it.
+  if (pid > 0) ::setpgid(pid, pid);
+  return pid;
+}
+
 inline app_controller_options keeper_options() {
   app_controller_options options;
   options.keeper_program = BATON_BINARY;
