@@ -18,6 +18,8 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -269,7 +271,29 @@ void etcd_server::start() {
 }
 
 void etcd_server::freeze() {
-  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGSTOP);
+  // SIGSTOP is delivered asynchronously: until every thread of the member has
+  // stopped it may still answer (seen: a renewal "succeeded" right after the
+  // freeze). Wait, bounded, until each task's state is 'T'.
+  const auto task_dir = "/proc/" + std::to_string(pid_) + "/task";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool all_stopped = true;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(task_dir, ec)) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto paren = line.rfind(')');
+      if (paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] != 'T') {
+        all_stopped = false;
+        break;
+      }
+    }
+    if (all_stopped || ec) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void etcd_server::thaw() {
