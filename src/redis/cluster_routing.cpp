@@ -47,15 +47,6 @@ std::string_view hashed_part(std::string_view key) {
 // A problem found while reading a reply; empty = none.
 using problem = std::string;
 
-std::string quoted(std::string_view s) {
-  constexpr std::size_t max_quoted = 64;
-  std::string out = "\"";
-  out.append(s.substr(0, max_quoted));
-  if (s.size() > max_quoted) out += "...";
-  out += '"';
-  return out;
-}
-
 bool is_text(const redis_reply& r) { return r.kind == type::string || r.kind == type::status; }
 
 // A field that should be text; Redis versions and proxies differ in whether
@@ -147,7 +138,8 @@ problem read_slot_ranges(const redis_reply& r, std::vector<std::pair<int, int>>&
 }
 
 problem read_text_field(const redis_reply& value, std::string_view key, std::string& out) {
-  if (!text_of(value, out)) return quoted(key) + " is " + describe_reply(value) + ", not text";
+  if (!text_of(value, out))
+    return quoted_excerpt(key) + " is " + describe_reply(value) + ", not text";
   return {};
 }
 
@@ -180,7 +172,7 @@ problem read_shard_node(const redis_reply& r, cluster_node& node) {
   if (!has_ip) return "node " + node.id + " has no \"ip\"";
   if (!has_role) return "node " + node.id + " has no \"role\"";
   if (node.role != "master" && node.role != "replica")
-    return "node " + node.id + " has the unknown role " + quoted(node.role);
+    return "node " + node.id + " has the unknown role " + quoted_excerpt(node.role);
   if (node.port == 0 && node.tls_port == 0)
     return "node " + node.id + " has neither \"port\" nor \"tls-port\"";
   return {};

@@ -12,16 +12,6 @@
 namespace baton {
 namespace {
 
-constexpr std::size_t max_quoted = 64;
-
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  out.append(s.substr(0, max_quoted));
-  if (s.size() > max_quoted) out += "...";
-  out += '"';
-  return out;
-}
-
 template <typename T>
 parsed_reply<T> failure(std::error_code ec, std::string detail) {
   parsed_reply<T> r;
@@ -82,16 +72,25 @@ parsed_reply<T> flag_as(std::string_view what, const redis_reply& reply, T one, 
 
 }  // namespace
 
+std::string quoted_excerpt(std::string_view s) {
+  constexpr std::size_t max_quoted = 64;
+  std::string out = "\"";
+  out.append(s.substr(0, max_quoted));
+  if (s.size() > max_quoted) out += "...";
+  out += '"';
+  return out;
+}
+
 std::string describe_reply(const redis_reply& reply) {
   switch (reply.kind) {
     case redis_reply::type::nil:
       return "nil";
     case redis_reply::type::string:
-      return "string " + quoted(reply.str);
+      return "string " + quoted_excerpt(reply.str);
     case redis_reply::type::status:
-      return "status " + quoted(reply.str);
+      return "status " + quoted_excerpt(reply.str);
     case redis_reply::type::error:
-      return "error " + quoted(reply.str);
+      return "error " + quoted_excerpt(reply.str);
     case redis_reply::type::integer:
       return "integer " + std::to_string(reply.integer);
     case redis_reply::type::array:

@@ -43,6 +43,10 @@ struct redis_reply {
 /// `array[3]`, `error "ERR x"` (strings are cut to 64 bytes).
 std::string describe_reply(const redis_reply& reply);
 
+/// `s` in double quotes for an error line, cut after 64 bytes ("..." then):
+/// a server's text shown, never a page of it.
+std::string quoted_excerpt(std::string_view s);
+
 /// The result of parsing a reply: `ec` is empty on success (then `value` is
 /// set); otherwise `detail` says what was wrong.
 template <typename T>

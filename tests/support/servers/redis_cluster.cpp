@@ -154,11 +154,11 @@ const redis_cluster_node_view* owner_in(const std::vector<redis_cluster_node_vie
     for (const auto& [a, b] : v.slots)
       if (slot >= a && slot <= b) return &v;
   }
+  return nullptr;
+}
 
 // A pointer into a temporary view would dangle.
 const redis_cluster_node_view* owner_in(std::vector<redis_cluster_node_view>&& view, int slot) = delete;
-  return nullptr;
-}
 
 }  // namespace
 
@@ -493,7 +493,9 @@ std::size_t redis_cluster::move_keys(int slot) {
 
 void redis_cluster::finish_migration(int slot, std::chrono::milliseconds timeout) {
   move_keys(slot);
-  const auto [from, to] = migrations_.at(slot);
+  // Named apart, not as a structured binding: the lambda below captures `to`.
+  const auto from = migrations_.at(slot).from;
+  const auto to = migrations_.at(slot).to;
   const auto s = std::to_string(slot);
   const auto target_id = node_id(to);
   // Target first: once it owns the slot, the source's redirects point at an
