@@ -12,6 +12,12 @@
 
 set(BATON_DEBIAN_DIR ${PROJECT_SOURCE_DIR}/packaging/debian)
 
+# Installing (and so `cpack`) takes what the build made and builds nothing
+# more: otherwise it first builds every target of the tree, one compile at a
+# time, tests included, when only the daemon, its keeper and the man page go
+# into the package (scripts/test.sh builds just those in its normal tree).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 # Where the units and the configuration go. Absolute, as Debian 12 wants them
 # whatever the install prefix; change these for another layout.
 set(BATON_SYSTEMD_UNIT_DIR "/lib/systemd/system" CACHE PATH "Where the systemd units are installed")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build the libFuzzer targets with clang into build-fuzz/ (at the repository
-# top) and run each for SECONDS (default 30), both at once (one core each).
+# Build the libFuzzer targets with clang in build-asan/ (at the repository
+# top; the sanitizer tests' tree) and run each for SECONDS (default 30), both
+# at once (one core each).
 # Fails if either finds a crash, a sanitizer report (ASan+UBSan are on), a
 # leak, a hang over 10 s on one input, or an uncaught exception.
 #
@@ -8,18 +9,17 @@
 #   fuzz_socket_request  socket line framing, request parsing, replies
 #
 # Seeds are read from fuzz/corpus/<target>/ (never written); inputs the run
-# finds go to build-fuzz/corpus/<target>/, so later runs start from them too.
-# A failing input is saved as build-fuzz/artifacts/<target>-crash-<sha1>;
-# replay it with: build-fuzz/fuzz/<target> <that file>
+# finds go to build-asan/corpus/<target>/, so later runs start from them too.
+# A failing input is saved as build-asan/artifacts/<target>-crash-<sha1>;
+# replay it with: build-asan/fuzz/<target> <that file>
 #
 # Usage: scripts/fuzz.sh [SECONDS]
-# Environment: BATON_FUZZ_CXX (default clang++-14, else clang++),
-# BATON_BUILD_JOBS (default 2).
+# Environment: BATON_SANITIZE_CXX (default clang++-14, else clang++),
+# BATON_BUILD_JOBS (default 2), BATON_BUILD_ONLY=1 (build the targets, run
+# nothing).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir="$root/build-fuzz"
-jobs=${BATON_BUILD_JOBS:-2}
 seconds=${1:-30}
 targets=(fuzz_config fuzz_socket_request)
 
@@ -28,23 +28,12 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 
-cxx=${BATON_FUZZ_CXX:-}
-if [[ -z "$cxx" ]]; then
-  if command -v clang++-14 >/dev/null 2>&1; then cxx=clang++-14; else cxx=clang++; fi
-fi
-command -v "$cxx" >/dev/null 2>&1 || {
-  echo "fuzz: $cxx not found (scripts/install-deps.sh installs clang)" >&2
-  exit 1
-}
-
-# Tests are not needed here; only the fuzz targets and the libraries they
-# link are built. -O1 -g1 as in scripts/sanitize.sh (the usual libFuzzer
-# setting: fast enough to run, line tables for the stacks).
-source "$root/scripts/compiler-cache.sh"
-cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -D_GLIBCXX_ASSERTIONS" -DCMAKE_CXX_COMPILER="$cxx" \
-  -DBATON_FUZZ=ON -DBATON_SANITIZE=address,undefined -DBATON_BUILD_TESTS=OFF
+# Only the fuzz targets are built here; the libraries they link are those of
+# the sanitizer tests (scripts/sanitized-tree.sh), so after scripts/sanitize.sh
+# this is a link at most.
+source "$root/scripts/sanitized-tree.sh"
 cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"
+if [[ "${BATON_BUILD_ONLY:-0}" == 1 ]]; then exit 0; fi
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/baton-fuzz.XXXXXX")
 pids=()

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build baton and every test with AddressSanitizer (LeakSanitizer included)
-# and UndefinedBehaviorSanitizer into build-asan/ (at the repository top), and
-# run the unit and integration tiers there. The fault suite (label faults)
+# and UndefinedBehaviorSanitizer into build-asan/ (at the repository top; the
+# tree scripts/sanitized-tree.sh configures, which the fuzzers share), and run
+# the unit, integration and contract tiers there: in CI (scripts/test.sh) the
+# only run of those tiers. The fault suite (label faults)
 # runs once, in the normal build (scripts/test.sh): most of its time is spent
 # waiting for leases to expire, and the code paths it drives (reconnects,
 # timeouts, kills) are also driven by the integration tests run here; leaving
@@ -31,31 +33,25 @@
 # tests/integration/daemon/event_log_test.cpp (a writer and a small socket
 # server); that is test harness, not baton, and is not run under TSan here.
 #
-# Environment: BATON_BUILD_JOBS (default 2), BATON_TEST_JOBS (default 2).
+# Environment: BATON_BUILD_JOBS (default 2), BATON_TEST_JOBS (default 2),
+# BATON_BUILD_ONLY=1 (build, run nothing: scripts/test.sh compiles this tree
+# while the first tier runs, then calls this script again for the tests).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir="$root/build-asan"
-jobs=${BATON_BUILD_JOBS:-2}
 test_jobs=${BATON_TEST_JOBS:-2}
+source "$root/scripts/sanitized-tree.sh"
 reports="$build_dir/sanitizer-reports"
 
-# -O1, not -O0: the integration tests have timing bounds, and ASan at -O0 is
-# several times slower; not -O2 either, which takes longer to compile for
-# little gain. -g1 (line tables) is all the symbolised stacks need and keeps
-# the build and link fast. No NDEBUG, and libstdc++'s own bounds checks on.
-source "$root/scripts/compiler-cache.sh"
-cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -D_GLIBCXX_ASSERTIONS" -DBATON_SANITIZE=address,undefined \
-  -DBATON_FAULT_TESTS=OFF "$@"
 cmake --build "$build_dir" -j "$jobs"
+if [[ "${BATON_BUILD_ONLY:-0}" == 1 ]]; then exit 0; fi
 
 rm -rf "$reports"
 mkdir -p "$reports"
 # log_path: each process writes its report to <prefix>.<pid> (and not to a
 # stderr that a test may have redirected into a log nobody reads).
-# detect_stack_use_after_return needs compiler support g++ 12 lacks, so it is
-# not asked for.
+# detect_stack_use_after_return is not asked for: it moves every frame to the
+# heap, and the integration tests have timing bounds.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:strict_string_checks=1:check_initialization_order=1:strict_init_order=1:detect_odr_violation=2:log_path=$reports/asan"
 export LSAN_OPTIONS="report_objects=1:suppressions=$root/scripts/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1:log_path=$reports/ubsan"

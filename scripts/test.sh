@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # The project's test command (CI runs it through .ci/run): install missing
-# build dependencies, build, and run every test tier (unit, integration, and
-# faults when present) with ctest. Integration tests start their own
-# redis-server and baton processes on free loopback ports, so they can run in
-# parallel.
+# packages, build, and run every test tier with ctest, each once:
 #
-# Then, unless BATON_QUICK=1 is set:
-#   - scripts/sanitize.sh: all tests again, built with ASan+UBSan (build-asan/);
-#   - scripts/fuzz.sh 20: each libFuzzer target for 20 s (build-fuzz/).
-# BATON_QUICK=1 runs only the normal build and tests, for a fast local loop.
+#   - the normal build (build/, -O2 as shipped) runs the tiers that need the
+#     shipped binaries and realistic timing: faults, bench (smoke), deploy
+#     (the units, the .deb booted, the image built and run) and docs;
+#   - the ASan+UBSan build (build-asan/, scripts/sanitize.sh) runs unit,
+#     integration and contract: the same tests, stricter (every memory error
+#     and undefined behaviour they reach fails them; assertions on);
+#   - each libFuzzer target for 20 s (build-fuzz/, scripts/fuzz.sh).
+#
+# The normal build compiles only what its tiers need. The sanitizer and fuzz
+# trees compile in the background at the lowest CPU priority while the first
+# tier runs: that tier mostly waits (for leases to expire, servers to start,
+# packages to unpack), so the compile takes the idle cores and the tests
+# still get a core whenever they ask for one.
+#
+# BATON_QUICK=1: the normal build of everything and every tier in it (unit,
+# integration and contract included), no sanitizers, no fuzzers: a fast
+# local loop.
 # Environment: BATON_TEST_JOBS (default 6), BATON_BUILD_JOBS (default 2).
 #
-# Six tests at once on two cores: most tests spend their time waiting (for a
-# lease to expire, a server to start, a package to unpack), not computing.
-# The fault scenarios, which are timing-sensitive, run in three lanes of one
-# test each (tests/faults/CMakeLists.txt); the longest tests (the image build,
-# the .deb boot, the benchmark smoke, the fault lanes) start first (COST).
+# Six tests at once on two cores: most tests spend their time waiting, not
+# computing. The fault scenarios, which are timing-sensitive, run in four
+# lanes of one test each (tests/faults/CMakeLists.txt); the longest tests
+# (the image build, the .deb boot, the benchmark smoke, the fault lanes)
+# start first (COST).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +33,7 @@ jobs=${BATON_TEST_JOBS:-6}
 
 # Each phase's wall time, printed at the end (also when a phase fails), so
 # the next slow one is seen at once. ctest's own "Label Time Summary" splits
-# the test phase by tier (seconds times processes).
+# the test phases by tier (seconds times processes).
 phases=()
 phase() {
   local name=$1
@@ -31,23 +41,59 @@ phase() {
   local started=$SECONDS
   local status=0
   "$@" || status=$?
-  phases+=("$(printf '%-10s %5d s%s' "$name" $((SECONDS - started)) "$([[ $status == 0 ]] || echo "  (failed: exit $status)")")")
+  phases+=("$(printf '%-16s %5d s%s' "$name" $((SECONDS - started)) "$([[ $status == 0 ]] || echo "  (failed: exit $status)")")")
   return $status
 }
-summary() {
+background=
+finish() {
+  # A failed phase ends the run: the background compile goes with it.
+  if [[ -n "$background" ]] && kill -0 "$background" 2>/dev/null; then
+    kill -- "-$background" 2>/dev/null || true
+  fi
   echo "test: wall time per phase"
   local line
   for line in "${phases[@]}"; do echo "  $line"; done
-  echo "  $(printf '%-10s %5d s' total "$SECONDS")"
+  echo "  $(printf '%-16s %5d s' total "$SECONDS")"
 }
-trap summary EXIT
+trap finish EXIT
 
 phase packages "$root/scripts/install-deps.sh"
-phase build "$root/scripts/build.sh"
-phase tests ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+
 if [[ "${BATON_QUICK:-0}" == 1 ]]; then
-  echo "test: BATON_QUICK=1: skipping the sanitizer build and the fuzzers"
+  phase build "$root/scripts/build.sh"
+  phase tests ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+  echo "test: BATON_QUICK=1: every tier in the normal build; no sanitizer build, no fuzzers"
   exit 0
 fi
+
+# What the first tier's tests run: the daemon, its keeper, the man page and
+# completion (the .deb), the workers, the fault suites, the floor probe.
+first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe fault_tests etcd_fault_tests"
+phase build env BATON_BUILD_TARGETS="$first_tier_targets" "$root/scripts/build.sh"
+
+# Its own process group (setsid), so that a failed run stops all of it.
+background_log="$root/build/background-builds.log"
+setsid bash -c 'BATON_BUILD_ONLY=1 nice -n 19 "$1/scripts/sanitize.sh" &&
+                BATON_BUILD_ONLY=1 nice -n 19 "$1/scripts/fuzz.sh"' _ "$root" \
+  >"$background_log" 2>&1 &
+background=$!
+background_started=$SECONDS
+
+phase tests ctest --test-dir "$root/build" --output-on-failure -j "$jobs" -L 'faults|bench|deploy|docs'
+
+# The background compile's own time is in its log; this phase is only what
+# the run waited for it after the first tier.
+wait_for_background() {
+  local status=0
+  wait "$background" || status=$?
+  background=
+  echo "test: sanitizer and fuzz builds: $((SECONDS - background_started)) s in the background"
+  if ((status != 0)); then
+    echo "test: the sanitizer or fuzz build failed; the end of $background_log:" >&2
+    tail -n 80 "$background_log" >&2
+  fi
+  return $status
+}
+phase build-wait wait_for_background
 phase sanitize "$root/scripts/sanitize.sh"
 phase fuzz "$root/scripts/fuzz.sh" 20

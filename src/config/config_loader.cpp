@@ -47,14 +47,14 @@ namespace {
 // baton reads elsewhere (BATON_CONFIG, the password), the ones it sets for
 // hooks and apps (a baton started by a hook inherits them), and the
 // project's test, bench and build scripts' own.
-constexpr std::array<std::string_view, 20> known_variables = {
+constexpr std::array<std::string_view, 19> known_variables = {
     "BATON_CONFIG",        "BATON_REDIS_PASSWORD", "BATON_EVENT",        "BATON_REASON",
     "BATON_TOKEN",         "BATON_NODE_ID",        "BATON_ELECTION",     "BATON_LEASE_TTL_MS",
-    "BATON_BINARY",        "BATON_QUICK",          "BATON_BUILD_JOBS",   "BATON_BUILD_TESTS",
-    "BATON_SANITIZE",      "BATON_FUZZ",           "BATON_FUZZ_CXX",     "BATON_CLIENT_COMMANDS",
-    "BATON_SOURCE_DIR",    "BATON_VERSION",        "BATON_TEST_WORKER",  "BATON_TEST_JOBS"};
-constexpr std::array<std::string_view, 5> known_prefixes = {
-    "BATON_TEST_", "BATON_FAULT_", "BATON_BENCH_", "BATON_PROPERTY_", "BATON_FUZZ_"};
+    "BATON_BINARY",        "BATON_QUICK",          "BATON_SANITIZE",     "BATON_SANITIZE_CXX",
+    "BATON_FUZZ",          "BATON_CLIENT_COMMANDS", "BATON_SOURCE_DIR",  "BATON_VERSION",
+    "BATON_TEST_WORKER",   "BATON_TEST_JOBS",      "BATON_CCACHE"};
+constexpr std::array<std::string_view, 6> known_prefixes = {
+    "BATON_TEST_", "BATON_FAULT_", "BATON_BENCH_", "BATON_PROPERTY_", "BATON_FUZZ_", "BATON_BUILD_"};
 
 }  // namespace
 

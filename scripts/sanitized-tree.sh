@@ -1,0 +1,29 @@
+# Sourced by sanitize.sh and fuzz.sh: configure build-asan/, the one tree that
+# both the ASan+UBSan test tier and the libFuzzer targets are built in.
+# Expects $root; sets build_dir and jobs. Extra arguments go to CMake.
+#
+# clang (libFuzzer needs it; the fuzzers then link what the tests already
+# compiled). -O1 for baton's own code: the integration tests have timing
+# bounds, and ASan at -O0 is several times slower; not -O2, which takes longer
+# to compile for little gain. The tests' own code at -O0
+# (BATON_TEST_CXX_FLAGS): it runs briefly, and -O0 halves its compile here.
+# -g1 (line tables) is all the symbolised stacks need. No NDEBUG, and
+# libstdc++'s own bounds checks on. The components also carry libFuzzer's
+# coverage instrumentation (BATON_FUZZ), which the tests do not mind.
+build_dir="$root/build-asan"
+jobs=${BATON_BUILD_JOBS:-2}
+
+sanitized_tree_cxx=${BATON_SANITIZE_CXX:-}
+if [[ -z "$sanitized_tree_cxx" ]]; then
+  if command -v clang++-14 >/dev/null 2>&1; then sanitized_tree_cxx=clang++-14; else sanitized_tree_cxx=clang++; fi
+fi
+command -v "$sanitized_tree_cxx" >/dev/null 2>&1 || {
+  echo "$(basename "$0"): $sanitized_tree_cxx not found (scripts/install-deps.sh installs clang)" >&2
+  exit 1
+}
+
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" \
+  -DCMAKE_CXX_COMPILER="$sanitized_tree_cxx" -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -D_GLIBCXX_ASSERTIONS" -DBATON_SANITIZE=address,undefined \
+  -DBATON_FUZZ=ON -DBATON_TEST_CXX_FLAGS=-O0 -DBATON_FAULT_TESTS=OFF "$@"
