@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/fault_proxy.hpp"
@@ -318,10 +319,38 @@ TEST_F(zookeeper_faults, a_holder_gone_without_a_word_is_followed_after_its_sess
   expect_no_overlap();
 }
 
-// A reply to the acquire lost with the connection (a proxy resets it while
-// the multi is on its way): the multi may have landed. On the retry the
-// node with this store's data and session is found to be ours, so the
-// store does not stand by behind its own term.
+// A test for fault_proxy::drop_replies_after: true once the bytes a
+// ZooKeeper client sent since it was made hold a multi request. Requests
+// are frames of a 4-byte big-endian length, then the header's xid and type
+// (ZOO_MULTI_OP, 14); the C client may write a frame's length and its body
+// apart, so the bytes are gathered before they are read as frames. Made at
+// a quiet moment, the first bytes it sees start a frame.
+std::function<bool(std::string_view)> a_multi_request() {
+  struct stream {
+    std::string bytes;
+    std::size_t frame = 0;
+  };
+  auto s = std::make_shared<stream>();
+  return [s](std::string_view chunk) {
+    s->bytes.append(chunk);
+    const auto be32 = [&](std::size_t at) {
+      std::uint32_t v = 0;
+      for (std::size_t k = 0; k < 4; ++k) v = (v << 8) | static_cast<unsigned char>(s->bytes[at + k]);
+      return v;
+    };
+    for (int frames = 0; frames < 64 && s->frame + 12 <= s->bytes.size(); ++frames) {
+      if (be32(s->frame + 8) == 14) return true;
+      s->frame += 4 + std::size_t{be32(s->frame)};
+    }
+    return false;
+  };
+}
+
+// A reply to the acquire lost on its way back: the proxy passes the multi
+// to the server and swallows what comes back, then resets the connection.
+// The multi landed, so on the retry the node with this store's data and
+// session is found to be ours, and the store does not stand by behind its
+// own term.
 TEST_F(zookeeper_faults, a_lost_acquire_reply_is_found_ours_on_the_retry) {
   testing::fault_proxy proxy(server.port());
   auto via_proxy = options("node-a");
@@ -348,52 +377,40 @@ TEST_F(zookeeper_faults, a_lost_acquire_reply_is_found_ours_on_the_retry) {
   // The first start on this server: the record is made, then held back.
   for (int i = 0; i < 40 && !acquire(a).second.acquired(); ++i) run_for(100ms);
   release(a);
-  int lost_replies = 0;
-  int tries = 0;
-  // The reset sweeps across the acquire: later by 20 ms a try while it comes
-  // before the multi, by 5 ms once it met the multi in flight, and earlier by
-  // 10 ms whenever it came after the acquire had its answers, so that on a
-  // slow machine it swings around the window instead of stepping past it.
-  // The reply is lost only when the reset comes after the proxy passed the
-  // multi on.
-  auto reset_after = 550ms;
-  bool met_the_multi = false;
-  for (; tries < 60 && lost_replies == 0; ++tries) {
-    proxy.delay(150ms);
-    bool done = false;
-    std::pair<store_error, acquire_answer> first;
-    a.async_acquire([&](store_error e, acquire_answer x) {
-      first = {e, x};
-      done = true;
-    });
-    run_for(reset_after);
-    proxy.reset();
-    ASSERT_TRUE(run_until([&] { return done; }, 20s));
-    proxy.pass();
-    if (!first.first) {
-      // Too late: the acquire was over before the reset.
-      if (first.second.acquired()) release(a);
-      reset_after = std::max(reset_after - 10ms, 100ms);
-      continue;
-    }
-    if (first.first.message().rfind("acquire on", 0) == 0) met_the_multi = true;
-    reset_after += met_the_multi ? 5ms : 20ms;
-    const auto seen = acquire(b);
-    ASSERT_FALSE(seen.first) << seen.first.message();
-    if (seen.second.outcome == acquire_outcome::held && seen.second.holder == "node-a") {
-      ++lost_replies;
-      auto again = acquire(a);
-      for (int i = 0; i < 10 && again.first; ++i) again = acquire(a);
-      ASSERT_FALSE(again.first) << again.first.message();
-      EXPECT_TRUE(again.second.acquired()) << "the store stood by behind its own term";
-      EXPECT_GT(again.second.token, seen.second.token);
-      release(a);
-    } else if (seen.second.acquired()) {
-      release(b);
-    }
+
+  proxy.drop_replies_after(a_multi_request());
+  bool done = false;
+  std::pair<store_error, acquire_answer> first;
+  a.async_acquire([&](store_error e, acquire_answer x) {
+    first = {e, x};
+    done = true;
+  });
+  // The other candidate looks only once the multi went through (before, it
+  // could take the lease itself and make node-a's multi fail).
+  ASSERT_TRUE(run_until([&] { return proxy.replies_dropped_on() > 0; }, 20s))
+      << "no multi went through the proxy";
+  std::pair<store_error, acquire_answer> seen;
+  for (int i = 0; i < 100; ++i) {
+    seen = acquire(b);
+    if (seen.first || seen.second.outcome == acquire_outcome::held) break;
+    run_for(50ms);
   }
-  std::printf("[ figure ] lost acquire replies met: %d in %d tries\n", lost_replies, tries);
-  EXPECT_GT(lost_replies, 0) << "no reply was lost in " << tries << " tries: the timing missed";
+  ASSERT_FALSE(seen.first) << seen.first.message();
+  ASSERT_EQ(seen.second.outcome, acquire_outcome::held) << "node-a's multi did not take the lease";
+  EXPECT_EQ(seen.second.holder, "node-a");
+  EXPECT_FALSE(done) << "the acquire was answered although its reply was swallowed";
+  proxy.reset();
+  ASSERT_TRUE(run_until([&] { return done; }, 20s));
+  proxy.pass();
+  ASSERT_TRUE(first.first) << "the acquire whose reply was lost reported no error";
+  EXPECT_EQ(first.first.message().rfind("acquire on", 0), 0u) << first.first.message();
+
+  auto again = acquire(a);
+  for (int i = 0; i < 10 && again.first; ++i) again = acquire(a);
+  ASSERT_FALSE(again.first) << again.first.message();
+  EXPECT_TRUE(again.second.acquired()) << "the store stood by behind its own term";
+  EXPECT_GT(again.second.token, seen.second.token);
+  release(a);
 }
 
 // Closing or destroying a store never blocks the loop on a server that does

@@ -95,6 +95,9 @@ struct connection {
   direction to_client;
   // Blackholed once: swallows everything until the client goes away.
   bool dead = false;
+  // The request drop_replies_after waited for went through: replies are
+  // swallowed from now on.
+  bool replies_cut = false;
   bool closed = false;
 };
 
@@ -111,21 +114,26 @@ struct fault_proxy::impl {
   std::condition_variable applied_cv;
   mode wanted = mode::pass;                   // guarded by mutex
   std::chrono::milliseconds wanted_delay{0};  // guarded by mutex
+  std::function<bool(std::string_view)> wanted_request;  // guarded by mutex
   std::uint64_t generation = 0;               // guarded by mutex
   std::uint64_t applied_generation = 0;       // guarded by mutex
   bool stopping = false;                      // guarded by mutex
   std::atomic<std::size_t> accepted{0};
+  std::atomic<std::size_t> cut{0};
 
   // Owned by the thread.
   mode current = mode::pass;
   std::chrono::milliseconds delay{0};
+  std::function<bool(std::string_view)> cut_after;
   std::list<connection> connections;
   std::thread thread;
 
-  void set_mode(mode m, std::chrono::milliseconds d) {
+  void set_mode(mode m, std::chrono::milliseconds d,
+                std::function<bool(std::string_view)> request = {}) {
     std::unique_lock lock(mutex);
     wanted = m;
     wanted_delay = d;
+    wanted_request = std::move(request);
     const std::uint64_t mine = ++generation;
     const char byte = 1;
     (void)!::write(wake_write, &byte, 1);
@@ -141,6 +149,7 @@ struct fault_proxy::impl {
     if (stopping) return false;
     current = wanted;
     delay = wanted_delay;
+    cut_after = wanted_request;
     if (current == mode::reset) {
       for (auto& c : connections) reset_connection(c);
     } else if (current == mode::blackhole) {
@@ -209,13 +218,22 @@ struct fault_proxy::impl {
   }
 
   // Reads what `from` has; false when the connection must be closed.
-  bool read_side(connection& c, int from, direction& into, clock_type::time_point now) {
+  bool read_side(connection& c, int from, bool from_client, direction& into,
+                 clock_type::time_point now) {
     std::array<char, 64 * 1024> buffer{};
     const ssize_t n = ::recv(from, buffer.data(), buffer.size(), 0);
     if (n == 0) return false;
     if (n < 0) return errno == EAGAIN || errno == EINTR;
     if (c.dead) return true;  // swallowed
-    into.queue.push_back({now + delay, std::string(buffer.data(), static_cast<std::size_t>(n)), 0});
+    if (!from_client && c.replies_cut) return true;  // swallowed
+    const std::string_view bytes(buffer.data(), static_cast<std::size_t>(n));
+    if (from_client && current == mode::drop_replies_after && !c.replies_cut && cut_after &&
+        cut_after(bytes)) {
+      c.replies_cut = true;
+      c.to_client.clear();
+      ++cut;
+    }
+    into.queue.push_back({now + delay, std::string(bytes), 0});
     into.queued_bytes += static_cast<std::size_t>(n);
     return true;
   }
@@ -284,7 +302,9 @@ struct fault_proxy::impl {
         direction& inbound = client_side ? c->to_server : c->to_client;
         direction& outbound = client_side ? c->to_client : c->to_server;
         bool keep = true;
-        if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) keep = read_side(*c, fd, inbound, after);
+        if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+          keep = read_side(*c, fd, client_side, inbound, after);
+        }
         if (keep && (revents & POLLOUT) != 0) keep = write_side(fd, outbound, after);
         if (!keep) close_connection(*c);
       }
@@ -349,11 +369,17 @@ void fault_proxy::blackhole() { impl_->set_mode(mode::blackhole, std::chrono::mi
 
 void fault_proxy::reset() { impl_->set_mode(mode::reset, std::chrono::milliseconds(0)); }
 
+void fault_proxy::drop_replies_after(std::function<bool(std::string_view)> request) {
+  impl_->set_mode(mode::drop_replies_after, std::chrono::milliseconds(0), std::move(request));
+}
+
 fault_proxy::mode fault_proxy::current() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->wanted;
 }
 
 std::size_t fault_proxy::connections_accepted() const { return impl_->accepted.load(); }
+
+std::size_t fault_proxy::replies_dropped_on() const { return impl_->cut.load(); }
 
 }  // namespace baton::testing

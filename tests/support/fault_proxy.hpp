@@ -12,7 +12,13 @@
 //              the client sees no error, only silence). A connection that
 //              was blackholed stays dead after the mode changes: the bytes it
 //              lost cannot be replayed, as after a real half-open link;
-//   reset      reset (TCP RST) every open connection and every new one.
+//   reset      reset (TCP RST) every open connection and every new one;
+//   drop_replies_after
+//              relay as in pass until the client sends a chunk the given
+//              test accepts (a request of interest); that chunk reaches the
+//              server, and from then on that connection's replies are
+//              swallowed (a reply lost on its way back, found without
+//              guessing at timing).
 //
 // One background thread runs a poll() loop over all sockets; mode changes
 // are handed to it through a pipe. When either side of a relayed connection
@@ -22,14 +28,16 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace baton::testing {
 
 class fault_proxy {
  public:
-  enum class mode { pass, delay, blackhole, reset };
+  enum class mode { pass, delay, blackhole, reset, drop_replies_after };
 
   /// Listen on 127.0.0.1:<free port> and relay to 127.0.0.1:`target_port`.
   /// Starts in pass mode. Throws std::system_error if it cannot listen.
@@ -52,10 +60,16 @@ class fault_proxy {
   void blackhole();
   /// Reset every connection now and every new one until the mode changes.
   void reset();
+  /// Relay until the client sends a chunk for which `request(chunk)` is
+  /// true (called on the proxy's thread); pass that chunk on, then swallow
+  /// every later reply on that connection, until it closes.
+  void drop_replies_after(std::function<bool(std::string_view)> request);
 
   mode current() const;
   /// Connections accepted so far (all modes).
   std::size_t connections_accepted() const;
+  /// Connections whose replies drop_replies_after has cut so far.
+  std::size_t replies_dropped_on() const;
 
  private:
   struct impl;
