@@ -405,7 +405,7 @@ struct etcd_store::impl {
       if (!weak.expired()) on_watch_line(line);
     };
     cb.on_closed = [this, weak](store_error e) {
-      if (!weak.expired() && !shell.closed()) watch_failed(std::move(e));
+      if (!weak.expired() && !shell.closed()) stream_failed(std::move(e));
     };
     if (stream) stream->stop();
     watched_revision = from - 1;
@@ -419,13 +419,13 @@ struct etcd_store::impl {
   void on_watch_line(std::string_view line) {
     // An error said in the stream (a permission, a token gone).
     if (const auto j = json::parse(line, nullptr, false); !j.is_discarded()) {
-      if (auto e = gateway_error(200, j, where())) return watch_failed(std::move(e));
+      if (auto e = gateway_error(200, j, where())) return stream_failed(std::move(e));
     }
     watch_message m;
     try {
       m = read_watch_message(line);
     } catch (const std::exception& ex) {
-      return watch_failed(
+      return stream_failed(
           {etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
     }
     const auto weak = shell.guard();
@@ -513,7 +513,7 @@ struct etcd_store::impl {
                     std::int64_t newest = 0;
                     for (const auto& kv : read_range(j)) newest = std::max(newest, kv.mod_revision);
                     if (suspect_revision > watched_revision) {
-                      return watch_failed(
+                      return stream_failed(
                           {etcd_errc::connection_lost,
                            "etcd watch " + where() + ": the election's keys changed at revision " +
                                std::to_string(suspect_revision) + " and the watch did not say so"});
@@ -523,8 +523,16 @@ struct etcd_store::impl {
                   });
   }
 
-  void watch_failed(store_error e) {
+  // The watch stream itself failed: its member's row keeps the error.
+  void stream_failed(store_error e) {
     if (watch_at < endpoint_errors.size()) endpoint_errors[watch_at] = e.message();
+    watch_failed(std::move(e));
+  }
+
+  // The watch failed, by its stream or by one of its reads. A read is a call
+  // of the client, whose row the client's outcome already names (the member
+  // it asked, which need not be the stream's).
+  void watch_failed(store_error e) {
     ++watch_generation;  // answers for the watch that failed are old news
     watch_state = wakeup_state::disconnected;
     if (stream) stream->stop();
