@@ -12,10 +12,54 @@ election_keys::election_keys(std::string_view prefix, std::string_view election)
       lease(dir + "lease"),
       holder(dir + "holder"),
       fence(dir + "fence"),
-      record(dir + "record") {}
+      record(dir + "record"),
+      released(dir + "released") {}
 
 std::string lease_value(std::string_view node_id, std::string_view nonce) {
   return std::string(node_id) + ":" + std::string(nonce);
+}
+
+std::string stamped_value(std::string_view identity, std::int64_t raft_term) {
+  if (raft_term <= 0) return std::string(identity);
+  return std::string(identity) + "@" + std::to_string(raft_term);
+}
+
+namespace {
+
+// Where the "@<raft_term>" of a value starts (after its last ':', digits to
+// the end), or npos.
+std::size_t stamp_at(std::string_view value) {
+  const auto at = value.rfind('@');
+  if (at == std::string_view::npos || at + 1 == value.size()) return std::string_view::npos;
+  const auto colon = value.rfind(':');
+  if (colon != std::string_view::npos && colon > at) return std::string_view::npos;
+  const auto digits = value.substr(at + 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::string_view::npos;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::string_view identity_of(std::string_view value) {
+  const auto at = stamp_at(value);
+  return at == std::string_view::npos ? value : value.substr(0, at);
+}
+
+std::optional<std::int64_t> stamped_term_of(std::string_view value) {
+  const auto at = stamp_at(value);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::int64_t term = 0;
+  const auto digits = value.substr(at + 1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), term);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || term <= 0) return std::nullopt;
+  return term;
+}
+
+bool may_have_ended_early(std::string_view holder_value, std::int64_t raft_term_now) {
+  const auto stamped = stamped_term_of(holder_value);
+  return !stamped || raft_term_now <= 0 || raft_term_now > *stamped;
 }
 
 std::string holder_of(std::string_view value) {
@@ -41,6 +85,7 @@ election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
     if (kv.key == keys.holder) v.holder = kv;
     if (kv.key == keys.fence) v.fence = kv;
     if (kv.key == keys.record) v.record = kv;
+    if (kv.key == keys.released) v.released = kv;
   }
   return v;
 }
@@ -49,7 +94,7 @@ acquire_step decide_acquire(const election_view& view, bool must_fence,
                             std::string_view own_value) {
   if (must_fence) return acquire_step::fence;
   if (view.fence) return acquire_step::held_back;
-  if (view.lease && view.lease->value != own_value) return acquire_step::held;
+  if (view.lease && identity_of(view.lease->value) != own_value) return acquire_step::held;
   return acquire_step::take;
 }
 
@@ -129,7 +174,7 @@ seen_event classify_event(const watch_event& e, const election_keys& keys,
   s.mod_revision = e.kv.mod_revision;
   if (e.kv.key == keys.lease) {
     if (e.deleted) {
-      if (e.prev && e.prev->value == own_value) return s;
+      if (e.prev && identity_of(e.prev->value) == own_value) return s;
       s.what = seen_event::kind::released;
     } else if (e.kv.version == 1) {
       s.what = seen_event::kind::acquired;
@@ -138,6 +183,12 @@ seen_event classify_event(const watch_event& e, const election_keys& keys,
   } else if (e.kv.key == keys.fence) {
     // The hold-back is over: worth trying now.
     if (e.deleted) s.what = seen_event::kind::released;
+  } else if (e.kv.key == keys.released) {
+    const auto lease = e.deleted ? std::nullopt : parse_offset(e.kv.value);
+    if (lease && *lease > 0) {
+      s.what = seen_event::kind::release_marked;
+      s.lease = *lease;
+    }
   } else if (e.kv.key == keys.record) {
     s.what = seen_event::kind::record;
     if (!e.deleted) s.record = e.kv;

@@ -1,6 +1,6 @@
 // What one election keeps in etcd, and how the store reads it, without I/O.
 //
-// Under <prefix><election>/ four keys:
+// Under <prefix><election>/ five keys:
 // - lease:  "<node_id>:<nonce>" on the holder's etcd lease; its mod_revision
 //           is the term's revision;
 // - holder: the same value on the same etcd lease, put with the lease key.
@@ -12,7 +12,10 @@
 // - fence:  present (on a lease of one ttl) while acquisitions are held back
 //           after a reset;
 // - record: the token offset, in decimal: every token is offset +
-//           mod_revision. `baton init-store` creates it with 0.
+//           mod_revision. `baton init-store` creates it with 0;
+// - released: the etcd lease (in decimal) of the last term whose holder
+//           released after a raft leader change, put after its revoke: that
+//           lease's end was no early revoke (see may_have_ended_early).
 //
 // Tokens. A term's token is offset + the lease key's mod_revision, so tokens
 // increase with etcd's revision. A snapshot restore takes the revision back
@@ -45,13 +48,35 @@ struct election_keys {
   std::string holder;  ///< dir + "holder"
   std::string fence;   ///< dir + "fence"
   std::string record;  ///< dir + "record"
+  std::string released;  ///< dir + "released"
 };
 
-/// "<node_id>:<nonce>": what the lease key holds for this store.
+/// "<node_id>:<nonce>": the store's identity in the lease and holder keys.
 std::string lease_value(std::string_view node_id, std::string_view nonce);
+/// What a term puts in the lease and holder keys: the identity and the raft
+/// term etcd answered in before the term's lease was granted,
+/// "<node_id>:<nonce>@<raft_term>" (the identity alone when the term is
+/// unknown, 0).
+std::string stamped_value(std::string_view identity, std::int64_t raft_term);
+/// The identity in a key's value: the value without its "@<raft_term>".
+std::string_view identity_of(std::string_view value);
+/// The raft term stamped in a key's value; nullopt when there is none (an
+/// older baton's value, or a value put by hand).
+std::optional<std::int64_t> stamped_term_of(std::string_view value);
 /// The node id in a lease value (before its last ':'); the whole value when
 /// it has no ':'.
 std::string holder_of(std::string_view value);
+
+/// Whether a holder's lease, found gone by an answer in raft term
+/// `raft_term_now`, may have been revoked before its holder's app stopped.
+/// etcd's raft leader expires a lease no sooner than its TTL after the last
+/// keepalive it heard, so a lease that ended under the leader of the term it
+/// was granted in ended after its holder's lease deadline (or was released).
+/// After a leader change a former leader, frozen and thawed, may still
+/// revoke it early (etcd-io/etcd#15247, fixed after 3.4.23, the Debian 12
+/// version): a term above the stamped one, or either term unknown, answers
+/// true, and the candidate must wait out the holder's deadline.
+bool may_have_ended_early(std::string_view holder_value, std::int64_t raft_term_now);
 
 /// The record's offset; nullopt when it is not a decimal number >= 0.
 std::optional<std::int64_t> parse_offset(std::string_view value);
@@ -63,6 +88,7 @@ struct election_view {
   std::optional<key_value> holder;
   std::optional<key_value> fence;
   std::optional<key_value> record;
+  std::optional<key_value> released;
 };
 /// Sorts the keys of a range over keys.dir into a view; other keys are
 /// ignored.
@@ -136,10 +162,12 @@ struct seen_event {
     released,  ///< the lease key is gone (released, expired, deleted) or the fence expired
     acquired,  ///< a new term: the lease key created
     record,    ///< the record changed: offset
+    release_marked,  ///< a holder said it released the lease `lease` (a wake-up too)
   } what = kind::none;
   std::string holder;
   std::int64_t mod_revision = 0;
   std::optional<key_value> record;
+  std::int64_t lease = 0;
 };
 /// `own_value` is this store's lease value: its own releases are not
 /// reported to it.

@@ -92,6 +92,13 @@ http_options connection_options(const etcd_store_options& o) {
 }  // namespace etcd_detail
 
 struct etcd_store::impl {
+  // A term: its lease and the lease key's revision.
+  struct held_term {
+    std::int64_t lease = 0;
+    std::int64_t revision = 0;
+    std::int64_t raft_term = 0;  // stamped in its value (0 = none)
+  };
+
   impl(asio::io_context& context, etcd_store_options opts)
       : io(context),
         options(std::move(opts)),
@@ -193,6 +200,7 @@ struct etcd_store::impl {
                               seen(hdr);
                               seen_record(view.record);
                               saw_holder(view.lease);
+                              saw_release_mark(view.released);
                               switch (decide_acquire(view, pending_fence.has_value(), own_value)) {
                                 case acquire_step::fence:
                                   return fence(h, view, attempt);
@@ -263,7 +271,14 @@ struct etcd_store::impl {
   // Another store's lease key, read or watched: its lease is what may keep
   // that store's app working even after the key is gone.
   void saw_holder(const std::optional<key_value>& kv) {
-    if (kv && kv->value != own_value && kv->lease != 0) last_holder = kv;
+    if (kv && identity_of(kv->value) != own_value && kv->lease != 0) last_holder = kv;
+  }
+
+  // The released key: the lease its holder released, whose end is no early
+  // revoke (take()).
+  void saw_release_mark(const std::optional<key_value>& kv) {
+    const auto lease = kv ? parse_offset(kv->value) : std::nullopt;
+    if (lease && *lease > 0) released_lease = *lease;
   }
 
   // The lease key is free. If it last belonged to another store whose etcd
@@ -276,7 +291,8 @@ struct etcd_store::impl {
   // this store watched.
   void take(acquire_ptr h, const election_view& view, int attempt) {
     if (view.lease) return take_free(h, view, attempt);
-    const bool orphaned = view.holder && view.holder->value != own_value && view.holder->lease != 0;
+    const bool orphaned =
+        view.holder && identity_of(view.holder->value) != own_value && view.holder->lease != 0;
     if (!orphaned && !last_holder) return take_free(h, view, attempt);
     const key_value old = orphaned ? *view.holder : *last_holder;
     request<acquire_answer>(
@@ -285,6 +301,16 @@ struct etcd_store::impl {
           const auto t = read_time_to_live(j);
           seen(t.hdr);
           if (t.ttl_seconds < 0) {
+            if (old.lease != released_lease && may_have_ended_early(old.value, t.hdr.raft_term)) {
+              const auto now = mono_clock::now();
+              if (!early_end || early_end->lease != old.lease) {
+                early_end = ended_lease{old.lease, now + options.identity.ttl};
+              }
+              if (now < early_end->until) {
+                return wait_out_holder(h, old, early_end->until - now, t.hdr.raft_term);
+              }
+            }
+            early_end.reset();
             if (last_holder && last_holder->lease == old.lease) last_holder.reset();
             return take_free(h, view, attempt);
           }
@@ -299,18 +325,45 @@ struct etcd_store::impl {
         });
   }
 
+  // The last holder's lease is gone, but it may have been revoked early (see
+  // may_have_ended_early): that holder's app may work until its lease
+  // deadline, which ends no later than a ttl after this store found the lease
+  // gone (its last keepalive was sent before the revoke).
+  void wait_out_holder(acquire_ptr h, const key_value& old, mono_clock::duration left,
+                       std::int64_t raft_term_now) {
+    const auto stamped = stamped_term_of(old.value);
+    acquire_answer a;
+    a.outcome = acquire_outcome::held_back;
+    a.token = static_cast<std::uint64_t>(floor.highest_token());
+    a.holder = holder_of(old.value);
+    a.remaining = std::chrono::ceil<milliseconds>(left);
+    a.why = "the etcd lease of " + a.holder + "'s term ended " +
+            (stamped && raft_term_now > 0
+                 ? "after a raft leader change (term " + std::to_string(*stamped) + ", now " +
+                       std::to_string(raft_term_now) + ")"
+                 : "in a raft term its value does not say") +
+            ": a former raft leader may have revoked it early (etcd-io/etcd#15247), so " +
+            a.holder + "'s app may work until its lease deadline";
+    (*h)({}, std::move(a));
+  }
+
   void take_free(acquire_ptr h, const election_view& view, int attempt) {
     grant(h, [this, h, view, attempt](std::int64_t lease, const header&) {
+      // The raft term of the read that found the key free, which is no
+      // later than the grant's: a candidate that finds this term's lease
+      // gone in a later raft term waits out this holder (take()).
+      const auto value = stamped_value(own_value, view.hdr.raft_term);
       const std::vector<compare> as_read = {
           {keys.fence, "CREATE", view.fence ? view.fence->create_revision : 0},
           {keys.lease, "MOD", view.lease ? view.lease->mod_revision : 0},
           {keys.holder, "MOD", view.holder ? view.holder->mod_revision : 0},
           {keys.record, "MOD", view.record ? view.record->mod_revision : 0},
       };
-      const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, own_value, lease, {}},
-                                       {txn_op::kind::put, keys.holder, own_value, lease, {}}};
+      const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, value, lease, {}},
+                                       {txn_op::kind::put, keys.holder, value, lease, {}}};
       request<acquire_answer>(
-          h, "/v3/kv/txn", txn_request(as_read, put), [this, h, lease, attempt](const json& j) {
+          h, "/v3/kv/txn", txn_request(as_read, put),
+          [this, h, lease, attempt, value](const json& j) {
             const auto t = read_txn(j);
             seen(t.hdr);
             if (!t.succeeded) {
@@ -320,7 +373,7 @@ struct etcd_store::impl {
             if (term && term->lease != lease) {
               forget("/v3/lease/revoke", lease_id_request(term->lease));
             }
-            term = held_term{lease, t.hdr.revision};
+            term = held_term{lease, t.hdr.revision, stamped_term_of(value).value_or(0)};
             acquire_answer a;
             a.outcome = acquire_outcome::acquired;
             a.token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));
@@ -373,6 +426,57 @@ struct etcd_store::impl {
                                 (*h)({}, std::move(a));
                               });
     });
+  }
+
+  // A release: a revoke of the term's lease. etcd deletes the keys on it (the
+  // lease key and the holder key, only ever this term's) in the same step as
+  // the lease. A delete first and a revoke after would leave a moment in
+  // which a standby woken by the delete finds the lease alive and must count
+  // it as held (take()), and a handover would wait for its next try.
+  //
+  // A revoke answered in a later raft term than the term began in looks to a
+  // standby like a former raft leader's early revoke, which it waits out;
+  // the released key, put after it (nobody waits for that answer), tells it
+  // this end was a release, made after the app stopped.
+  void revoke(std::shared_ptr<release_handler> h, held_term t) {
+    client->post("/v3/lease/revoke", lease_id_request(t.lease),
+                 [this, weak = shell.guard(), h, t](store_error e, json j) {
+                   if (weak.expired()) return;
+                   if (shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
+                   if (term && term->lease == t.lease) term.reset();
+                   // Gone already: it expired, and another may hold the key.
+                   if (e && e.detail.find("lease not found") != std::string::npos) {
+                     return (*h)({}, release_answer::not_ours);
+                   }
+                   if (e) return (*h)(shell.note_failure(std::move(e)), release_answer{});
+                   header hdr;
+                   try {
+                     hdr = read_header(j);
+                   } catch (const std::exception& ex) {
+                     return (*h)(shell.note_failure({etcd_errc::unexpected_reply,
+                                                     "etcd " + where() + ": " + ex.what()}),
+                                 release_answer{});
+                   }
+                   seen(hdr);
+                   if (t.raft_term == 0 || hdr.raft_term == 0 || hdr.raft_term > t.raft_term) {
+                     return mark_released(h, t);
+                   }
+                   (*h)({}, release_answer::released);
+                 });
+  }
+
+  // Answered before the release is: a daemon that exits after its release
+  // would otherwise cut it off. Its failure leaves standbys waiting out the
+  // holder's deadline, which is safe, so the release stands.
+  void mark_released(std::shared_ptr<release_handler> h, held_term t) {
+    client->post("/v3/kv/txn",
+                 txn_request({}, {{txn_op::kind::put, keys.released, std::to_string(t.lease), 0,
+                                   {}}}),
+                 [this, weak = shell.guard(), h](store_error, json) {
+                   if (weak.expired()) return;
+                   if (shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
+                   (*h)({}, release_answer::released);
+                 });
   }
 
   // --- the watch ----------------------------------------------------------------
@@ -478,6 +582,11 @@ struct etcd_store::impl {
         case seen_event::kind::record:
           seen_record(s.record);
           break;
+        case seen_event::kind::release_marked:
+          // A candidate waiting out that holder may go now.
+          released_lease = s.lease;
+          shell.emit(store_events::released{});
+          break;
       }
       if (weak.expired() || shell.closed()) return;
     }
@@ -558,15 +667,20 @@ struct etcd_store::impl {
   std::shared_ptr<http_client> client;
   token_floor floor;
   std::optional<token_floor::finding> pending_fence;
-  // The term this store holds: its lease and the lease key's revision.
-  struct held_term {
-    std::int64_t lease = 0;
-    std::int64_t revision = 0;
-  };
+  // The last lease the released key named (0 = none).
+  std::int64_t released_lease = 0;
+  // The term this store holds.
   std::optional<held_term> term;
   // The lease key as another store last held it (read or watched), kept
   // after its delete: see take().
   std::optional<key_value> last_holder;
+  // A last holder's lease found gone when it may have been revoked early,
+  // and until when this store holds back for it.
+  struct ended_lease {
+    std::int64_t lease = 0;
+    time_point until;
+  };
+  std::optional<ended_lease> early_end;
   // The watch.
   bool watching = false;
   bool subscribed_before = false;
@@ -630,7 +744,7 @@ void etcd_store::async_renew(renew_handler handler) {
                                   const auto kvs = read_range(j2);
                                   d.seen(hdr);
                                   const bool ours = kvs.size() == 1 &&
-                                                    kvs[0].value == d.own_value &&
+                                                    identity_of(kvs[0].value) == d.own_value &&
                                                     kvs[0].mod_revision == term.revision;
                                   if (!ours || !still_ours()) {
                                     if (still_ours()) {
@@ -648,32 +762,7 @@ void etcd_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.term) return d.answer_later(std::move(handler), release_answer::not_ours);
-  const auto term = *d.term;
-  // A revoke of the term's lease: etcd deletes the keys on it (the lease key
-  // and the holder key, only ever this term's) in the same step as the
-  // lease. A delete first and a revoke after would leave a moment in which
-  // a standby woken by the delete finds the lease alive and must count it
-  // as held (take()), and a handover would wait for its next try.
-  auto h = std::make_shared<release_handler>(std::move(handler));
-  d.client->post("/v3/lease/revoke", lease_id_request(term.lease),
-                 [&d, weak = d.shell.guard(), h, term](store_error e, json j) {
-                   if (weak.expired()) return;
-                   if (d.shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
-                   if (d.term && d.term->lease == term.lease) d.term.reset();
-                   // Gone already: it expired, and another may hold the key.
-                   if (e && e.detail.find("lease not found") != std::string::npos) {
-                     return (*h)({}, release_answer::not_ours);
-                   }
-                   if (e) return (*h)(d.shell.note_failure(std::move(e)), release_answer{});
-                   try {
-                     d.seen(read_header(j));
-                   } catch (const std::exception& ex) {
-                     return (*h)(d.shell.note_failure({etcd_errc::unexpected_reply,
-                                                       "etcd " + d.where() + ": " + ex.what()}),
-                                 release_answer{});
-                   }
-                   (*h)({}, release_answer::released);
-                 });
+  d.revoke(std::make_shared<release_handler>(std::move(handler)), *d.term);
 }
 
 void etcd_store::async_create_record(record_handler handler) {

@@ -141,6 +141,7 @@ header read_header(const json& answer) {
   if (it == r.end() || !it->is_object()) throw std::runtime_error("the answer has no header");
   header h;
   h.revision = need_int64(*it, "revision");
+  h.raft_term = int64_field(*it, "raft_term").value_or(0);
   if (const auto c = it->find("cluster_id"); c != it->end()) {
     h.cluster_id = c->is_string() ? c->get<std::string>() : c->dump();
   }

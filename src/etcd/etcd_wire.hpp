@@ -18,6 +18,9 @@ namespace baton::etcd_detail {
 struct header {
   std::string cluster_id;
   std::int64_t revision = 0;
+  /// The raft term of the member that answered (0 when not said): a leader
+  /// change between two answers shows as a higher term.
+  std::int64_t raft_term = 0;
 };
 
 struct key_value {

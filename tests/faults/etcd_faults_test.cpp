@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -276,6 +278,117 @@ TEST_F(etcd_faults, an_operators_delete_ends_the_term) {
     taken = acquire(io_, *b);
   }
   ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
+  EXPECT_GT(taken.value.token, first.value.token);
+}
+
+// The etcd lease the key `name` of the election is on, in hex as etcdctl
+// takes it.
+std::string lease_of(const etcd_server& etcd, const std::string& name) {
+  const auto out = etcd.etcdctl(std::string("get baton/") + election + "/" + name + " -w json");
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"("lease":(\d+))"))) {
+    throw std::runtime_error("no lease in: " + out);
+  }
+  std::ostringstream hex;
+  hex << std::hex << std::stoull(m[1].str());
+  return hex.str();
+}
+
+// A lease revoked by hand stands in for etcd ending a holder's lease. Under
+// the raft leader of the term the lease began in that is an expiry (or a
+// release): the next candidate takes the key at once. After a leader change
+// (here a restart of the one member) it may be a former leader's early
+// revoke (etcd-io/etcd#15247): the holder's app may work until its lease
+// deadline, so the next candidate is held back until a ttl after it found
+// the lease gone.
+TEST_F(etcd_faults, a_lease_ended_after_a_raft_leader_change_is_waited_out) {
+  constexpr auto ttl = 2000ms;
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  auto b_heard = watch(*b);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+  const auto first = acquire(io_, *a);
+  ASSERT_TRUE(first.value.acquired());
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->terms.size() == 1; }));
+
+  // The same raft term: taken at once.
+  etcd_.etcdctl("lease revoke " + lease_of(etcd_, "lease"));
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->released > 0; })) << "b never heard the end";
+  const auto at_once = acquire(io_, *b);
+  ASSERT_TRUE(at_once.value.acquired())
+      << "a lease that ended under its own raft leader held b back: " << at_once.value.why;
+  EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
+
+  // A raft leader change, then the same end.
+  auto a_heard = watch(*a);
+  etcd_.stop(false);
+  etcd_.start();
+  bool renewed = false;
+  for (int tries = 0; tries < 20 && !renewed; ++tries) {
+    const auto r = renew(io_, *b);
+    renewed = !r.error && r.value == renew_answer::renewed;
+    if (!renewed) pass(io_, 100ms);
+  }
+  ASSERT_TRUE(renewed) << "b's term did not outlive the restart";
+  ASSERT_TRUE(run_until(io_, [&] { return a_heard->trusted(); }));
+  const int released_before = a_heard->released;
+  etcd_.etcdctl("lease revoke " + lease_of(etcd_, "lease"));
+  const auto revoked = clock::now();
+  ASSERT_TRUE(run_until(io_, [&] { return a_heard->released > released_before; }))
+      << "a never heard the end";
+  const auto held = acquire(io_, *a);
+  ASSERT_EQ(held.value.outcome, acquire_outcome::held_back)
+      << "a took a key whose holder's lease may have been revoked early";
+  EXPECT_EQ(held.value.holder, "node-b");
+  EXPECT_NE(held.value.why.find("raft leader change"), std::string::npos) << held.value.why;
+  EXPECT_GT(held.value.remaining, ttl - 1000ms);
+  EXPECT_LE(held.value.remaining, ttl);
+  EXPECT_EQ(renew(io_, *b).value, renew_answer::lost);
+
+  auto taken = acquire(io_, *a);
+  for (int tries = 0; tries < 10 && !taken.value.acquired(); ++tries) {
+    pass(io_, std::max(taken.value.remaining, milliseconds(10)));
+    taken = acquire(io_, *a);
+  }
+  ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
+  EXPECT_GE(ms_since(revoked), (ttl - 100ms).count()) << "a took over before b's deadline";
+  EXPECT_GT(taken.value.token, at_once.value.token);
+  FIGURE("etcd lease ended after a raft leader change: taken %lld ms after the revoke (ttl %lld)",
+         ms_since(revoked), static_cast<long long>(ttl.count()));
+}
+
+// A release after a raft leader change: the holder marks it (its app has
+// stopped) before it revokes, so the standby woken by it takes the key at
+// once rather than waiting out the holder as after an early revoke.
+TEST_F(etcd_faults, a_release_after_a_raft_leader_change_is_taken_at_once) {
+  constexpr auto ttl = 2000ms;
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  auto b_heard = watch(*b);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+  const auto first = acquire(io_, *a);
+  ASSERT_TRUE(first.value.acquired());
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->terms.size() == 1; }));
+
+  etcd_.stop(false);
+  etcd_.start();
+  bool renewed = false;
+  for (int tries = 0; tries < 20 && !renewed; ++tries) {
+    const auto r = renew(io_, *a);
+    renewed = !r.error && r.value == renew_answer::renewed;
+    if (!renewed) pass(io_, 100ms);
+  }
+  ASSERT_TRUE(renewed) << "a's term did not outlive the restart";
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+  const int released_before = b_heard->released;
+  const auto released = call<release_answer>(io_, [&](auto h) { a->async_release(h); });
+  ASSERT_FALSE(released.error) << released.error.message();
+  EXPECT_EQ(released.value, release_answer::released);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->released > released_before; }))
+      << "b never heard the release";
+  const auto taken = acquire(io_, *b);
+  EXPECT_TRUE(taken.value.acquired())
+      << "a release after a raft leader change held b back: " << taken.value.why;
   EXPECT_GT(taken.value.token, first.value.token);
 }
 

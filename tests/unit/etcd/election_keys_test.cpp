@@ -25,6 +25,7 @@ TEST(etcd_election_keys, the_keys_live_under_one_prefix) {
   EXPECT_EQ(keys.lease, "baton/e/lease");
   EXPECT_EQ(keys.fence, "baton/e/fence");
   EXPECT_EQ(keys.record, "baton/e/record");
+  EXPECT_EQ(keys.released, "baton/e/released");
   // Another election whose name starts alike is outside the range.
   const election_keys other("baton/", "e2");
   EXPECT_FALSE(other.lease >= keys.dir && other.lease < keys.end);
@@ -35,6 +36,39 @@ TEST(etcd_election_keys, lease_values_name_their_holder) {
   EXPECT_EQ(holder_of("n1:ab12"), "n1");
   EXPECT_EQ(holder_of("host:8080:ab12"), "host:8080") << "a node id may hold ':'";
   EXPECT_EQ(holder_of("bare"), "bare");
+}
+
+TEST(etcd_election_keys, a_terms_value_carries_the_raft_term_it_began_in) {
+  EXPECT_EQ(stamped_value("n1:ab12", 7), "n1:ab12@7");
+  EXPECT_EQ(stamped_value("n1:ab12", 0), "n1:ab12") << "an unknown term is left out";
+  EXPECT_EQ(identity_of("n1:ab12@7"), "n1:ab12");
+  EXPECT_EQ(holder_of("n1:ab12@7"), "n1");
+  EXPECT_EQ(stamped_term_of("n1:ab12@7"), 7);
+  EXPECT_EQ(holder_of("host:8080:ab12@3"), "host:8080");
+  // Values without a term: an older baton's, by hand, or an '@' that is
+  // part of the node id.
+  for (const char* plain : {"n1:ab12", "user@host:ab12", "n1:ab12@", "n1:ab12@x7", "n1@7:ab12"}) {
+    EXPECT_EQ(identity_of(plain), plain) << plain;
+    EXPECT_FALSE(stamped_term_of(plain).has_value()) << plain;
+  }
+  EXPECT_FALSE(stamped_term_of("n1:ab12@0").has_value());
+}
+
+TEST(etcd_election_keys, a_lease_gone_after_a_raft_leader_change_may_have_ended_early) {
+  struct row {
+    const char* name;
+    const char* value;
+    std::int64_t term_now;
+    bool early;
+  };
+  const std::vector<row> rows = {
+      {"the term it began in: expired or released", "n2:x@5", 5, false},
+      {"an answer from a member behind in term", "n2:x@5", 4, false},
+      {"a later raft term: a former leader may have revoked it", "n2:x@5", 6, true},
+      {"no term in the value (an older baton)", "n2:x", 5, true},
+      {"no term in the answer", "n2:x@5", 0, true},
+  };
+  for (const auto& r : rows) EXPECT_EQ(may_have_ended_early(r.value, r.term_now), r.early) << r.name;
 }
 
 TEST(etcd_election_keys, record_offsets) {
@@ -72,6 +106,8 @@ TEST(etcd_election_keys, what_an_acquire_does_after_its_read) {
   const std::vector<row> rows = {
       {"free", std::nullopt, std::nullopt, false, acquire_step::take},
       {"ours", mine, std::nullopt, false, acquire_step::take},
+      {"ours, with its raft term", kv("baton/e/lease", "me:1@4", 5), std::nullopt, false,
+       acquire_step::take},
       {"theirs", theirs, std::nullopt, false, acquire_step::held},
       {"fenced", std::nullopt, fence, false, acquire_step::held_back},
       {"fenced and theirs", theirs, fence, false, acquire_step::held_back},
@@ -231,15 +267,22 @@ TEST(etcd_watch_events, events_on_the_election_keys_as_store_events) {
        k::released, ""},
       {"a delete without its value", del("baton/e/lease", std::nullopt), k::released, ""},
       {"our own release", del("baton/e/lease", kv("baton/e/lease", own, 8)), k::none, ""},
+      {"our own release, with its raft term",
+       del("baton/e/lease", kv("baton/e/lease", own + "@3", 8)), k::none, ""},
+      {"a new term with its raft term", put(kv("baton/e/lease", "n2:x@3", 9, 1, 7)), k::acquired,
+       "n2"},
       {"a fence put", put(kv("baton/e/fence", "n2:x", 9, 1, 7)), k::none, ""},
       {"a fence gone: the hold-back is over", del("baton/e/fence", std::nullopt), k::released, ""},
       {"the record raised", put(kv("baton/e/record", "40", 9, 2)), k::record, ""},
+      {"a release marked", put(kv("baton/e/released", "77", 9, 2)), k::release_marked, ""},
+      {"a release mark that names no lease", put(kv("baton/e/released", "x", 9)), k::none, ""},
   };
   for (const auto& r : rows) {
     const auto s = classify_event(r.e, keys, own);
     EXPECT_EQ(s.what, r.expected) << r.name;
     EXPECT_EQ(s.holder, r.holder) << r.name;
     if (r.expected == k::acquired) EXPECT_EQ(s.mod_revision, 9) << r.name;
+    if (r.expected == k::release_marked) EXPECT_EQ(s.lease, 77) << r.name;
   }
 }
 

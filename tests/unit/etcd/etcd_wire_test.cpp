@@ -29,6 +29,7 @@ TEST(etcd_wire, a_range_answer_reads_its_keys_and_revisions) {
   const auto h = read_header(j);
   EXPECT_EQ(h.revision, 7);
   EXPECT_EQ(h.cluster_id, "324952591200643719");
+  EXPECT_EQ(h.raft_term, 2);
   const auto kvs = read_range(j);
   ASSERT_EQ(kvs.size(), 1u);
   EXPECT_EQ(kvs[0].key, "baton/e/lease");
