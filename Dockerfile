@@ -2,9 +2,9 @@
 #
 # baton in a container: build on Debian 12 with the -dev packages, run on a
 # slim Debian 12 with only the shared libraries the binary links against
-# (checked with ldd: hiredis 0.14, yaml-cpp 0.7, spdlog 1.10 with fmt 9,
-# prometheus-cpp core 1.0, libsystemd, OpenSSL 3, libstdc++; Boost, CLI11 and
-# nlohmann-json are header-only), plus ca-certificates: the trust store that
+# (checked with ldd: hiredis 0.14, yaml-cpp 0.7, prometheus-cpp core 1.0,
+# libsystemd, OpenSSL 3, libstdc++; Boost, CLI11 and nlohmann-json are
+# header-only, and spdlog and fmt are compiled into baton), plus ca-certificates: the trust store that
 # rediss:// URLs use when no redis.tls_ca_file is given.
 #
 #   docker build -t baton .
@@ -57,7 +57,7 @@ RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libhiredis0.14 libpq5 libzookeeper-st2 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
+      libhiredis0.14 libpq5 libzookeeper-st2 libyaml-cpp0.7 libprometheus-cpp-core1.0 \
       libsystemd0 libssl3 ca-certificates libstdc++6 libgcc-s1 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
