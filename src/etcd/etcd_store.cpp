@@ -436,8 +436,8 @@ struct etcd_store::impl {
   //
   // A revoke answered in a later raft term than the term began in looks to a
   // standby like a former raft leader's early revoke, which it waits out;
-  // the released key, put after it (nobody waits for that answer), tells it
-  // this end was a release, made after the app stopped.
+  // the released key, put after it, tells it this end was a release, made
+  // after the app stopped (mark_released).
   void revoke(std::shared_ptr<release_handler> h, held_term t) {
     client->post("/v3/lease/revoke", lease_id_request(t.lease),
                  [this, weak = shell.guard(), h, t](store_error e, json j) {
