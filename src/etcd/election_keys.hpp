@@ -42,12 +42,12 @@ namespace baton::etcd_detail {
 
 struct election_keys {
   explicit election_keys(std::string_view prefix, std::string_view election);
-  std::string dir;     ///< "<prefix><election>/"
-  std::string end;     ///< the end of the range of every key under dir
-  std::string lease;   ///< dir + "lease"
-  std::string holder;  ///< dir + "holder"
-  std::string fence;   ///< dir + "fence"
-  std::string record;  ///< dir + "record"
+  std::string dir;       ///< "<prefix><election>/"
+  std::string end;       ///< the end of the range of every key under dir
+  std::string lease;     ///< dir + "lease"
+  std::string holder;    ///< dir + "holder"
+  std::string fence;     ///< dir + "fence"
+  std::string record;    ///< dir + "record"
   std::string released;  ///< dir + "released"
 };
 
@@ -158,10 +158,10 @@ class token_floor {
 /// What a watch event on the election's keys means to a store.
 struct seen_event {
   enum class kind {
-    none,      ///< nothing to report (this store's own lease deleted, a fence put)
-    released,  ///< the lease key is gone (released, expired, deleted) or the fence expired
-    acquired,  ///< a new term: the lease key created
-    record,    ///< the record changed: offset
+    none,            ///< nothing to report (this store's own lease deleted, a fence put)
+    released,        ///< the lease key is gone (released, expired, deleted) or the fence expired
+    acquired,        ///< a new term: the lease key created
+    record,          ///< the record changed: offset
     release_marked,  ///< a holder said it released the lease `lease` (a wake-up too)
   } what = kind::none;
   std::string holder;

@@ -469,14 +469,14 @@ struct etcd_store::impl {
   // would otherwise cut it off. Its failure leaves standbys waiting out the
   // holder's deadline, which is safe, so the release stands.
   void mark_released(std::shared_ptr<release_handler> h, held_term t) {
-    client->post("/v3/kv/txn",
-                 txn_request({}, {{txn_op::kind::put, keys.released, std::to_string(t.lease), 0,
-                                   {}}}),
-                 [this, weak = shell.guard(), h](store_error, json) {
-                   if (weak.expired()) return;
-                   if (shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
-                   (*h)({}, release_answer::released);
-                 });
+    client->post(
+        "/v3/kv/txn",
+        txn_request({}, {{txn_op::kind::put, keys.released, std::to_string(t.lease), 0, {}}}),
+        [this, weak = shell.guard(), h](store_error, json) {
+          if (weak.expired()) return;
+          if (shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
+          (*h)({}, release_answer::released);
+        });
   }
 
   // --- the watch ----------------------------------------------------------------

@@ -130,6 +130,30 @@ class etcd_faults : public ::testing::Test {
     return std::make_unique<etcd_store>(io_, std::move(o));
   }
 
+  // `holder` acquires while another store watches (what it heard is
+  // `watcher_heard`): the first term, once the watcher heard it.
+  acquire_answer lead_watched(lease_store& holder, const heard& watcher_heard) {
+    EXPECT_TRUE(run_until(io_, [&] { return watcher_heard.trusted(); }));
+    const auto first = acquire(io_, holder);
+    EXPECT_TRUE(first.value.acquired()) << first.error.message();
+    EXPECT_TRUE(run_until(io_, [&] { return watcher_heard.terms.size() == 1; }));
+    return first.value;
+  }
+
+  // A raft leader change: the one member restarted (its raft term goes up),
+  // then `holder`'s term renewed across it.
+  void change_raft_leader_under(lease_store& holder) {
+    etcd_.stop(false);
+    etcd_.start();
+    bool renewed = false;
+    for (int tries = 0; tries < 20 && !renewed; ++tries) {
+      const auto r = renew(io_, holder);
+      renewed = !r.error && r.value == renew_answer::renewed;
+      if (!renewed) pass(io_, 100ms);
+    }
+    EXPECT_TRUE(renewed) << "the holder's term did not outlive the restart";
+  }
+
   etcd_server etcd_;
   asio::io_context io_;
 };
@@ -306,10 +330,8 @@ TEST_F(etcd_faults, a_lease_ended_after_a_raft_leader_change_is_waited_out) {
   auto a = store("node-a", ttl);
   auto b = store("node-b", ttl);
   auto b_heard = watch(*b);
-  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
-  const auto first = acquire(io_, *a);
-  ASSERT_TRUE(first.value.acquired());
-  ASSERT_TRUE(run_until(io_, [&] { return b_heard->terms.size() == 1; }));
+  lead_watched(*a, *b_heard);
+  ASSERT_FALSE(HasFailure());
 
   // The same raft term: taken at once.
   etcd_.etcdctl("lease revoke " + lease_of(etcd_, "lease"));
@@ -321,15 +343,8 @@ TEST_F(etcd_faults, a_lease_ended_after_a_raft_leader_change_is_waited_out) {
 
   // A raft leader change, then the same end.
   auto a_heard = watch(*a);
-  etcd_.stop(false);
-  etcd_.start();
-  bool renewed = false;
-  for (int tries = 0; tries < 20 && !renewed; ++tries) {
-    const auto r = renew(io_, *b);
-    renewed = !r.error && r.value == renew_answer::renewed;
-    if (!renewed) pass(io_, 100ms);
-  }
-  ASSERT_TRUE(renewed) << "b's term did not outlive the restart";
+  change_raft_leader_under(*b);
+  ASSERT_FALSE(HasFailure());
   ASSERT_TRUE(run_until(io_, [&] { return a_heard->trusted(); }));
   const int released_before = a_heard->released;
   etcd_.etcdctl("lease revoke " + lease_of(etcd_, "lease"));
@@ -357,28 +372,18 @@ TEST_F(etcd_faults, a_lease_ended_after_a_raft_leader_change_is_waited_out) {
          ms_since(revoked), static_cast<long long>(ttl.count()));
 }
 
-// A release after a raft leader change: the holder marks it (its app has
-// stopped) before it revokes, so the standby woken by it takes the key at
-// once rather than waiting out the holder as after an early revoke.
+// A release after a raft leader change: after its revoke the holder puts
+// the released key (its app has stopped) before it answers, so the standby
+// woken by it takes the key at once rather than waiting out the holder as
+// after an early revoke.
 TEST_F(etcd_faults, a_release_after_a_raft_leader_change_is_taken_at_once) {
   constexpr auto ttl = 2000ms;
   auto a = store("node-a", ttl);
   auto b = store("node-b", ttl);
   auto b_heard = watch(*b);
-  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
-  const auto first = acquire(io_, *a);
-  ASSERT_TRUE(first.value.acquired());
-  ASSERT_TRUE(run_until(io_, [&] { return b_heard->terms.size() == 1; }));
-
-  etcd_.stop(false);
-  etcd_.start();
-  bool renewed = false;
-  for (int tries = 0; tries < 20 && !renewed; ++tries) {
-    const auto r = renew(io_, *a);
-    renewed = !r.error && r.value == renew_answer::renewed;
-    if (!renewed) pass(io_, 100ms);
-  }
-  ASSERT_TRUE(renewed) << "a's term did not outlive the restart";
+  const auto first = lead_watched(*a, *b_heard);
+  change_raft_leader_under(*a);
+  ASSERT_FALSE(HasFailure());
   ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
   const int released_before = b_heard->released;
   const auto released = call<release_answer>(io_, [&](auto h) { a->async_release(h); });
@@ -389,7 +394,7 @@ TEST_F(etcd_faults, a_release_after_a_raft_leader_change_is_taken_at_once) {
   const auto taken = acquire(io_, *b);
   EXPECT_TRUE(taken.value.acquired())
       << "a release after a raft leader change held b back: " << taken.value.why;
-  EXPECT_GT(taken.value.token, first.value.token);
+  EXPECT_GT(taken.value.token, first.token);
 }
 
 // The watch connection reset: wake-ups untrusted at once, then trusted again

@@ -68,7 +68,8 @@ TEST(etcd_election_keys, a_lease_gone_after_a_raft_leader_change_may_have_ended_
       {"no term in the value (an older baton)", "n2:x", 5, true},
       {"no term in the answer", "n2:x@5", 0, true},
   };
-  for (const auto& r : rows) EXPECT_EQ(may_have_ended_early(r.value, r.term_now), r.early) << r.name;
+  for (const auto& r : rows)
+    EXPECT_EQ(may_have_ended_early(r.value, r.term_now), r.early) << r.name;
 }
 
 TEST(etcd_election_keys, record_offsets) {
@@ -79,11 +80,11 @@ TEST(etcd_election_keys, record_offsets) {
 }
 
 TEST(etcd_election_keys, a_read_sorts_the_keys_and_ignores_others) {
-  const auto v = read_view({"c", 9},
-                           {kv("baton/e/fence", "n2:x", 8), kv("baton/e/lease", "n1:y", 7),
-                            kv("baton/e/record", "0", 2), kv("baton/e/other", "?", 3),
-                            kv("baton/e/holder", "n1:y", 7)},
-                           keys);
+  const auto v = read_view(
+      {"c", 9},
+      {kv("baton/e/fence", "n2:x", 8), kv("baton/e/lease", "n1:y", 7), kv("baton/e/record", "0", 2),
+       kv("baton/e/other", "?", 3), kv("baton/e/holder", "n1:y", 7)},
+      keys);
   EXPECT_EQ(v.hdr.revision, 9);
   ASSERT_TRUE(v.lease && v.holder && v.fence && v.record);
   EXPECT_EQ(v.holder->value, "n1:y");
