@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <exception>
 
 #include "baton/store_check.hpp"
@@ -14,6 +16,12 @@
 
 namespace baton {
 namespace {
+
+// How long after start the store check runs. Its own connections (on
+// PostgreSQL a server process each) competed with the first acquire for the
+// store and the CPU: started at once, they cost a PostgreSQL start-up about
+// 1 ms (17.1 -> 16.3 ms to the worker running, docs/benchmarks.md).
+constexpr std::chrono::seconds store_check_delay{1};
 
 // `baton check-store`'s hazards and failures, once, in the log: an operator
 // who never ran the command still learns that the eviction policy can drop
@@ -53,7 +61,10 @@ int daemon::run() {
   }
   driver election(io, impl_->cfg, *store, impl_->reload);
   if (!election.start()) return 1;
-  log_store_hazards(io, impl_->cfg);
+  boost::asio::steady_timer check_later(io, store_check_delay);
+  check_later.async_wait([&](const boost::system::error_code& ec) {
+    if (!ec) log_store_hazards(io, impl_->cfg);
+  });
   io.run();
   return election.exit_code().value_or(0);
 }
