@@ -76,6 +76,12 @@ std::optional<std::int64_t> parse_offset(std::string_view value) {
   return v;
 }
 
+std::optional<std::int64_t> released_lease_of(std::string_view value) {
+  const auto lease = parse_offset(value);
+  if (!lease || *lease == 0) return std::nullopt;
+  return lease;
+}
+
 election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
                         const election_keys& keys) {
   election_view v;
@@ -184,8 +190,8 @@ seen_event classify_event(const watch_event& e, const election_keys& keys,
     // The hold-back is over: worth trying now.
     if (e.deleted) s.what = seen_event::kind::released;
   } else if (e.kv.key == keys.released) {
-    const auto lease = e.deleted ? std::nullopt : parse_offset(e.kv.value);
-    if (lease && *lease > 0) {
+    const auto lease = e.deleted ? std::nullopt : released_lease_of(e.kv.value);
+    if (lease) {
       s.what = seen_event::kind::release_marked;
       s.lease = *lease;
     }

@@ -80,6 +80,9 @@ bool may_have_ended_early(std::string_view holder_value, std::int64_t raft_term_
 
 /// The record's offset; nullopt when it is not a decimal number >= 0.
 std::optional<std::int64_t> parse_offset(std::string_view value);
+/// The etcd lease the released key names; nullopt when it names none (not a
+/// decimal number > 0).
+std::optional<std::int64_t> released_lease_of(std::string_view value);
 
 /// What one read of the election's keys found.
 struct election_view {

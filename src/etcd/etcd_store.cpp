@@ -277,8 +277,8 @@ struct etcd_store::impl {
   // The released key: the lease its holder released, whose end is no early
   // revoke (take()).
   void saw_release_mark(const std::optional<key_value>& kv) {
-    const auto lease = kv ? parse_offset(kv->value) : std::nullopt;
-    if (lease && *lease > 0) released_lease = *lease;
+    if (const auto lease = kv ? released_lease_of(kv->value) : std::nullopt)
+      released_lease = *lease;
   }
 
   // The lease key is free. If it last belonged to another store whose etcd
@@ -363,7 +363,7 @@ struct etcd_store::impl {
                                        {txn_op::kind::put, keys.holder, value, lease, {}}};
       request<acquire_answer>(
           h, "/v3/kv/txn", txn_request(as_read, put),
-          [this, h, lease, attempt, value](const json& j) {
+          [this, h, lease, attempt, raft_term = view.hdr.raft_term](const json& j) {
             const auto t = read_txn(j);
             seen(t.hdr);
             if (!t.succeeded) {
@@ -373,7 +373,7 @@ struct etcd_store::impl {
             if (term && term->lease != lease) {
               forget("/v3/lease/revoke", lease_id_request(term->lease));
             }
-            term = held_term{lease, t.hdr.revision, stamped_term_of(value).value_or(0)};
+            term = held_term{lease, t.hdr.revision, std::max<std::int64_t>(raft_term, 0)};
             acquire_answer a;
             a.outcome = acquire_outcome::acquired;
             a.token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));

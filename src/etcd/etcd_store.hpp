@@ -37,7 +37,8 @@ struct etcd_store_options {
   /// when a connect fails.
   std::vector<std::string> endpoints;
   /// Put before the election's name in every key: <prefix><election>/lease,
-  /// /fence, /record. The role baton runs as needs read-write on that prefix.
+  /// /holder, /fence, /record, /released. The role baton runs as needs
+  /// read-write on that prefix.
   std::string prefix = "baton/";
   milliseconds connect_timeout{1000};
   /// For one call (a read, a txn, a keepalive).

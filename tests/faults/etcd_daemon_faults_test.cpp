@@ -52,10 +52,9 @@ std::int64_t ns(std::chrono::milliseconds d) {
   return std::chrono::nanoseconds(d).count();
 }
 
-// The old app's last work came before the new one's first, and the token
-// rose.
-void expect_handover(fault_cluster& c, const etcd_cluster& etcd, const interval& old_leader,
-                     std::int64_t inject) {
+// The old app's last work came before the new one's first; a token that rose.
+void expect_clean_handover(fault_cluster& c, const etcd_cluster& etcd, const interval& old_leader,
+                           std::int64_t inject) {
   event_log log(c.events());
   ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no new term\n"
                                                          << c.logs() << etcd.log_tails();
@@ -81,7 +80,7 @@ TEST(etcd_daemon_faults, leader_daemon_sigkill_takeover_after_expiry) {
 
     const std::int64_t inject = mono_now_ns();
     ASSERT_TRUE(c.node(l).signal_group(SIGKILL));
-    expect_handover(c, etcd, *leader, inject);
+    expect_clean_handover(c, etcd, *leader, inject);
     const auto next = first_started_after(c.log(), inject);
     ASSERT_TRUE(next);
     EXPECT_GE(next->start_ns, inject + ns(ttl - renew_interval - 100ms))
@@ -117,7 +116,7 @@ TEST(etcd_daemon_faults, leader_daemon_sigstop_past_ttl_app_stopped_by_keeper) {
     ASSERT_TRUE(gone) << "the wedged daemon's app was never stopped\n" << c.logs();
     EXPECT_LE(*gone, inject + ns(ttl)) << "the app worked past its lease deadline\n" << c.logs();
     EXPECT_NE(c.log_of(l).find("lease deadline passed"), std::string::npos) << c.log_of(l);
-    expect_handover(c, etcd, *leader, inject);
+    expect_clean_handover(c, etcd, *leader, inject);
     c.thaw_all();
 
     const auto overlaps = check_no_overlap(c);
@@ -153,7 +152,7 @@ void member_fault_round(etcd_cluster& etcd, int round, bool freeze) {
   // Thawed, the old raft leader may revoke the lease the holder kept alive
   // at the new one (etcd-io/etcd#15247): the standby then waits out the
   // holder's lease deadline (etcd_store's take()).
-  if (!kept) expect_handover(c, etcd, *leader, inject);
+  if (!kept) expect_clean_handover(c, etcd, *leader, inject);
   const auto next = first_started_after(c.log(), inject);
   const int standby = fault_cluster::index_of(*leader) == 1 ? 2 : 1;
   const bool waited_out = c.log_of(standby).find("may have revoked it early") != std::string::npos;
@@ -247,7 +246,7 @@ TEST(etcd_daemon_faults, operators_delete_of_the_lease_key_no_overlap) {
     etcd.etcdctl("del " + lease_key(c));
     const auto gone = app.wait(ttl + 1s);
     ASSERT_TRUE(gone) << "the leader's app outlived its deleted key\n" << c.logs();
-    expect_handover(c, etcd, *leader, inject);
+    expect_clean_handover(c, etcd, *leader, inject);
     const auto next = first_started_after(c.log(), inject);
     std::printf("operator's del round %d: old app gone %.0f ms after, next term %.0f ms after\n",
                 round, ms_between(inject, *gone), next ? ms_between(inject, next->start_ns) : -1.0);
