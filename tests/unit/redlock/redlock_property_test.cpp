@@ -71,9 +71,7 @@ struct master {
   bool fenced(us now) const { return clock(now) < fence_until; }
   std::uint64_t time_us(us now) const { return time_base + static_cast<std::uint64_t>(clock(now)); }
 
-  void raise_fence(us now) {
-    fence_until = std::max(fence_until, clock(now) + ttl_us);
-  }
+  void raise_fence(us now) { fence_until = std::max(fence_until, clock(now) + ttl_us); }
   // The fence script, run on a connection that finds a new run_id.
   void fence_script(us now) {
     if (!counter || *counter < time_us(now)) counter = time_us(now);
@@ -162,14 +160,22 @@ class simulation {
     cands_.resize(cfg.candidates);
     link_epoch_.assign(cfg.candidates, std::vector<int>(cfg.masters, 0));
     link_free_at_.assign(cfg.candidates, std::vector<us>(cfg.masters, 0));
-    for (std::size_t c = 0; c < cfg.candidates; ++c) schedule(pick(0, 10'000), [this, c] { try_acquire(int(c)); });
+    for (std::size_t c = 0; c < cfg.candidates; ++c)
+      schedule(pick(0, 10'000), [this, c] { try_acquire(int(c)); });
     // Faults over the run.
     for (int i = 0; i < 6; ++i) {
       const us at = pick(0, end_us);
       const auto m = pick_index(cfg.masters);
       switch (pick(0, 2)) {
-        case 0: schedule(at, [this, m] { trace("restart m" + std::to_string(m)); masters_[m].restart(); }); break;
-        case 1: schedule(at, [this, m] { masters_[m].paused_until = now_ + pick(5'000, 150'000); }); break;
+        case 0:
+          schedule(at, [this, m] {
+            trace("restart m" + std::to_string(m));
+            masters_[m].restart();
+          });
+          break;
+        case 1:
+          schedule(at, [this, m] { masters_[m].paused_until = now_ + pick(5'000, 150'000); });
+          break;
         default: {
           const auto c = pick_index(cfg.candidates);
           schedule(at, [this, c] { cands_[c].paused_until = now_ + pick(5'000, 150'000); });
@@ -181,11 +187,13 @@ class simulation {
   void run() {
     std::size_t steps = 0;
     while (!events_.empty() && steps++ < max_events) {
-      auto e = events_.top();
+      const event e = events_.top();
       events_.pop();
       if (e.at > end_us) break;
       now_ = e.at;
-      e.run();
+      // Moved out first: the action may schedule more, which grows actions_.
+      auto action = std::move(actions_[e.seq]);
+      action();
     }
     for (auto& c : cands_) close_lead(c, int(&c - cands_.data()));
   }
@@ -205,10 +213,12 @@ class simulation {
   }
 
  private:
+  // The queue orders (time, sequence) pairs; the actions wait in actions_,
+  // indexed by sequence: moving a std::function at every step of the heap
+  // took most of the run under the sanitizers.
   struct event {
     us at;
     std::uint64_t seq;
-    std::function<void()> run;
     bool operator>(const event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   struct candidate {
@@ -221,10 +231,15 @@ class simulation {
   };
 
   us pick(us lo, us hi) { return std::uniform_int_distribution<us>(lo, hi)(rng_); }
-  std::size_t pick_index(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
+  std::size_t pick_index(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
   bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
-  void schedule(us at, std::function<void()> f) { events_.push({at, seq_++, std::move(f)}); }
+  void schedule(us at, std::function<void()> f) {
+    actions_.push_back(std::move(f));
+    events_.push({at, seq_++});
+  }
   void trace(const std::string& s) { trace_.emplace_back(now_, s); }
 
   // Runs `f` for candidate `c` at `at`, or when its pause ends.
@@ -317,9 +332,14 @@ class simulation {
             if (*decided) return;
             round->record(m, ok ? *answer : master_answer{});
             switch (round->current()) {
-              case verdict::open: return;
-              case verdict::reached: *decided = true; return write_back(c, sent, *round);
-              case verdict::impossible: *decided = true; return give_up(c);
+              case verdict::open:
+                return;
+              case verdict::reached:
+                *decided = true;
+                return write_back(c, sent, *round);
+              case verdict::impossible:
+                *decided = true;
+                return give_up(c);
             }
           });
     }
@@ -339,15 +359,15 @@ class simulation {
           c, m, [this, c, m, token, written] { *written = masters_[m].write_back(c, token, now_); },
           [this, c, m, sent, token, tally, decided, written](bool ok) {
             if (*decided) return;
-            ok && *written ? tally->succeeded(m) : tally->failed(m);
+            ok&&* written ? tally->succeeded(m) : tally->failed(m);
             const auto v = tally->current();
             if (v == verdict::open) return;
             *decided = true;
-            const bool in_time = remaining_validity(time_point(std::chrono::microseconds(sent)),
-                                                    time_point(std::chrono::microseconds(now_)),
-                                                    milliseconds(ttl_us / 1000),
-                                                    milliseconds(drift_us / 1000)) >
-                                 mono_clock::duration::zero();
+            const bool in_time =
+                remaining_validity(time_point(std::chrono::microseconds(sent)),
+                                   time_point(std::chrono::microseconds(now_)),
+                                   milliseconds(ttl_us / 1000),
+                                   milliseconds(drift_us / 1000)) > mono_clock::duration::zero();
             if (v == verdict::reached && in_time) return won(c, sent, token);
             trace("c" + std::to_string(c) + " gives up after the write-back");
             give_up(c);
@@ -389,7 +409,8 @@ class simulation {
 
   void release_all(int c) {
     for (std::size_t m = 0; m < masters_.size(); ++m) {
-      send(c, m, [this, c, m] { masters_[m].release(c, now_); }, [](bool) {});
+      send(
+          c, m, [this, c, m] { masters_[m].release(c, now_); }, [](bool) {});
     }
   }
 
@@ -411,14 +432,16 @@ class simulation {
     for (std::size_t m = 0; m < masters_.size(); ++m) {
       auto renewed = std::make_shared<bool>(false);
       send(
-          c, m, [this, c, m, renewed] {
+          c, m,
+          [this, c, m, renewed] {
             *renewed = masters_[m].renew(c, now_);
-            trace("m" + std::to_string(m) + (*renewed ? " renews c" : " refuses renewal of c") + std::to_string(c));
+            trace("m" + std::to_string(m) + (*renewed ? " renews c" : " refuses renewal of c") +
+                  std::to_string(c));
           },
           [this, c, m, sent, generation, tally, decided, renewed, not_ours, token](bool ok) {
             if (ok && !*renewed) not_ours->push_back(m);
             if (*decided) return;
-            ok && *renewed ? tally->succeeded(m) : tally->failed(m);
+            ok&&* renewed ? tally->succeeded(m) : tally->failed(m);
             const auto v = tally->current();
             if (v == verdict::open) return;
             *decided = true;
@@ -427,15 +450,16 @@ class simulation {
             const bool in_time = now_ < sent + ttl_us - drift_us;
             if (v == verdict::reached && in_time && now_ < cand2.valid_until) {
               cand2.valid_until = sent + ttl_us - drift_us;
-              trace("c" + std::to_string(c) + " renewed, valid until " + std::to_string(cand2.valid_until));
+              trace("c" + std::to_string(c) + " renewed, valid until " +
+                    std::to_string(cand2.valid_until));
               for (const auto t : *not_ours) {
-                send(c, t, [this, c, t, token] { masters_[t].take(c, token, now_); }, [](bool) {});
+                send(
+                    c, t, [this, c, t, token] { masters_[t].take(c, token, now_); }, [](bool) {});
               }
             }
             // Renew again; a leader whose validity runs out stops at it.
-            at_candidate(c, std::min(now_ + ttl_us / 3, cand2.valid_until), [this, c, generation] {
-              renew(c, generation);
-            });
+            at_candidate(c, std::min(now_ + ttl_us / 3, cand2.valid_until),
+                         [this, c, generation] { renew(c, generation); });
           });
     }
   }
@@ -445,6 +469,7 @@ class simulation {
   us now_ = 0;
   std::uint64_t seq_ = 0;
   std::priority_queue<event, std::vector<event>, std::greater<>> events_;
+  std::vector<std::function<void()>> actions_;
   std::vector<master> masters_;
   std::vector<candidate> cands_;
   std::vector<std::vector<int>> link_epoch_;
@@ -482,9 +507,11 @@ findings check_runs(const config& cfg, unsigned seeds) {
         const bool same = g[i].token == g[j].token;
         const bool backwards = g[j].acquire_sent > g[i].written && g[j].token <= g[i].token;
         if (same || backwards) {
-          f.token_problem = std::string(same ? "two grants share token " : "a later grant got a smaller token: ") +
-                            std::to_string(g[i].token) + " then " + std::to_string(g[j].token) + "; " +
-                            describe(cfg, seed) + "\n" + sim.trace_text(g[i].acquire_sent, g[j].written);
+          f.token_problem = std::string(same ? "two grants share token "
+                                             : "a later grant got a smaller token: ") +
+                            std::to_string(g[i].token) + " then " + std::to_string(g[j].token) +
+                            "; " + describe(cfg, seed) + "\n" +
+                            sim.trace_text(g[i].acquire_sent, g[j].written);
           break;
         }
       }
