@@ -253,10 +253,20 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   init->add_flag("--print", print_schema,
                  "Print the schema the store needs (the postgres DDL and grants) for a DBA to "
                  "apply, and change nothing");
-  run_options.add_to(*run);
-  check_options.add_to(*check);
-  init_options.add_to(*init);
-  check_store_options.add_to(*check_store);
+  // A verb's options are the whole option table, and CLI11 holds each new
+  // option's names against every earlier one's (n^2 comparisons: most of a
+  // parse). A verb can only be parsed when its name is one of the words, so
+  // only the verbs named get their options, and all of them for --help-all,
+  // which prints every verb's.
+  const bool help_all =
+      std::find(args.begin(), args.end(), std::string("--help-all")) != args.end();
+  const auto named = [&](const CLI::App* verb) {
+    return help_all || std::find(args.begin(), args.end(), verb->get_name()) != args.end();
+  };
+  if (named(run)) run_options.add_to(*run);
+  if (named(check)) check_options.add_to(*check);
+  if (named(init)) init_options.add_to(*init);
+  if (named(check_store)) check_store_options.add_to(*check_store);
   check_store->footer(footer);
 
   if (args.empty() && !has_child) {
