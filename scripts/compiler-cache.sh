@@ -16,7 +16,10 @@ if [[ "${BATON_CCACHE:-1}" != 0 ]] && command -v ccache >/dev/null 2>&1; then
   # The locale only changes the language of warnings; left out of the hash, a
   # build where LANG is unset (the Dockerfile's build stage, which the deploy
   # test gives this cache) hits the entries of one where it is set.
-  export CCACHE_SLOPPINESS=locale
+  # pch_defines,time_macros and the include file times: what ccache needs to
+  # cache compiles that read a precompiled header (the sanitizer tree's), which
+  # is written just before them.
+  export CCACHE_SLOPPINESS=locale,pch_defines,time_macros,include_file_mtime,include_file_ctime
   mkdir -p "$CCACHE_DIR"
   ccache --max-size=3G >/dev/null
   compiler_cache_args=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

@@ -8,11 +8,12 @@
 #   - the ASan+UBSan build (build-asan/, scripts/sanitize.sh) runs unit,
 #     integration and contract: the same tests, stricter (every memory error
 #     and undefined behaviour they reach fails them; assertions on);
-#   - each libFuzzer target for 20 s (build-fuzz/, scripts/fuzz.sh).
+#   - each libFuzzer target for 20 s (in build-asan/ too, scripts/fuzz.sh).
 #
 # The normal build compiles only what its tiers need. The sanitizer and fuzz
-# trees compile in the background at the lowest CPU priority while the first
-# tier runs: that tier mostly waits (for leases to expire, servers to start,
+# targets compile in the background at the lowest CPU priority from the start,
+# in what the normal build leaves of the CPUs, then beside the first tier:
+# that tier mostly waits (for leases to expire, servers to start,
 # packages to unpack), so the compile takes the idle cores and the tests
 # still get a core whenever they ask for one.
 #
@@ -71,15 +72,20 @@ fi
 # What the first tier's tests run: the daemon, its keeper, the man page and
 # completion (the .deb), the workers, the fault suites, the floor probe.
 first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe fault_tests etcd_fault_tests"
-phase build env BATON_BUILD_TARGETS="$first_tier_targets" "$root/scripts/build.sh"
 
+# The sanitizer and fuzz builds start at once, at the lowest CPU priority: the
+# normal build below takes the CPUs first, and this one fills what it leaves
+# (its links and waits), then compiles beside the first tier.
 # Its own process group (setsid), so that a failed run stops all of it.
+mkdir -p "$root/build"
 background_log="$root/build/background-builds.log"
 setsid bash -c 'BATON_BUILD_ONLY=1 nice -n 19 "$1/scripts/sanitize.sh" &&
                 BATON_BUILD_ONLY=1 nice -n 19 "$1/scripts/fuzz.sh"' _ "$root" \
   >"$background_log" 2>&1 &
 background=$!
 background_started=$SECONDS
+
+phase build env BATON_BUILD_TARGETS="$first_tier_targets" "$root/scripts/build.sh"
 
 phase tests ctest --test-dir "$root/build" --output-on-failure -j "${BATON_TEST_JOBS:-8}" \
   -L 'faults|bench|deploy|docs'
