@@ -258,11 +258,11 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   // parse). A verb can only be parsed when its name is one of the words, so
   // only the verbs named get their options, and all of them for --help-all,
   // which prints every verb's.
-  const bool help_all =
-      std::find(args.begin(), args.end(), std::string("--help-all")) != args.end();
-  const auto named = [&](const CLI::App* verb) {
-    return help_all || std::find(args.begin(), args.end(), verb->get_name()) != args.end();
+  const auto has_word = [&](const std::string& word) {
+    return std::find(args.begin(), args.end(), word) != args.end();
   };
+  const bool help_all = has_word("--help-all");
+  const auto named = [&](const CLI::App* verb) { return help_all || has_word(verb->get_name()); };
   if (named(run)) run_options.add_to(*run);
   if (named(check)) check_options.add_to(*check);
   if (named(init)) init_options.add_to(*init);
@@ -274,7 +274,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
                        "resign, health or version\n\n" + app.help());
   }
 
-  const bool names_run = std::find(args.begin(), args.end(), std::string("run")) != args.end();
+  const bool names_run = has_word("run");
   try {
     std::reverse(args.begin(), args.end());  // CLI11 consumes a reversed vector
     app.parse(args);
