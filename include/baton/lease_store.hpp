@@ -74,6 +74,9 @@ struct store_identity {
   std::string election;  ///< candidates with the same election compete
   std::string node_id;   ///< this candidate
   milliseconds ttl{0};   ///< lifetime of an acquired or renewed lease; > 0
+  /// What this candidate's registration says (candidate_info::priority):
+  /// who an operator or a preemption prefers; 0 = no preference.
+  int priority = 0;
 };
 
 /// Throws std::invalid_argument, naming `store` ("redis_store"), for an empty
@@ -112,6 +115,11 @@ struct acquire_answer {
   /// Held back: why, when it is not a store reset ("the lease key vanished
   /// before its expiry ..."); "" = a reset.
   std::string why;
+  /// Held: the lease is reserved for this node by a switchover
+  /// (async_hand_over) and nobody else may take it before `remaining` (the
+  /// reservation's time left) has passed; `holder` is then the node that
+  /// handed over, or "". "" = no reservation.
+  std::string reserved_for;
 
   bool acquired() const { return outcome == acquire_outcome::acquired; }
 };
@@ -131,6 +139,17 @@ enum class release_answer {
 enum class record_answer {
   created,  ///< the election had no record; now it has one
   existed,  ///< it had one already; nothing was changed
+};
+
+/// A candidate as the store knows it (async_candidates): a store of this
+/// election that tried to acquire, or renewed, within the last two ttls (a
+/// kind whose candidates keep a session: while the session lives).
+struct candidate_info {
+  std::string node;  ///< its node id
+  int priority = 0;  ///< its store_identity's
+  /// How long it has been a candidate without a gap; negative = the store
+  /// cannot tell.
+  milliseconds live_for{-1};
 };
 
 // --- events ------------------------------------------------------------------
@@ -224,6 +243,7 @@ class lease_store {
   using renew_handler = std::function<void(store_error, renew_answer)>;
   using release_handler = std::function<void(store_error, release_answer)>;
   using record_handler = std::function<void(store_error, record_answer)>;
+  using candidates_handler = std::function<void(store_error, std::vector<candidate_info>)>;
   using event_listener = std::function<void(const store_event&)>;
 
   virtual ~lease_store() = default;
@@ -239,6 +259,20 @@ class lease_store {
   virtual void async_renew(renew_handler handler) = 0;
   /// Free the lease only if it is ours, and announce the release.
   virtual void async_release(release_handler handler) = 0;
+  /// Free our lease for `to_node` alone (a switchover): as async_release
+  /// does (only if ours; announced as a release; not_ours changes
+  /// nothing), except that for `window` after it only a store whose node
+  /// id is `to_node` may acquire it. Any other candidate's acquire answers
+  /// held, with reserved_for = to_node and remaining = the time left of the
+  /// window; after the window the lease is free for everyone. to_node's
+  /// acquire starts a new term: the next token, announced as any is.
+  virtual void async_hand_over(const std::string& to_node, milliseconds window,
+                               release_handler handler) = 0;
+  /// The live candidates of this election (see candidate_info), in no
+  /// particular order. Every acquire attempt and every renewal registers its
+  /// store (node id, priority) as they run: a candidate costs the store no
+  /// call of its own. A crashed candidate stays listed for up to two ttls.
+  virtual void async_candidates(candidates_handler handler) = 0;
   /// Create the election's record if it has none (`baton init-store`), so
   /// that its first start is not held back as a store that lost its data
   /// would be. Creating it while a leader may be working on a store that did

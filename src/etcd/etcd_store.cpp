@@ -765,6 +765,23 @@ void etcd_store::async_release(release_handler handler) {
   d.revoke(std::make_shared<release_handler>(std::move(handler)), *d.term);
 }
 
+// Not yet for this kind: a switchover refuses, and status lists no candidates.
+void etcd_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.shell.fail_later(std::move(handler),
+                     store_error{std::make_error_code(std::errc::operation_not_supported),
+                                 "this store kind cannot hand over yet"});
+}
+
+void etcd_store::async_candidates(candidates_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.shell.fail_later(std::move(handler),
+                     store_error{std::make_error_code(std::errc::operation_not_supported),
+                                 "this store kind keeps no candidates yet"});
+}
+
 void etcd_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;

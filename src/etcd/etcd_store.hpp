@@ -90,6 +90,9 @@ class etcd_store final : public lease_store {
   void async_acquire(acquire_handler handler) override;
   void async_renew(renew_handler handler) override;
   void async_release(release_handler handler) override;
+  void async_hand_over(const std::string& to_node, milliseconds window,
+                       release_handler handler) override;
+  void async_candidates(candidates_handler handler) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;

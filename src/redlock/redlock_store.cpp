@@ -648,6 +648,23 @@ void redlock_store::async_release(release_handler handler) {
   impl_->release(std::move(handler));
 }
 
+// Not yet for this kind: a switchover refuses, and status lists no candidates.
+void redlock_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.shell.fail_later(std::move(handler),
+                     store_error{std::make_error_code(std::errc::operation_not_supported),
+                                 "this store kind cannot hand over yet"});
+}
+
+void redlock_store::async_candidates(candidates_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.shell.fail_later(std::move(handler),
+                     store_error{std::make_error_code(std::errc::operation_not_supported),
+                                 "this store kind keeps no candidates yet"});
+}
+
 void redlock_store::async_create_record(record_handler handler) {
   if (impl_->shell.reject_if_closed(handler)) return;
   impl_->create_record(std::move(handler));

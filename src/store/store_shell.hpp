@@ -59,6 +59,13 @@ class store_shell {
     return true;
   }
 
+  /// Posts `handler(e, Answer{})` (never inline, not after destruction):
+  /// a call the kind answers without asking its server.
+  template <typename Answer>
+  void fail_later(std::function<void(store_error, Answer)> handler, store_error e) {
+    post_guarded([handler = std::move(handler), e = std::move(e)] { handler(e, Answer{}); });
+  }
+
   // --- events --------------------------------------------------------------
 
   /// Replaces the listener (an empty one clears it); false after close(),

@@ -962,6 +962,23 @@ void zookeeper_store::async_release(release_handler handler) {
   });
 }
 
+// Not yet for this kind: a switchover refuses, and status lists no candidates.
+void zookeeper_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.shell.fail_later(std::move(handler),
+                     store_error{std::make_error_code(std::errc::operation_not_supported),
+                                 "this store kind cannot hand over yet"});
+}
+
+void zookeeper_store::async_candidates(candidates_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.shell.fail_later(std::move(handler),
+                     store_error{std::make_error_code(std::errc::operation_not_supported),
+                                 "this store kind keeps no candidates yet"});
+}
+
 void zookeeper_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
   d.begin_session_call(handler, "create the record", [&d](auto o) {

@@ -61,7 +61,8 @@ class cluster_harness final : public contract_harness {
 
   std::string name() const override { return "cluster"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority) override {
     redis_detail::cluster_locator_options c;
     for (auto port : cluster_.ports()) {
       redis_endpoint e;
@@ -70,7 +71,7 @@ class cluster_harness final : public contract_harness {
     }
     c.key = lease_key(util::election);
     redis_store_options o;
-    o.identity = {util::election, node_id, ttl};
+    o.identity = {util::election, node_id, ttl, priority};
     o.locator = redis_detail::cluster_locator::create(io_, std::move(c));
     o.replicated = true;
     o.sharded_pubsub = true;

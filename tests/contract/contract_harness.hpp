@@ -30,11 +30,17 @@ class contract_harness {
   virtual std::string name() const = 0;
   /// Where every store of this harness runs its handlers; the suite runs it.
   virtual boost::asio::io_context& io() = 0;
-  /// A store for candidate `node_id` with lease `ttl` in the harness's one
-  /// election, on the harness's io(). The election has run before: the
-  /// first acquire is not held back by a reset.
-  virtual std::unique_ptr<lease_store> make_store(const std::string& node_id,
-                                                  milliseconds ttl) = 0;
+  /// A store for candidate `node_id` with lease `ttl` and `priority` in the
+  /// harness's one election, on the harness's io(). The election has run
+  /// before: the first acquire is not held back by a reset.
+  virtual std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                                  int priority) = 0;
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) {
+    return make_store(node_id, ttl, 0);
+  }
+  /// Whether the kind implements the switchover calls (async_hand_over,
+  /// async_candidates) yet: the cases of those are skipped until it does.
+  virtual bool hands_over() const { return false; }
   /// The store loses its data the kind's own way (memory: the backend's
   /// reset; Redis: the server restarts empty). Stores made before may need a
   /// call or two, failing as unavailable, to notice; after that every

@@ -56,7 +56,7 @@ class etcd_harness final : public contract_harness {
       password_file_ = write_file(pki_->dir() + "/etcd-password", baton_password);
     }
     // `baton init-store`'s way: the record exists, so no first-start hold-back.
-    auto store = make_store("init", milliseconds(1000));
+    auto store = make_store("init", milliseconds(1000), 0);
     bool done = false;
     store_error failure;
     store->async_create_record([&](store_error e, record_answer) {
@@ -74,10 +74,11 @@ class etcd_harness final : public contract_harness {
 
   std::string name() const override { return "etcd"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority) override {
     etcd_store_options o;
     o.endpoints = {server_.client_url()};
-    o.identity = {election, node_id, ttl};
+    o.identity = {election, node_id, ttl, priority};
     if (pki_) {
       o.tls_ca_file = pki_->ca_file();
       o.tls_cert_file = pki_->dir() + "/etcd-client.pem";

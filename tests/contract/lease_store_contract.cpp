@@ -128,6 +128,23 @@ outcome<renew_answer> renew(asio::io_context& io, lease_store& s) {
 outcome<release_answer> release(asio::io_context& io, lease_store& s) {
   return await(io, start_release(s), "release");
 }
+outcome<release_answer> hand_over(asio::io_context& io, lease_store& s, const std::string& to,
+                                  milliseconds window) {
+  auto out = collect<release_answer>();
+  s.async_hand_over(to, window, into(out));
+  return await(io, out, "hand_over");
+}
+outcome<std::vector<candidate_info>> candidates(asio::io_context& io, lease_store& s) {
+  auto out = collect<std::vector<candidate_info>>();
+  s.async_candidates(into(out));
+  return await(io, out, "candidates");
+}
+const candidate_info* find_candidate(const std::vector<candidate_info>& all,
+                                     const std::string& node) {
+  for (const auto& c : all)
+    if (c.node == node) return &c;
+  return nullptr;
+}
 outcome<record_answer> create_record(asio::io_context& io, lease_store& s) {
   auto out = collect<record_answer>();
   s.async_create_record(into(out));
@@ -177,7 +194,8 @@ std::string describe(const acquire_answer& a) {
                         : a.outcome == acquire_outcome::held   ? "held"
                                                                : "held_back";
   return std::string(outcome) + " token=" + std::to_string(a.token) + " holder='" + a.holder +
-         "' remaining=" + std::to_string(a.remaining.count()) + "ms";
+         "' remaining=" + std::to_string(a.remaining.count()) + "ms" +
+         (a.reserved_for.empty() ? "" : " reserved_for='" + a.reserved_for + "'");
 }
 
 // --- identity and status -------------------------------------------------------
@@ -502,6 +520,159 @@ TEST_P(lease_store_contract, a_reset_holds_every_acquisition_back_for_one_ttl) {
   EXPECT_GE(waited, reset_ttl - 50ms) << "acquired before the hold-back was over";
   EXPECT_GT(won.value.token, first.value.token) << "tokens went back across the reset";
 }
+
+// --- switchover: hand-over and candidates ------------------------------------------
+
+#define BATON_REQUIRE_HAND_OVER()                                                  \
+  if (!harness().hands_over()) GTEST_SKIP() << harness().name() << " cannot hand over yet"
+
+TEST_P(lease_store_contract, a_hand_over_reserves_the_lease_for_its_target_alone) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", ttl);
+  auto b = harness().make_store("node-b", ttl);
+  auto c = harness().make_store("node-c", ttl);
+  auto first = acquire(io, *a);
+  ASSERT_TRUE(first.value.acquired()) << first.error.message() << describe(first.value);
+
+  auto handed = hand_over(io, *a, "node-b", 5000ms);
+  ASSERT_FALSE(handed.error) << handed.error.message();
+  ASSERT_EQ(handed.value, release_answer::released);
+
+  auto other = acquire(io, *c);
+  ASSERT_FALSE(other.error) << other.error.message();
+  EXPECT_EQ(other.value.outcome, acquire_outcome::held) << describe(other.value);
+  EXPECT_EQ(other.value.reserved_for, "node-b") << describe(other.value);
+  EXPECT_GT(other.value.remaining, 0ms) << describe(other.value);
+  EXPECT_LE(other.value.remaining, 5000ms) << describe(other.value);
+  // Nor may the node that handed over take it back.
+  auto back = acquire(io, *a);
+  ASSERT_FALSE(back.error) << back.error.message();
+  EXPECT_EQ(back.value.outcome, acquire_outcome::held) << describe(back.value);
+
+  auto target = acquire(io, *b);
+  ASSERT_FALSE(target.error) << target.error.message();
+  ASSERT_TRUE(target.value.acquired()) << describe(target.value);
+  EXPECT_GT(target.value.token, first.value.token);
+
+  auto after = acquire(io, *c);
+  ASSERT_FALSE(after.error) << after.error.message();
+  EXPECT_EQ(after.value.outcome, acquire_outcome::held) << describe(after.value);
+  EXPECT_EQ(after.value.holder, "node-b") << describe(after.value);
+  EXPECT_EQ(after.value.reserved_for, "") << describe(after.value);
+  EXPECT_EQ(renew(io, *b).value, renew_answer::renewed);
+}
+
+TEST_P(lease_store_contract, a_reservation_nobody_takes_frees_the_lease_after_its_window) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", ttl);
+  auto c = harness().make_store("node-c", ttl);
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+  ASSERT_EQ(hand_over(io, *a, "node-gone", 1000ms).value, release_answer::released);
+  auto during = acquire(io, *c);
+  ASSERT_EQ(during.value.outcome, acquire_outcome::held) << describe(during.value);
+  EXPECT_EQ(during.value.reserved_for, "node-gone");
+
+  pass(io, 1000ms + harness().expiry_slack() + 200ms);
+  auto later = acquire(io, *c);
+  ASSERT_FALSE(later.error) << later.error.message();
+  EXPECT_TRUE(later.value.acquired()) << describe(later.value);
+}
+
+TEST_P(lease_store_contract, a_hand_over_of_a_lease_not_ours_changes_nothing) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", ttl);
+  auto b = harness().make_store("node-b", ttl);
+  auto c = harness().make_store("node-c", ttl);
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+
+  auto r = hand_over(io, *b, "node-c", 5000ms);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_EQ(r.value, release_answer::not_ours);
+  auto held = acquire(io, *c);
+  EXPECT_EQ(held.value.outcome, acquire_outcome::held) << describe(held.value);
+  EXPECT_EQ(held.value.holder, "node-a") << describe(held.value);
+  EXPECT_EQ(held.value.reserved_for, "") << describe(held.value);
+  EXPECT_EQ(renew(io, *a).value, renew_answer::renewed);
+}
+
+TEST_P(lease_store_contract, a_hand_over_is_announced_as_a_release_and_the_target_term_as_a_term) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", ttl);
+  auto b = harness().make_store("node-b", ttl);
+  auto c = harness().make_store("node-c", ttl);
+  auto b_heard = watch(*b);
+  auto c_heard = watch(*c);
+  ASSERT_TRUE(run_until(io, [&] { return b_heard->trusted() && c_heard->trusted(); }));
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+  const int b_before = b_heard->released;
+  ASSERT_EQ(hand_over(io, *a, "node-b", 5000ms).value, release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return b_heard->released > b_before; }))
+      << "the target never heard the release";
+
+  auto taken = acquire(io, *b);
+  ASSERT_TRUE(taken.value.acquired()) << taken.error.message() << describe(taken.value);
+  ASSERT_TRUE(run_until(io, [&] {
+    for (const auto& t : c_heard->terms)
+      if (t.token == taken.value.token && t.holder == "node-b") return true;
+    return false;
+  })) << "c never heard the target's term";
+}
+
+TEST_P(lease_store_contract, candidates_are_the_stores_that_tried_with_their_priorities) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", ttl, 0);
+  auto b = harness().make_store("node-b", ttl, 7);
+  auto c = harness().make_store("node-c", ttl, -2);
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+  ASSERT_EQ(acquire(io, *b).value.outcome, acquire_outcome::held);
+  ASSERT_FALSE(acquire(io, *c).error);
+  ASSERT_EQ(renew(io, *a).value, renew_answer::renewed);
+
+  auto r = candidates(io, *c);
+  ASSERT_FALSE(r.error) << r.error.message();
+  std::string listed;
+  for (const auto& x : r.value) listed += x.node + "(" + std::to_string(x.priority) + ") ";
+  const auto* la = find_candidate(r.value, "node-a");
+  const auto* lb = find_candidate(r.value, "node-b");
+  const auto* lc = find_candidate(r.value, "node-c");
+  ASSERT_TRUE(la && lb && lc) << "listed: " << listed;
+  EXPECT_EQ(la->priority, 0);
+  EXPECT_EQ(lb->priority, 7);
+  EXPECT_EQ(lc->priority, -2);
+  EXPECT_EQ(r.value.size(), 3u) << "listed: " << listed;
+  EXPECT_LE(lb->live_for, limit) << "live for " << lb->live_for.count() << " ms";
+}
+
+TEST_P(lease_store_contract, a_candidate_gone_leaves_the_list_within_two_ttls) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", short_ttl);
+  auto b = harness().make_store("node-b", short_ttl);
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+  ASSERT_EQ(acquire(io, *b).value.outcome, acquire_outcome::held);
+  auto before = candidates(io, *a);
+  ASSERT_FALSE(before.error) << before.error.message();
+  ASSERT_NE(find_candidate(before.value, "node-b"), nullptr);
+
+  b.reset();
+  // a keeps renewing meanwhile, as a leader does.
+  const auto gone_by = 2 * short_ttl + harness().expiry_slack() + 500ms;
+  for (milliseconds waited{0}; waited < gone_by; waited += 300ms) {
+    ASSERT_EQ(renew(io, *a).value, renew_answer::renewed);
+    pass(io, 300ms);
+  }
+  auto after = candidates(io, *a);
+  ASSERT_FALSE(after.error) << after.error.message();
+  EXPECT_EQ(find_candidate(after.value, "node-b"), nullptr) << "node-b still listed";
+  EXPECT_NE(find_candidate(after.value, "node-a"), nullptr) << "the renewing leader is not listed";
+}
+
+#undef BATON_REQUIRE_HAND_OVER
 
 // --- events ----------------------------------------------------------------------
 

@@ -18,12 +18,14 @@ class memory_harness final : public contract_harness {
  public:
   std::string name() const override { return "memory"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority) override {
     return std::make_unique<testing::memory_lease_store>(io_, backend_,
-                                                         store_identity{"jobs", node_id, ttl});
+                                                         store_identity{"jobs", node_id, ttl, priority});
   }
   void reset_store() override { backend_.reset("memory backend reset by the test"); }
   bool can_make_unreachable() const override { return true; }
+  bool hands_over() const override { return true; }
   void make_unreachable() override { backend_.set_unavailable(true); }
 
  private:

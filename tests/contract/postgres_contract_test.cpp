@@ -28,7 +28,7 @@ class postgres_harness final : public contract_harness {
  public:
   postgres_harness() {
     // `baton init-store`'s way: the row exists, so no first-start hold-back.
-    auto store = make_store("init", milliseconds(1000));
+    auto store = make_store("init", milliseconds(1000), 0);
     bool done = false;
     store_error failure;
     store->async_create_record([&](store_error e, record_answer) {
@@ -45,10 +45,11 @@ class postgres_harness final : public contract_harness {
 
   std::string name() const override { return "postgres"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority) override {
     postgres_store_options o;
     o.conninfo = server_.conninfo("postgres");
-    o.identity = {election, node_id, ttl};
+    o.identity = {election, node_id, ttl, priority};
     o.connect_timeout = milliseconds(2000);
     o.command_timeout = milliseconds(2000);
     return std::make_unique<postgres_store>(io_, std::move(o));

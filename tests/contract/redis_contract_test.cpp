@@ -27,8 +27,11 @@ class redis_harness final : public contract_harness {
 
   std::string name() const override { return "redis"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
-    return std::make_unique<redis_store>(io_, util::options_for(server_, node_id, ttl));
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority) override {
+    auto o = util::options_for(server_, node_id, ttl);
+    o.identity.priority = priority;
+    return std::make_unique<redis_store>(io_, std::move(o));
   }
   void reset_store() override { server_.restart(); }
   bool can_make_unreachable() const override { return true; }

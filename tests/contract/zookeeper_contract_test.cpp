@@ -26,7 +26,7 @@ class zookeeper_harness final : public contract_harness {
  public:
   zookeeper_harness() {
     // `baton init-store`'s way: the record exists, so no first-start hold-back.
-    auto store = make_store("init", milliseconds(1000));
+    auto store = make_store("init", milliseconds(1000), 0);
     bool done = false;
     store_error failure;
     store->async_create_record([&](store_error e, record_answer) {
@@ -44,10 +44,11 @@ class zookeeper_harness final : public contract_harness {
 
   std::string name() const override { return "zookeeper"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) override {
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority) override {
     zookeeper_store_options o;
     o.servers = server_.address();
-    o.identity = {election, node_id, ttl};
+    o.identity = {election, node_id, ttl, priority};
     o.connect_timeout = milliseconds(3000);
     o.command_timeout = milliseconds(2000);
     return std::make_unique<zookeeper_store>(io_, std::move(o));

@@ -70,12 +70,36 @@ struct election_state {
   time_point fence_until{};
   // The longest ttl of any store made for this election: the default hold-back.
   milliseconds longest_ttl{0};
+  // A switchover's reservation: only `reserved_for` may take the free lease
+  // before `reserved_until`; `handed_over_by` handed it over.
+  std::string reserved_for;
+  std::string handed_over_by;
+  time_point reserved_until{};
+  // The registry: node id -> its priority, when it registered without a
+  // gap, and when its registration lapses.
+  struct registration {
+    int priority = 0;
+    time_point since{};
+    time_point until{};
+  };
+  std::map<std::string, registration> candidates;
 
   void expire_if_due(time_point now) {
     if (!holder.empty() && now >= expires) {
       holder.clear();
       token = 0;
     }
+    if (!reserved_for.empty() && now >= reserved_until) {
+      reserved_for.clear();
+      handed_over_by.clear();
+    }
+  }
+
+  void register_candidate(const store_identity& id, time_point now) {
+    auto& r = candidates[id.node_id];
+    if (r.until <= now) r.since = now;
+    r.priority = id.priority;
+    r.until = now + 2 * id.ttl;
   }
 };
 
@@ -197,10 +221,14 @@ struct memory_lease_store::impl {
     const auto now = mono_clock::now();
     auto& e = election();
     e.expire_if_due(now);
+    e.register_candidate(id, now);
     const bool fenced = e.fence_until > now;
+    const bool reserved_elsewhere = !e.reserved_for.empty() && e.reserved_for != id.node_id;
     acquire_answer a;
-    if (!fenced && (e.holder.empty() || e.holder == id.node_id)) {
+    if (!fenced && !reserved_elsewhere && (e.holder.empty() || e.holder == id.node_id)) {
       const bool was_free = e.holder.empty();
+      e.reserved_for.clear();
+      e.handed_over_by.clear();
       e.holder = id.node_id;
       e.expires = now + id.ttl;
       e.token = ++e.counter;
@@ -212,6 +240,13 @@ struct memory_lease_store::impl {
     }
     a.token = e.counter;
     a.holder = e.holder;
+    if (!fenced && reserved_elsewhere) {
+      a.outcome = acquire_outcome::held;
+      a.holder = e.handed_over_by;
+      a.reserved_for = e.reserved_for;
+      a.remaining = left(e.reserved_until, now);
+      return a;
+    }
     if (!fenced) {
       a.outcome = acquire_outcome::held;
       a.remaining = left(e.expires, now);
@@ -229,6 +264,7 @@ struct memory_lease_store::impl {
     auto& e = election();
     e.expire_if_due(now);
     if (e.holder != id.node_id) return renew_answer::lost;
+    e.register_candidate(id, now);
     e.expires = now + id.ttl;
     return renew_answer::renewed;
   }
@@ -248,6 +284,36 @@ struct memory_lease_store::impl {
     e.token = 0;
     announce(store_events::released{}, id.node_id);
     return release_answer::released;
+  }
+
+  release_answer do_hand_over(const std::string& to_node, milliseconds window) {
+    const auto now = mono_clock::now();
+    auto& e = election();
+    e.expire_if_due(now);
+    if (e.holder != id.node_id) return release_answer::not_ours;
+    e.holder.clear();
+    e.token = 0;
+    e.reserved_for = to_node;
+    e.handed_over_by = id.node_id;
+    e.reserved_until = now + window;
+    announce(store_events::released{}, id.node_id);
+    return release_answer::released;
+  }
+
+  std::vector<candidate_info> do_candidates() {
+    const auto now = mono_clock::now();
+    std::vector<candidate_info> out;
+    auto& all = election().candidates;
+    for (auto it = all.begin(); it != all.end();) {
+      if (it->second.until <= now) {
+        it = all.erase(it);
+        continue;
+      }
+      out.push_back({it->first, it->second.priority,
+                     std::chrono::floor<milliseconds>(now - it->second.since)});
+      ++it;
+    }
+    return out;
   }
 
   asio::io_context& io;
@@ -346,6 +412,18 @@ void memory_lease_store::async_renew(renew_handler handler) {
 void memory_lease_store::async_release(release_handler handler) {
   auto& d = *impl_;
   d.start<release_answer>(std::move(handler), [&d] { return d.do_release(); });
+}
+
+void memory_lease_store::async_hand_over(const std::string& to_node, milliseconds window,
+                                         release_handler handler) {
+  auto& d = *impl_;
+  d.start<release_answer>(std::move(handler),
+                          [&d, to_node, window] { return d.do_hand_over(to_node, window); });
+}
+
+void memory_lease_store::async_candidates(candidates_handler handler) {
+  auto& d = *impl_;
+  d.start<std::vector<candidate_info>>(std::move(handler), [&d] { return d.do_candidates(); });
 }
 
 void memory_lease_store::async_create_record(record_handler handler) {

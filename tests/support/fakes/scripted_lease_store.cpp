@@ -130,6 +130,21 @@ void scripted_lease_store::async_create_record(record_handler handler) {
   post(std::move(handler), closed_ ? aborted() : store_error{}, record_answer::existed);
 }
 
+void scripted_lease_store::async_hand_over(const std::string&, milliseconds,
+                                           release_handler handler) {
+  calls_.emplace_back("hand_over");
+  int none = 0;
+  allowed("hand_over", none);
+  post(std::move(handler), closed_ ? aborted() : store_error{}, release_answer::not_ours);
+}
+
+void scripted_lease_store::async_candidates(candidates_handler handler) {
+  calls_.emplace_back("candidates");
+  int none = 0;
+  allowed("candidates", none);
+  post(std::move(handler), closed_ ? aborted() : store_error{}, std::vector<candidate_info>{});
+}
+
 void scripted_lease_store::answer_acquire(store_error error, acquire_answer answer) {
   if (acquires_.empty()) {
     ADD_FAILURE() << "answer_acquire: no acquire pending";
