@@ -1,5 +1,5 @@
 // baton's entry point: answer the client verbs (status, watch, resign,
-// health) by talking to a running daemon, or parse the command line (flags,
+// switchover, health) by talking to a running daemon, or parse the command line (flags,
 // environment, config file) and run the daemon or answer check-config /
 // version (with the commit it was built from). Exceptions stop here and
 // become exit codes: 2 for configuration, 1 for anything else.

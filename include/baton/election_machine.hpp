@@ -56,6 +56,8 @@ enum class reason {
   resigned,           ///< `baton resign`: step down and stay out for the cool-down
   lease_expired,      ///< the lease ran out before the daemon could act: it did not run
                       ///< (stopped, paused, starved) past the renew deadline
+  switchover,         ///< `baton switchover --to NODE`: step down, the lease reserved
+                      ///< for NODE, and stay out for the cool-down
 };
 
 /// Lease timing, validated by the config loader:
@@ -111,6 +113,9 @@ struct busy {
   /// Candidates the store sees listening for this election, the holder
   /// included; negative when the store cannot tell (acquire_answer).
   int contenders = -1;
+  /// The free lease is reserved for this node by a switchover until
+  /// `holder_ttl` has passed; "" = no reservation.
+  std::string reserved_for;
 };
 struct acquire_failed {
   std::string error;
@@ -149,9 +154,14 @@ struct shutdown {
   std::string signal;
 };
 struct peer_released {};
-/// The operator asked this node to step down (`baton resign`). Only a
-/// leader (working or renewing) acts on it; see can_resign().
-struct resign {};
+/// The operator asked this node to step down (`baton resign`), or to hand
+/// over to node `to` (`baton switchover`): the lease is then released
+/// reserved for `to` for `window`. Only a leader (working or renewing) acts
+/// on it; see can_resign().
+struct resign {
+  std::string to;  ///< "" = a plain resign
+  milliseconds window{0};
+};
 /// A new term was announced on the events channel (any node's, ours too).
 struct peer_acquired {
   std::string holder;
@@ -170,7 +180,12 @@ using event =
 namespace actions {
 struct acquire {};
 struct renew {};
-struct release {};
+/// Give the lease back; to `hand_over_to` alone for `window` when set (a
+/// switchover: lease_store::async_hand_over).
+struct release {
+  std::string hand_over_to;
+  milliseconds window{0};
+};
 struct start_app {
   reason why;
   std::uint64_t token;
@@ -298,6 +313,9 @@ class election_machine {
   /// True while this node stays out of the election after a resign (its
   /// cool-down runs until held_back_until()); false once the cool-down is
   /// over, or when the hold-back has another cause.
+  /// While stepping down for a switchover: the node it hands over to ("" =
+  /// none).
+  const std::string& handing_over_to() const { return hand_over_to_; }
   bool cooling_down_after_resign(time_point now) const {
     return resign_cooldown_ && backoff_until_ > now;
   }
@@ -381,6 +399,9 @@ class election_machine {
   app_phase app_ = app_phase::down;
   time_point app_started_at_{};
   reason stop_reason_ = reason::shutdown;
+  // A switchover's target and reservation window, while it steps down.
+  std::string hand_over_to_;
+  milliseconds hand_over_window_{0};
   bool voluntary_stop_ = false;
   time_point stop_started_{};
   milliseconds stop_timeout_of_stop_{};  // stop_timeout when this stop began

@@ -40,6 +40,9 @@ class metrics {
   void set_leader(bool leading);
   /// baton_leader_changes_total += 1.
   void on_leader_change();
+  /// baton_switchovers_total += 1: this leader began handing over to a
+  /// named node (`baton switchover`).
+  void count_switchover();
   /// baton_lease_remaining_seconds; 0 when not leading. Negative or NaN
   /// values are recorded as 0.
   void set_lease_remaining(double seconds);

@@ -26,7 +26,7 @@ struct verb_spec {
   int (*run)(const client_settings&, std::ostream&, std::ostream&);
 };
 
-constexpr std::array<verb_spec, 4> verbs{{
+constexpr std::array<verb_spec, 5> verbs{{
     {"status",
      "Print the daemon's view of the election. Exit 0 if this node is the leader, 3 if not, 1 if "
      "the daemon cannot be reached.",
@@ -46,6 +46,13 @@ constexpr std::array<verb_spec, 4> verbs{{
      "cooldown. Exit 0 when done, 3 if this node is not the leader, 1 on failure; with --wait, "
      "4 if no other node takes over in time.",
      cli::run_resign},
+    {"switchover",
+     "Make the leader hand over to the node --to names: stop its app, release the lease reserved "
+     "for that node alone for a window, then stay out of the election for a cooldown. Refused "
+     "unless that node is a live candidate. Exit 0 when under way, 3 if this node is not the "
+     "leader, 1 when refused or on failure; with --wait, 4 if that node does not take over in "
+     "time.",
+     cli::run_switchover},
 }};
 
 // The hidden verbs that print generated documentation (see baton/cli.hpp).
@@ -91,18 +98,26 @@ constexpr const char* verbose_help = "Say so when healthy too";
 constexpr const char* ready_help =
     "Ask for readiness instead of liveness: the store answered recently (as /readyz)";
 constexpr const char* wait_help = "Then wait until another node holds the lease; print it";
+constexpr const char* switchover_wait_help = "Then wait until that node holds the lease";
+constexpr const char* to_help = "The node id to hand over to (required)";
+constexpr const char* window_help =
+    "How long the lease stays reserved for it (default: the daemon's ttl; at most ten ttls)";
+constexpr const char* wait_timeout_help =
+    "Bound on connecting and each reply (default 5s); with --wait, how long to wait for the "
+    "new leader (default 30s)";
 
 constexpr const char* footer =
     "The socket is the first of: --socket, socket.path in the --config file, BATON_SOCKET_PATH,\n"
     "socket.path in the BATON_CONFIG file, /run/baton/baton.sock.\n"
     "Durations need a unit: 250ms, 10s, 1.5s, 2m.\n"
     "Exit codes: 0 yes/done, 1 daemon unreachable or failed, 2 usage or config error,\n"
-    "3 not the leader, 4 resign --wait: no successor in time.";
+    "3 not the leader, 4 resign/switchover --wait: no successor in time.";
 
 int run(const verb_spec& verb, int argc, const char* const* argv, const environment& env,
         std::ostream& out, std::ostream& err) {
   const std::string usage_hint = std::string("; see baton ") + verb.name + " --help";
   const bool is_resign = std::string_view(verb.name) == "resign";
+  const bool is_switchover = std::string_view(verb.name) == "switchover";
 
   CLI::App app(verb.description, std::string("baton ") + verb.name);
   app.footer(footer);
@@ -116,7 +131,9 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
       app.add_option("-c,--config", config_flag, config_help)
           ->type_name("FILE");
   auto* timeout_option =
-      app.add_option("--timeout", timeout_text, is_resign ? resign_timeout_help : timeout_help)
+      app.add_option("--timeout", timeout_text,
+                     is_resign ? resign_timeout_help
+                               : is_switchover ? wait_timeout_help : timeout_help)
           ->type_name("DURATION");
   for (auto* option : {socket_option, config_option, timeout_option}) {
     option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -132,6 +149,13 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
   }
   if (is_resign) {
     app.add_flag("--wait", settings.wait, wait_help);
+  }
+  std::string window_text;
+  CLI::Option* window_option = nullptr;
+  if (is_switchover) {
+    app.add_option("--to", settings.to, to_help)->type_name("NODE")->required();
+    window_option = app.add_option("--window", window_text, window_help)->type_name("DURATION");
+    app.add_flag("--wait", settings.wait, switchover_wait_help);
   }
 
   std::vector<std::string> args;
@@ -170,8 +194,26 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
       return cli::exit_usage;
     }
     settings.timeout = *timeout;
-  } else if (is_resign && settings.wait) {
+  } else if ((is_resign || is_switchover) && settings.wait) {
     settings.timeout = cli::default_resign_wait;
+  }
+  if (is_switchover && settings.to.empty()) {
+    err << "baton: --to needs the node id to hand over to" << usage_hint << '\n';
+    return cli::exit_usage;
+  }
+  if (window_option != nullptr && window_option->count() > 0) {
+    std::string why;
+    auto window = try_parse_duration(window_text, &why);
+    if (!window) {
+      err << "baton: --window: " << '"' << cli::printable(window_text) << '"'
+          << " is not a duration: " << why << usage_hint << '\n';
+      return cli::exit_usage;
+    }
+    if (window->count() <= 0) {
+      err << "baton: --window must be more than 0" << usage_hint << '\n';
+      return cli::exit_usage;
+    }
+    settings.window = *window;
   }
 
   try {
@@ -201,9 +243,16 @@ std::vector<client_verb_doc> client_verb_docs() {
       doc.flags.push_back({"--ready", "", ready_help});
     }
     if (name == "resign") doc.flags.push_back({"--wait", "", wait_help});
+    if (name == "switchover") {
+      doc.flags.push_back({"--to", "NODE", to_help});
+      doc.flags.push_back({"--window", "DURATION", window_help});
+      doc.flags.push_back({"--wait", "", switchover_wait_help});
+    }
     doc.flags.push_back({"--socket", "PATH", socket_help});
     doc.flags.push_back({"-c,--config", "FILE", config_help});
-    doc.flags.push_back({"--timeout", "DURATION", name == "resign" ? resign_timeout_help : timeout_help});
+    doc.flags.push_back({"--timeout", "DURATION", name == "resign"       ? resign_timeout_help
+                                                  : name == "switchover" ? wait_timeout_help
+                                                                         : timeout_help});
     docs.push_back(std::move(doc));
   }
   return docs;

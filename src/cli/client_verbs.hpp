@@ -3,6 +3,7 @@
 // run_client_command.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct client_settings {
   bool wait = false;     ///< resign: wait for a successor
   bool verbose = false;  ///< health: say so on success
   bool ready = false;    ///< health: readiness instead of liveness
+  std::string to;        ///< switchover: the node to hand over to
+  /// switchover: how long the lease stays reserved for it (default: the
+  /// daemon's ttl).
+  std::optional<milliseconds> window;
 };
 
 /// One flag of a client verb, for the man page and the completion.
@@ -42,7 +47,7 @@ struct client_flag_doc {
   std::string help;
 };
 
-/// A client verb (status, health, watch, resign) as its --help describes it.
+/// A client verb (status, health, watch, resign, switchover) as its --help describes it.
 struct client_verb_doc {
   std::string name;
   std::string description;
@@ -59,6 +64,7 @@ int run_status(const client_settings& settings, std::ostream& out, std::ostream&
 int run_health(const client_settings& settings, std::ostream& out, std::ostream& err);
 int run_watch(const client_settings& settings, std::ostream& out, std::ostream& err);
 int run_resign(const client_settings& settings, std::ostream& out, std::ostream& err);
+int run_switchover(const client_settings& settings, std::ostream& out, std::ostream& err);
 
 /// The socket path, first match wins: `socket_flag`, socket.path of the file
 /// `config_flag`, BATON_SOCKET_PATH, socket.path of the file named by

@@ -236,6 +236,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
       app.add_subcommand("status", "Ask the running daemon who leads; exit 0 leader, 3 standby, 1 unreachable"),
       app.add_subcommand("watch", "Print the daemon's events as they happen"),
       app.add_subcommand("resign", "Make the leader step down and stay out for the cool-down"),
+      app.add_subcommand("switchover", "Make the leader hand over to the node --to names"),
       app.add_subcommand("health", "Exit 0 when the daemon answers and is healthy (for HEALTHCHECK)")};
   for (auto* verb : client_verbs) verb->allow_extras();
   run->footer(std::string("The child command goes after --: baton run [OPTIONS] -- CMD ARGS...\n") +
@@ -271,7 +272,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
 
   if (args.empty() && !has_child) {
     return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, check-store, status, watch, "
-                       "resign, health or version\n\n" + app.help());
+                       "resign, switchover, health or version\n\n" + app.help());
   }
 
   const bool names_run = has_word("run");
@@ -329,7 +330,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   }
   if (!run->parsed() && !check->parsed()) {
     return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, check-store, status, watch, "
-                       "resign, health or version\n\n" + app.help());
+                       "resign, switchover, health or version\n\n" + app.help());
   }
   invocation result;
   if (run->parsed()) {

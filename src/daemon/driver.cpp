@@ -52,6 +52,7 @@
 #include "baton/systemd_notify.hpp"
 #include "secret_environment.hpp"
 #include "status_report.hpp"
+#include "switchover.hpp"
 
 namespace baton {
 
@@ -155,6 +156,9 @@ struct driver::impl {
     time_point answered{};
     bool first_renewal_pending = false;
   } takeover;
+  // The store's candidates as last listed (refresh_candidates).
+  candidate_snapshot candidates;
+  bool candidates_in_flight = false;
   // When the app was last reported stopped: the handover timing line counts
   // the release from there.
   time_point handover_app_stopped{};
@@ -205,6 +209,9 @@ struct driver::impl {
     socket.add_command("resign", [this](const nlohmann::json&, const peer_info& peer) {
       return resign(peer);
     });
+    socket.add_command("switchover", [this](const nlohmann::json& request, const peer_info& peer) {
+      return switchover(request, peer);
+    });
     socket.open(ec);
     if (ec) {
       spdlog::critical("cannot open socket.path: {}", socket.last_error());
@@ -212,7 +219,11 @@ struct driver::impl {
     }
     if (!cfg.http.listen.empty()) {
       http = std::make_unique<http_server>(io, cfg.http.listen, [this](const http_request_view& r) {
-        return route_request(r, route_sources{[this] { return probe(); }, [this] { return status(); },
+        return route_request(r, route_sources{[this] { return probe(); },
+                                              [this] {
+                                                refresh_stale_candidates();
+                                                return status();
+                                              },
                                               [this] { return metrics_text(); }});
       });
       http->open(ec);
@@ -490,6 +501,7 @@ struct driver::impl {
         takeover.answered = mono_clock::now();
         takeover.first_renewal_pending = true;
         deliver(events::acquired{sent, r.token});
+        refresh_candidates();
       } else {
         // A hold-back with a reason of its own (the lease key vanished
         // early) is said once, at warn: a busy answer is otherwise routine.
@@ -500,13 +512,14 @@ struct driver::impl {
         hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups_trusted,
                              r.outcome == acquire_outcome::held_back, r.free_in, r.why,
-                             r.contenders});
+                             r.contenders, r.reserved_for});
       }
     });
   }
 
   void carry_out(const actions::renew&, time_point) {
     auto sent = mono_clock::now();
+    refresh_candidates();
     store.async_renew([this, sent](store_error e, renew_answer r) {
       if (cancelled(e)) return;
       observe_command("renew", sent, e);
@@ -533,9 +546,9 @@ struct driver::impl {
     });
   }
 
-  void carry_out(const actions::release&, time_point) {
+  void carry_out(const actions::release& a, time_point) {
     auto sent = mono_clock::now();
-    store.async_release([this, sent](store_error e, release_answer r) {
+    auto done = [this, sent, to = a.hand_over_to](store_error e, release_answer r) {
       if (cancelled(e)) return;
       observe_command("release", sent, e);
       if (e) {
@@ -544,6 +557,9 @@ struct driver::impl {
         return;
       }
       if (r == release_answer::not_ours) spdlog::info("release: the lease was no longer ours");
+      if (r == release_answer::released && !to.empty()) {
+        spdlog::info("switchover: the lease is released, reserved for {}", to);
+      }
       if (handover_app_stopped != time_point{} && spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("handover timing: release sent {} and answered {} after the app was "
                       "reported stopped (at monotonic {} ns)",
@@ -553,7 +569,12 @@ struct driver::impl {
                           handover_app_stopped.time_since_epoch()).count());
       }
       deliver(events::release_done{});
-    });
+    };
+    if (a.hand_over_to.empty()) {
+      store.async_release(std::move(done));
+    } else {
+      store.async_hand_over(a.hand_over_to, a.window, std::move(done));
+    }
   }
 
   void observe_command(const char* command, time_point sent, const store_error& e) {
@@ -657,6 +678,63 @@ struct driver::impl {
       deliver(events::app_stopped{});
     }
     return {{"type", "acknowledged"}, {"token", gate.token()}};
+  }
+
+  // --- candidates and switchover ----------------------------------------------
+
+  // The leader lists the election's candidates with every renewal: one call
+  // per renew interval, the leader's alone (a standby's store traffic does
+  // not change), so that a switchover can check its target at once. A
+  // standby lists them only when its status is asked for and its list is
+  // older than a ttl; that status shows the list it had.
+  void refresh_candidates() {
+    if (candidates_in_flight) return;
+    candidates_in_flight = true;
+    store.async_candidates([this](store_error e, std::vector<candidate_info> list) {
+      if (cancelled(e)) return;
+      candidates_in_flight = false;
+      if (e) {
+        candidates.error = e.message();
+        return;
+      }
+      candidates.list = std::move(list);
+      candidates.at = mono_clock::now();
+      candidates.error.clear();
+    });
+  }
+
+  void refresh_stale_candidates() {
+    if (!candidates.at || mono_clock::now() - *candidates.at > cfg.lease.ttl) refresh_candidates();
+  }
+
+  nlohmann::json switchover(const nlohmann::json& request, const peer_info& peer) {
+    // Errors are thrown: the socket sends them back as {"type":"error"}.
+    check_peer_uid(allowed_uids, peer.uid, "switchover");
+    const auto r = parse_switchover_request(request, cfg.lease.ttl, 10 * cfg.lease.ttl);
+    if (!machine.can_resign()) {
+      throw std::runtime_error(std::string("not the leader (state ") + to_string(machine.current()) +
+                               "): ask the leader's daemon");
+    }
+    // Listed with the last renewal: at most two renew intervals old while
+    // renewals succeed.
+    const auto why = switchover_refusal(r.to, cfg.node_id, candidates, mono_clock::now(),
+                                        2 * cfg.lease.renew_interval + cfg.lease.ttl / 10);
+    if (!why.empty()) {
+      spdlog::warn("switchover to {} refused: {}", r.to, why);
+      throw std::runtime_error("refused: " + why);
+    }
+    const auto token = machine.token();
+    spdlog::info("switchover to {} requested by pid {} (uid {}): stopping the app, releasing the "
+                 "lease reserved for {} for {}ms, then staying out of the election for {}ms",
+                 r.to, peer.pid, peer.uid, r.to, r.window.count(),
+                 cfg.lease.resign_cooldown.count());
+    stats.count_switchover();
+    deliver(events::resign{r.to, r.window});
+    return {{"node_id", cfg.node_id},
+            {"to", r.to},
+            {"token", token},
+            {"window_ms", r.window.count()},
+            {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
   }
 
   // --- resign ----------------------------------------------------------------
@@ -779,6 +857,7 @@ struct driver::impl {
   // A client that read "is_leader": true may work on that, just as one that
   // heard the start event.
   nlohmann::json status_for_client() {
+    refresh_stale_candidates();
     auto s = status();
     gate.on_status_read(s.value("is_leader", false), machine.valid_until());
     return s;
@@ -817,6 +896,7 @@ struct driver::impl {
     in.command_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
     in.store_answers = store_answers;
     in.hook_timeout = cfg.hooks.timeout;
+    in.candidates = candidates;
     return status_report(in, mono_clock::now());
   }
 };

@@ -85,6 +85,15 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   if (machine.cooling_down_after_resign(now)) {
     s["cooldown_remaining_ms"] = remaining_ms(machine.held_back_until(), now);
   }
+  if (!machine.handing_over_to().empty()) s["switchover_to"] = machine.handing_over_to();
+  // The store's candidates, as this node last listed them (the leader with
+  // every renewal, a standby when asked for its status).
+  s["candidates"] = candidates_report(in.candidates, in.node_id);
+  if (in.candidates.at) {
+    s["candidates_age_ms"] =
+        std::chrono::duration_cast<milliseconds>(now - *in.candidates.at).count();
+  }
+  if (!in.candidates.error.empty()) s["candidates_error"] = in.candidates.error;
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "baton/election_machine.hpp"
 #include "baton/health.hpp"
 #include "baton/lease_store.hpp"
+#include "switchover.hpp"
 
 namespace baton {
 
@@ -28,6 +29,7 @@ struct status_inputs {
   int command_pid = 0;               ///< the supervised command itself; 0 = none or unknown
   store_health store_answers;        ///< for the readiness verdict
   milliseconds hook_timeout{30000};  ///< hooks.timeout, for the liveness verdict
+  candidate_snapshot candidates;     ///< the store's candidates as last listed
 };
 
 /// The version of the socket protocol (status fields, events, commands):

@@ -145,7 +145,9 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
 void election_machine::on(const events::busy& ev, step_context& ctx) {
   if (state_ != state::acquiring) return;
   acquire_errors_ = 0;
-  holder_ = ev.holder;
+  // A reservation's former holder no longer leads: nobody does until the
+  // switchover's target takes the lease.
+  holder_ = ev.reserved_for.empty() ? ev.holder : std::string();
   // A held-back answer carries the store's counter, not the token of the
   // node that may still hold a lease: unknown (0) rather than misleading.
   holder_token_ = ev.held_back ? 0 : ev.token;
@@ -186,6 +188,12 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
     go(ctx, state::idle, reason::busy,
        ev.holder.empty() ? std::string("held back after a store reset")
                          : "held back after a store reset; " + ev.holder + " holds a lease");
+    return;
+  }
+  if (!ev.reserved_for.empty()) {
+    go(ctx, state::idle, reason::busy,
+       "reserved for " + ev.reserved_for + " by a switchover" +
+           (ev.holder.empty() ? std::string() : " from " + ev.holder));
     return;
   }
   go(ctx, state::idle, reason::busy, ev.holder);
@@ -372,8 +380,11 @@ void election_machine::on(const events::app_stopped&, step_context& ctx) {
   ctx.emit(actions::cancel_timer{timer_id::wake});
   ctx.emit(actions::cancel_timer{timer_id::deadline});
   if (holding_) {
-    // Only now may the next leader start: give the lease back.
-    ctx.emit(actions::release{});
+    // Only now may the next leader start: give the lease back (reserved
+    // for a switchover's target).
+    ctx.emit(stop_reason_ == reason::switchover
+                 ? actions::release{hand_over_to_, hand_over_window_}
+                 : actions::release{});
     go(ctx, state::releasing, reason::app_stopped);
     return;
   }
@@ -403,7 +414,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
   if (app_failed && app_failures_ > 0) {
     delay = failure_backoff();
     backoff_until_ = ctx.now + delay;
-  } else if (stop_reason_ == reason::resigned) {
+  } else if (stop_reason_ == reason::resigned || stop_reason_ == reason::switchover) {
     // Stay out long enough for another node to take the lease: release
     // announcements and busy replies do not bring us back before then.
     delay = timing_.resign_cooldown;
@@ -411,6 +422,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
     resign_cooldown_ = true;
   }
   stop_reason_ = reason::shutdown;
+  hand_over_to_.clear();
   wait_then_retry(ctx, delay);
   go(ctx, state::idle, state_ == state::releasing ? released_why : reason::app_stopped, detail);
 }
@@ -465,11 +477,15 @@ const char* election_machine::shutdown_outcome() const {
 
 // --- resign and announcements ----------------------------------------------
 
-void election_machine::on(const events::resign&, step_context& ctx) {
+void election_machine::on(const events::resign& ev, step_context& ctx) {
   if (!can_resign() || shutdown_requested_) return;
   // A voluntary stop: the lease is kept (renewed) until the app is down, then
-  // released; finish_term() starts the cool-down.
-  begin_stop(ctx, reason::resigned, true);
+  // released (reserved for a switchover's target); finish_term() starts the
+  // cool-down.
+  hand_over_to_ = ev.to;
+  hand_over_window_ = ev.window;
+  begin_stop(ctx, ev.to.empty() ? reason::resigned : reason::switchover, true);
+  if (!ev.to.empty()) ctx.result.change->detail = "to " + ev.to;
 }
 
 void election_machine::on(const events::peer_acquired& ev, step_context&) {
@@ -557,6 +573,7 @@ const char* to_string(reason r) {
     case reason::peer_released: return "peer-released";
     case reason::late_reply: return "late-reply";
     case reason::resigned: return "resigned";
+    case reason::switchover: return "switchover";
     case reason::lease_expired: return "lease-expired";
   }
   return "unknown";

@@ -88,6 +88,12 @@ struct metrics::impl {
           .Help("Times this node gained or lost leadership.")
           .Register(registry)
           .Add({});
+  prometheus::Counter& switchovers =
+      prometheus::BuildCounter()
+          .Name("baton_switchovers_total")
+          .Help("Times this node, leading, began handing over to a named node (baton switchover).")
+          .Register(registry)
+          .Add({});
   prometheus::Gauge& lease_remaining =
       prometheus::BuildGauge()
           .Name("baton_lease_remaining_seconds")
@@ -188,6 +194,8 @@ void metrics::on_transition(std::string_view from, std::string_view to) {
 void metrics::set_leader(bool leading) { impl_->is_leader.Set(leading ? 1 : 0); }
 
 void metrics::on_leader_change() { impl_->leader_changes.Increment(); }
+
+void metrics::count_switchover() { impl_->switchovers.Increment(); }
 
 void metrics::set_lease_remaining(double seconds) {
   impl_->lease_remaining.Set(non_negative(seconds));

@@ -95,8 +95,8 @@ class scripted_lease_store final : public lease_store {
   /// Never expected of a driver: fails the test unless allow_any; answers
   /// existed.
   void async_create_record(record_handler handler) override;
-  /// Never expected of these drivers' tests: fail the test unless
-  /// allow_any; a hand-over answers not_ours, candidates an empty list.
+  /// A hand-over is never expected unless allow_any (it answers not_ours);
+  /// candidates are always allowed, not recorded, and answer an empty list.
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;

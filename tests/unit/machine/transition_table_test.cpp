@@ -158,6 +158,7 @@ void run_schedule(std::uint64_t seed, findings& found, const diagram& edges) {
         break;
       case 8:
         if (choose.chance(20)) h.feed(events::resign{});
+        if (choose.chance(20)) h.feed(events::resign{"node-b", 3s});
         break;
       default:
         h.feed(events::peer_acquired{"b", 3});

@@ -1,0 +1,95 @@
+#include "switchover.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "baton/duration.hpp"
+
+namespace baton {
+namespace {
+
+// A node id as it may appear in an error line: control characters and
+// anything past 64 bytes would make the line unreadable.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u == 0x7f) ? '?' : c;
+  }
+  if (text.size() > 64) out += "...";
+  return out + "'";
+}
+
+std::string names_of(const std::vector<candidate_info>& list, const std::string& self) {
+  std::vector<std::string> names;
+  for (const auto& c : list)
+    if (c.node != self) names.push_back(quoted(c.node));
+  std::sort(names.begin(), names.end());
+  if (names.empty()) return "none besides this node";
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+switchover_request parse_switchover_request(const nlohmann::json& request,
+                                            milliseconds default_window,
+                                            milliseconds max_window) {
+  switchover_request r;
+  const auto to = request.find("to");
+  if (to == request.end() || !to->is_string() || to->get_ref<const std::string&>().empty()) {
+    throw std::runtime_error("switchover needs \"to\": the node id to hand over to");
+  }
+  r.to = to->get<std::string>();
+  if (r.to.size() > 256) throw std::runtime_error("\"to\" is longer than 256 bytes");
+  r.window = default_window;
+  if (const auto w = request.find("window_ms"); w != request.end() && !w->is_null()) {
+    if (!w->is_number_integer() || w->get<long long>() <= 0) {
+      throw std::runtime_error("\"window_ms\" must be a positive integer (milliseconds)");
+    }
+    const auto ms = w->get<long long>();
+    if (ms > max_window.count()) {
+      throw std::runtime_error("\"window_ms\" " + std::to_string(ms) + " is longer than " +
+                               format_duration(max_window) + " (ten ttls)");
+    }
+    r.window = milliseconds(ms);
+  }
+  return r;
+}
+
+std::string switchover_refusal(const std::string& to, const std::string& self,
+                               const candidate_snapshot& known, time_point now,
+                               milliseconds max_age) {
+  if (to == self) return quoted(to) + " is this node, which leads already";
+  if (!known.at || now - *known.at > max_age) {
+    std::string why = "the store's list of candidates is not known yet";
+    if (known.at) why = "the store's list of candidates is out of date";
+    if (!known.error.empty()) why += " (" + known.error + ")";
+    return why + ": cannot tell whether " + quoted(to) + " would take the lease";
+  }
+  for (const auto& c : known.list)
+    if (c.node == to) return {};
+  return quoted(to) + " is not a live candidate: the store saw no acquire attempt from it within "
+         "two ttls (live candidates: " + names_of(known.list, self) +
+         "); handing over to it would leave the election without a leader";
+}
+
+nlohmann::json candidates_report(const candidate_snapshot& known, const std::string& self) {
+  if (!known.at) return nullptr;
+  auto list = known.list;
+  std::sort(list.begin(), list.end(), [&](const candidate_info& a, const candidate_info& b) {
+    if ((a.node == self) != (b.node == self)) return a.node == self;
+    return a.node < b.node;
+  });
+  auto out = nlohmann::json::array();
+  for (const auto& c : list) {
+    out.push_back({{"node", c.node},
+                   {"priority", c.priority},
+                   {"live_for_ms", c.live_for.count() < 0 ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(c.live_for.count())}});
+  }
+  return out;
+}
+
+}  // namespace baton

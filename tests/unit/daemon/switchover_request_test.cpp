@@ -1,0 +1,103 @@
+// The socket command `switchover`: what a request may say, when the leader
+// refuses to hand over, and the candidates the status shows
+// (src/daemon/switchover.hpp).
+#include <gtest/gtest.h>
+
+#include "daemon/switchover.hpp"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr milliseconds ttl{10s};
+
+std::string refusal_of(const nlohmann::json& request) {
+  try {
+    parse_switchover_request(request, ttl, 10 * ttl);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+candidate_snapshot listed(std::vector<candidate_info> list, time_point at) {
+  candidate_snapshot s;
+  s.list = std::move(list);
+  s.at = at;
+  return s;
+}
+
+TEST(switchover_request, names_a_node_and_takes_the_ttl_as_the_default_window) {
+  auto r = parse_switchover_request({{"cmd", "switchover"}, {"to", "node-b"}}, ttl, 10 * ttl);
+  EXPECT_EQ(r.to, "node-b");
+  EXPECT_EQ(r.window, ttl);
+  r = parse_switchover_request({{"to", "node-b"}, {"window_ms", 2500}}, ttl, 10 * ttl);
+  EXPECT_EQ(r.window, 2500ms);
+  r = parse_switchover_request({{"to", "node-b"}, {"window_ms", nullptr}}, ttl, 10 * ttl);
+  EXPECT_EQ(r.window, ttl);
+}
+
+TEST(switchover_request, bad_fields_are_named) {
+  EXPECT_NE(refusal_of({{"cmd", "switchover"}}).find("\"to\""), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", ""}}).find("\"to\""), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", 7}}).find("\"to\""), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", std::string(300, 'x')}}).find("256"), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", 0}}).find("window_ms"), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", -5}}).find("window_ms"), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", "1s"}}).find("window_ms"), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", 1.5}}).find("window_ms"), std::string::npos);
+  EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", 100001}}).find("ten ttls"), std::string::npos);
+  EXPECT_EQ(refusal_of({{"to", "b"}, {"window_ms", 100000}}), "");
+}
+
+TEST(switchover_refusal, a_live_candidate_in_a_fresh_list_is_accepted) {
+  const time_point now{100s};
+  const auto known = listed({{"node-a", 0, 5s}, {"node-b", 3, 2s}}, now - 1s);
+  EXPECT_EQ(switchover_refusal("node-b", "node-a", known, now, 7s), "");
+}
+
+TEST(switchover_refusal, itself_an_unknown_node_and_a_stale_list_are_refused_with_the_reason) {
+  const time_point now{100s};
+  auto known = listed({{"node-a", 0, 5s}, {"node-b", 0, 2s}, {"node-c", 0, -1ms}}, now - 1s);
+  EXPECT_NE(switchover_refusal("node-a", "node-a", known, now, 7s).find("is this node"),
+            std::string::npos);
+  const auto unknown = switchover_refusal("node-z", "node-a", known, now, 7s);
+  EXPECT_NE(unknown.find("'node-z' is not a live candidate"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("'node-b', 'node-c'"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.find("'node-a'"), std::string::npos) << "the leader itself is not offered";
+  EXPECT_NE(unknown.find("without a leader"), std::string::npos) << unknown;
+
+  const auto stale = switchover_refusal("node-b", "node-a", known, now + 10s, 7s);
+  EXPECT_NE(stale.find("out of date"), std::string::npos) << stale;
+  candidate_snapshot never;
+  never.error = "connect 127.0.0.1:6390: Connection refused";
+  const auto unknown_list = switchover_refusal("node-b", "node-a", never, now, 7s);
+  EXPECT_NE(unknown_list.find("not known yet (connect 127.0.0.1:6390"), std::string::npos)
+      << unknown_list;
+}
+
+TEST(switchover_refusal, a_node_id_with_control_characters_is_printed_safely) {
+  const time_point now{100s};
+  const auto known = listed({{"node-a", 0, 5s}}, now);
+  const auto why = switchover_refusal("evil\n\x1b[2J", "node-a", known, now, 7s);
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(why.find('\x1b'), std::string::npos) << why;
+}
+
+TEST(candidates_report, lists_this_node_first_then_by_id_and_null_before_any_listing) {
+  EXPECT_TRUE(candidates_report(candidate_snapshot{}, "node-b").is_null());
+  const auto known =
+      listed({{"node-c", 1, 4s}, {"node-b", 0, 5s}, {"node-a", 2, -1ms}}, time_point{1s});
+  const auto r = candidates_report(known, "node-b");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0]["node"], "node-b");
+  EXPECT_EQ(r[1]["node"], "node-a");
+  EXPECT_TRUE(r[1]["live_for_ms"].is_null()) << "the store cannot tell";
+  EXPECT_EQ(r[2]["node"], "node-c");
+  EXPECT_EQ(r[2]["priority"], 1);
+  EXPECT_EQ(r[2]["live_for_ms"], 4000);
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,96 @@
+// `baton switchover --to NODE`: the leader steps down as a resign does (stop
+// the app, keep the lease until it is down, then cool down), but its release
+// reserves the lease for NODE for the window; a standby that meets the
+// reservation waits it out and names no leader meanwhile.
+#include "machine_harness.hpp"
+
+namespace baton::testing {
+namespace {
+
+lease_timing with_cooldown(milliseconds cooldown) {
+  auto t = default_timing();
+  t.resign_cooldown = cooldown;
+  return t;
+}
+
+TEST(switchover, stops_the_app_then_hands_the_lease_over_then_cools_down) {
+  machine_harness h(with_cooldown(20s));
+  h.become_leader(11);
+  h.advance(1s);
+  h.feed(events::resign{"node-b", 4s});
+  EXPECT_EQ(h.machine.current(), state::pausing);
+  EXPECT_EQ(h.machine.handing_over_to(), "node-b");
+  auto stop = h.last<actions::stop_app>();
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->why, reason::switchover);
+  EXPECT_TRUE(stop->voluntary);
+  EXPECT_EQ(h.transitions.back().detail, "to node-b");
+  EXPECT_EQ(h.count<actions::release>(), 0) << "never before the app has stopped";
+
+  h.advance(300ms);
+  h.feed(events::app_stopped{});
+  EXPECT_EQ(h.machine.current(), state::releasing);
+  auto release = h.last<actions::release>();
+  ASSERT_TRUE(release);
+  EXPECT_EQ(release->hand_over_to, "node-b");
+  EXPECT_EQ(release->window, 4s);
+
+  h.feed(events::release_done{});
+  EXPECT_EQ(h.machine.current(), state::idle);
+  EXPECT_EQ(h.machine.handing_over_to(), "") << "the switchover is over";
+  EXPECT_EQ(h.machine.held_back_until(), h.now + 20s) << "the resign's cool-down";
+  EXPECT_TRUE(h.machine.cooling_down_after_resign(h.now));
+}
+
+TEST(switchover, a_plain_resign_after_it_releases_for_everyone) {
+  machine_harness h(with_cooldown(20s));
+  h.become_leader();
+  h.feed(events::resign{"node-b", 4s});
+  h.feed(events::app_stopped{});
+  h.feed(events::release_done{});
+  h.advance(20s);
+  ASSERT_EQ(h.machine.current(), state::acquiring);
+  h.feed(events::acquired{h.now, 30});
+  h.feed(events::app_started{});
+  h.feed(events::resign{});
+  h.feed(events::app_stopped{});
+  auto release = h.last<actions::release>();
+  ASSERT_TRUE(release);
+  EXPECT_EQ(release->hand_over_to, "");
+  EXPECT_EQ(h.last<actions::stop_app>()->why, reason::resigned);
+}
+
+TEST(switchover, a_lost_lease_during_the_stop_is_not_handed_over) {
+  machine_harness h(with_cooldown(20s));
+  h.become_leader();
+  h.feed(events::resign{"node-b", 4s});
+  // The lease is renewed while the app stops; this renewal finds it lost.
+  const int renewals = h.count<actions::renew>();
+  for (int i = 0; i < 100 && h.count<actions::renew>() == renewals; ++i) h.advance(100ms);
+  ASSERT_GT(h.count<actions::renew>(), renewals) << "no renewal during the stop";
+  h.feed(events::lost{});
+  h.feed(events::app_stopped{});
+  EXPECT_EQ(h.count<actions::release>(), 0) << "nothing left to hand over";
+  EXPECT_EQ(h.machine.current(), state::idle);
+}
+
+TEST(switchover, a_standby_that_meets_a_reservation_waits_out_its_window) {
+  machine_harness h;
+  h.feed(events::start{});
+  ASSERT_EQ(h.machine.current(), state::acquiring);
+  events::busy b{h.now, "node-a", 3s, 12, true};
+  b.reserved_for = "node-b";
+  h.feed(b);
+  EXPECT_EQ(h.machine.current(), state::idle);
+  EXPECT_EQ(h.transitions.back().detail, "reserved for node-b by a switchover from node-a");
+  EXPECT_EQ(h.machine.known_leader("node-c", h.now), "") << "node-a no longer leads";
+  EXPECT_GE(h.timer(timer_id::wake), h.now + 3s) << "not before the window is over";
+  EXPECT_LE(h.timer(timer_id::wake), h.now + 3s + 10ms);
+
+  // The target's term, announced, names the new leader.
+  h.feed(events::peer_acquired{"node-b", 13});
+  EXPECT_EQ(h.machine.known_leader("node-c", h.now), "node-b");
+}
+
+}  // namespace
+}  // namespace baton::testing
