@@ -217,6 +217,9 @@ struct lease_config {
   /// After `baton resign`, how long this node stays out of the election so
   /// that another node takes over. 0 = ttl.
   milliseconds resign_cooldown{0};
+  /// How long a candidate whose priority is above the leader's must have
+  /// been a live candidate before the leader hands over to it. 0 = 3 * ttl.
+  milliseconds preempt_delay{0};
 };
 
 struct hooks_config {
@@ -287,6 +290,10 @@ struct config {
   /// This candidate's id. "" = hostname plus a short hash that is stable
   /// for one daemon instance (see default_node_id in config_load.hpp).
   std::string node_id;
+  /// Who should lead when several can: a leader hands over to a live
+  /// candidate of a higher priority (lease.preempt_delay). A whole number
+  /// from -1000 to 1000 (held as a double: the option kind for numbers).
+  double priority = 0;
   store_config store;
   redis_config redis;
   sentinel_config sentinel;

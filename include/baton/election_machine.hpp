@@ -58,6 +58,7 @@ enum class reason {
                       ///< (stopped, paused, starved) past the renew deadline
   switchover,         ///< `baton switchover --to NODE`: step down, the lease reserved
                       ///< for NODE, and stay out for the cool-down
+  preempted,          ///< as switchover, to a live candidate of a higher priority
 };
 
 /// Lease timing, validated by the config loader:
@@ -161,6 +162,9 @@ struct peer_released {};
 struct resign {
   std::string to;  ///< "" = a plain resign
   milliseconds window{0};
+  /// The leader hands over because `to` has a higher priority (said as
+  /// reason::preempted), not because an operator asked.
+  bool preempted = false;
 };
 /// A new term was announced on the events channel (any node's, ours too).
 struct peer_acquired {
@@ -313,8 +317,8 @@ class election_machine {
   /// True while this node stays out of the election after a resign (its
   /// cool-down runs until held_back_until()); false once the cool-down is
   /// over, or when the hold-back has another cause.
-  /// While stepping down for a switchover: the node it hands over to ("" =
-  /// none).
+  /// While stepping down for a switchover or a preemption: the node it
+  /// hands over to ("" = none).
   const std::string& handing_over_to() const { return hand_over_to_; }
   bool cooling_down_after_resign(time_point now) const {
     return resign_cooldown_ && backoff_until_ > now;

@@ -86,6 +86,10 @@ std::span<const store_kind* const> store_kinds();
 /// The kind named `name`, or nullptr.
 const store_kind* find_store_kind(std::string_view name);
 
+/// Who a store made from `cfg` works for: election, node id, lease ttl and
+/// priority, the same for every kind.
+store_identity store_identity_of(const config& cfg);
+
 /// The kind cfg.store.kind names. Throws config_error naming store.kind,
 /// its value and the kinds this build knows when there is none.
 const store_kind& store_kind_of(const config& cfg);

@@ -86,6 +86,10 @@ void fill_derived_defaults(config& cfg, option_origins* origins) {
     lease.resign_cooldown = lease.ttl;
     note(lease.resign_cooldown, "default: lease.ttl");
   }
+  if (lease.preempt_delay.count() == 0) {
+    lease.preempt_delay = lease.ttl * 3;
+    note(lease.preempt_delay, "default: lease.ttl * 3");
+  }
   // Every kind's, whatever the kind, as check-config shows them.
   for (const store_kind* kind : store_kinds()) {
     if (kind->fill_derived_defaults != nullptr) kind->fill_derived_defaults(cfg, origins);

@@ -26,6 +26,10 @@ constexpr option_spec common_before_stores[] = {
      .help = "This candidate's id (default: hostname-<6 hex of a hash of election, socket, "
              "http.listen and uid>)",
      .field = text_field{[](config& c) -> auto& { return c.node_id; }}},
+    {.key = "priority", .env = "BATON_PRIORITY", .flag = "--priority", .placeholder = "N",
+     .help = "Who should lead: a leader hands over to a live candidate of a higher priority, "
+             "-1000 to 1000 (default 0)",
+     .field = number_field{[](config& c) -> auto& { return c.priority; }}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
      // .help: the kinds the registry holds (store_kind_help, below).
@@ -62,6 +66,12 @@ constexpr option_spec common_after_stores[] = {
      .help = "After `baton resign`, how long this node stays out of the election (default ttl)",
      .field = duration_field{[](config& c) -> auto& { return c.lease.resign_cooldown; }},
      .reloadable = true,
+     .zero_derives = true},
+    {.key = "lease.preempt_delay", .env = "BATON_LEASE_PREEMPT_DELAY", .flag = "--preempt-delay",
+     .placeholder = "DURATION",
+     .help = "How long a candidate of a higher priority than the leader's must have been live "
+             "before the leader hands over to it (default 3 * ttl)",
+     .field = duration_field{[](config& c) -> auto& { return c.lease.preempt_delay; }},
      .zero_derives = true},
 
     // Hooks are read when they next run.

@@ -82,6 +82,11 @@ void check_identity(const config& cfg) {
     throw config_error(option_name(cfg, cfg.node_id), cfg.node_id,
                        "must be 1 to 128 characters from A-Z a-z 0-9 . _ @ -");
   }
+  if (!(cfg.priority >= -1000 && cfg.priority <= 1000) ||
+      cfg.priority != static_cast<double>(static_cast<int>(cfg.priority))) {
+    throw config_error(option_name(cfg, cfg.priority), format_number(cfg.priority),
+                       "must be a whole number from -1000 to 1000");
+  }
 }
 
 bool set_by_user(const option_origins& origins, const std::string& option) {
@@ -102,6 +107,7 @@ void check_lease(const config& cfg, const option_origins& origins) {
   }
   require_positive(cfg, lease.renew_interval);
   require_positive(cfg, lease.retry_interval);
+  require_positive(cfg, lease.preempt_delay);
   const milliseconds usable = lease.ttl - lease_drift(lease);
   const std::string interval = name(lease.renew_interval);
   const std::string deadline = name(lease.renew_deadline);

@@ -42,6 +42,7 @@
 #include "baton/app_socket.hpp"
 #include "baton/config_load.hpp"
 #include "baton/config_reload.hpp"
+#include "baton/duration.hpp"
 #include "baton/election_machine.hpp"
 #include "baton/http_routes.hpp"
 #include "baton/health.hpp"
@@ -697,10 +698,27 @@ struct driver::impl {
         candidates.error = e.message();
         return;
       }
-      candidates.list = std::move(list);
-      candidates.at = mono_clock::now();
-      candidates.error.clear();
+      candidates.update(std::move(list), mono_clock::now());
+      consider_preemption();
     });
+  }
+
+  // A leader hands over to a live candidate of a higher priority, by the
+  // graceful path a switchover takes, once that candidate has been live for
+  // lease.preempt_delay.
+  void consider_preemption() {
+    if (!machine.can_resign() || !machine.handing_over_to().empty()) return;
+    const auto now = mono_clock::now();
+    const int own = static_cast<int>(cfg.priority);
+    const auto target =
+        preemption_target(candidates, cfg.node_id, own, cfg.lease.preempt_delay, now);
+    if (!target) return;
+    spdlog::info("preempted: {} (priority {}, a live candidate for {}) outranks this node "
+                 "(priority {}): stopping the app, releasing the lease reserved for {} for {}ms",
+                 target->node, target->priority, format_duration(target->live_for), own,
+                 target->node, cfg.lease.ttl.count());
+    stats.count_switchover();
+    deliver(events::resign{target->node, cfg.lease.ttl, true});
   }
 
   void refresh_stale_candidates() {

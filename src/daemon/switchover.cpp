@@ -33,6 +33,45 @@ std::string names_of(const std::vector<candidate_info>& list, const std::string&
 
 }  // namespace
 
+void candidate_snapshot::update(std::vector<candidate_info> listed, time_point now) {
+  std::map<std::string, time_point> seen;
+  for (const auto& c : listed) {
+    const auto it = first_seen.find(c.node);
+    seen[c.node] = it != first_seen.end() ? it->second : now;
+  }
+  first_seen = std::move(seen);
+  list = std::move(listed);
+  at = now;
+  error.clear();
+}
+
+milliseconds candidate_snapshot::live_for(const candidate_info& c, time_point now) const {
+  if (c.live_for >= milliseconds(0)) return c.live_for;
+  const auto it = first_seen.find(c.node);
+  if (it == first_seen.end()) return milliseconds(0);
+  return std::chrono::duration_cast<milliseconds>(now - it->second);
+}
+
+std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
+                                                const std::string& self, int own_priority,
+                                                milliseconds preempt_delay, time_point now) {
+  std::optional<candidate_info> best;
+  for (const auto& c : known.list) {
+    if (c.node == self || c.priority <= own_priority) continue;
+    auto live = known.live_for(c, now);
+    if (live < preempt_delay) continue;
+    candidate_info judged = c;
+    judged.live_for = live;
+    if (!best || judged.priority > best->priority ||
+        (judged.priority == best->priority &&
+         (judged.live_for > best->live_for ||
+          (judged.live_for == best->live_for && judged.node < best->node)))) {
+      best = judged;
+    }
+  }
+  return best;
+}
+
 switchover_request parse_switchover_request(const nlohmann::json& request,
                                             milliseconds default_window,
                                             milliseconds max_window) {

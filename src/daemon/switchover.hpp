@@ -5,6 +5,7 @@
 // a daemon; the driver carries the step down out through the machine.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +21,15 @@ struct candidate_snapshot {
   std::vector<candidate_info> list;
   std::optional<time_point> at;  ///< when the store answered; nullopt = never
   std::string error;             ///< why the last listing failed ("" = it did not)
+  /// When this node first saw each listed candidate in an unbroken run of
+  /// listings: how long it has been live when the store cannot tell.
+  std::map<std::string, time_point> first_seen;
+
+  /// Takes a new listing made at `now`.
+  void update(std::vector<candidate_info> listed, time_point now);
+  /// How long `c` has been a live candidate: the store's figure when it has
+  /// one, else since this node first saw it.
+  milliseconds live_for(const candidate_info& c, time_point now) const;
 };
 
 struct switchover_request {
@@ -40,6 +50,15 @@ switchover_request parse_switchover_request(const nlohmann::json& request,
 std::string switchover_refusal(const std::string& to, const std::string& self,
                                const candidate_snapshot& known, time_point now,
                                milliseconds max_age);
+
+/// A leader's preemption: the candidate it should hand over to, if any. The
+/// highest priority above `own_priority` among the candidates (not `self`)
+/// live for at least `preempt_delay` (the longest-lived, then the smallest
+/// node id, among equals). A candidate of equal priority never preempts, so
+/// two equals cannot hand leadership back and forth.
+std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
+                                                const std::string& self, int own_priority,
+                                                milliseconds preempt_delay, time_point now);
 
 /// The "candidates" of the status: node, priority and live_for_ms of each,
 /// this node's first, then by node id; null when never listed.

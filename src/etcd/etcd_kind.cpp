@@ -119,7 +119,7 @@ etcd_store_options store_options(const config& cfg) {
   o.prefix = cfg.etcd.prefix;
   o.connect_timeout = cfg.etcd.connect_timeout;
   o.command_timeout = cfg.etcd.command_timeout;
-  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  o.identity = store_identity_of(cfg);
   o.username = cfg.etcd.username;
   o.password_file = cfg.etcd.password_file;
   o.tls_ca_file = cfg.etcd.tls_ca_file;

@@ -382,9 +382,8 @@ void election_machine::on(const events::app_stopped&, step_context& ctx) {
   if (holding_) {
     // Only now may the next leader start: give the lease back (reserved
     // for a switchover's target).
-    ctx.emit(stop_reason_ == reason::switchover
-                 ? actions::release{hand_over_to_, hand_over_window_}
-                 : actions::release{});
+    ctx.emit(hand_over_to_.empty() ? actions::release{}
+                                   : actions::release{hand_over_to_, hand_over_window_});
     go(ctx, state::releasing, reason::app_stopped);
     return;
   }
@@ -414,7 +413,8 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
   if (app_failed && app_failures_ > 0) {
     delay = failure_backoff();
     backoff_until_ = ctx.now + delay;
-  } else if (stop_reason_ == reason::resigned || stop_reason_ == reason::switchover) {
+  } else if (stop_reason_ == reason::resigned || stop_reason_ == reason::switchover ||
+             stop_reason_ == reason::preempted) {
     // Stay out long enough for another node to take the lease: release
     // announcements and busy replies do not bring us back before then.
     delay = timing_.resign_cooldown;
@@ -484,7 +484,10 @@ void election_machine::on(const events::resign& ev, step_context& ctx) {
   // cool-down.
   hand_over_to_ = ev.to;
   hand_over_window_ = ev.window;
-  begin_stop(ctx, ev.to.empty() ? reason::resigned : reason::switchover, true);
+  const reason why = ev.to.empty() ? reason::resigned
+                     : ev.preempted ? reason::preempted
+                                    : reason::switchover;
+  begin_stop(ctx, why, true);
   if (!ev.to.empty()) ctx.result.change->detail = "to " + ev.to;
 }
 
@@ -574,6 +577,7 @@ const char* to_string(reason r) {
     case reason::late_reply: return "late-reply";
     case reason::resigned: return "resigned";
     case reason::switchover: return "switchover";
+    case reason::preempted: return "preempted";
     case reason::lease_expired: return "lease-expired";
   }
   return "unknown";

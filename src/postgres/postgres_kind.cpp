@@ -75,7 +75,7 @@ std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, co
   o.create_schema = cfg.postgres.create_schema;
   o.connect_timeout = cfg.postgres.connect_timeout;
   o.command_timeout = cfg.postgres.command_timeout;
-  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  o.identity = store_identity_of(cfg);
   return std::make_unique<postgres_store>(io, std::move(o));
 }
 

@@ -57,7 +57,7 @@ redis_store_options redis_options(const config& cfg, redis_endpoint master) {
   o.password_file = cfg.redis.password_file;
   o.connect_timeout = cfg.redis.connect_timeout;
   o.command_timeout = cfg.redis.command_timeout;
-  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  o.identity = store_identity_of(cfg);
   o.ack.replicas = cfg.redis.replica_ack.replicas;
   o.ack.timeout = cfg.redis.replica_ack_timeout;
   return o;

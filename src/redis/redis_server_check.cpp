@@ -7,6 +7,7 @@
 #include "redis_server_check.hpp"
 
 #include "baton/redis_settings.hpp"
+#include "baton/store_kind.hpp"
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
@@ -494,7 +495,7 @@ redis_server_settings redis_server_settings_for(const config& cfg, const std::st
   s.password_file = cfg.redis.password_file;
   s.connect_timeout = cfg.redis.connect_timeout;
   s.command_timeout = cfg.redis.command_timeout;
-  s.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  s.identity = store_identity_of(cfg);
   s.replica_ack = cfg.redis.replica_ack.replicas;
   return s;
 }

@@ -66,7 +66,7 @@ std::unique_ptr<lease_store> make_redlock_store(boost::asio::io_context& io, con
   o.password_file = cfg.redis.password_file;
   o.connect_timeout = cfg.redis.connect_timeout;
   o.command_timeout = cfg.redis.command_timeout;
-  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  o.identity = store_identity_of(cfg);
   o.drift = lease_drift(cfg.lease);
   return std::make_unique<redlock_store>(io, std::move(o));
 }

@@ -3,6 +3,7 @@
 // (see baton/store_kind.hpp for what its descriptor provides).
 #include <string>
 
+#include "baton/config.hpp"
 #include "baton/store_kind.hpp"
 #include "config/option_table.hpp"
 #include "etcd/etcd_kind.hpp"
@@ -28,6 +29,10 @@ const store_kind* const kinds[] = {
 }  // namespace
 
 std::span<const store_kind* const> store_kinds() { return kinds; }
+
+store_identity store_identity_of(const config& cfg) {
+  return {cfg.election, cfg.node_id, cfg.lease.ttl, static_cast<int>(cfg.priority)};
+}
 
 const store_kind* find_store_kind(std::string_view name) {
   for (const store_kind* kind : kinds) {

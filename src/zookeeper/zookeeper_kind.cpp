@@ -108,7 +108,7 @@ zookeeper_store_options store_options(const config& cfg) {
   if (!cfg.zookeeper.username.empty()) o.auth_scheme = "digest";
   o.auth_user = cfg.zookeeper.username;
   o.password_file = cfg.zookeeper.password_file;
-  o.identity = {cfg.election, cfg.node_id, cfg.lease.ttl};
+  o.identity = store_identity_of(cfg);
   return o;
 }
 

@@ -84,6 +84,7 @@ std::string valid_sample(const option_spec& spec) {
       {"redis.tls_server_name", "redis.internal"},
       {"redis.replica_ack", "2"},
       {"zookeeper.path", "/sample-1"},
+      {"priority", "5"},
   };
   // A password file that exists (the password has one source only).
   static const temp_dir dir;

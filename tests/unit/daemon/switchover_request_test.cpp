@@ -85,6 +85,46 @@ TEST(switchover_refusal, a_node_id_with_control_characters_is_printed_safely) {
   EXPECT_EQ(why.find('\x1b'), std::string::npos) << why;
 }
 
+TEST(preemption_target, only_a_higher_priority_live_for_the_delay_preempts) {
+  const time_point now{100s};
+  auto known = listed({{"node-a", 0, 50s}, {"node-b", 5, 29s}, {"node-c", 0, 90s}}, now);
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, now)) << "node-b not live long enough";
+  known = listed({{"node-a", 0, 50s}, {"node-b", 5, 30s}, {"node-c", 0, 90s}}, now);
+  auto t = preemption_target(known, "node-a", 0, 30s, now);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->node, "node-b");
+  EXPECT_FALSE(preemption_target(known, "node-a", 5, 30s, now)) << "equal priorities never";
+  EXPECT_FALSE(preemption_target(known, "node-b", 5, 30s, now)) << "never itself";
+}
+
+TEST(preemption_target, the_highest_then_the_longest_lived_then_the_smallest_id_wins) {
+  const time_point now{100s};
+  const auto known = listed({{"node-d", 3, 60s},
+                             {"node-c", 7, 40s},
+                             {"node-b", 7, 50s},
+                             {"node-e", 7, 50s},
+                             {"node-a", 0, 50s}},
+                            now);
+  auto t = preemption_target(known, "node-a", 0, 30s, now);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->node, "node-b");
+  EXPECT_EQ(t->live_for, 50s);
+}
+
+TEST(preemption_target, without_the_stores_figure_it_counts_from_its_own_first_sight) {
+  candidate_snapshot known;
+  known.update({{"node-a", 0, -1ms}, {"node-b", 5, -1ms}}, time_point{10s});
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, time_point{20s}));
+  known.update({{"node-a", 0, -1ms}, {"node-b", 5, -1ms}}, time_point{40s});
+  auto t = preemption_target(known, "node-a", 0, 30s, time_point{40s});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->live_for, 30s);
+  // A listing without it breaks the run: it starts again from the next sight.
+  known.update({{"node-a", 0, -1ms}}, time_point{41s});
+  known.update({{"node-a", 0, -1ms}, {"node-b", 5, -1ms}}, time_point{42s});
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, time_point{60s}));
+}
+
 TEST(candidates_report, lists_this_node_first_then_by_id_and_null_before_any_listing) {
   EXPECT_TRUE(candidates_report(candidate_snapshot{}, "node-b").is_null());
   const auto known =

@@ -42,6 +42,22 @@ TEST(switchover, stops_the_app_then_hands_the_lease_over_then_cools_down) {
   EXPECT_TRUE(h.machine.cooling_down_after_resign(h.now));
 }
 
+TEST(switchover, a_preemption_hands_over_the_same_way_and_says_so) {
+  machine_harness h(with_cooldown(20s));
+  h.become_leader(11);
+  h.feed(events::resign{"node-b", 4s, true});
+  auto stop = h.last<actions::stop_app>();
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->why, reason::preempted);
+  EXPECT_STREQ(to_string(reason::preempted), "preempted");
+  h.feed(events::app_stopped{});
+  auto release = h.last<actions::release>();
+  ASSERT_TRUE(release);
+  EXPECT_EQ(release->hand_over_to, "node-b");
+  h.feed(events::release_done{});
+  EXPECT_EQ(h.machine.held_back_until(), h.now + 20s) << "the resign's cool-down";
+}
+
 TEST(switchover, a_plain_resign_after_it_releases_for_everyone) {
   machine_harness h(with_cooldown(20s));
   h.become_leader();

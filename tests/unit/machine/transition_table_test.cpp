@@ -159,6 +159,7 @@ void run_schedule(std::uint64_t seed, findings& found, const diagram& edges) {
       case 8:
         if (choose.chance(20)) h.feed(events::resign{});
         if (choose.chance(20)) h.feed(events::resign{"node-b", 3s});
+        if (choose.chance(20)) h.feed(events::resign{"node-b", 3s, true});
         break;
       default:
         h.feed(events::peer_acquired{"b", 3});
