@@ -8,6 +8,10 @@
 namespace baton::zookeeper_detail {
 namespace {
 
+// The longest reservation window a record holds (about 30 years): the
+// record's mtime plus it cannot overflow.
+constexpr std::uint64_t longest_window_ms = 1'000'000'000'000u;
+
 bool parse_u64(std::string_view text, std::uint64_t& out) {
   if (text.empty()) return false;
   const auto* end = text.data() + text.size();
@@ -147,10 +151,8 @@ std::optional<record_value> decode_record(std::string_view data) {
     } else if (key == "by") {
       v.reserved_by = std::string(value);
     } else if (key == "window") {
-      // Bounded (about 30 years) so that the record's mtime plus it cannot
-      // overflow.
       std::uint64_t ms = 0;
-      if (!parse_u64(value, ms) || ms > 1'000'000'000'000u) return std::nullopt;
+      if (!parse_u64(value, ms) || ms > longest_window_ms) return std::nullopt;
       v.reserved_window = milliseconds(static_cast<std::int64_t>(ms));
     }
     // Other keys: written by a later version; ignored.
@@ -174,7 +176,8 @@ record_value handed_over_record(std::uint64_t token, std::string to_node, std::s
   auto r = released_record(token);
   r.reserved_for = std::move(to_node);
   r.reserved_by = std::move(by_node);
-  r.reserved_window = std::max(window, milliseconds(0));
+  r.reserved_window = std::clamp(window, milliseconds(0),
+                                 milliseconds(static_cast<std::int64_t>(longest_window_ms)));
   return r;
 }
 

@@ -113,7 +113,8 @@ std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms);
 /// time, with the term marked released.
 record_value released_record(std::uint64_t token);
 /// The same, for a hand-over: the term released and the lease reserved for
-/// `to_node` for `window` (negative counts as 0) from the write.
+/// `to_node` for `window` from the write (negative counts as 0, more than
+/// about 30 years as that).
 record_value handed_over_record(std::uint64_t token, std::string to_node, std::string by_node,
                                 milliseconds window);
 

@@ -1,7 +1,9 @@
 // The pure steps of the ZooKeeper store (src/zookeeper/lease_nodes.hpp):
 // the nodes' data both ways, including what baton never writes; the token
-// lifted to the server's clock; the session timeout check; and the step an
-// acquire takes after its two reads, as a table.
+// lifted to the server's clock; the session timeout check; the step an
+// acquire takes after its two reads, as a table; and a switchover's parts:
+// the reservation in the record, the registry's names and data, the
+// server's clock as the store learns it.
 #include "zookeeper/lease_nodes.hpp"
 
 #include <gtest/gtest.h>
@@ -306,6 +308,9 @@ TEST(zookeeper_record_value, a_reservation_round_trips_and_a_record_without_one_
   EXPECT_EQ(back->reserved_window, 5000ms);
   EXPECT_EQ(encode_record(released_record(42)), "counter 42\nreleased 42\nhold \nwhy \n");
   EXPECT_EQ(handed_over_record(1, "b", "a", -5ms).reserved_window, 0ms);
+  const auto longest = handed_over_record(1, "b", "a", milliseconds::max());
+  EXPECT_TRUE(decode_record(encode_record(longest)).has_value())
+      << "a window too long to read back: " << longest.reserved_window.count();
   for (const std::string bad : {"counter 1\nwindow x\n", "counter 1\nwindow -1\n"}) {
     EXPECT_FALSE(decode_record(bad).has_value()) << "'" << bad << "'";
   }
