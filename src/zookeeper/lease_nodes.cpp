@@ -8,11 +8,26 @@
 namespace baton::zookeeper_detail {
 namespace {
 
+// The longest reservation window a record holds (about 30 years): the
+// record's mtime plus it cannot overflow.
+constexpr std::uint64_t longest_window_ms = 1'000'000'000'000u;
+
 bool parse_u64(std::string_view text, std::uint64_t& out) {
   if (text.empty()) return false;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, out);
   return ec == std::errc{} && ptr == end;
+}
+
+// A record without a reservation.
+record_value plain_record(std::uint64_t counter, std::uint64_t released, std::string hold = "",
+                          std::string why = "") {
+  record_value r;
+  r.counter = counter;
+  r.released = released;
+  r.hold = std::move(hold);
+  r.why = std::move(why);
+  return r;
 }
 
 bool has_control_char(std::string_view s) {
@@ -30,7 +45,27 @@ lease_paths make_paths(std::string_view prefix, std::string_view election) {
   p.election = p.prefix + "/" + std::string(election);
   p.lease = p.election + "/lease";
   p.record = p.election + "/record";
+  p.candidates = p.election + "/candidates";
   return p;
+}
+
+std::string candidate_path(const lease_paths& paths, std::string_view node_id) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  const bool dots_only = node_id == "." || node_id == "..";
+  std::string name;
+  for (const char c : node_id) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '@' || c == '-' || (c == '.' && !dots_only);
+    if (plain) {
+      name += c;
+    } else {
+      name += '%';
+      name += hex[u >> 4];
+      name += hex[u & 0xf];
+    }
+  }
+  return paths.candidates + "/" + name;
 }
 
 std::optional<std::string> path_prefix_problem(std::string_view prefix) {
@@ -79,8 +114,15 @@ std::optional<lease_value> decode_lease(std::string_view data) {
 }
 
 std::string encode_record(const record_value& v) {
-  return "counter " + std::to_string(v.counter) + "\nreleased " + std::to_string(v.released) +
-         "\nhold " + v.hold + "\nwhy " + v.why + "\n";
+  auto out = "counter " + std::to_string(v.counter) + "\nreleased " + std::to_string(v.released) +
+             "\nhold " + v.hold + "\nwhy " + v.why + "\n";
+  // Only while one is pending: a record without one reads as before to a
+  // version that knows no reservations.
+  if (!v.reserved_for.empty()) {
+    out += "reserved " + v.reserved_for + "\nby " + v.reserved_by + "\nwindow " +
+           std::to_string(v.reserved_window.count()) + "\n";
+  }
+  return out;
 }
 
 std::optional<record_value> decode_record(std::string_view data) {
@@ -104,6 +146,14 @@ std::optional<record_value> decode_record(std::string_view data) {
       v.hold = std::string(value);
     } else if (key == "why") {
       v.why = std::string(value);
+    } else if (key == "reserved") {
+      v.reserved_for = std::string(value);
+    } else if (key == "by") {
+      v.reserved_by = std::string(value);
+    } else if (key == "window") {
+      std::uint64_t ms = 0;
+      if (!parse_u64(value, ms) || ms > longest_window_ms) return std::nullopt;
+      v.reserved_window = milliseconds(static_cast<std::int64_t>(ms));
     }
     // Other keys: written by a later version; ignored.
   }
@@ -118,7 +168,54 @@ std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms) {
 }
 
 record_value released_record(std::uint64_t token) {
-  return {token, token, "", ""};
+  return plain_record(token, token);
+}
+
+record_value handed_over_record(std::uint64_t token, std::string to_node, std::string by_node,
+                                milliseconds window) {
+  auto r = released_record(token);
+  r.reserved_for = std::move(to_node);
+  r.reserved_by = std::move(by_node);
+  r.reserved_window = std::clamp(window, milliseconds(0),
+                                 milliseconds(static_cast<std::int64_t>(longest_window_ms)));
+  return r;
+}
+
+std::optional<std::string> reservation_node_problem(std::string_view node_id) {
+  if (node_id.empty()) return "is empty";
+  if (has_control_char(node_id)) return "holds a control character";
+  return std::nullopt;
+}
+
+std::string encode_candidate(const candidate_value& v) {
+  return std::to_string(v.priority) + " " + v.node_id;
+}
+
+std::optional<candidate_value> decode_candidate(std::string_view data) {
+  const auto space = data.find(' ');
+  if (space == std::string_view::npos || space + 1 == data.size()) return std::nullopt;
+  candidate_value v;
+  const auto* end = data.data() + space;
+  const auto [ptr, ec] = std::from_chars(data.data(), end, v.priority);
+  if (space == 0 || ec != std::errc{} || ptr != end) return std::nullopt;
+  v.node_id = std::string(data.substr(space + 1));
+  return v;
+}
+
+std::int64_t server_clock::now_ms(time_point now) const {
+  if (!known()) return 0;
+  return server_ms + std::chrono::duration_cast<milliseconds>(now - local).count();
+}
+
+void server_clock::learn(std::int64_t stamped_ms, time_point now) {
+  if (stamped_ms <= 0) return;
+  server_ms = stamped_ms;
+  local = now;
+}
+
+milliseconds registered_for(std::int64_t ctime_ms, std::int64_t server_now_ms) {
+  if (ctime_ms <= 0 || server_now_ms <= 0) return milliseconds(-1);
+  return milliseconds(std::max<std::int64_t>(server_now_ms - ctime_ms, 0));
 }
 
 std::optional<std::string> session_timeout_problem(milliseconds negotiated, milliseconds ttl) {
@@ -137,11 +234,25 @@ milliseconds held_remaining(const node_seen& lease, const acquire_facts& facts) 
   return std::clamp(remaining, milliseconds(1), facts.ttl);
 }
 
+milliseconds reservation_left(const node_seen& record, const record_value& rec,
+                              const acquire_facts& facts) {
+  if (rec.reserved_for.empty()) return milliseconds(0);
+  auto left = rec.reserved_window;
+  if (record.czxid == facts.seen_record_czxid && record.version == facts.seen_record_version) {
+    left -= std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_record_at);
+  }
+  if (facts.server_now_ms > 0 && record.mtime_ms > 0) {
+    left = std::min(
+        left, milliseconds(record.mtime_ms + rec.reserved_window.count() - facts.server_now_ms));
+  }
+  return left;
+}
+
 acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
                             const acquire_facts& facts, const std::string& hold_mark) {
   using namespace acquire_steps;
   if (!record.exists) {
-    return create_record{{0, 0, hold_mark, "the election's record was missing"}};
+    return create_record{plain_record(0, 0, hold_mark, "the election's record was missing")};
   }
   const auto rec = decode_record(record.data);
   if (!rec) return bad_data{"the record node holds data baton did not write"};
@@ -152,12 +263,12 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
       // Ours: a re-acquire, or our create whose reply was lost. A new token
       // all the same, as every success takes one.
       const auto token = next_token(rec->counter, record.mtime_ms);
-      return retake{{token, rec->released, "", ""},
+      return retake{plain_record(token, rec->released),
                     record.version,
                     {token, facts.node_id, facts.nonce},
                     lease.version};
     }
-    return held{value->node_id, value->token, held_remaining(lease, facts)};
+    return held{value->node_id, value->token, held_remaining(lease, facts), ""};
   }
   const bool first_sight = !rec->hold.empty() && rec->hold != facts.seen_hold;
   const auto elapsed = std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_hold_at);
@@ -167,7 +278,9 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
         first_sight ||
         (!rec->hold.empty() && facts.seen_hold_at >= facts.pending_reset_at && elapsed < facts.ttl);
     if (!covered) {
-      return write_hold{{rec->counter, rec->released, hold_mark, facts.pending_reset},
+      // The hold ends a pending reservation too: everyone, its node as
+      // well, waits out the hold-back; then the lease is free for all.
+      return write_hold{plain_record(rec->counter, rec->released, hold_mark, facts.pending_reset),
                         record.version};
     }
   }
@@ -189,8 +302,18 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
                            "hand?): nobody takes it until that lease could have ended"};
     }
   }
+  // A switchover's reservation for another node: held for it until its
+  // window is over (then the take below ends it). Checked after the
+  // hold-backs, which bind the reserved node too.
+  if (!rec->reserved_for.empty() && rec->reserved_for != facts.node_id) {
+    const auto left = reservation_left(record, *rec, facts);
+    if (left > milliseconds(0)) {
+      return held{rec->reserved_by, rec->counter, left, rec->reserved_for};
+    }
+  }
   const auto token = next_token(rec->counter, record.mtime_ms);
-  return take{{token, rec->released, "", ""}, record.version, {token, facts.node_id, facts.nonce}};
+  return take{
+      plain_record(token, rec->released), record.version, {token, facts.node_id, facts.nonce}};
 }
 
 write_outcome classify_write(int rc) {

@@ -1,20 +1,33 @@
-// The election's two nodes and what they hold, without I/O:
+// The election's nodes and what they hold, without I/O:
 //   <path>/<election>/lease   ephemeral: "<token> <node_id>:<nonce>", the
 //                             holder's term; it lives with the holder's session
 //                             and is rewritten by every renewal;
 //   <path>/<election>/record  persistent: the token counter, the token of
 //                             the last term ended by its holder (released),
-//                             and the reset fence ("counter <n>\nreleased
-//                             <n>\nhold <mark>\nwhy <text>\n").
+//                             the reset fence and a switchover's reservation
+//                             ("counter <n>\nreleased <n>\nhold <mark>\nwhy
+//                             <text>\n", then "reserved <node>\nby <node>\n
+//                             window <ms>\n" while one is pending);
+//   <path>/<election>/candidates/<node>
+//                             ephemeral, one per candidate's session:
+//                             "<priority> <node_id>", the registry that
+//                             async_candidates lists.
 // An acquisition is one multi that rewrites the record (its version checked)
 // and creates the lease node (or rewrites our own), so two candidates racing
-// for a free lease cannot both win: the loser's whole multi rolls back.
+// for a free lease cannot both win: the loser's whole multi rolls back. A
+// hand-over is the release's multi with the reservation written into the
+// record: the lease node goes and the reservation comes in one step, and the
+// target's take, which rewrites the record, ends it in the same step that
+// starts its term.
 //
 // decide_acquire() turns what an acquire read (the record, the lease node,
 // this store's own facts) into the one step to take next; the store carries
 // it out. Times are on the monotonic clock of this process, never the
 // server's: a hold-back counts from when this store first saw its mark, a
 // held lease's remaining time from when this store first saw its version.
+// A reservation alone is also judged on the server's clock (the record's
+// mtime is when it was written), never past its window from when this store
+// first saw it: it is a preference, no part of the lease's safety.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +46,7 @@ struct lease_paths {
   std::string election;  ///< "<prefix>/<election>"
   std::string lease;     ///< "<election>/lease"
   std::string record;    ///< "<election>/record"
+  std::string candidates;  ///< "<election>/candidates"
 };
 lease_paths make_paths(std::string_view prefix, std::string_view election);
 
@@ -42,6 +56,11 @@ std::optional<std::string> path_prefix_problem(std::string_view prefix);
 /// Why `election` cannot be one path element ("/", ".", "..", control
 /// characters); nullopt when it can.
 std::optional<std::string> election_name_problem(std::string_view election);
+
+/// The registry node of candidate `node_id`: "<candidates>/<name>", the name
+/// being the node id with every byte outside A-Z a-z 0-9 . _ @ - written
+/// %XX (and "." or ".." escaped whole), so any node id is one node name.
+std::string candidate_path(const lease_paths& paths, std::string_view node_id);
 
 /// The lease node's data: whose term, with which token.
 struct lease_value {
@@ -68,10 +87,20 @@ struct record_value {
   std::string hold;
   /// Why the hold was set, for the log ("" when no hold).
   std::string why;
+  /// A switchover's reservation: only `reserved_for` may take the free lease
+  /// until `reserved_window` after the record's write (its mtime), which the
+  /// hand-over was. "" = none. `reserved_by` handed it over.
+  std::string reserved_for;
+  std::string reserved_by;
+  milliseconds reserved_window{0};
 };
 std::string encode_record(const record_value& v);
 /// nullopt when `data` is not a record baton wrote.
 std::optional<record_value> decode_record(std::string_view data);
+
+/// Why a node id cannot be written into the record (a line break would
+/// end its line there: control characters); nullopt when it can.
+std::optional<std::string> reservation_node_problem(std::string_view node_id);
 
 /// The next token: above the counter, and at least the server's clock in
 /// microseconds at the record's last write (`record_mtime_ms`, ZooKeeper's
@@ -83,6 +112,41 @@ std::uint64_t next_token(std::uint64_t counter, std::int64_t record_mtime_ms);
 /// itself (release, or its lease ran out): the record it wrote at acquire
 /// time, with the term marked released.
 record_value released_record(std::uint64_t token);
+/// The same, for a hand-over: the term released and the lease reserved for
+/// `to_node` for `window` from the write (negative counts as 0, more than
+/// about 30 years as that).
+record_value handed_over_record(std::uint64_t token, std::string to_node, std::string by_node,
+                                milliseconds window);
+
+/// A registry node's data: a candidate and its priority.
+struct candidate_value {
+  int priority = 0;
+  std::string node_id;
+};
+std::string encode_candidate(const candidate_value& v);
+/// nullopt when `data` is not "<priority> <node_id>".
+std::optional<candidate_value> decode_candidate(std::string_view data);
+
+/// The server's clock as this store last learned it: a node's ctime or mtime
+/// from one of its own writes (the time the ensemble's leader stamped on
+/// it, in ms since the epoch), and when the reply came, on this process's
+/// clock. Read between the two, the estimate runs at most the reply's way
+/// late: a reservation seems that much longer, a registration that much
+/// younger.
+struct server_clock {
+  std::int64_t server_ms = 0;  ///< 0 = not learned yet
+  time_point local{};
+
+  bool known() const { return server_ms > 0; }
+  /// The server's time at local time `now` (0 = unknown).
+  std::int64_t now_ms(time_point now) const;
+  /// Learns from a write whose reply came at `now`; a later sample wins.
+  void learn(std::int64_t stamped_ms, time_point now);
+};
+
+/// How long a registry node created at `ctime_ms` has lived at server time
+/// `server_now_ms` (never negative); -1 when either is unknown.
+milliseconds registered_for(std::int64_t ctime_ms, std::int64_t server_now_ms);
 
 /// Why a negotiated session timeout cannot carry leases of `ttl`: a session
 /// that expires sooner than the ttl would let the server delete a live
@@ -98,6 +162,7 @@ struct node_seen {
   std::string data;
   std::int32_t version = -1;
   std::int64_t czxid = 0;
+  std::int64_t ctime_ms = 0;
   std::int64_t mtime_ms = 0;
   std::int64_t owner_session = 0;  ///< ephemeralOwner (0 = persistent)
 };
@@ -121,6 +186,14 @@ struct acquire_facts {
   std::int64_t seen_lease_czxid = 0;
   std::int32_t seen_lease_version = -1;
   time_point seen_lease_at{};
+  /// The record version this store saw last, and when it first saw it: a
+  /// reservation's window counts from there at the latest.
+  std::int64_t seen_record_czxid = 0;
+  std::int32_t seen_record_version = -1;
+  time_point seen_record_at{};
+  /// The server's clock now, as this store can tell (server_clock); 0 =
+  /// unknown.
+  std::int64_t server_now_ms = 0;
 };
 
 namespace acquire_steps {
@@ -140,11 +213,14 @@ struct held_back {
   milliseconds remaining{0};
   std::string why;
 };
-/// Answer held by another candidate.
+/// Answer held by another candidate, or reserved for one (`reserved_for`
+/// set; `holder` is then the node that handed over and `remaining` the
+/// reservation's time left).
 struct held {
   std::string holder;
   std::uint64_t token = 0;
   milliseconds remaining{0};
+  std::string reserved_for;
 };
 /// Take the free lease: the record rewritten (version checked) and the lease
 /// node created, in one multi.
@@ -181,6 +257,13 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
 /// it, counted from when this store first saw the node's current version
 /// (never more than the ttl, at least 1 ms).
 milliseconds held_remaining(const node_seen& lease, const acquire_facts& facts);
+
+/// A record's reservation: the time left of its window, on the server's
+/// clock (from the record's mtime) when this store knows it, and never more
+/// than the window from when this store first saw this record version.
+/// <= 0: over (or none), the lease is free for everyone.
+milliseconds reservation_left(const node_seen& record, const record_value& rec,
+                              const acquire_facts& facts);
 
 /// How a multi (or a single write) of an acquisition ended.
 enum class write_outcome {

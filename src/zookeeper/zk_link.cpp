@@ -30,6 +30,7 @@ node_seen from_stat(const Stat& s) {
   n.exists = true;
   n.version = s.version;
   n.czxid = s.czxid;
+  n.ctime_ms = s.ctime;
   n.mtime_ms = s.mtime;
   n.owner_session = s.ephemeralOwner;
   return n;
@@ -41,6 +42,7 @@ struct call {
   zk_link* link = nullptr;
   zk_link::node_handler node_done;
   zk_link::multi_handler multi_done;
+  zk_link::children_handler children_done;
   std::vector<std::string> keep;
   std::vector<zoo_op_t> ops;
   std::vector<zoo_op_result_t> results;
@@ -70,6 +72,18 @@ void on_stat(int rc, const Stat* stat, const void* data) {
 
 void on_created(int rc, const char*, const Stat* stat, const void* data) {
   on_stat(rc, stat, data);
+}
+
+void on_children(int rc, const String_vector* strings, const void* data) {
+  std::unique_ptr<call> c(static_cast<call*>(const_cast<void*>(data)));
+  std::vector<std::string> names;
+  if (rc == ZOK && strings) {
+    for (std::int32_t i = 0; i < strings->count; ++i) {
+      if (strings->data[i]) names.emplace_back(strings->data[i]);
+    }
+  }
+  c->link->post(
+      [done = std::move(c->children_done), rc, names = std::move(names)] { done(rc, names); });
 }
 
 void on_multi(int rc, const void* data) {
@@ -278,6 +292,20 @@ void zk_link::get(const std::string& path, node_handler done) {
   const int rc = zh_ ? zoo_aget(zh_, path.c_str(), 0, on_data, raw) : ZINVALIDSTATE;
   if (rc != ZOK) {
     post([done = std::move(c->node_done), rc] { done(rc, {}); });
+    return;
+  }
+  c.release();
+  pump();
+}
+
+void zk_link::children(const std::string& path, children_handler done) {
+  auto c = std::make_unique<call>();
+  c->link = this;
+  c->children_done = std::move(done);
+  auto* raw = c.get();
+  const int rc = zh_ ? zoo_aget_children(zh_, path.c_str(), 0, on_children, raw) : ZINVALIDSTATE;
+  if (rc != ZOK) {
+    post([done = std::move(c->children_done), rc] { done(rc, {}); });
     return;
   }
   c.release();

@@ -74,8 +74,11 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
 
   using node_handler = std::function<void(int rc, node_seen)>;
   using multi_handler = std::function<void(int rc, std::vector<zk_op_result>)>;
+  using children_handler = std::function<void(int rc, std::vector<std::string> names)>;
 
   void get(const std::string& path, node_handler done);
+  /// The names of a node's children (no watch).
+  void children(const std::string& path, children_handler done);
   /// Arms an exists watch (reported through on_node_event).
   void exists_watch(const std::string& path, node_handler done);
   /// A persistent or ephemeral node; the handler gets its stat (ctime).

@@ -1,6 +1,6 @@
-// The zookeeper kind: an ephemeral lease node and a record per election
-// (zookeeper: section). What its options mean, how its store is made and how
-// `check-store` checks the ensemble.
+// The zookeeper kind: an ephemeral lease node, a record and a registry of
+// candidates per election (zookeeper: section). What its options mean, how
+// its store is made and how `check-store` checks the ensemble.
 #include "zookeeper_kind.hpp"
 
 #include <boost/asio/connect.hpp>

@@ -92,6 +92,11 @@ int zoo_aget(zhandle_t* zh, const char* path, int watch, data_completion_t compl
   BATON_ZOO(zoo_aget);
   return target(zh, path, watch, completion, data);
 }
+int zoo_aget_children(zhandle_t* zh, const char* path, int watch, strings_completion_t completion,
+                      const void* data) {
+  BATON_ZOO(zoo_aget_children);
+  return target(zh, path, watch, completion, data);
+}
 int zoo_awexists(zhandle_t* zh, const char* path, watcher_fn watcher, void* watcher_ctx,
                  stat_completion_t completion, const void* data) {
   BATON_ZOO(zoo_awexists);

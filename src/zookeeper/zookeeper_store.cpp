@@ -2,7 +2,9 @@
 // (zk_link.hpp) at a time. Every public call is an `op` that completes once:
 // by its own steps, by its deadline (connect_timeout + command_timeout), or
 // aborted by close(); a call that needs a session waits for one (up to
-// connect_timeout), across a replaced session too.
+// connect_timeout), across a replaced session too. Each session registers
+// the store once (an ephemeral node under <election>/candidates), on the
+// first acquire or renewal that runs on it.
 #include "zookeeper_store.hpp"
 
 #include <zookeeper/zookeeper.h>
@@ -425,19 +427,44 @@ struct zookeeper_store::impl {
   // for the session to expire.
   void drop_term(bool delete_node) {
     if (delete_node && held.token != 0 && link && session_up && held.gen == link_gen) {
-      link->multi(end_term_ops(), [](int, std::vector<zk_op_result>) {});
+      link->multi(end_term_ops(released_record(held.token)), [](int, std::vector<zk_op_result>) {});
     }
     held = {};
     expiry_timer.cancel();
   }
 
-  // The holder ends its term: the record marked released (its version
+  // The holder ends its term: the record rewritten as `record` says (the
+  // term marked released, a hand-over's reservation with it; its version
   // checked: still the record of our term) and the lease node deleted (its
   // version checked: still our node), in one multi.
-  std::vector<zk_op> end_term_ops() const {
-    return {{zk_op::kind::set, paths.record, encode_record(released_record(held.token)),
-             held.record_version, false},
+  std::vector<zk_op> end_term_ops(const record_value& record) const {
+    return {{zk_op::kind::set, paths.record, encode_record(record), held.record_version, false},
             {zk_op::kind::remove, paths.lease, {}, held.lease_version, false}};
+  }
+
+  // Release and hand-over: the term ends with `record` written, announced as
+  // a release by the lease node's deletion (to the others: not to us).
+  void end_term(const std::shared_ptr<op<release_answer>>& o, const record_value& record,
+                const char* what) {
+    if (held.token == 0 || held.gen != link_gen) return o->finish({}, release_answer::not_ours);
+    const auto gen = link_gen;
+    const auto token = held.token;
+    link->multi(
+        end_term_ops(record), [this, o, gen, token, what](int rc, std::vector<zk_op_result>) {
+          const bool same_term = gen == link_gen && held.token == token;
+          switch (classify_write(rc)) {
+            case write_outcome::done:
+              if (same_term) drop_term(false);
+              suppress_release = true;
+              return o->finish({}, release_answer::released);
+            case write_outcome::raced:
+              if (same_term) drop_term(false);
+              return o->finish({}, release_answer::not_ours);
+            case write_outcome::failed:
+              return o->finish(
+                  note_failure(zoo_failure(rc, std::string(what) + " on " + paths.election)), {});
+          }
+        });
   }
 
   std::string own_lease_data() const {
@@ -451,6 +478,7 @@ struct zookeeper_store::impl {
       if (o->done) return;
       if (e) return o->finish(e, {});
       if (session_problem) return o->finish(note_failure(session_problem), {});
+      register_candidate();
       const auto gen = link_gen;
       link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
         if (o->done) return;
@@ -477,6 +505,12 @@ struct zookeeper_store::impl {
   // False when the listener destroyed or closed the store meanwhile.
   bool note_seen(const node_seen& record, const node_seen& lease, time_point now) {
     const auto alive = shell.guard();
+    if (record.exists &&
+        (record.czxid != seen_record_czxid || record.version != seen_record_version)) {
+      seen_record_czxid = record.czxid;
+      seen_record_version = record.version;
+      seen_record_at = now;
+    }
     if (record.exists) {
       if (const auto rec = decode_record(record.data); rec && rec->hold != seen_hold) {
         seen_hold = rec->hold;
@@ -522,6 +556,10 @@ struct zookeeper_store::impl {
     f.seen_lease_czxid = seen_lease_czxid;
     f.seen_lease_version = seen_lease_version;
     f.seen_lease_at = seen_lease_at;
+    f.seen_record_czxid = seen_record_czxid;
+    f.seen_record_version = seen_record_version;
+    f.seen_record_at = seen_record_at;
+    f.server_now_ms = server_time.now_ms(now);
     const auto mark = nonce + "-" + std::to_string(++hold_count);
     const auto counter = [&] {
       const auto rec = decode_record(record.data);
@@ -549,6 +587,7 @@ struct zookeeper_store::impl {
               a.holder = s.holder;
               a.token = s.token;
               a.remaining = s.remaining;
+              a.reserved_for = s.reserved_for;
               o->finish({}, std::move(a));
             },
             [&](const acquire_steps::take& s) {
@@ -597,6 +636,7 @@ struct zookeeper_store::impl {
           if (gen != link_gen || r.size() != 2) break;
           const auto lease_version = r[1].stat.exists ? r[1].stat.version : 0;
           hold_term(token, lease_version, r[0].stat.version, sent_at);
+          server_time.learn(r[0].stat.mtime_ms, mono_clock::now());
           pending_reset.clear();
           suppress_release = false;
           acquire_answer a;
@@ -674,14 +714,16 @@ struct zookeeper_store::impl {
                 });
   }
 
-  // The prefix's nodes and the election's node, created when missing.
-  void ensure_parents(std::function<void(store_error)> done) {
+  // The prefix's nodes and the election's node (and the registry's, with
+  // `candidates`), created when missing.
+  void ensure_parents(std::function<void(store_error)> done, bool candidates = false) {
     std::vector<std::string> chain;
     for (std::size_t at = 1; at <= paths.prefix.size(); ++at) {
       if (at == paths.prefix.size() || paths.prefix[at] == '/')
         chain.push_back(paths.prefix.substr(0, at));
     }
     chain.push_back(paths.election);
+    if (candidates) chain.push_back(paths.candidates);
     create_chain(std::make_shared<std::vector<std::string>>(std::move(chain)), 0, std::move(done));
   }
 
@@ -695,6 +737,113 @@ struct zookeeper_store::impl {
       if (rc != ZOK && rc != ZNODEEXISTS)
         return done(note_failure(zoo_failure(rc, "create " + (*chain)[i])));
       create_chain(chain, i + 1, done);
+    });
+  }
+
+  // --- the registry ----------------------------------------------------------
+
+  // This store's registry node, once per session: sent ahead of the call's
+  // own requests, its answer not waited for (the call takes no extra round
+  // trip; the server answers a session's requests in order, so only the
+  // session's first call waits for the create's commit), and nothing at all
+  // once it is there. It lives with the session: a closed or crashed store
+  // leaves the list when its session expires, one session timeout (the ttl)
+  // after its last contact; a failed registration is tried again by the
+  // next acquire or renewal.
+  void register_candidate() {
+    if (!link || !session_up || registered_gen == link_gen || registering_gen == link_gen) return;
+    registering_gen = link_gen;
+    create_registration(link_gen, 0);
+  }
+
+  void create_registration(std::uint64_t gen, int attempt) {
+    const auto path = candidate_path(paths, options.identity.node_id);
+    const auto data = encode_candidate({options.identity.priority, options.identity.node_id});
+    link->create(path, data, true, [this, gen, attempt, path](int rc, node_seen node) {
+      if (gen != link_gen) return;
+      if (rc == ZOK) {
+        registered_gen = gen;
+        server_time.learn(node.ctime_ms, mono_clock::now());
+        return;
+      }
+      if (attempt < 2 && rc == ZNONODE) {
+        // The registry's node is missing (a first start, or an election
+        // older than the registry).
+        return ensure_parents(
+            [this, gen, attempt](store_error e) {
+              if (gen != link_gen) return;
+              if (e) return registration_failed({});
+              create_registration(gen, attempt + 1);
+            },
+            true);
+      }
+      if (attempt < 2 && rc == ZNODEEXISTS) return replace_registration(gen, attempt, path);
+      registration_failed(zoo_failure(rc, "register in " + paths.candidates));
+    });
+  }
+
+  // A node of this node id from another session: a predecessor of this
+  // process whose session has not expired yet, or a second candidate with
+  // the same node id. Ours replaces it, so that the list keeps the node id
+  // once and this session's node outlives the other's.
+  void replace_registration(std::uint64_t gen, int attempt, const std::string& path) {
+    link->get(path, [this, gen, attempt, path](int rc, node_seen node) {
+      if (gen != link_gen) return;
+      if (rc == ZOK && node.owner_session == link->session_id()) {
+        registered_gen = gen;
+        return;
+      }
+      if (rc == ZNONODE) return create_registration(gen, attempt + 1);
+      if (rc != ZOK) return registration_failed(zoo_failure(rc, "read " + path));
+      link->multi({{zk_op::kind::remove, path, {}, node.version, false}},
+                  [this, gen, attempt, path](int rc2, std::vector<zk_op_result>) {
+                    if (gen != link_gen) return;
+                    if (rc2 != ZOK && rc2 != ZNONODE && rc2 != ZBADVERSION)
+                      return registration_failed(zoo_failure(rc2, "replace " + path));
+                    create_registration(gen, attempt + 1);
+                  });
+    });
+  }
+
+  // Not the call's failure: the call goes on, status tells, and the next
+  // acquire or renewal tries again.
+  void registration_failed(store_error e) {
+    registering_gen = 0;
+    if (e) note_failure(std::move(e));
+  }
+
+  void list_candidates(const std::shared_ptr<op<std::vector<candidate_info>>>& o) {
+    const auto gen = link_gen;
+    link->children(paths.candidates, [this, o, gen](int rc, std::vector<std::string> names) {
+      if (o->done) return;
+      if (rc == ZNONODE) return o->finish({}, {});
+      if (rc != ZOK)
+        return o->finish(note_failure(zoo_failure(rc, "list " + paths.candidates)), {});
+      if (gen != link_gen)
+        return o->finish(note_failure({zookeeper_errc::connection_lost,
+                                       "the ZooKeeper session changed while listing candidates"}),
+                         {});
+      if (names.empty()) return o->finish({}, {});
+      auto found = std::make_shared<std::vector<candidate_info>>();
+      auto pending = std::make_shared<std::size_t>(names.size());
+      for (const auto& name : names) {
+        const auto path = paths.candidates + "/" + name;
+        link->get(path, [this, o, found, pending, path](int rc2, node_seen node) {
+          if (o->done) return;
+          if (rc2 != ZOK && rc2 != ZNONODE)
+            return o->finish(note_failure(zoo_failure(rc2, "read " + path)), {});
+          // Gone since the listing (its session expired), or a node baton
+          // did not write: not a candidate.
+          if (rc2 == ZOK) {
+            if (const auto v = decode_candidate(node.data)) {
+              found->push_back(
+                  {v->node_id, v->priority,
+                   registered_for(node.ctime_ms, server_time.now_ms(mono_clock::now()))});
+            }
+          }
+          if (--*pending == 0) o->finish({}, std::move(*found));
+        });
+      }
     });
   }
 
@@ -839,7 +988,18 @@ struct zookeeper_store::impl {
   std::int64_t seen_lease_czxid = 0;
   std::int32_t seen_lease_version = -1;
   time_point seen_lease_at{};
+  std::int64_t seen_record_czxid = 0;
+  std::int32_t seen_record_version = -1;
+  time_point seen_record_at{};
   int hold_count = 0;
+
+  // The server's clock, from this store's own writes (its registration, its
+  // terms' writes): a reservation's end and a registration's age.
+  server_clock server_time;
+  // The session (link_gen) this store is registered on, and the one whose
+  // registration is under way (0 = none).
+  std::uint64_t registered_gen = 0;
+  std::uint64_t registering_gen = 0;
 
   bool watching = false;
   bool watch_armed = false;
@@ -908,6 +1068,7 @@ void zookeeper_store::async_renew(renew_handler handler) {
       d.drop_term(true);
       return o->finish({}, renew_answer::lost);
     }
+    d.register_candidate();
     const auto sent_at = mono_clock::now();
     const auto gen = d.link_gen;
     const auto token = d.held.token;
@@ -923,6 +1084,7 @@ void zookeeper_store::async_renew(renew_handler handler) {
               if (same_term && r.size() == 2) {
                 d.held.lease_version = r[1].stat.version;
                 d.held.valid_until = sent_at + d.ttl();
+                d.server_time.learn(r[1].stat.mtime_ms, mono_clock::now());
                 d.arm_expiry();
                 return o->finish({}, renew_answer::renewed);
               }
@@ -940,43 +1102,38 @@ void zookeeper_store::async_renew(renew_handler handler) {
 
 void zookeeper_store::async_release(release_handler handler) {
   auto& d = *impl_;
-  d.begin_session_call(handler, "release", [&d](auto o) {
-    if (d.held.token == 0 || d.held.gen != d.link_gen)
-      return o->finish({}, release_answer::not_ours);
-    const auto gen = d.link_gen;
-    const auto token = d.held.token;
-    d.link->multi(d.end_term_ops(), [&d, o, gen, token](int rc, std::vector<zk_op_result>) {
-      const bool same_term = gen == d.link_gen && d.held.token == token;
-      switch (classify_write(rc)) {
-        case write_outcome::done:
-          if (same_term) d.drop_term(false);
-          d.suppress_release = true;
-          return o->finish({}, release_answer::released);
-        case write_outcome::raced:
-          if (same_term) d.drop_term(false);
-          return o->finish({}, release_answer::not_ours);
-        case write_outcome::failed:
-          return o->finish(d.note_failure(zoo_failure(rc, "release on " + d.paths.election)), {});
-      }
-    });
-  });
+  d.begin_session_call(handler, "release",
+                       [&d](auto o) { d.end_term(o, released_record(d.held.token), "release"); });
 }
 
-// Not yet for this kind: a switchover refuses, and status lists no candidates.
-void zookeeper_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+// The release's multi, the reservation written into the record with it: the
+// lease node goes and the reservation comes at once, and only `to_node`'s
+// take (which rewrites the record) ends it before its window does.
+void zookeeper_store::async_hand_over(const std::string& to_node, milliseconds window,
+                                      release_handler handler) {
   auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind cannot hand over yet"});
+  const auto& self = d.options.identity.node_id;
+  auto problem = reservation_node_problem(to_node);
+  if (problem) {
+    *problem = "cannot hand over to node id \"" + to_node + "\": it " + *problem;
+  } else if (const auto own = reservation_node_problem(self)) {
+    problem = "cannot hand over from node id \"" + self + "\": it " + *own;
+  }
+  if (problem) {
+    if (d.shell.reject_if_closed(handler)) return;
+    return d.shell.fail_later(
+        std::move(handler),
+        store_error{std::make_error_code(std::errc::invalid_argument), *problem});
+  }
+  d.begin_session_call(handler, "hand over", [&d, to_node, window](auto o) {
+    d.end_term(o, handed_over_record(d.held.token, to_node, d.options.identity.node_id, window),
+               "hand over");
+  });
 }
 
 void zookeeper_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind keeps no candidates yet"});
+  d.begin_session_call(handler, "list the candidates", [&d](auto o) { d.list_candidates(o); });
 }
 
 void zookeeper_store::async_create_record(record_handler handler) {

@@ -4,9 +4,13 @@
 // rewrites the record (the token counter, version checked) and creates the
 // lease node; renew is a write (the lease node rewritten, the record's
 // version checked in the same multi, so a term begun by another candidate
-// fails it); release deletes the lease node with its version. Wake-ups come
-// from an exists watch on the lease node. All I/O is the single-threaded C
-// client driven from the daemon's io_context (zk_link.hpp).
+// fails it); release deletes the lease node with its version, and a
+// hand-over does the same with a reservation for its target written into
+// the record (lease_nodes.hpp says how its window is judged). Each session
+// registers the store once, as an ephemeral node under
+// <path>/<election>/candidates: the candidates a switchover picks from.
+// Wake-ups come from an exists watch on the lease node. All I/O is the
+// single-threaded C client driven from the daemon's io_context (zk_link.hpp).
 //
 // Lease timing: a lease is valid for ttl from the send time of the last
 // acknowledged acquire or renewal write, on this process's monotonic clock;
@@ -37,7 +41,8 @@ struct zookeeper_store_options {
   /// resolved off the loop before the client sees them.
   std::string servers;
   /// The node under which every election has its own node
-  /// (`<path>/<election>/lease` and `/record`); created when missing.
+  /// (`<path>/<election>/lease`, `/record` and `/candidates/<node>`);
+  /// created when missing.
   std::string path = "/baton";
   /// Requested session timeout; 0 = the ttl. Must come back from the server
   /// at least as long as the ttl, or acquire fails (session_too_short).

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "support/fault_proxy.hpp"
@@ -60,8 +61,16 @@ class candidate {
     timer_.cancel();
     store_.reset();
   }
+  // A switchover: at its next step, while leading and no call is in flight,
+  // it stops leading (as the machine stops its app first) and hands the
+  // lease over to `to`; then it goes on as a standby.
+  void hand_over(std::string to, milliseconds window) {
+    hand_over_to_ = std::move(to);
+    hand_over_window_ = window;
+  }
   bool leading() const { return leading_; }
   const std::string& name() const { return name_; }
+  std::vector<release_answer> handed_over;
   lease_store& store() { return *store_; }
   std::vector<acquire_answer> answers;
   std::vector<std::string> errors;
@@ -82,6 +91,7 @@ class candidate {
     const auto now = mono_clock::now();
     if (leading_ && now >= valid_until_) end(valid_until_);
     if (busy_) return;
+    if (leading_ && !hand_over_to_.empty()) return step_down();
     if (leading_) {
       if (now - last_sent_ >= ttl / 3) renew();
       return;
@@ -122,6 +132,17 @@ class candidate {
     });
   }
 
+  void step_down() {
+    end(mono_clock::now());
+    busy_ = true;
+    store_->async_hand_over(std::exchange(hand_over_to_, {}), hand_over_window_,
+                            [this](store_error e, release_answer a) {
+                              busy_ = false;
+                              if (e) return errors.push_back(e.message());
+                              handed_over.push_back(a);
+                            });
+  }
+
   void end(time_point at) {
     if (!leading_) return;
     leading_ = false;
@@ -139,6 +160,8 @@ class candidate {
   time_point last_sent_{};
   time_point valid_until_{};
   std::size_t current_ = 0;
+  std::string hand_over_to_;
+  milliseconds hand_over_window_{0};
 };
 
 class candidates_on_one_loop : public ::testing::Test {
@@ -316,6 +339,78 @@ TEST_F(zookeeper_faults, a_holder_gone_without_a_word_is_followed_after_its_sess
     b.vanish();
     run_for(ttl + 1s);  // b's session expires too before the next round
   }
+  expect_no_overlap();
+}
+
+// A switchover among candidates that keep trying: the target's term follows
+// the leader's at once, no other candidate (the one that handed over
+// included) takes the lease meanwhile, and no two terms overlap.
+TEST_F(zookeeper_faults, a_hand_over_among_trying_candidates_goes_to_its_target) {
+  add("node-a");
+  add("node-b");
+  add("node-c");
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+    run_for(500ms);
+    auto* from = leader();
+    ASSERT_NE(from, nullptr);
+    candidate* to = nullptr;
+    for (const auto& c : all)
+      if (c.get() != from && (to == nullptr || round % 2 == 1)) to = c.get();
+    const auto before = terms.size();
+    const auto asked_at = mono_clock::now();
+    from->hand_over(to->name(), 5000ms);
+    ASSERT_TRUE(run_until([&] { return terms.size() > before; }, 10s)) << describe(*from);
+    const auto took = std::chrono::duration_cast<milliseconds>(mono_clock::now() - asked_at);
+    report("hand-over: the target's term began after", took);
+    ASSERT_EQ(from->handed_over, std::vector<release_answer>{release_answer::released})
+        << describe(*from);
+    from->handed_over.clear();
+    EXPECT_EQ(terms.back().who, to->name()) << describe(*from);
+    EXPECT_LT(took, 2000ms) << "the target waited for the window";
+  }
+  expect_no_overlap();
+}
+
+// A restarted daemon's store meets its predecessor's registration (the old
+// session lives until it expires): it takes the node id's place, so the
+// node id stays listed, once, after the old session is gone.
+TEST_F(zookeeper_faults, a_restarted_candidate_stays_registered_after_its_predecessor_expires) {
+  auto& first = add("node-a");
+  add("node-b");
+  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
+  run_for(1s);
+  first.vanish();
+  auto& again = add("node-a");
+  const auto list = [&] {
+    std::vector<candidate_info> out;
+    bool done = false;
+    again.store().async_candidates([&](store_error e, std::vector<candidate_info> c) {
+      EXPECT_FALSE(e) << e.message();
+      out = std::move(c);
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }, 10s));
+    std::sort(out.begin(), out.end(),
+              [](const candidate_info& x, const candidate_info& y) { return x.node < y.node; });
+    return out;
+  };
+  ASSERT_TRUE(run_until([&] { return !again.answers.empty() || !again.errors.empty(); }, 10s));
+  run_for(300ms);
+  auto now_listed = list();
+  ASSERT_EQ(now_listed.size(), 2u);
+  EXPECT_EQ(now_listed[0].node, "node-a");
+  EXPECT_EQ(now_listed[1].node, "node-b");
+  EXPECT_GE(now_listed[0].live_for, 0ms);
+  // The predecessor registered with node-b; its successor a second later.
+  EXPECT_LT(now_listed[0].live_for + 500ms, now_listed[1].live_for)
+      << "the predecessor's registration is still listed";
+
+  run_for(ttl + 1s);  // past the predecessor's session timeout
+  auto later = list();
+  ASSERT_EQ(later.size(), 2u) << "node-a left the list with its predecessor's session";
+  EXPECT_EQ(later[0].node, "node-a");
+  EXPECT_GE(later[0].live_for, ttl);
   expect_no_overlap();
 }
 

@@ -1,7 +1,9 @@
 // The pure steps of the ZooKeeper store (src/zookeeper/lease_nodes.hpp):
 // the nodes' data both ways, including what baton never writes; the token
-// lifted to the server's clock; the session timeout check; and the step an
-// acquire takes after its two reads, as a table.
+// lifted to the server's clock; the session timeout check; the step an
+// acquire takes after its two reads, as a table; and a switchover's parts:
+// the reservation in the record, the registry's names and data, the
+// server's clock as the store learns it.
 #include "zookeeper/lease_nodes.hpp"
 
 #include <gtest/gtest.h>
@@ -288,6 +290,170 @@ TEST(zookeeper_decide_acquire, retake_checks_both_versions) {
   EXPECT_EQ(retake->record_version, 12);
   EXPECT_EQ(retake->lease_version, 6);
   EXPECT_GT(retake->lease.token, 9u);
+}
+
+// --- switchover: the reservation and the registry ----------------------------------
+
+TEST(zookeeper_record_value, a_reservation_round_trips_and_a_record_without_one_reads_as_before) {
+  const auto r = handed_over_record(42, "node-b", "node-a", 5000ms);
+  EXPECT_EQ(r.counter, 42u);
+  EXPECT_EQ(r.released, 42u) << "a hand-over ends the term as a release does";
+  const auto data = encode_record(r);
+  EXPECT_EQ(data,
+            "counter 42\nreleased 42\nhold \nwhy \nreserved node-b\nby node-a\nwindow 5000\n");
+  const auto back = decode_record(data);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->reserved_for, "node-b");
+  EXPECT_EQ(back->reserved_by, "node-a");
+  EXPECT_EQ(back->reserved_window, 5000ms);
+  EXPECT_EQ(encode_record(released_record(42)), "counter 42\nreleased 42\nhold \nwhy \n");
+  EXPECT_EQ(handed_over_record(1, "b", "a", -5ms).reserved_window, 0ms);
+  const auto longest = handed_over_record(1, "b", "a", milliseconds::max());
+  EXPECT_TRUE(decode_record(encode_record(longest)).has_value())
+      << "a window too long to read back: " << longest.reserved_window.count();
+  for (const std::string bad : {"counter 1\nwindow x\n", "counter 1\nwindow -1\n"}) {
+    EXPECT_FALSE(decode_record(bad).has_value()) << "'" << bad << "'";
+  }
+  EXPECT_FALSE(reservation_node_problem("node-b@east.1").has_value());
+  EXPECT_TRUE(reservation_node_problem("").has_value());
+  EXPECT_TRUE(reservation_node_problem("node\nb").has_value());
+}
+
+TEST(zookeeper_registry, any_node_id_is_one_node_name) {
+  const auto p = make_paths("/baton", "orders");
+  EXPECT_EQ(p.candidates, "/baton/orders/candidates");
+  EXPECT_EQ(candidate_path(p, "node-a@east.1_x"), "/baton/orders/candidates/node-a@east.1_x");
+  EXPECT_EQ(candidate_path(p, "a/b c%"), "/baton/orders/candidates/a%2Fb%20c%25");
+  EXPECT_EQ(candidate_path(p, "."), "/baton/orders/candidates/%2E");
+  EXPECT_EQ(candidate_path(p, ".."), "/baton/orders/candidates/%2E%2E");
+  EXPECT_EQ(candidate_path(p, "..."), "/baton/orders/candidates/...");
+}
+
+TEST(zookeeper_registry, a_registration_round_trips_and_refuses_what_baton_never_writes) {
+  const auto data = encode_candidate({-2, "node c"});
+  EXPECT_EQ(data, "-2 node c");
+  const auto back = decode_candidate(data);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->priority, -2);
+  EXPECT_EQ(back->node_id, "node c");
+  for (const std::string bad : {"", "7", "7 ", " node", "x node", "99999999999 node", "+1 n"}) {
+    EXPECT_FALSE(decode_candidate(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(zookeeper_server_clock, runs_on_from_the_last_sample) {
+  server_clock c;
+  EXPECT_FALSE(c.known());
+  EXPECT_EQ(c.now_ms(t0), 0);
+  c.learn(0, t0);
+  EXPECT_FALSE(c.known()) << "a stat without a time teaches nothing";
+  c.learn(1764100000000, t0);
+  EXPECT_EQ(c.now_ms(t0 + 1500ms), 1764100001500);
+  c.learn(1764100009000, t0 + 2000ms);
+  EXPECT_EQ(c.now_ms(t0 + 2500ms), 1764100009500);
+  EXPECT_EQ(registered_for(1764100000000, 1764100002500), 2500ms);
+  EXPECT_EQ(registered_for(1764100003000, 1764100002500), 0ms) << "never negative";
+  EXPECT_EQ(registered_for(1764100000000, 0), -1ms);
+  EXPECT_EQ(registered_for(0, 1764100002500), -1ms);
+}
+
+// A record as a hand-over to `to` left it, written at the server's
+// 1764100000000 (version 4).
+node_seen reserved_record(std::string to, milliseconds window = 5000ms) {
+  auto n = record_node(5);
+  n.data = encode_record(handed_over_record(5, std::move(to), "node-x", window));
+  n.version = 4;
+  return n;
+}
+
+TEST(zookeeper_decide_acquire, a_reservation_as_a_table) {
+  struct row {
+    const char* what;
+    node_seen record;
+    acquire_facts facts;
+    const char* step;
+    milliseconds remaining{-1};  // held or held back
+  };
+  auto target = me();
+  target.node_id = "node-b";
+  auto saw_it = me();
+  saw_it.seen_record_czxid = 10;
+  saw_it.seen_record_version = 4;
+  saw_it.seen_record_at = t0 - 1200ms;
+  auto saw_it_long_ago = saw_it;
+  saw_it_long_ago.seen_record_at = t0 - 5000ms;
+  auto server_early = me();  // the server's clock 800 ms after the hand-over
+  server_early.server_now_ms = 1764100000800;
+  auto server_late = me();  // ... and 5 s after it
+  server_late.server_now_ms = 1764100005000;
+  auto server_behind = saw_it;  // a server clock that says more than this store saw
+  server_behind.server_now_ms = 1764099999000;
+  auto held_back_too = saw_it;
+  held_back_too.seen_hold = "other-1";
+  held_back_too.seen_hold_at = t0 - 500ms;
+  auto pending = me();
+  pending.pending_reset = "the ZooKeeper session expired";
+  pending.pending_reset_at = t0 - 10ms;
+  const auto with_hold = [] {
+    auto n = reserved_record("node-b");
+    auto r = *decode_record(n.data);
+    r.hold = "other-1";
+    n.data = encode_record(r);
+    return n;
+  }();
+
+  const std::vector<row> rows = {
+      {"another's reservation first seen now: the whole window", reserved_record("node-b"), me(),
+       "held", 5000ms},
+      {"another's reservation seen 1200 ms ago: the rest", reserved_record("node-b"), saw_it,
+       "held", 3800ms},
+      {"another's reservation seen a window ago: over, take", reserved_record("node-b"),
+       saw_it_long_ago, "take"},
+      {"the server's clock counts from the hand-over", reserved_record("node-b"), server_early,
+       "held", 4200ms},
+      {"the server's clock says the window is over: take", reserved_record("node-b"), server_late,
+       "take"},
+      {"never longer than the window from this store's first sight", reserved_record("node-b"),
+       server_behind, "held", 3800ms},
+      {"the reserved node takes it", reserved_record("node-b"), target, "take"},
+      {"a window of 0: free for all", reserved_record("node-b", 0ms), me(), "take"},
+      {"a hold-back binds the reserved node too", with_hold,
+       [&] {
+         auto f = held_back_too;
+         f.node_id = "node-b";
+         return f;
+       }(),
+       "held_back", 1500ms},
+      {"a hold-back comes before the reservation", with_hold, held_back_too, "held_back", 1500ms},
+      {"a pending reset writes its hold", reserved_record("node-b"), pending, "write_hold"},
+  };
+  for (const auto& r : rows) {
+    const auto step = decide_acquire(r.record, {}, r.facts, "mine-1");
+    EXPECT_STREQ(step_name(step), r.step) << r.what;
+    if (const auto* h = std::get_if<acquire_steps::held>(&step)) {
+      EXPECT_EQ(h->remaining, r.remaining) << r.what;
+      EXPECT_EQ(h->reserved_for, "node-b") << r.what;
+      EXPECT_EQ(h->holder, "node-x") << r.what << ": the node that handed over";
+      EXPECT_EQ(h->token, 5u) << r.what;
+    }
+    if (const auto* b = std::get_if<acquire_steps::held_back>(&step)) {
+      EXPECT_EQ(b->remaining, r.remaining) << r.what;
+    }
+    if (const auto* t = std::get_if<acquire_steps::take>(&step)) {
+      EXPECT_EQ(t->record.reserved_for, "") << r.what << ": the take ends the reservation";
+      EXPECT_EQ(t->record_version, 4) << r.what;
+    }
+    if (const auto* w = std::get_if<acquire_steps::write_hold>(&step)) {
+      EXPECT_EQ(w->record.reserved_for, "") << r.what << ": a reset ends the reservation";
+    }
+  }
+}
+
+TEST(zookeeper_decide_acquire, a_held_lease_says_no_reservation) {
+  const auto step = decide_acquire(record_node(5), lease_node("node-b", "theirs", 222), me(), "m");
+  const auto* h = std::get_if<acquire_steps::held>(&step);
+  ASSERT_NE(h, nullptr) << step_name(step);
+  EXPECT_EQ(h->reserved_for, "");
 }
 
 }  // namespace
