@@ -117,6 +117,9 @@ struct busy {
   /// The free lease is reserved for this node by a switchover until
   /// `holder_ttl` has passed; "" = no reservation.
   std::string reserved_for;
+  /// Live candidates, the holder aside, of a higher priority than this
+  /// node's (acquire_answer::outranked_by); negative when unknown.
+  int outranked_by = -1;
 };
 struct acquire_failed {
   std::string error;
@@ -375,6 +378,11 @@ class election_machine {
   /// 0-300 us, wider with the number of candidates the store last reported.
   std::chrono::microseconds herd_window() const;
   std::chrono::microseconds herd_stagger();
+  /// How much later than the others an outranked standby tries after an
+  /// expiry or a release, so that the highest live priority takes the
+  /// lease: one step (ttl / 40, 10 to 250 ms) per candidate above it, at
+  /// most three.
+  mono_clock::duration outrank_delay() const;
   void finish_term(step_context& ctx, const std::string& detail = {},
                    reason released_why = reason::released);
   milliseconds jittered(milliseconds base, double spread);
@@ -386,6 +394,9 @@ class election_machine {
   std::uint64_t rng_;
   // Candidates the store last said listen for this election; -1 = unknown.
   int contenders_ = -1;
+  // Live candidates of a higher priority, the holder aside, as the store
+  // last said (0 when it cannot tell).
+  int outranked_by_ = 0;
 
   state state_ = state::idle;
   time_point since_{};

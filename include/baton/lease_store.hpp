@@ -120,6 +120,11 @@ struct acquire_answer {
   /// reservation's time left) has passed; `holder` is then the node that
   /// handed over, or "". "" = no reservation.
   std::string reserved_for;
+  /// Held, from the registry of candidates (async_candidates): how many live
+  /// candidates other than the holder have a higher priority than this
+  /// store's identity. An outranked standby lets them try first after an
+  /// expiry or a release. Negative = unknown.
+  int outranked_by = -1;
 
   bool acquired() const { return outcome == acquire_outcome::acquired; }
 };

@@ -513,7 +513,7 @@ struct driver::impl {
         hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups_trusted,
                              r.outcome == acquire_outcome::held_back, r.free_in, r.why,
-                             r.contenders, r.reserved_for});
+                             r.contenders, r.reserved_for, r.outranked_by});
       }
     });
   }

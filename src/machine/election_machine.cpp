@@ -152,6 +152,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // node that may still hold a lease: unknown (0) rather than misleading.
   holder_token_ = ev.held_back ? 0 : ev.token;
   if (ev.contenders >= 0) contenders_ = ev.contenders;
+  outranked_by_ = std::max(ev.outranked_by, 0);
   store_hold_back_ = {};
   if (ev.held_back) {
     store_hold_back_.until = ctx.now + std::max(ev.holder_ttl, milliseconds(0));
@@ -175,7 +176,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
     mono_clock::duration until_free = ev.free_in >= std::chrono::microseconds(0)
                                           ? mono_clock::duration(ev.free_in)
                                           : mono_clock::duration(ev.holder_ttl + milliseconds(1));
-    auto after_expiry = until_free + stagger;
+    auto after_expiry = until_free + stagger + outrank_delay();
     delay = ev.watching_releases ? after_expiry : std::min(delay, after_expiry);
   }
   if (backoff_until_ > ctx.now) delay = std::max(delay, backoff_until_ - ctx.now);
@@ -228,6 +229,11 @@ void election_machine::on(const events::app_checked& ev, step_context& ctx) {
 
 void election_machine::on(const events::peer_released&, step_context& ctx) {
   if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
+  if (outranked_by_ > 0) {
+    // A candidate of a higher priority heard it too: let it go first.
+    wait_then_retry(ctx, herd_stagger() + outrank_delay());
+    return;
+  }
   if (herd_window() > expiry_stagger) {
     // Every standby heard the same release: spread the herd's attempts
     // (the wake timer acquires), rather than all of them at this instant.
@@ -506,6 +512,12 @@ std::chrono::microseconds election_machine::herd_window() const {
   const auto cap = std::min(max_herd_stagger,
                             std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 20));
   return std::max(expiry_stagger, std::min(cap, stagger_per_contender * contenders_));
+}
+
+mono_clock::duration election_machine::outrank_delay() const {
+  const auto step = std::clamp(std::chrono::duration_cast<milliseconds>(timing_.ttl / 40),
+                               milliseconds(10), milliseconds(250));
+  return step * std::min(outranked_by_, 3);
 }
 
 std::chrono::microseconds election_machine::herd_stagger() {

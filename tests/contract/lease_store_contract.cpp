@@ -648,6 +648,26 @@ TEST_P(lease_store_contract, candidates_are_the_stores_that_tried_with_their_pri
   EXPECT_LE(lb->live_for, limit) << "live for " << lb->live_for.count() << " ms";
 }
 
+TEST_P(lease_store_contract, a_held_answer_counts_the_live_candidates_of_a_higher_priority) {
+  auto& io = harness().io();
+  BATON_REQUIRE_HAND_OVER();
+  auto a = harness().make_store("node-a", ttl, 9);
+  auto b = harness().make_store("node-b", ttl, 5);
+  auto c = harness().make_store("node-c", ttl, 1);
+  auto d = harness().make_store("node-d", ttl, 1);
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+  auto rb = acquire(io, *b);
+  ASSERT_EQ(rb.value.outcome, acquire_outcome::held) << describe(rb.value);
+  // The holder's own priority does not count: it is the one to replace.
+  EXPECT_EQ(rb.value.outranked_by, 0);
+  ASSERT_EQ(acquire(io, *c).value.outcome, acquire_outcome::held);
+  auto rd = acquire(io, *d);
+  ASSERT_EQ(rd.value.outcome, acquire_outcome::held) << describe(rd.value);
+  EXPECT_EQ(rd.value.outranked_by, 1) << "node-b only: node-c's priority is equal";
+  auto rc = acquire(io, *c);
+  EXPECT_EQ(rc.value.outranked_by, 1);
+}
+
 TEST_P(lease_store_contract, a_candidate_gone_leaves_the_list_within_two_ttls) {
   auto& io = harness().io();
   BATON_REQUIRE_HAND_OVER();

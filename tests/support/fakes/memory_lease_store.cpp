@@ -240,6 +240,12 @@ struct memory_lease_store::impl {
     }
     a.token = e.counter;
     a.holder = e.holder;
+    a.outranked_by = 0;
+    for (const auto& [node, r] : e.candidates) {
+      if (r.until > now && node != id.node_id && node != e.holder && r.priority > id.priority) {
+        ++a.outranked_by;
+      }
+    }
     if (!fenced && reserved_elsewhere) {
       a.outcome = acquire_outcome::held;
       a.holder = e.handed_over_by;

@@ -108,5 +108,39 @@ TEST(switchover, a_standby_that_meets_a_reservation_waits_out_its_window) {
   EXPECT_EQ(h.machine.known_leader("node-c", h.now), "node-b");
 }
 
+TEST(priorities, an_outranked_standby_tries_later_after_an_expiry_and_a_release) {
+  machine_harness h;  // ttl 10 s: one step is 250 ms
+  h.feed(events::start{});
+  events::busy b{h.now, "node-a", 3s, 12, true};
+  b.outranked_by = 2;
+  h.feed(b);
+  EXPECT_GE(h.timer(timer_id::wake), h.now + 3s + 500ms) << "two steps after the expiry";
+  EXPECT_LE(h.timer(timer_id::wake), h.now + 3s + 502ms);
+
+  // A release: the higher candidates go first.
+  h.advance(1s);
+  h.feed(events::peer_released{});
+  EXPECT_EQ(h.machine.current(), state::idle);
+  EXPECT_GE(h.timer(timer_id::wake), h.now + 500ms);
+
+  // Not outranked (any more): straight away, as before.
+  h.advance(1s);
+  ASSERT_EQ(h.machine.current(), state::acquiring);
+  events::busy top{h.now, "node-a", 3s, 12, true};
+  top.outranked_by = 0;
+  h.feed(top);
+  EXPECT_LE(h.timer(timer_id::wake), h.now + 3s + 2ms);
+  h.advance(1s);
+  h.feed(events::peer_released{});
+  EXPECT_EQ(h.machine.current(), state::acquiring);
+}
+
+TEST(priorities, a_store_that_cannot_tell_delays_nobody) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "node-a", 3s, 12, true});
+  EXPECT_LE(h.timer(timer_id::wake), h.now + 3s + 2ms);
+}
+
 }  // namespace
 }  // namespace baton::testing
