@@ -945,8 +945,8 @@ void etcd_store::async_hand_over(const std::string& to_node, milliseconds window
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.term) return d.answer_later(std::move(handler), release_answer::not_ours);
-  // No window: a release.
-  if (window <= milliseconds::zero()) {
+  // No window, or nobody to reserve it for: a release.
+  if (window <= milliseconds::zero() || to_node.empty()) {
     return d.revoke(std::make_shared<release_handler>(std::move(handler)), *d.term);
   }
   d.hand_over(std::make_shared<release_handler>(std::move(handler)), *d.term, to_node, window);
