@@ -9,11 +9,18 @@ namespace baton::etcd_detail {
 election_keys::election_keys(std::string_view prefix, std::string_view election)
     : dir(std::string(prefix) + std::string(election) + "/"),
       end(prefix_end(dir)),
+      candidates(dir + "candidates/"),
+      state(prefix_end(candidates)),
       lease(dir + "lease"),
       holder(dir + "holder"),
       fence(dir + "fence"),
       record(dir + "record"),
-      released(dir + "released") {}
+      released(dir + "released"),
+      reserved(dir + "reserved") {}
+
+std::string election_keys::candidate(std::string_view node_id) const {
+  return candidates + std::string(node_id);
+}
 
 std::string lease_value(std::string_view node_id, std::string_view nonce) {
   return std::string(node_id) + ":" + std::string(nonce);
@@ -82,6 +89,26 @@ std::optional<std::int64_t> released_lease_of(std::string_view value) {
   return lease;
 }
 
+std::string reservation_value(const reservation& r) {
+  return r.to + "\n" + r.from + "\n" + std::to_string(r.lease);
+}
+
+std::optional<reservation> reservation_of(std::string_view value) {
+  const auto first = value.find('\n');
+  const auto second = first == std::string_view::npos ? first : value.find('\n', first + 1);
+  if (second == std::string_view::npos || first == 0) return std::nullopt;
+  reservation r;
+  r.to = std::string(value.substr(0, first));
+  r.from = std::string(value.substr(first + 1, second - first - 1));
+  r.lease = parse_offset(value.substr(second + 1)).value_or(0);
+  return r;
+}
+
+milliseconds reservation_left(std::int64_t ttl_seconds) {
+  if (ttl_seconds < 0) return milliseconds(0);
+  return ttl_seconds == 0 ? milliseconds(500) : milliseconds(ttl_seconds * 1000);
+}
+
 election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
                         const election_keys& keys) {
   election_view v;
@@ -92,15 +119,22 @@ election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
     if (kv.key == keys.fence) v.fence = kv;
     if (kv.key == keys.record) v.record = kv;
     if (kv.key == keys.released) v.released = kv;
+    if (kv.key == keys.reserved) v.reserved = kv;
   }
   return v;
 }
 
-acquire_step decide_acquire(const election_view& view, bool must_fence,
-                            std::string_view own_value) {
+acquire_step decide_acquire(const election_view& view, bool must_fence, std::string_view own_value,
+                            std::string_view own_node) {
   if (must_fence) return acquire_step::fence;
   if (view.fence) return acquire_step::held_back;
   if (view.lease && identity_of(view.lease->value) != own_value) return acquire_step::held;
+  // Our own lease key stands whatever a reservation says (none is put while
+  // a lease key lives).
+  if (!view.lease && view.reserved) {
+    const auto r = reservation_of(view.reserved->value);
+    if (r && r->to != own_node) return acquire_step::reserved;
+  }
   return acquire_step::take;
 }
 
@@ -194,6 +228,13 @@ seen_event classify_event(const watch_event& e, const election_keys& keys,
     if (lease) {
       s.what = seen_event::kind::release_marked;
       s.lease = *lease;
+    }
+  } else if (e.kv.key == keys.reserved) {
+    if (e.deleted) {
+      s.what = seen_event::kind::unreserved;
+    } else if (const auto r = reservation_of(e.kv.value)) {
+      s.what = seen_event::kind::reserved;
+      s.lease = r->lease;
     }
   } else if (e.kv.key == keys.record) {
     s.what = seen_event::kind::record;

@@ -1,6 +1,7 @@
 // What one election keeps in etcd, and how the store reads it, without I/O.
 //
-// Under <prefix><election>/ five keys:
+// Under <prefix><election>/ six keys of the election's state, and one key per
+// candidate:
 // - lease:  "<node_id>:<nonce>" on the holder's etcd lease; its mod_revision
 //           is the term's revision;
 // - holder: the same value on the same etcd lease, put with the lease key.
@@ -15,7 +16,17 @@
 //           mod_revision. `baton init-store` creates it with 0;
 // - released: the etcd lease (in decimal) of the last term whose holder
 //           released after a raft leader change, put after its revoke: that
-//           lease's end was no early revoke (see may_have_ended_early).
+//           lease's end was no early revoke (see may_have_ended_early);
+// - reserved: a switchover's reservation, "<to_node>\n<from_node>\n<lease>"
+//           on an etcd lease of the window (rounded up to whole seconds): put
+//           by the holder in the txn that deletes its lease and holder keys
+//           (only if its lease key is still the term's), so it names the
+//           etcd lease of a term that ended by a release. While it lives only
+//           to_node may take the lease; to_node's take deletes it;
+// - candidates/<node_id>: a candidate's registration (candidate_registry.hpp).
+//           The candidates' keys sort before the state's, and reads and the
+//           watch cover the state alone, [state, end): registrations cost a
+//           watcher nothing.
 //
 // Tokens. A term's token is offset + the lease key's mod_revision, so tokens
 // increase with etcd's revision. A snapshot restore takes the revision back
@@ -44,11 +55,19 @@ struct election_keys {
   explicit election_keys(std::string_view prefix, std::string_view election);
   std::string dir;       ///< "<prefix><election>/"
   std::string end;       ///< the end of the range of every key under dir
+  /// dir + "candidates/": the registrations are [candidates, state).
+  std::string candidates;
+  /// The end of the registrations' range and the start of the state's,
+  /// [state, end): every key below sorts after it.
+  std::string state;
   std::string lease;     ///< dir + "lease"
   std::string holder;    ///< dir + "holder"
   std::string fence;     ///< dir + "fence"
   std::string record;    ///< dir + "record"
   std::string released;  ///< dir + "released"
+  std::string reserved;  ///< dir + "reserved"
+  /// A candidate's registration key: candidates + node_id.
+  std::string candidate(std::string_view node_id) const;
 };
 
 /// "<node_id>:<nonce>": the store's identity in the lease and holder keys.
@@ -78,6 +97,22 @@ std::string holder_of(std::string_view value);
 /// true, and the candidate must wait out the holder's deadline.
 bool may_have_ended_early(std::string_view holder_value, std::int64_t raft_term_now);
 
+/// A switchover's reservation, as the reserved key holds it.
+struct reservation {
+  std::string to;          ///< the only node that may take the lease
+  std::string from;        ///< the node that handed over ("" = unknown)
+  std::int64_t lease = 0;  ///< the etcd lease of the term it ended (0 = unknown)
+};
+std::string reservation_value(const reservation& r);
+/// nullopt when the value names no target (put by hand, or damaged): no
+/// reservation, and the next take deletes it.
+std::optional<reservation> reservation_of(std::string_view value);
+/// The time a reservation whose etcd lease has `ttl_seconds` left (truncated
+/// to whole seconds) may still live: those seconds, or, when etcd says 0 of a
+/// live lease, its 500 ms expiry check; 0 when etcd says the lease is gone.
+/// Not capped by the ttl: a window may be longer.
+milliseconds reservation_left(std::int64_t ttl_seconds);
+
 /// The record's offset; nullopt when it is not a decimal number >= 0.
 std::optional<std::int64_t> parse_offset(std::string_view value);
 /// The etcd lease the released key names; nullopt when it names none (not a
@@ -92,6 +127,7 @@ struct election_view {
   std::optional<key_value> fence;
   std::optional<key_value> record;
   std::optional<key_value> released;
+  std::optional<key_value> reserved;
 };
 /// Sorts the keys of a range over keys.dir into a view; other keys are
 /// ignored.
@@ -103,11 +139,15 @@ enum class acquire_step {
   fence,      ///< the data went back: fence first (answer held_back)
   held_back,  ///< a fence is live: held back for what its lease has left
   held,       ///< another store's lease key: held by its holder
-  take,       ///< free, or this store's own: put the lease key on a new lease
+  reserved,   ///< free, but reserved for another node by a switchover
+  take,       ///< free (or reserved for this node), or this store's own:
+              ///< put the lease key on a new lease
 };
 /// `must_fence`: this store found the data gone back and has not fenced
-/// yet. `own_value`: this store's lease value.
-acquire_step decide_acquire(const election_view& view, bool must_fence, std::string_view own_value);
+/// yet. `own_value`: this store's lease value; `own_node`: its node id (a
+/// reservation names a node, not a store).
+acquire_step decide_acquire(const election_view& view, bool must_fence, std::string_view own_value,
+                            std::string_view own_node);
 
 /// The remaining time to report for a lease etcd says has `ttl_seconds` left
 /// (truncated to whole seconds): those seconds, or, when etcd says 0 of a
@@ -166,6 +206,10 @@ struct seen_event {
     acquired,        ///< a new term: the lease key created
     record,          ///< the record changed: offset
     release_marked,  ///< a holder said it released the lease `lease` (a wake-up too)
+    reserved,        ///< a hand-over ended the term of the lease `lease` (its
+                     ///< lease key's delete, in the same txn, is the wake-up)
+    unreserved,      ///< the reserved key is gone: expired (worth trying now),
+                     ///< or deleted by its target's take
   } what = kind::none;
   std::string holder;
   std::int64_t mod_revision = 0;

@@ -5,6 +5,7 @@
 // through the token floor (election_keys.hpp), which finds a restore.
 #include "etcd_store.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "candidate_registry.hpp"
 #include "election_keys.hpp"
 #include "endpoint.hpp"
 #include "etcd_wire.hpp"
@@ -36,6 +38,9 @@ constexpr int acquire_attempts = 3;
 // of an older baton that released by a delete and then a revoke): short,
 // since that revoke follows its delete at once.
 constexpr milliseconds live_lease_recheck{250};
+// The most lapsed registrations one candidates call deletes (one txn; etcd
+// refuses more than 128 operations in one).
+constexpr std::size_t prune_at_most = 64;
 
 }  // namespace
 
@@ -108,6 +113,8 @@ struct etcd_store::impl {
         // renews its predecessor's term.
         own_value(lease_value(options.identity.node_id, store_detail::new_nonce())),
         seconds(lease_seconds(options.identity.ttl)),
+        clock(2 * options.identity.ttl),
+        run(2 * options.identity.ttl),
         retry_timer(context),
         ping_timer(context) {
     auto connection = connection_options(options);
@@ -176,6 +183,7 @@ struct etcd_store::impl {
     if (f->must_fence) {
       pending_fence = f;
       term.reset();  // a term from before the data went back is over
+      clock.clear();  // revisions from before it say nothing of later ones
     }
     shell.note_reset(f->why);
     // Told from the executor, not from inside the answer being read: the
@@ -185,32 +193,77 @@ struct etcd_store::impl {
           if (!weak.expired()) shell.emit(r);
         });
   }
-  void seen(const header& h) { heard(floor.observe_header(h)); }
+  void seen(const header& h) {
+    heard(floor.observe_header(h));
+    clock.observe(h.revision, mono_clock::now());
+  }
   void seen_record(const std::optional<key_value>& record) { heard(floor.observe_record(record)); }
 
   // --- acquire ------------------------------------------------------------------
 
   using acquire_ptr = std::shared_ptr<acquire_handler>;
 
+  // The read of the election's state, in a txn that first registers this
+  // store (candidate_registry.hpp): one call, as the read alone was.
   void acquire(acquire_ptr h, int attempt) {
-    request<acquire_answer>(h, "/v3/kv/range", range_request(keys.dir, keys.end),
-                            [this, h, attempt](const json& j) {
-                              const auto hdr = read_header(j);
-                              const auto view = read_view(hdr, read_range(j), keys);
-                              seen(hdr);
-                              seen_record(view.record);
-                              saw_holder(view.lease);
-                              saw_release_mark(view.released);
-                              switch (decide_acquire(view, pending_fence.has_value(), own_value)) {
-                                case acquire_step::fence:
-                                  return fence(h, view, attempt);
-                                case acquire_step::held_back:
-                                  return held_back(h, *view.fence);
-                                case acquire_step::held:
-                                  return held(h, *view.lease);
-                                case acquire_step::take:
-                                  return take(h, view, attempt);
-                              }
+    const auto sent = mono_clock::now();
+    request<acquire_answer>(
+        h, "/v3/kv/txn", registering_txn({txn_op::kind::range, keys.state, {}, 0, keys.end}, sent),
+        [this, h, attempt, sent](const json& j) {
+          const auto t = read_txn(j);
+          const auto view = read_view(t.hdr, read_txn_range(j, 1), keys);
+          seen(t.hdr);
+          registered(t, sent);
+          seen_record(view.record);
+          saw_holder(view.lease);
+          saw_release_mark(view.released);
+          saw_reservation(view.reserved);
+          switch (decide_acquire(view, pending_fence.has_value(), own_value,
+                                 options.identity.node_id)) {
+            case acquire_step::fence:
+              return fence(h, view, attempt);
+            case acquire_step::held_back:
+              return held_back(h, *view.fence);
+            case acquire_step::held:
+              return held(h, *view.lease);
+            case acquire_step::reserved:
+              return reserved(h, *view.reserved);
+            case acquire_step::take:
+              return take(h, view, attempt);
+          }
+        });
+  }
+
+  // A txn of no condition: this store's registration put, then `then` (a
+  // read, operation 1 of the answer), for a call sent at `sent`.
+  std::string registering_txn(txn_op then, time_point sent) const {
+    const registration r{options.identity.priority, run.live_at(sent),
+                         clock.seen_by(sent - 2 * options.identity.ttl)};
+    txn_op put{
+        txn_op::kind::put, keys.candidate(options.identity.node_id), registration_value(r), 0, {}};
+    return txn_request({}, {std::move(put), std::move(then)});
+  }
+
+  void registered(const txn_answer& t, time_point sent) {
+    if (!t.succeeded) throw std::runtime_error("a txn without conditions did not succeed");
+    run.put(sent);
+  }
+
+  // Free, but reserved for another node by a switchover: held, by the node
+  // that handed over, for what the reservation's etcd lease has left.
+  void reserved(acquire_ptr h, const key_value& kv) {
+    const auto r = reservation_of(kv.value);
+    acquire_answer a;
+    a.outcome = acquire_outcome::held;
+    a.holder = r ? r->from : "";
+    a.reserved_for = r ? r->to : "";
+    if (kv.lease == 0) return (*h)({}, std::move(a));  // put by hand: no lease to ask about
+    request<acquire_answer>(h, "/v3/lease/timetolive", time_to_live_request(kv.lease),
+                            [this, h, a](const json& j) mutable {
+                              const auto t = read_time_to_live(j);
+                              seen(t.hdr);
+                              a.remaining = reservation_left(t.ttl_seconds);
+                              (*h)({}, std::move(a));
                             });
   }
 
@@ -281,6 +334,12 @@ struct etcd_store::impl {
       released_lease = *lease;
   }
 
+  // A reservation names the lease of the term it ended by a release.
+  void saw_reservation(const std::optional<key_value>& kv) {
+    const auto r = kv ? reservation_of(kv->value) : std::nullopt;
+    if (r && r->lease != 0) released_lease = r->lease;
+  }
+
   // The lease key is free. If it last belonged to another store whose etcd
   // lease still lives, the key went before the lease: an operator's delete
   // (that holder's app works until its next renewal tells it) or an older
@@ -295,6 +354,13 @@ struct etcd_store::impl {
         view.holder && identity_of(view.holder->value) != own_value && view.holder->lease != 0;
     if (!orphaned && !last_holder) return take_free(h, view, attempt);
     const key_value old = orphaned ? *view.holder : *last_holder;
+    // Its holder released it, its app stopped: a hand-over deletes the
+    // keys in the txn that names the lease, before it revokes the lease.
+    if (old.lease == released_lease) {
+      early_end.reset();
+      if (last_holder && last_holder->lease == old.lease) last_holder.reset();
+      return take_free(h, view, attempt);
+    }
     request<acquire_answer>(
         h, "/v3/lease/timetolive", time_to_live_request(old.lease),
         [this, h, view, attempt, old](const json& j) {
@@ -353,14 +419,18 @@ struct etcd_store::impl {
       // later than the grant's: a candidate that finds this term's lease
       // gone in a later raft term waits out this holder (take()).
       const auto value = stamped_value(own_value, view.hdr.raft_term);
+      // The reservation too: absent, or for this node, as read; a
+      // reservation for this node ends with its take.
       const std::vector<compare> as_read = {
           {keys.fence, "CREATE", view.fence ? view.fence->create_revision : 0},
           {keys.lease, "MOD", view.lease ? view.lease->mod_revision : 0},
           {keys.holder, "MOD", view.holder ? view.holder->mod_revision : 0},
           {keys.record, "MOD", view.record ? view.record->mod_revision : 0},
+          {keys.reserved, "MOD", view.reserved ? view.reserved->mod_revision : 0},
       };
-      const std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, value, lease, {}},
-                                       {txn_op::kind::put, keys.holder, value, lease, {}}};
+      std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, value, lease, {}},
+                                 {txn_op::kind::put, keys.holder, value, lease, {}}};
+      if (view.reserved) put.push_back({txn_op::kind::remove, keys.reserved, {}, 0, {}});
       request<acquire_answer>(
           h, "/v3/kv/txn", txn_request(as_read, put),
           [this, h, lease, attempt, raft_term = view.hdr.raft_term](const json& j) {
@@ -479,6 +549,85 @@ struct etcd_store::impl {
         });
   }
 
+  // --- a switchover -------------------------------------------------------------
+
+  // A hand-over: a lease of the window (rounded up to whole seconds), then
+  // one txn that, only if the lease key is still this term's, deletes the
+  // lease and holder keys (watchers hear a release, as a revoke's deletes
+  // say it) and puts the reserved key on that lease. The term's lease is
+  // revoked after it, before the answer (a daemon that exits on the answer
+  // would cut the revoke off); the target need not wait for that revoke,
+  // since the reservation names the lease as released (take()).
+  void hand_over(std::shared_ptr<release_handler> h, held_term t, std::string to,
+                 milliseconds window) {
+    auto reserve_for = [this, h, t, to = std::move(to)](const json& j) {
+      const auto g = read_grant(j);
+      seen(g.hdr);
+      if (!term || term->lease != t.lease) {
+        forget("/v3/lease/revoke", lease_id_request(g.id));
+        return (*h)({}, release_answer::not_ours);
+      }
+      reserve(h, t, reservation{to, options.identity.node_id, t.lease}, g.id);
+    };
+    request<release_answer>(h, "/v3/lease/grant", grant_request(lease_seconds(window)),
+                            std::move(reserve_for));
+  }
+
+  // The hand-over's txn, with the reservation on the etcd lease `window`.
+  void reserve(std::shared_ptr<release_handler> h, held_term t, const reservation& r,
+               std::int64_t window) {
+    const std::vector<compare> ours = {{keys.lease, "MOD", t.revision}};
+    const std::vector<txn_op> ops = {
+        {txn_op::kind::remove, keys.lease, {}, 0, {}},
+        {txn_op::kind::remove, keys.holder, {}, 0, {}},
+        {txn_op::kind::put, keys.reserved, reservation_value(r), window, {}},
+    };
+    request<release_answer>(h, "/v3/kv/txn", txn_request(ours, ops),
+                            [this, h, t, window](const json& j) {
+                              const auto answer = read_txn(j);
+                              seen(answer.hdr);
+                              if (!answer.succeeded) {
+                                forget("/v3/lease/revoke", lease_id_request(window));
+                              }
+                              end_handed_term(h, t, answer.succeeded);
+                            });
+  }
+
+  // After the hand-over's txn: the term is over either way (the key was
+  // gone or another's when it failed), and its lease goes.
+  void end_handed_term(std::shared_ptr<release_handler> h, held_term t, bool handed) {
+    if (term && term->lease == t.lease) term.reset();
+    const auto answer = handed ? release_answer::released : release_answer::not_ours;
+    client->post("/v3/lease/revoke", lease_id_request(t.lease),
+                 [this, weak = shell.guard(), h, answer](store_error, json) {
+                   if (weak.expired()) return;
+                   if (shell.closed()) return (*h)(store_shell::aborted(), release_answer{});
+                   (*h)({}, answer);
+                 });
+  }
+
+  // The registrations, judged (candidate_registry.hpp); the lapsed ones
+  // deleted, each only if unchanged, with nobody waiting for it.
+  void list_candidates(std::shared_ptr<candidates_handler> h) {
+    request<std::vector<candidate_info>>(
+        h, "/v3/kv/range", range_request(keys.candidates, keys.state), [this, h](const json& j) {
+          const auto hdr = read_header(j);
+          const auto kvs = read_range(j);
+          seen(hdr);
+          auto judged = judge_candidates(kvs, keys.candidates, clock, mono_clock::now(),
+                                         2 * options.identity.ttl);
+          if (judged.lapsed.size() > prune_at_most) judged.lapsed.resize(prune_at_most);
+          std::vector<compare> unchanged;
+          std::vector<txn_op> deletes;
+          for (const auto& kv : judged.lapsed) {
+            unchanged.push_back({kv.key, "MOD", kv.mod_revision});
+            deletes.push_back({txn_op::kind::remove, kv.key, {}, 0, {}});
+          }
+          if (!deletes.empty()) forget("/v3/kv/txn", txn_request(unchanged, deletes));
+          (*h)({}, std::move(judged.live));
+        });
+  }
+
   // --- the watch ----------------------------------------------------------------
 
   void arm_watch() {
@@ -490,7 +639,7 @@ struct etcd_store::impl {
           if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
           watch_failed(std::move(e));
         });
-    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end),
+    request<bool>(h, "/v3/kv/range", range_request(keys.state, keys.end),
                   [this, generation](const json& j) {
                     if (generation != watch_generation) return;
                     const auto hdr = read_header(j);
@@ -498,6 +647,7 @@ struct etcd_store::impl {
                     seen(hdr);
                     seen_record(view.record);
                     saw_holder(view.lease);
+                    saw_reservation(view.reserved);
                     open_stream(hdr.revision + 1);
                   });
   }
@@ -517,7 +667,7 @@ struct etcd_store::impl {
     watch_at = client->current_index();
     stream = watch_stream::create(io, client->current(), client->options().tls,
                                   options.connect_timeout, std::move(cb));
-    stream->start(watch_request(keys.dir, keys.end, from), client->token());
+    stream->start(watch_request(keys.state, keys.end, from), client->token());
   }
 
   void on_watch_line(std::string_view line) {
@@ -565,6 +715,13 @@ struct etcd_store::impl {
       if (again) shell.emit(store_events::released{});
       if (weak.expired() || shell.closed()) return;
     }
+    // The revisions at which a term began: a reservation deleted at one of
+    // them was taken by its target, no wake-up.
+    std::vector<std::int64_t> terms_begun;
+    for (const auto& e : m.events) {
+      const auto s = classify_event(e, keys, own_value);
+      if (s.what == seen_event::kind::acquired) terms_begun.push_back(s.mod_revision);
+    }
     for (const auto& e : m.events) {
       watched_revision = std::max(watched_revision, e.kv.mod_revision);
       if (e.kv.key == keys.lease) saw_holder(e.deleted ? e.prev : std::optional<key_value>(e.kv));
@@ -586,6 +743,16 @@ struct etcd_store::impl {
           // A candidate waiting out that holder may go now.
           released_lease = s.lease;
           shell.emit(store_events::released{});
+          break;
+        case seen_event::kind::reserved:
+          if (s.lease != 0) released_lease = s.lease;
+          break;
+        case seen_event::kind::unreserved:
+          // The window is over: free for everyone.
+          if (std::find(terms_begun.begin(), terms_begun.end(), s.mod_revision) ==
+              terms_begun.end()) {
+            shell.emit(store_events::released{});
+          }
           break;
       }
       if (weak.expired() || shell.closed()) return;
@@ -614,7 +781,7 @@ struct etcd_store::impl {
       if (weak.expired() || shell.closed() || !e || generation != watch_generation) return;
       watch_failed({e.code, "etcd watch " + where() + ": its check read failed: " + e.message()});
     });
-    request<bool>(h, "/v3/kv/range", range_request(keys.dir, keys.end),
+    request<bool>(h, "/v3/kv/range", range_request(keys.state, keys.end),
                   [this, generation](const json& j) {
                     if (generation != watch_generation) return;
                     const auto hdr = read_header(j);
@@ -667,6 +834,10 @@ struct etcd_store::impl {
   std::shared_ptr<http_client> client;
   token_floor floor;
   std::optional<token_floor::finding> pending_fence;
+  // The revisions answers carried and when, and this store's registrations
+  // without a gap (candidate_registry.hpp).
+  revision_clock clock;
+  registration_run run;
   // The last lease the released key named (0 = none).
   std::int64_t released_lease = 0;
   // The term this store holds.
@@ -736,13 +907,17 @@ void etcd_store::async_renew(renew_handler handler) {
                               return (*h)({}, renew_answer::lost);
                             }
                             // The lease lives; is the key still ours? An operator's delete, or a
-                            // fence, leaves the lease alive.
+                            // fence, leaves the lease alive. The read registers this store.
+                            const auto sent = mono_clock::now();
                             d.request<renew_answer>(
-                                h, "/v3/kv/range", range_request(d.keys.lease, {}),
-                                [&d, h, term, still_ours](const json& j2) {
-                                  const auto hdr = read_header(j2);
-                                  const auto kvs = read_range(j2);
-                                  d.seen(hdr);
+                                h, "/v3/kv/txn",
+                                d.registering_txn({txn_op::kind::range, d.keys.lease, {}, 0, {}},
+                                                  sent),
+                                [&d, h, term, still_ours, sent](const json& j2) {
+                                  const auto t = read_txn(j2);
+                                  const auto kvs = read_txn_range(j2, 1);
+                                  d.seen(t.hdr);
+                                  d.registered(t, sent);
                                   const bool ours = kvs.size() == 1 &&
                                                     identity_of(kvs[0].value) == d.own_value &&
                                                     kvs[0].mod_revision == term.revision;
@@ -765,21 +940,22 @@ void etcd_store::async_release(release_handler handler) {
   d.revoke(std::make_shared<release_handler>(std::move(handler)), *d.term);
 }
 
-// Not yet for this kind: a switchover refuses, and status lists no candidates.
-void etcd_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+void etcd_store::async_hand_over(const std::string& to_node, milliseconds window,
+                                 release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind cannot hand over yet"});
+  if (!d.term) return d.answer_later(std::move(handler), release_answer::not_ours);
+  // No window, or nobody to reserve it for: a release.
+  if (window <= milliseconds::zero() || to_node.empty()) {
+    return d.revoke(std::make_shared<release_handler>(std::move(handler)), *d.term);
+  }
+  d.hand_over(std::make_shared<release_handler>(std::move(handler)), *d.term, to_node, window);
 }
 
 void etcd_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind keeps no candidates yet"});
+  d.list_candidates(std::make_shared<candidates_handler>(std::move(handler)));
 }
 
 void etcd_store::async_create_record(record_handler handler) {

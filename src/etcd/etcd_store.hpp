@@ -4,16 +4,27 @@
 // watch. The keys, the token and how a restore is found are in
 // election_keys.hpp.
 //
-// - acquire: one read of the election's keys; free -> a lease of the ttl
-//   rounded up to whole seconds, then one txn that puts the lease key on it
-//   only if the lease key, the fence and the record are as read. Held ->
-//   the holder, its token and the time its lease has left.
+// - acquire: one read of the election's keys, in a txn that first puts this
+//   store's registration (candidate_registry.hpp); free -> a lease of the
+//   ttl rounded up to whole seconds, then one txn that puts the lease key on
+//   it only if the lease key, the fence, the record and the reservation are
+//   as read (deleting a reservation for this node). Held -> the holder, its
+//   token and the time its lease has left; reserved for another node -> the
+//   node that handed over, the target and the time the reservation's etcd
+//   lease has left.
 // - renew: a keepalive of the term's lease, then a linearizable read that
 //   the lease key still holds this store's value at the term's revision (an
-//   operator's delete leaves the lease alive).
+//   operator's delete leaves the lease alive), in a txn that registers.
 // - release: a revoke of the term's lease, which deletes the keys on it in
 //   the same step (so no standby ever finds the key gone and the lease
 //   alive after a release).
+// - hand-over: a lease of the window rounded up to whole seconds, then one
+//   txn that, only if the lease key is still the term's, deletes the lease
+//   and holder keys and puts the reserved key on that lease; then the
+//   term's lease is revoked. The window ends when etcd expires that lease.
+// - candidates: a read of the registrations, judged by revision against
+//   this store's clock and the registrants' (candidate_registry.hpp); the
+//   lapsed ones deleted.
 // - wake-ups: a watch of the election's keys from the revision of a read +
 //   1: a deleted lease key (released or expired) or fence is `released`, a
 //   created lease key `acquired`; trusted while the stream is open; a watch
@@ -37,8 +48,8 @@ struct etcd_store_options {
   /// when a connect fails.
   std::vector<std::string> endpoints;
   /// Put before the election's name in every key: <prefix><election>/lease,
-  /// /holder, /fence, /record, /released. The role baton runs as needs
-  /// read-write on that prefix.
+  /// /holder, /fence, /record, /released, /reserved, /candidates/<node_id>.
+  /// The role baton runs as needs read-write on that prefix.
   std::string prefix = "baton/";
   milliseconds connect_timeout{1000};
   /// For one call (a read, a txn, a keepalive).

@@ -201,6 +201,25 @@ txn_answer read_txn(const json& answer) {
   return t;
 }
 
+std::vector<key_value> read_txn_range(const json& answer, std::size_t at) {
+  const auto& r = result_of(answer);
+  const auto it = r.find("responses");
+  if (it == r.end() || !it->is_array() || it->size() <= at) {
+    throw std::runtime_error("the txn answered fewer operations than it was sent");
+  }
+  const auto& op = (*it)[at];
+  const auto range = op.is_object() ? op.find("response_range") : op.end();
+  if (!op.is_object() || range == op.end() || !range->is_object()) {
+    throw std::runtime_error("the txn's operation " + std::to_string(at) + " is not a range");
+  }
+  std::vector<key_value> out;
+  if (const auto kvs = range->find("kvs"); kvs != range->end()) {
+    if (!kvs->is_array()) throw std::runtime_error("kvs is not an array");
+    for (const auto& kv : *kvs) out.push_back(read_kv(kv));
+  }
+  return out;
+}
+
 watch_message read_watch_message(std::string_view line) {
   const json answer = json::parse(line, nullptr, false);
   if (answer.is_discarded()) throw std::runtime_error("a watch message is not JSON");

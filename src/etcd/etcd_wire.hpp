@@ -4,6 +4,7 @@
 // field left out is zero (the gateway omits zeros and false).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -103,6 +104,9 @@ struct txn_answer {
   bool succeeded = false;
 };
 txn_answer read_txn(const nlohmann::json& answer);
+/// The keys found by the range that was operation `at` (from 0) of a txn's
+/// branch that ran.
+std::vector<key_value> read_txn_range(const nlohmann::json& answer, std::size_t at);
 
 /// One message of a watch stream.
 struct watch_event {

@@ -24,6 +24,9 @@
 #include "support/test_pki.hpp"
 
 #include <fstream>
+#include <functional>
+#include <variant>
+#include <vector>
 
 namespace baton::contract {
 namespace {
@@ -92,6 +95,7 @@ class etcd_harness final : public contract_harness {
   }
   void reset_store() override { server_.restore_snapshot(); }
   bool can_make_unreachable() const override { return true; }
+  bool hands_over() const override { return true; }
   void make_unreachable() override { server_.stop(); }
   // etcd keeps a lease up to its TTL, which is the ttl rounded up to whole
   // seconds, and checks for expired leases every 500 ms.
@@ -313,6 +317,90 @@ TEST(etcd_endpoints, a_dead_endpoint_is_passed_over) {
   EXPECT_EQ(first.code, store_errc::unavailable) << first.message();
   const auto second = acquire_once();
   EXPECT_FALSE(second) << second.message();
+}
+
+}  // namespace
+}  // namespace baton::contract
+
+namespace baton::contract {
+namespace {
+
+// A standby registers in the txn of the read its acquire makes anyway (a
+// write each try): a herd of tries wakes no watcher, the watch's check read
+// (which compares the newest revision in its range with what the watch
+// said) keeps trusting it, and the registration is listed. That they never
+// reach the watch stream at all is the state range's
+// (etcd_election_keys.the_state_range_holds_every_state_key_and_no_registration).
+TEST(etcd_candidates, a_standbys_tries_neither_wake_nor_unsettle_a_watcher) {
+  baton::testing::etcd_server server;
+  boost::asio::io_context io;
+  auto make = [&](const std::string& node, int priority) {
+    etcd_store_options o;
+    o.endpoints = {server.client_url()};
+    o.identity = {election, node, milliseconds(2000), priority};
+    o.watch_ping_interval = milliseconds(100);
+    return std::make_unique<etcd_store>(io, std::move(o));
+  };
+  auto run_until = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 400 && !done(); ++i) io.run_one_for(std::chrono::milliseconds(25));
+    io.restart();
+    return done();
+  };
+  auto a = make("node-a", 0);
+  auto b = make("node-b", 5);
+  bool done = false;
+  a->async_create_record([&](store_error e, record_answer) {
+    EXPECT_FALSE(e) << e.message();
+    done = true;
+  });
+  ASSERT_TRUE(run_until([&] { return done; }));
+  int events = 0;
+  bool trusted = false;
+  a->watch([&](const store_event& e) {
+    ++events;
+    if (const auto* w = std::get_if<store_events::wakeups>(&e)) trusted = w->trusted;
+  });
+  ASSERT_TRUE(run_until([&] { return trusted; }));
+  done = false;
+  a->async_acquire([&](store_error e, acquire_answer r) {
+    EXPECT_FALSE(e) << e.message();
+    EXPECT_TRUE(r.acquired());
+    done = true;
+  });
+  ASSERT_TRUE(run_until([&] { return done; }));
+  ASSERT_TRUE(run_until([&] { return events == 2; })) << "a never heard its term";
+
+  for (int i = 0; i < 10; ++i) {
+    done = false;
+    b->async_acquire([&](store_error e, acquire_answer r) {
+      EXPECT_FALSE(e) << e.message();
+      EXPECT_EQ(r.outcome, acquire_outcome::held);
+      done = true;
+    });
+    ASSERT_TRUE(run_until([&] { return done; }));
+  }
+  // Several of the watch's check reads later: no event, still trusted.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  run_until([&] { return std::chrono::steady_clock::now() >= until; });
+  EXPECT_EQ(events, 2);
+  EXPECT_TRUE(trusted);
+  EXPECT_EQ(a->status().wakeups, wakeup_state::subscribed);
+
+  std::vector<candidate_info> listed;
+  done = false;
+  a->async_candidates([&](store_error e, std::vector<candidate_info> c) {
+    EXPECT_FALSE(e) << e.message();
+    listed = std::move(c);
+    done = true;
+  });
+  ASSERT_TRUE(run_until([&] { return done; }));
+  ASSERT_EQ(listed.size(), 2u);
+  for (const auto& c : listed) {
+    if (c.node == "node-b") {
+      EXPECT_EQ(c.priority, 5);
+    }
+    EXPECT_GE(c.live_for, milliseconds(0)) << c.node;
+  }
 }
 
 }  // namespace

@@ -397,6 +397,65 @@ TEST_F(etcd_faults, a_release_after_a_raft_leader_change_is_taken_at_once) {
   EXPECT_GT(taken.value.token, first.token);
 }
 
+// A hand-over after a raft leader change: its txn deletes the lease and
+// holder keys and names the term's lease in the reservation, so the target
+// woken by the delete takes the key at once, as after a release, rather
+// than waiting out the holder as after an early revoke; another candidate
+// is held for the target meanwhile.
+TEST_F(etcd_faults, a_hand_over_after_a_raft_leader_change_is_taken_at_once) {
+  constexpr auto ttl = 2000ms;
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  auto c = store("node-c", ttl);
+  auto b_heard = watch(*b);
+  auto c_heard = watch(*c);
+  const auto first = lead_watched(*a, *b_heard);
+  ASSERT_TRUE(run_until(io_, [&] { return c_heard->terms.size() == 1; }));
+  change_raft_leader_under(*a);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted() && c_heard->trusted(); }));
+  const int released_before = b_heard->released;
+  const auto handed =
+      call<release_answer>(io_, [&](auto h) { a->async_hand_over("node-b", 5000ms, h); });
+  ASSERT_FALSE(handed.error) << handed.error.message();
+  EXPECT_EQ(handed.value, release_answer::released);
+  ASSERT_TRUE(run_until(io_, [&] { return b_heard->released > released_before; }))
+      << "b never heard the hand-over";
+  const auto other = acquire(io_, *c);
+  EXPECT_EQ(other.value.outcome, acquire_outcome::held) << other.value.why;
+  EXPECT_EQ(other.value.reserved_for, "node-b");
+  EXPECT_EQ(other.value.holder, "node-a");
+  const auto taken = acquire(io_, *b);
+  EXPECT_TRUE(taken.value.acquired())
+      << "a hand-over after a raft leader change held its target back: " << taken.value.why;
+  EXPECT_GT(taken.value.token, first.token);
+  EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
+}
+
+// An operator deleted the lease key: the term is over, so a hand-over
+// changes nothing (no reservation) and says not_ours.
+TEST_F(etcd_faults, a_hand_over_after_an_operators_delete_is_not_ours) {
+  constexpr auto ttl = 3000ms;
+  auto a = store("node-a", ttl);
+  auto b = store("node-b", ttl);
+  ASSERT_TRUE(acquire(io_, *a).value.acquired());
+  etcd_.etcdctl(std::string("del baton/") + election + "/lease");
+  const auto handed =
+      call<release_answer>(io_, [&](auto h) { a->async_hand_over("node-c", 5000ms, h); });
+  ASSERT_FALSE(handed.error) << handed.error.message();
+  EXPECT_EQ(handed.value, release_answer::not_ours);
+  const auto reserved = etcd_.etcdctl(std::string("get baton/") + election + "/reserved");
+  EXPECT_EQ(reserved.find("reserved"), std::string::npos) << "a reservation without a term";
+  EXPECT_EQ(renew(io_, *a).value, renew_answer::lost);
+  // a revoked its lease (the holder key went with it): b takes the key.
+  auto taken = acquire(io_, *b);
+  for (int tries = 0; tries < 20 && !taken.value.acquired(); ++tries) {
+    pass(io_, std::max(taken.value.remaining, milliseconds(10)));
+    taken = acquire(io_, *b);
+  }
+  EXPECT_TRUE(taken.value.acquired()) << taken.error.message();
+}
+
 // The watch connection reset: wake-ups untrusted at once, then trusted again
 // once the link is back, and the next term is heard.
 TEST_F(etcd_faults, a_reset_watch_connection_is_untrusted_then_armed_again) {

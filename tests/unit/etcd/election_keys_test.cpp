@@ -26,9 +26,49 @@ TEST(etcd_election_keys, the_keys_live_under_one_prefix) {
   EXPECT_EQ(keys.fence, "baton/e/fence");
   EXPECT_EQ(keys.record, "baton/e/record");
   EXPECT_EQ(keys.released, "baton/e/released");
+  EXPECT_EQ(keys.reserved, "baton/e/reserved");
+  EXPECT_EQ(keys.candidate("n1"), "baton/e/candidates/n1");
   // Another election whose name starts alike is outside the range.
   const election_keys other("baton/", "e2");
   EXPECT_FALSE(other.lease >= keys.dir && other.lease < keys.end);
+}
+
+// Reads and the watch cover the state's range alone: every state key is in
+// it, no registration is (registrations cost a watcher nothing).
+TEST(etcd_election_keys, the_state_range_holds_every_state_key_and_no_registration) {
+  const auto in_state = [](const std::string& k) { return k >= keys.state && k < keys.end; };
+  for (const auto* k :
+       {&keys.lease, &keys.holder, &keys.fence, &keys.record, &keys.released, &keys.reserved}) {
+    EXPECT_TRUE(in_state(*k)) << *k;
+  }
+  for (const char* node : {"a", "zzz", "~", "\xff\xff"}) {
+    const auto c = keys.candidate(node);
+    EXPECT_FALSE(in_state(c)) << c;
+    EXPECT_TRUE(c >= keys.candidates && c < keys.state) << c;
+    EXPECT_TRUE(c >= keys.dir && c < keys.end) << c;
+  }
+}
+
+TEST(etcd_election_keys, a_reservation_names_its_target_the_node_that_handed_over_and_the_lease) {
+  const auto v = reservation_value({"n2", "n1", 77});
+  EXPECT_EQ(v, "n2\nn1\n77");
+  const auto r = reservation_of(v);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->to, "n2");
+  EXPECT_EQ(r->from, "n1");
+  EXPECT_EQ(r->lease, 77);
+  const auto unknown = reservation_of("n2\n\nx");
+  ASSERT_TRUE(unknown) << "the target alone is enough";
+  EXPECT_EQ(unknown->from, "");
+  EXPECT_EQ(unknown->lease, 0);
+  for (const char* bad : {"", "n2", "n2\nn1", "\nn1\n7"})
+    EXPECT_FALSE(reservation_of(bad).has_value()) << bad;
+}
+
+TEST(etcd_election_keys, a_reservations_time_left_is_etcds_not_capped_by_the_ttl) {
+  EXPECT_EQ(reservation_left(30), milliseconds(30000));
+  EXPECT_EQ(reservation_left(0), milliseconds(500)) << "etcd's expiry check";
+  EXPECT_EQ(reservation_left(-1), milliseconds(0)) << "gone: over";
 }
 
 TEST(etcd_election_keys, lease_values_name_their_holder) {
@@ -83,10 +123,12 @@ TEST(etcd_election_keys, a_read_sorts_the_keys_and_ignores_others) {
   const auto v = read_view(
       {"c", 9},
       {kv("baton/e/fence", "n2:x", 8), kv("baton/e/lease", "n1:y", 7), kv("baton/e/record", "0", 2),
-       kv("baton/e/other", "?", 3), kv("baton/e/holder", "n1:y", 7)},
+       kv("baton/e/other", "?", 3), kv("baton/e/holder", "n1:y", 7),
+       kv("baton/e/reserved", "n2\nn1\n5", 8), kv("baton/e/candidates/n3", "0 0 0", 4)},
       keys);
   EXPECT_EQ(v.hdr.revision, 9);
-  ASSERT_TRUE(v.lease && v.holder && v.fence && v.record);
+  ASSERT_TRUE(v.lease && v.holder && v.fence && v.record && v.reserved);
+  EXPECT_EQ(v.reserved->value, "n2\nn1\n5");
   EXPECT_EQ(v.holder->value, "n1:y");
   EXPECT_EQ(v.lease->value, "n1:y");
   EXPECT_EQ(v.fence->mod_revision, 8);
@@ -97,12 +139,16 @@ TEST(etcd_election_keys, what_an_acquire_does_after_its_read) {
   const auto mine = kv("baton/e/lease", "me:1", 5);
   const auto theirs = kv("baton/e/lease", "n2:1", 5);
   const auto fence = kv("baton/e/fence", "n2:1", 6);
+  const auto for_me = kv("baton/e/reserved", "me\nn2\n4", 6);
+  const auto for_n3 = kv("baton/e/reserved", "n3\nn2\n4", 6);
+  const auto damaged = kv("baton/e/reserved", "n3", 6);
   struct row {
     const char* name;
     std::optional<key_value> lease;
     std::optional<key_value> fence;
     bool must_fence;
     acquire_step expected;
+    std::optional<key_value> reserved = std::nullopt;
   };
   const std::vector<row> rows = {
       {"free", std::nullopt, std::nullopt, false, acquire_step::take},
@@ -116,12 +162,22 @@ TEST(etcd_election_keys, what_an_acquire_does_after_its_read) {
       {"a reset found, free", std::nullopt, std::nullopt, true, acquire_step::fence},
       {"a reset found, theirs", theirs, std::nullopt, true, acquire_step::fence},
       {"a reset found, fenced", std::nullopt, fence, true, acquire_step::fence},
+      {"reserved for me", std::nullopt, std::nullopt, false, acquire_step::take, for_me},
+      {"reserved for another", std::nullopt, std::nullopt, false, acquire_step::reserved, for_n3},
+      {"a damaged reservation", std::nullopt, std::nullopt, false, acquire_step::take, damaged},
+      {"reserved for another, and theirs", theirs, std::nullopt, false, acquire_step::held, for_n3},
+      {"reserved for another, and ours", mine, std::nullopt, false, acquire_step::take, for_n3},
+      {"reserved for another, fenced", std::nullopt, fence, false, acquire_step::held_back, for_n3},
+      {"reserved for me, fenced", std::nullopt, fence, false, acquire_step::held_back, for_me},
+      {"reserved for another, a reset found", std::nullopt, std::nullopt, true, acquire_step::fence,
+       for_n3},
   };
   for (const auto& r : rows) {
     election_view v;
     v.lease = r.lease;
     v.fence = r.fence;
-    EXPECT_EQ(decide_acquire(v, r.must_fence, "me:1"), r.expected) << r.name;
+    v.reserved = r.reserved;
+    EXPECT_EQ(decide_acquire(v, r.must_fence, "me:1", "me"), r.expected) << r.name;
   }
 }
 
@@ -277,13 +333,20 @@ TEST(etcd_watch_events, events_on_the_election_keys_as_store_events) {
       {"the record raised", put(kv("baton/e/record", "40", 9, 2)), k::record, ""},
       {"a release marked", put(kv("baton/e/released", "77", 9, 2)), k::release_marked, ""},
       {"a release mark that names no lease", put(kv("baton/e/released", "x", 9)), k::none, ""},
+      {"a hand-over's reservation", put(kv("baton/e/reserved", "n3\nn2\n77", 9)), k::reserved, ""},
+      {"a damaged reservation", put(kv("baton/e/reserved", "n3", 9)), k::none, ""},
+      {"a reservation over (expired, or taken)", del("baton/e/reserved", std::nullopt),
+       k::unreserved, ""},
   };
   for (const auto& r : rows) {
     const auto s = classify_event(r.e, keys, own);
     EXPECT_EQ(s.what, r.expected) << r.name;
     EXPECT_EQ(s.holder, r.holder) << r.name;
     if (r.expected == k::acquired) EXPECT_EQ(s.mod_revision, 9) << r.name;
-    if (r.expected == k::release_marked) EXPECT_EQ(s.lease, 77) << r.name;
+    if (r.expected == k::release_marked || r.expected == k::reserved) {
+      EXPECT_EQ(s.lease, 77) << r.name;
+    }
+    if (r.expected == k::unreserved) EXPECT_EQ(s.mod_revision, 9) << r.name;
   }
 }
 

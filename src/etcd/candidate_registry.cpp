@@ -1,0 +1,116 @@
+#include "candidate_registry.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace baton::etcd_detail {
+
+namespace {
+
+// One decimal number of a value, the whole of `text`; nullopt otherwise.
+template <typename T>
+std::optional<T> number(std::string_view text) {
+  T v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string registration_value(const registration& r) {
+  return std::to_string(r.priority) + " " + std::to_string(r.live.count()) + " " +
+         std::to_string(r.lapsed_below);
+}
+
+std::optional<registration> parse_registration(std::string_view value) {
+  const auto first = value.find(' ');
+  const auto second = first == std::string_view::npos ? first : value.find(' ', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  const auto priority = number<int>(value.substr(0, first));
+  const auto live = number<std::int64_t>(value.substr(first + 1, second - first - 1));
+  const auto lapsed_below = number<std::int64_t>(value.substr(second + 1));
+  if (!priority || !live || !lapsed_below || *live < 0 || *lapsed_below < 0) return std::nullopt;
+  return registration{*priority, milliseconds(*live), *lapsed_below};
+}
+
+revision_clock::revision_clock(milliseconds span) : span_(span) {}
+
+void revision_clock::observe(std::int64_t revision, time_point at) {
+  if (revision <= 0) return;
+  if (!seen_.empty() && (revision < seen_.back().revision || at < seen_.back().at)) return;
+  // The last entry takes every answer until span/16 after the one before
+  // it, the newest kept: that only ever says a revision arrived later than
+  // it did.
+  if (seen_.size() >= 2 && at - seen_[seen_.size() - 2].at < span_ / 16) {
+    seen_.back() = {at, revision};
+  } else {
+    seen_.push_back({at, revision});
+  }
+  // Kept: the newest entry at or before at - span, and every later one.
+  while (seen_.size() > 1 && seen_[1].at <= at - span_) seen_.pop_front();
+}
+
+std::int64_t revision_clock::seen_by(time_point t) const {
+  std::int64_t highest = 0;
+  for (const auto& e : seen_) {
+    if (e.at > t) break;
+    highest = e.revision;
+  }
+  return highest;
+}
+
+std::optional<time_point> revision_clock::first_at_or_above(std::int64_t revision) const {
+  for (const auto& e : seen_)
+    if (e.revision >= revision) return e.at;
+  return std::nullopt;
+}
+
+void revision_clock::clear() {
+  seen_.clear();
+}
+
+milliseconds registration_run::live_at(time_point now) const {
+  if (!last_ || !since_ || now - *last_ > lifetime_) return milliseconds(0);
+  return std::chrono::floor<milliseconds>(now - *since_);
+}
+
+void registration_run::put(time_point sent) {
+  if (!last_ || sent - *last_ > lifetime_) since_ = sent;
+  if (!last_ || sent > *last_) last_ = sent;
+}
+
+judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::string_view prefix,
+                                   const revision_clock& clock, time_point now,
+                                   milliseconds lifetime) {
+  struct read {
+    const key_value* kv;
+    registration r;
+  };
+  std::vector<read> found;
+  // Lapsed at or below: this store's own judgment, or any registrant's (a
+  // value's own claim is only believed below its own revision).
+  std::int64_t lapsed_below = clock.seen_by(now - lifetime);
+  for (const auto& kv : kvs) {
+    if (kv.key.size() <= prefix.size() || kv.key.compare(0, prefix.size(), prefix) != 0) continue;
+    const auto r = parse_registration(kv.value);
+    if (!r) continue;
+    if (r->lapsed_below < kv.mod_revision) lapsed_below = std::max(lapsed_below, r->lapsed_below);
+    found.push_back({&kv, *r});
+  }
+  judged_candidates out;
+  for (const auto& f : found) {
+    if (f.kv->mod_revision <= lapsed_below) {
+      out.lapsed.push_back(*f.kv);
+      continue;
+    }
+    // At least the time since an answer at or above its revision arrived.
+    const auto put_by = clock.first_at_or_above(f.kv->mod_revision);
+    const auto since_put =
+        put_by && *put_by < now ? std::chrono::floor<milliseconds>(now - *put_by) : milliseconds(0);
+    out.live.push_back({f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put});
+  }
+  return out;
+}
+
+}  // namespace baton::etcd_detail

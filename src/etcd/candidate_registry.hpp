@@ -1,0 +1,119 @@
+// The candidates of an election as etcd keeps them, without I/O.
+//
+// A standby keeps no etcd lease alive (its acquire attempts are a read and,
+// when held, a question about the holder's lease), so a registration cannot
+// live on a lease of its own without a call of its own. It is a put with no
+// lease instead, of <dir>candidates/<node_id>, in the txn that carries the
+// read an acquire attempt or a renewal makes anyway, and it lapses by etcd's
+// revision, told against each store's own monotonic clock: no two clocks are
+// ever compared.
+//
+// - Every store notes, for the answers it reads, the revision an answer
+//   carried and when it arrived (revision_clock). An answer with revision R
+//   that arrived at t says every write at or below R was made by t: a
+//   registration at or below the highest revision seen by now - 2 ttls is
+//   at least two ttls old, whoever reads it.
+// - A registration's value, "<priority> <live_ms> <lapsed_below>", carries
+//   its store's own such revision (lapsed_below), so that a reader with
+//   little history of its own (just started) judges as well as the
+//   candidate that registered last; and how long its store had been
+//   registered without a gap when it was put (live_ms, by that store's
+//   clock).
+// - A reader lists the registrations above the highest of those revisions;
+//   live_for is live_ms plus the least time the reader knows has passed
+//   since the put. Lapsed ones it deletes (each only if unchanged).
+//
+// So a store gone stays listed for two ttls plus the gap between the
+// answers the judging store read around then (a leader's renewals: a third
+// of a ttl), and a live one is never dropped early.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "baton/time.hpp"
+#include "etcd_wire.hpp"
+
+namespace baton::etcd_detail {
+
+/// What a registration key holds.
+struct registration {
+  int priority = 0;
+  /// How long its store had been registered without a gap at the put.
+  milliseconds live{0};
+  /// Every registration at or below this revision was at least two ttls old
+  /// when this one was put, by its store's clock (0 = it could not tell).
+  std::int64_t lapsed_below = 0;
+};
+std::string registration_value(const registration& r);
+/// nullopt for a value not in that form (put by hand, or by another
+/// version).
+std::optional<registration> parse_registration(std::string_view value);
+
+/// The revisions this store's answers carried, and when they arrived, for
+/// `span` back (two ttls): enough to say which revisions are older than
+/// that. Entries closer than span/16 are merged (the newer kept), so it
+/// holds about 20 whatever the rate of answers; merging only ever makes a
+/// registration look younger.
+class revision_clock {
+ public:
+  explicit revision_clock(milliseconds span);
+  /// An answer with `revision` arrived at `at`. A revision below one seen
+  /// already is ignored (the store clears the clock when the data went
+  /// back).
+  void observe(std::int64_t revision, time_point at);
+  /// The highest revision of an answer that arrived at or before `t`; 0 =
+  /// none.
+  std::int64_t seen_by(time_point t) const;
+  /// When the first answer at or above `revision` that is still held
+  /// arrived; nullopt = none.
+  std::optional<time_point> first_at_or_above(std::int64_t revision) const;
+  /// Forgets everything: etcd's data went back, or the cluster changed.
+  void clear();
+  std::size_t size() const { return seen_.size(); }
+
+ private:
+  struct entry {
+    time_point at;
+    std::int64_t revision = 0;
+  };
+  milliseconds span_;
+  std::deque<entry> seen_;
+};
+
+/// Counts a store's registrations without a gap: one lapses `lifetime` (two
+/// ttls) after it was sent.
+class registration_run {
+ public:
+  explicit registration_run(milliseconds lifetime) : lifetime_(lifetime) {}
+  /// How long the store has been registered without a gap, for a
+  /// registration sent at `now` (0 for the first, or after a gap).
+  milliseconds live_at(time_point now) const;
+  /// A registration sent at `sent` was put.
+  void put(time_point sent);
+
+ private:
+  milliseconds lifetime_;
+  std::optional<time_point> since_;
+  std::optional<time_point> last_;
+};
+
+/// The registrations read under `prefix` (<dir>candidates/), judged.
+struct judged_candidates {
+  std::vector<candidate_info> live;
+  /// Lapsed registrations, to delete only if unchanged (by mod_revision).
+  std::vector<key_value> lapsed;
+};
+/// `now`: when the read's answer arrived (already observed by `clock`);
+/// `lifetime`: two ttls. A value not in the registration's form is neither
+/// listed nor deleted.
+judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::string_view prefix,
+                                   const revision_clock& clock, time_point now,
+                                   milliseconds lifetime);
+
+}  // namespace baton::etcd_detail

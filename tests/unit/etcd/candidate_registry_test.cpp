@@ -1,0 +1,126 @@
+// The candidates' registrations as etcd holds them: their values, the
+// revisions a store saw and when, the runs without a gap, and which
+// registrations a reader lists or deletes; times are given, never read.
+#include "etcd/candidate_registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace baton::etcd_detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+const time_point t0{};
+constexpr milliseconds lifetime{4000};  // two ttls of 2 s
+const std::string prefix = "baton/e/candidates/";
+
+key_value reg(const std::string& node, const std::string& value, std::int64_t mod) {
+  return {prefix + node, value, mod, mod, 1, 0};
+}
+
+TEST(etcd_candidate_registry, a_registration_value_round_trips_and_junk_is_refused) {
+  const auto v = registration_value({-3, 1500ms, 42});
+  EXPECT_EQ(v, "-3 1500 42");
+  const auto r = parse_registration(v);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->priority, -3);
+  EXPECT_EQ(r->live, 1500ms);
+  EXPECT_EQ(r->lapsed_below, 42);
+  for (const char* bad : {"", "7", "7 1", "7 1 x", "7 -1 0", "7 1 -2", "x 1 2", "7  1 2", "1 2 3 "})
+    EXPECT_FALSE(parse_registration(bad).has_value()) << bad;
+}
+
+TEST(etcd_candidate_registry, the_clock_says_which_revisions_were_seen_by_when) {
+  revision_clock c(lifetime);
+  EXPECT_EQ(c.seen_by(t0 + 10s), 0) << "nothing seen yet";
+  c.observe(10, t0 + 1s);
+  c.observe(20, t0 + 2s);
+  c.observe(30, t0 + 3s);
+  EXPECT_EQ(c.seen_by(t0 + 500ms), 0);
+  EXPECT_EQ(c.seen_by(t0 + 1s), 10);
+  EXPECT_EQ(c.seen_by(t0 + 2500ms), 20);
+  EXPECT_EQ(c.seen_by(t0 + 9s), 30);
+  EXPECT_EQ(c.first_at_or_above(15), t0 + 2s);
+  EXPECT_EQ(c.first_at_or_above(30), t0 + 3s);
+  EXPECT_FALSE(c.first_at_or_above(31).has_value());
+  c.observe(25, t0 + 4s);
+  EXPECT_EQ(c.seen_by(t0 + 9s), 30) << "a lower revision is no news";
+  c.clear();
+  EXPECT_EQ(c.seen_by(t0 + 9s), 0);
+}
+
+TEST(etcd_candidate_registry, the_clock_keeps_a_bounded_history_that_still_reaches_its_span) {
+  revision_clock c(lifetime);
+  // An answer every 10 ms for a minute.
+  for (int i = 0; i < 6000; ++i) c.observe(i + 1, t0 + i * 10ms);
+  const auto now = t0 + 59990ms;
+  EXPECT_LE(c.size(), 20u);
+  // Merging only makes revisions look later: what it says was seen by
+  // now - span was, and not much earlier than that.
+  const auto by = c.seen_by(now - lifetime);
+  EXPECT_GT(by, 0);
+  EXPECT_LE(by, (59990 - 4000) / 10 + 1);
+  EXPECT_GE(by, (59990 - 4000 - 4000 / 16 - 20) / 10 + 1);
+}
+
+TEST(etcd_candidate_registry, a_run_counts_from_its_first_registration_until_a_gap) {
+  registration_run run(lifetime);
+  EXPECT_EQ(run.live_at(t0 + 1s), 0ms) << "never registered";
+  run.put(t0 + 1s);
+  EXPECT_EQ(run.live_at(t0 + 3s), 2000ms);
+  run.put(t0 + 3s);
+  run.put(t0 + 6s);
+  EXPECT_EQ(run.live_at(t0 + 9s), 8000ms);
+  EXPECT_EQ(run.live_at(t0 + 10001ms), 0ms) << "lapsed: a new run";
+  run.put(t0 + 10001ms);
+  EXPECT_EQ(run.live_at(t0 + 11001ms), 1000ms);
+}
+
+TEST(etcd_candidate_registry, a_reader_lists_registrations_above_every_lapse_it_knows_of) {
+  revision_clock c(lifetime);
+  c.observe(10, t0 + 1s);
+  c.observe(50, t0 + 5s);
+  c.observe(60, t0 + 6s);
+  c.observe(90, t0 + 9s);
+  const auto now = t0 + 9s;  // its own judgment: at or below 50 (seen by 5 s) lapsed
+  const std::vector<key_value> kvs = {
+      reg("old", "1 0 0", 40),                       // lapsed by this reader's clock
+      reg("edge", "2 0 0", 50),                      // at the revision seen by now - 4 s: lapsed
+      reg("young", "3 700 0", 55),                   // put after 50 was seen: live
+      reg("newest", "4 100 0", 85),                  // live
+      reg("junk", "nonsense", 20),                   // neither listed nor deleted
+      {"baton/e/candidates/", "1 0 0", 5, 5, 1, 0},  // no node: ignored
+  };
+  const auto j = judge_candidates(kvs, prefix, c, now, lifetime);
+  std::vector<std::string> live;
+  for (const auto& x : j.live) live.push_back(x.node);
+  EXPECT_EQ(live, (std::vector<std::string>{"young", "newest"}));
+  ASSERT_EQ(j.lapsed.size(), 2u);
+  EXPECT_EQ(j.lapsed[0].key, prefix + "old");
+  EXPECT_EQ(j.lapsed[1].key, prefix + "edge");
+  EXPECT_EQ(j.live[0].priority, 3);
+  // live_ms at the put, plus the least time known to have passed since:
+  // revision 55 was first seen at or above by 6 s.
+  EXPECT_EQ(j.live[0].live_for, 700ms + 3000ms);
+  EXPECT_EQ(j.live[1].live_for, 100ms) << "85: first seen at or above now";
+}
+
+TEST(etcd_candidate_registry, a_reader_without_history_believes_the_freshest_registrant) {
+  revision_clock fresh(lifetime);
+  fresh.observe(100, t0 + 1s);
+  const std::vector<key_value> kvs = {
+      reg("dead", "0 0 0", 30), reg("leader", "0 9000 45", 99),  // it says: at or below 45 lapsed
+      reg("standby", "0 2000 20", 60),
+      reg("liar", "0 0 500", 70),  // a claim at or above its own revision is ignored
+  };
+  const auto j = judge_candidates(kvs, prefix, fresh, t0 + 1s, lifetime);
+  ASSERT_EQ(j.lapsed.size(), 1u);
+  EXPECT_EQ(j.lapsed[0].key, prefix + "dead");
+  EXPECT_EQ(j.live.size(), 3u);
+}
+
+}  // namespace
+}  // namespace baton::etcd_detail
