@@ -57,7 +57,8 @@ from baton_bench.redis_server import harness_error, redis_server  # noqa: E402
 from baton_bench.zookeeper_server import zookeeper_server  # noqa: E402
 from baton_bench.scenarios import (measure_idle, measure_postgres_baseline,  # noqa: E402
                                    measure_redis_baseline,
-                                   measure_scale, measure_startup, measure_takeover,
+                                   measure_scale, measure_startup, measure_switchover,
+                                   measure_takeover,
                                    run_context, settings)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +76,7 @@ SENTINEL_KINDS = ("baton-sentinel", "baton-sentinel-noack")
 SMOKE_KINDS = tuple(k for k in KINDS if k not in ("baton-sentinel-noack", *SLOW_KINDS))
 # crash-minority-down: the crash takeover of the quorum kinds with one of
 # their three masters down.
-SCENARIOS = ("startup", "crash", "crash-minority-down", "handover", "idle", "scale")
+SCENARIOS = ("startup", "crash", "crash-minority-down", "handover", "switchover", "idle", "scale")
 QUORUM_KINDS = ("baton-redlock3", "redlock3")
 TTL_MS = 3000
 EXIT_HARNESS = 1
@@ -312,14 +313,18 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
 
     try:
         measure_floor("before")
-        for scenario in ("startup", "crash", "handover"):
+        for scenario in ("startup", "crash", "handover", "switchover"):
             if scenario not in args.scenarios:
                 continue
             for kind in order:
+                if scenario == "switchover" and kinds[kind].switchover_socket("x", "x") is None:
+                    continue  # the peers have no switchover
                 step(f"{scenario}: {kind} ({cfg.reps} repetitions)")
                 server = server_for(kinds[kind])
                 if scenario == "startup":
                     samples = measure_startup(ctx, kinds[kind], server)
+                elif scenario == "switchover":
+                    samples = measure_switchover(ctx, kinds[kind], server)
                 else:
                     samples = measure_takeover(ctx, kinds[kind], server, scenario)
                 raw[kind][scenario] = samples

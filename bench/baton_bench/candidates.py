@@ -71,6 +71,11 @@ class candidate_kind:
     def prepare_election(self, port: int, election: str) -> None:
         """Runs once before the first candidate of a new election starts."""
 
+    def switchover_socket(self, election: str, name: str) -> Path | None:
+        """The socket of candidate `name`'s daemon, for `baton switchover`; None: the kind has no
+        switchover (the peers)."""
+        return None
+
     def remaining_ms(self, conn, election: str) -> float:
         """The lease's remaining time in the store's clock, read on `conn` (the server's).
 
@@ -96,11 +101,26 @@ class baton_kind(candidate_kind):
         self.worker = worker
         self.ttl_ms = ttl_ms
         self.marker = str(baton)
+        # Unix socket paths are limited to 107 bytes: a short directory of
+        # their own rather than the (possibly deep) output directory.
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="baton-bench-sock-"))
+        atexit.register(shutil.rmtree, self.socket_dir, True)
+
+    def switchover_socket(self, election: str, name: str) -> Path | None:
+        return self.socket_dir / f"{name}-{election}.sock"
+
+    def daemon_args(self, election: str, name: str) -> list[str]:
+        """Flags every baton kind adds: a socket in the switchover scenario (its elections are
+        named switchover-*), which `baton switchover` talks to; none elsewhere, so that the
+        other scenarios measure the daemon as before."""
+        if not election.startswith("switchover-"):
+            return []
+        return ["--socket", str(self.switchover_socket(election, name))]
 
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--redis-url", f"redis://127.0.0.1:{port}", "--ttl", f"{self.ttl_ms}ms",
-                "--log-level", BATON_LOG_LEVEL, *BATON_EXTRA_ARGS, "--",
+                "--log-level", BATON_LOG_LEVEL, *BATON_EXTRA_ARGS, *self.daemon_args(election, name), "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:
@@ -126,7 +146,8 @@ class baton_postgres_kind(baton_kind):
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--store-kind", "postgres", "--postgres-url", self._url(port),
-                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL, "--",
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL,
+                *self.daemon_args(election, name), "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:
@@ -171,7 +192,8 @@ class baton_zookeeper_kind(baton_kind):
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--store-kind", "zookeeper", "--zookeeper-servers", f"127.0.0.1:{port}",
-                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL, "--",
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL,
+                *self.daemon_args(election, name), "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:
@@ -234,7 +256,8 @@ class baton_etcd_kind(baton_kind):
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
                 "--store-kind", "etcd", "--etcd-endpoints", f"http://127.0.0.1:{port}",
-                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL, "--",
+                "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL,
+                *self.daemon_args(election, name), "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
 
     def lock_key(self, election: str) -> str:
@@ -335,10 +358,6 @@ class baton_socket_kind(baton_kind):
         super().__init__(baton, worker, ttl_ms)
         self.script = script
         self.marker = script.name
-        # Unix socket paths are limited to 107 bytes: a short directory of
-        # their own rather than the (possibly deep) output directory.
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="baton-bench-sock-"))
-        atexit.register(shutil.rmtree, self.socket_dir, True)
 
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [sys.executable, str(self.script), "--baton", str(self.baton), "--port", str(port),

@@ -10,6 +10,7 @@ harness_error, which fails the run.
 from __future__ import annotations
 
 import random
+import subprocess
 import re
 import statistics
 import threading
@@ -194,6 +195,54 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             group.start(leader.index)
     finally:
         conn.close()
+        ctx.finish_group(group)
+    return result
+
+
+def measure_switchover(ctx: run_context, kind: candidate_kind, server: redis_server) -> dict:
+    """`baton switchover --to NODE` on the leader, NODE another candidate: from the old app's
+    stop line to NODE's app's start line (the gap), and from the command to it (the total),
+    as measure_takeover's handover counts them for a SIGTERM."""
+    cfg = ctx.config
+    election = f"switchover-{kind.slug}"
+    log = ctx.new_log(kind, election)
+    group = election_group(ctx.procs, kind, server.port, election, log, ctx.out_dir,
+                           cfg.tick_ms)
+    ttl_s = cfg.ttl_ms / 1000.0
+    result: dict[str, list] = {"switchover_gap_ms": [], "switchover_total_ms": []}
+    try:
+        group.start_all(3)
+        wait_single_leader(log, 15.0 + ttl_s, election)
+        for rep in range(cfg.reps):
+            # The leader lists the candidates with every renewal; the old leader cools down
+            # for a ttl after each switchover, so it may be the next target only after that.
+            time.sleep(max(cfg.settle_s, ttl_s) + ctx.rng.uniform(0.0, cfg.phase_s))
+            leader_iv = wait_single_leader(log, 10.0 + ttl_s, f"{election} rep {rep}")
+            leader = group.by_name(leader_iv.name)
+            if leader is None:
+                raise harness_error(f"{election}: worker {leader_iv.name} belongs to no candidate")
+            others = [m for m in group.members.values() if m.name != leader.name and m.alive()]
+            target = others[rep % len(others)]
+            argv = [str(kind.baton), "switchover", "--socket",
+                    str(kind.switchover_socket(election, leader.name)), "--to", target.name]
+            acted = time.monotonic_ns()
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            if done.returncode != 0:
+                raise harness_error(f"{election} rep {rep}: baton switchover exited "
+                                    f"{done.returncode}: {done.stderr.strip()}")
+            successor = log.wait_for(
+                lambda current: current.first_start_after(acted, exclude_name=leader.name),
+                timeout_s=2 * ttl_s + 10.0)
+            if successor is None or successor.name != target.name:
+                raise harness_error(f"{election} rep {rep}: {target.name} did not take over "
+                                    f"(first start: {successor.name if successor else None})")
+            old = log.intervals[(leader_iv.name, leader_iv.pid)]
+            if old.stop_ns is None:
+                raise harness_error(f"{election} rep {rep}: the old worker has no stop line")
+            result["switchover_gap_ms"].append(_ms(successor.start_ns - old.stop_ns))
+            result["switchover_total_ms"].append(_ms(successor.start_ns - acted))
+            group.note_workers()
+    finally:
         ctx.finish_group(group)
     return result
 
