@@ -41,6 +41,10 @@ class contract_harness {
   /// Whether the kind implements the switchover calls (async_hand_over,
   /// async_candidates) yet: the cases of those are skipped until it does.
   virtual bool hands_over() const { return false; }
+  /// Whether the kind's held answers count the candidates that outrank the
+  /// caller (acquire_answer::outranked_by) yet: that case is skipped until
+  /// it does.
+  virtual bool counts_outranking() const { return false; }
   /// The store loses its data the kind's own way (memory: the backend's
   /// reset; Redis: the server restarts empty). Stores made before may need a
   /// call or two, failing as unavailable, to notice; after that every

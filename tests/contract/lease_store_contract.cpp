@@ -650,7 +650,9 @@ TEST_P(lease_store_contract, candidates_are_the_stores_that_tried_with_their_pri
 
 TEST_P(lease_store_contract, a_held_answer_counts_the_live_candidates_of_a_higher_priority) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
+  if (!harness().counts_outranking()) {
+    GTEST_SKIP() << harness().name() << " does not count outranking candidates yet";
+  }
   auto a = harness().make_store("node-a", ttl, 9);
   auto b = harness().make_store("node-b", ttl, 5);
   auto c = harness().make_store("node-c", ttl, 1);
