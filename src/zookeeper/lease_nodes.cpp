@@ -49,10 +49,10 @@ lease_paths make_paths(std::string_view prefix, std::string_view election) {
   return p;
 }
 
-std::string candidate_path(const lease_paths& paths, std::string_view node_id) {
+std::string candidate_name(std::string_view node_id, int priority) {
   static constexpr char hex[] = "0123456789ABCDEF";
   const bool dots_only = node_id == "." || node_id == "..";
-  std::string name;
+  std::string name = std::to_string(priority) + "_";
   for (const char c : node_id) {
     const auto u = static_cast<unsigned char>(c);
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -65,7 +65,50 @@ std::string candidate_path(const lease_paths& paths, std::string_view node_id) {
       name += hex[u & 0xf];
     }
   }
-  return paths.candidates + "/" + name;
+  return name;
+}
+
+std::string candidate_path(const lease_paths& paths, std::string_view node_id, int priority) {
+  return paths.candidates + "/" + candidate_name(node_id, priority);
+}
+
+std::optional<candidate_value> decode_candidate_name(std::string_view name) {
+  const auto sep = name.find('_');
+  if (sep == 0 || sep == std::string_view::npos || sep + 1 == name.size()) return std::nullopt;
+  candidate_value v;
+  const auto* end = name.data() + sep;
+  const auto [ptr, ec] = std::from_chars(name.data(), end, v.priority);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  const auto hex_value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = sep + 1; i < name.size(); ++i) {
+    if (name[i] != '%') {
+      v.node_id += name[i];
+      continue;
+    }
+    if (i + 2 >= name.size()) return std::nullopt;
+    const int hi = hex_value(name[i + 1]);
+    const int lo = hex_value(name[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    v.node_id += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  // Only the one spelling candidate_name() gives.
+  if (candidate_name(v.node_id, v.priority) != name) return std::nullopt;
+  return v;
+}
+
+int count_outranking(const std::vector<candidate_value>& registry, std::string_view self,
+                     int priority, std::string_view holder) {
+  std::vector<std::string_view> above;
+  for (const auto& c : registry) {
+    if (c.priority <= priority || c.node_id == self || c.node_id == holder) continue;
+    if (std::find(above.begin(), above.end(), c.node_id) == above.end()) above.push_back(c.node_id);
+  }
+  return static_cast<int>(above.size());
 }
 
 std::optional<std::string> path_prefix_problem(std::string_view prefix) {

@@ -8,10 +8,12 @@
 //                             ("counter <n>\nreleased <n>\nhold <mark>\nwhy
 //                             <text>\n", then "reserved <node>\nby <node>\n
 //                             window <ms>\n" while one is pending);
-//   <path>/<election>/candidates/<node>
+//   <path>/<election>/candidates/<priority>_<node>
 //                             ephemeral, one per candidate's session:
 //                             "<priority> <node_id>", the registry that
-//                             async_candidates lists.
+//                             async_candidates lists. Its name holds the
+//                             priority too, so that the children's names
+//                             alone say who outranks whom.
 // An acquisition is one multi that rewrites the record (its version checked)
 // and creates the lease node (or rewrites our own), so two candidates racing
 // for a free lease cannot both win: the loser's whole multi rolls back. A
@@ -35,6 +37,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "baton/time.hpp"
 
@@ -57,10 +60,13 @@ std::optional<std::string> path_prefix_problem(std::string_view prefix);
 /// characters); nullopt when it can.
 std::optional<std::string> election_name_problem(std::string_view election);
 
-/// The registry node of candidate `node_id`: "<candidates>/<name>", the name
-/// being the node id with every byte outside A-Z a-z 0-9 . _ @ - written
-/// %XX (and "." or ".." escaped whole), so any node id is one node name.
-std::string candidate_path(const lease_paths& paths, std::string_view node_id);
+/// The registry node's name of candidate `node_id` of `priority`:
+/// "<priority>_<node>", <node> being the node id with every byte outside
+/// A-Z a-z 0-9 . _ @ - written %XX (and "." or ".." escaped whole), so any
+/// node id is one node name, and the name alone says the priority.
+std::string candidate_name(std::string_view node_id, int priority);
+/// "<candidates>/<candidate_name>".
+std::string candidate_path(const lease_paths& paths, std::string_view node_id, int priority);
 
 /// The lease node's data: whose term, with which token.
 struct lease_value {
@@ -126,6 +132,16 @@ struct candidate_value {
 std::string encode_candidate(const candidate_value& v);
 /// nullopt when `data` is not "<priority> <node_id>".
 std::optional<candidate_value> decode_candidate(std::string_view data);
+/// The candidate a registry node's name names; nullopt when `name` is not
+/// one candidate_name() gives.
+std::optional<candidate_value> decode_candidate_name(std::string_view name);
+
+/// acquire_answer::outranked_by from the registry's names: the node ids
+/// other than `self` and `holder` listed with a priority above `priority`,
+/// each once (a node id restarted with another priority is listed twice
+/// until its successor removes its predecessor's node).
+int count_outranking(const std::vector<candidate_value>& registry, std::string_view self,
+                     int priority, std::string_view holder);
 
 /// The server's clock as this store last learned it: a node's ctime or mtime
 /// from one of its own writes (the time the ensemble's leader stamped on

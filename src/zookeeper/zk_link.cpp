@@ -312,6 +312,22 @@ void zk_link::children(const std::string& path, children_handler done) {
   pump();
 }
 
+void zk_link::children_watch(const std::string& path, children_handler done) {
+  auto c = std::make_unique<call>();
+  c->link = this;
+  c->children_done = std::move(done);
+  auto* raw = c.get();
+  const int rc =
+      zh_ ? zoo_awget_children(zh_, path.c_str(), on_watch, watch_.get(), on_children, raw)
+          : ZINVALIDSTATE;
+  if (rc != ZOK) {
+    post([done = std::move(c->children_done), rc] { done(rc, {}); });
+    return;
+  }
+  c.release();
+  pump();
+}
+
 void zk_link::exists_watch(const std::string& path, node_handler done) {
   auto c = std::make_unique<call>();
   c->link = this;

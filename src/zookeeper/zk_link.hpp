@@ -79,6 +79,9 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
   void get(const std::string& path, node_handler done);
   /// The names of a node's children (no watch).
   void children(const std::string& path, children_handler done);
+  /// The same, arming a children watch (reported through on_node_event as
+  /// ZOO_CHILD_EVENT) when the node exists.
+  void children_watch(const std::string& path, children_handler done);
   /// Arms an exists watch (reported through on_node_event).
   void exists_watch(const std::string& path, node_handler done);
   /// A persistent or ephemeral node; the handler gets its stat (ctime).

@@ -97,6 +97,11 @@ int zoo_aget_children(zhandle_t* zh, const char* path, int watch, strings_comple
   BATON_ZOO(zoo_aget_children);
   return target(zh, path, watch, completion, data);
 }
+int zoo_awget_children(zhandle_t* zh, const char* path, watcher_fn watcher, void* watcher_ctx,
+                       strings_completion_t completion, const void* data) {
+  BATON_ZOO(zoo_awget_children);
+  return target(zh, path, watcher, watcher_ctx, completion, data);
+}
 int zoo_awexists(zhandle_t* zh, const char* path, watcher_fn watcher, void* watcher_ctx,
                  stat_completion_t completion, const void* data) {
   BATON_ZOO(zoo_awexists);

@@ -4,11 +4,14 @@
 // aborted by close(); a call that needs a session waits for one (up to
 // connect_timeout), across a replaced session too. Each session registers
 // the store once (an ephemeral node under <election>/candidates), on the
-// first acquire or renewal that runs on it.
+// first acquire or renewal that runs on it; an acquire reads the registry's
+// names too, in its own round trip, when its children watch fired since the
+// last read.
 #include "zookeeper_store.hpp"
 
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -208,8 +211,8 @@ struct zookeeper_store::impl {
     o.on_state = [this, gen](int state) {
       if (gen == link_gen) on_state(state);
     };
-    o.on_node_event = [this, gen](int type, const std::string&) {
-      if (gen == link_gen) node_event(type);
+    o.on_node_event = [this, gen](int type, const std::string& path) {
+      if (gen == link_gen) node_event(type, path);
     };
     std::string error;
     session_up = false;
@@ -311,8 +314,10 @@ struct zookeeper_store::impl {
       if (watching) shell.set_wakeups(false, e.message());
       return;
     }
-    // Connecting again: the watch may miss events until it is armed again.
+    // Connecting again: the watch may miss events until it is armed again,
+    // and the registry's cache is read again by the next acquire.
     watch_armed = false;
+    registry_stale = true;
     if (watching && shell.wakeups_trusted()) {
       const auto alive = shell.guard();
       shell.set_wakeups(false, "the connection to ZooKeeper " + options.servers + " was lost");
@@ -479,6 +484,7 @@ struct zookeeper_store::impl {
       if (e) return o->finish(e, {});
       if (session_problem) return o->finish(note_failure(session_problem), {});
       register_candidate();
+      refresh_registry();
       const auto gen = link_gen;
       link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
         if (o->done) return;
@@ -588,6 +594,7 @@ struct zookeeper_store::impl {
               a.token = s.token;
               a.remaining = s.remaining;
               a.reserved_for = s.reserved_for;
+              a.outranked_by = outranked_by(s.holder);
               o->finish({}, std::move(a));
             },
             [&](const acquire_steps::take& s) {
@@ -757,7 +764,7 @@ struct zookeeper_store::impl {
   }
 
   void create_registration(std::uint64_t gen, int attempt) {
-    const auto path = candidate_path(paths, options.identity.node_id);
+    const auto path = candidate_path(paths, options.identity.node_id, options.identity.priority);
     const auto data = encode_candidate({options.identity.priority, options.identity.node_id});
     link->create(path, data, true, [this, gen, attempt, path](int rc, node_seen node) {
       if (gen != link_gen) return;
@@ -812,6 +819,10 @@ struct zookeeper_store::impl {
     if (e) note_failure(std::move(e));
   }
 
+  // One read of each listed node for its age (ctime): the names say who and
+  // with which priority. A node id listed twice (a restarted candidate with
+  // another priority, before its successor removed its predecessor's node)
+  // is its newest registration.
   void list_candidates(const std::shared_ptr<op<std::vector<candidate_info>>>& o) {
     const auto gen = link_gen;
     link->children(paths.candidates, [this, o, gen](int rc, std::vector<std::string> names) {
@@ -823,28 +834,106 @@ struct zookeeper_store::impl {
         return o->finish(note_failure({zookeeper_errc::connection_lost,
                                        "the ZooKeeper session changed while listing candidates"}),
                          {});
-      if (names.empty()) return o->finish({}, {});
-      auto found = std::make_shared<std::vector<candidate_info>>();
-      auto pending = std::make_shared<std::size_t>(names.size());
+      struct listed {
+        candidate_info info;
+        std::int64_t czxid = 0;
+      };
+      auto found = std::make_shared<std::vector<listed>>();
+      auto pending = std::make_shared<std::size_t>(0);
+      const auto finish = [o, found] {
+        std::vector<candidate_info> out;
+        std::sort(found->begin(), found->end(),
+                  [](const listed& x, const listed& y) { return x.czxid > y.czxid; });
+        for (auto& f : *found) {
+          const bool seen = std::any_of(out.begin(), out.end(), [&](const candidate_info& c) {
+            return c.node == f.info.node;
+          });
+          if (!seen) out.push_back(std::move(f.info));
+        }
+        o->finish({}, std::move(out));
+      };
       for (const auto& name : names) {
+        // A node baton did not write: not a candidate.
+        auto v = decode_candidate_name(name);
+        if (!v) continue;
+        ++*pending;
         const auto path = paths.candidates + "/" + name;
-        link->get(path, [this, o, found, pending, path](int rc2, node_seen node) {
+        link->get(path, [this, o, found, pending, path, finish, v = std::move(*v)](int rc2,
+                                                                                   node_seen node) {
           if (o->done) return;
           if (rc2 != ZOK && rc2 != ZNONODE)
             return o->finish(note_failure(zoo_failure(rc2, "read " + path)), {});
-          // Gone since the listing (its session expired), or a node baton
-          // did not write: not a candidate.
+          // Gone since the listing (its session expired): not a candidate.
           if (rc2 == ZOK) {
-            if (const auto v = decode_candidate(node.data)) {
-              found->push_back(
-                  {v->node_id, v->priority,
-                   registered_for(node.ctime_ms, server_time.now_ms(mono_clock::now()))});
-            }
+            found->push_back(
+                {{v.node_id, v.priority,
+                  registered_for(node.ctime_ms, server_time.now_ms(mono_clock::now()))},
+                 node.czxid});
           }
-          if (--*pending == 0) o->finish({}, std::move(*found));
+          if (--*pending == 0) finish();
         });
       }
+      if (*pending == 0) finish();
     });
+  }
+
+  // --- the registry's cache --------------------------------------------------
+
+  // What a held answer's outranked_by counts from: the registry's names
+  // (each says its candidate's node id and priority), read with a children
+  // watch. The read goes out ahead of an acquire's own reads, in the same
+  // round trip (the server answers a session's requests in order), and only
+  // when the cache is not current: the first acquire on a session, the
+  // first after the watch fired (a candidate came or went), or after the
+  // connection broke. A standby whose registry does not change sends
+  // nothing more than before; a leader, which does not acquire, nothing.
+  void refresh_registry() {
+    if (!link || !session_up) return;
+    if (registry_gen == link_gen && !registry_stale) return;
+    if (registry_reading_gen == link_gen) return;
+    registry_reading_gen = link_gen;
+    const auto gen = link_gen;
+    link->children_watch(paths.candidates, [this, gen](int rc, std::vector<std::string> names) {
+      if (gen != link_gen) return;
+      registry_reading_gen = 0;
+      // No registry yet (ZNONODE: nor a watch), or the call failed: the
+      // next acquire reads it again; the acquire's own reads say why.
+      if (rc != ZOK) return;
+      // A watch event that came before this answer was about a change this
+      // read saw already (the server sends a change's event before the
+      // answers that follow it).
+      registry_stale = false;
+      registry_gen = gen;
+      registry.clear();
+      const auto& self = options.identity.node_id;
+      const auto own = candidate_name(self, options.identity.priority);
+      for (const auto& name : names) {
+        auto v = decode_candidate_name(name);
+        if (!v) continue;
+        // This node id's registration from a predecessor of another
+        // priority: ours replaces it, as one of the same priority is.
+        if (v->node_id == self && name != own) {
+          if (registered_gen == gen) remove_predecessor(paths.candidates + "/" + name);
+          continue;
+        }
+        registry.push_back(std::move(*v));
+      }
+    });
+  }
+
+  void remove_predecessor(const std::string& path) {
+    link->multi({{zk_op::kind::remove, path, {}, -1, false}},
+                [this, gen = link_gen, path](int rc, std::vector<zk_op_result>) {
+                  if (gen != link_gen || rc == ZOK || rc == ZNONODE) return;
+                  note_failure(zoo_failure(rc, "replace " + path));
+                });
+  }
+
+  // acquire_answer::outranked_by for a lease held by `holder`; -1 when the
+  // registry was not read on this session (yet).
+  int outranked_by(const std::string& holder) const {
+    if (registry_gen == 0 || registry_gen != link_gen) return -1;
+    return count_outranking(registry, options.identity.node_id, options.identity.priority, holder);
   }
 
   // --- the watch -------------------------------------------------------------
@@ -883,7 +972,13 @@ struct zookeeper_store::impl {
 
   // The watch fired (it is one-shot): what happened is decided when it is
   // armed again, by then this store's own release has completed too.
-  void node_event(int type) {
+  void node_event(int type, const std::string& path) {
+    if (path == paths.candidates) {
+      // A candidate came or went (the watch is one-shot): the next acquire
+      // reads the registry again.
+      registry_stale = true;
+      return;
+    }
     if (type == ZOO_DELETED_EVENT) deleted_event = true;
     if (type == ZOO_CREATED_EVENT) created_event = true;
     arm_watch();
@@ -1000,6 +1095,13 @@ struct zookeeper_store::impl {
   // registration is under way (0 = none).
   std::uint64_t registered_gen = 0;
   std::uint64_t registering_gen = 0;
+  // The registry's names as last read (this store's own node id aside), the
+  // session they were read on (0 = none), whether the watch fired or the
+  // connection broke since, and the session of a read under way (0 = none).
+  std::vector<candidate_value> registry;
+  std::uint64_t registry_gen = 0;
+  bool registry_stale = true;
+  std::uint64_t registry_reading_gen = 0;
 
   bool watching = false;
   bool watch_armed = false;
@@ -1139,15 +1241,19 @@ void zookeeper_store::async_candidates(candidates_handler handler) {
 void zookeeper_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
   d.begin_session_call(handler, "create the record", [&d](auto o) {
-    d.ensure_parents([&d, o](store_error pe) {
-      if (o->done) return;
-      if (pe) return o->finish(pe, {});
-      d.link->create(d.paths.record, encode_record({}), false, [&d, o](int rc, node_seen) {
-        if (rc == ZOK) return o->finish({}, record_answer::created);
-        if (rc == ZNODEEXISTS) return o->finish({}, record_answer::existed);
-        o->finish(d.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
-      });
-    });
+    // The registry's node with it: the first candidates' registrations and
+    // their registry reads find it.
+    d.ensure_parents(
+        [&d, o](store_error pe) {
+          if (o->done) return;
+          if (pe) return o->finish(pe, {});
+          d.link->create(d.paths.record, encode_record({}), false, [&d, o](int rc, node_seen) {
+            if (rc == ZOK) return o->finish({}, record_answer::created);
+            if (rc == ZNODEEXISTS) return o->finish({}, record_answer::existed);
+            o->finish(d.note_failure(zoo_failure(rc, "create " + d.paths.record)), {});
+          });
+        },
+        true);
   });
 }
 

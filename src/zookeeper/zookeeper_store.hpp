@@ -8,7 +8,10 @@
 // hand-over does the same with a reservation for its target written into
 // the record (lease_nodes.hpp says how its window is judged). Each session
 // registers the store once, as an ephemeral node under
-// <path>/<election>/candidates: the candidates a switchover picks from.
+// <path>/<election>/candidates named after its priority and node id: the
+// candidates a switchover picks from. An acquiring store keeps those names
+// by a children watch, read again (in its next acquire's round trip) only
+// once the watch fired: the count of a held answer's outranked_by.
 // Wake-ups come from an exists watch on the lease node. All I/O is the
 // single-threaded C client driven from the daemon's io_context (zk_link.hpp).
 //
@@ -41,8 +44,8 @@ struct zookeeper_store_options {
   /// resolved off the loop before the client sees them.
   std::string servers;
   /// The node under which every election has its own node
-  /// (`<path>/<election>/lease`, `/record` and `/candidates/<node>`);
-  /// created when missing.
+  /// (`<path>/<election>/lease`, `/record` and
+  /// `/candidates/<priority>_<node>`); created when missing.
   std::string path = "/baton";
   /// Requested session timeout; 0 = the ttl. Must come back from the server
   /// at least as long as the ttl, or acquire fails (session_too_short).

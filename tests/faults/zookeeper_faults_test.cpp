@@ -18,7 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -175,11 +177,31 @@ class candidates_on_one_loop : public ::testing::Test {
     o.command_timeout = 1000ms;
     return o;
   }
-  candidate& add(const std::string& node) {
-    all.push_back(std::make_unique<candidate>(
-        io, node, std::make_unique<zookeeper_store>(io, options(node)), terms));
+  candidate& add(const std::string& node) { return add(options(node)); }
+  candidate& add(const zookeeper_store_options& o) {
+    all.push_back(std::make_unique<candidate>(io, o.identity.node_id,
+                                              std::make_unique<zookeeper_store>(io, o), terms));
     all.back()->start();
     return *all.back();
+  }
+  candidate& add(const std::string& node, int priority) {
+    auto o = options(node);
+    o.identity.priority = priority;
+    return add(o);
+  }
+  // The store's candidates, by node id.
+  std::vector<candidate_info> list(lease_store& store) {
+    std::vector<candidate_info> out;
+    bool done = false;
+    store.async_candidates([&](store_error e, std::vector<candidate_info> c) {
+      EXPECT_FALSE(e) << e.message();
+      out = std::move(c);
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }, 10s));
+    std::sort(out.begin(), out.end(),
+              [](const candidate_info& x, const candidate_info& y) { return x.node < y.node; });
+    return out;
   }
   // Runs the loop until `done` or `within` passes.
   bool run_until(const std::function<bool()>& done, milliseconds within) {
@@ -222,7 +244,8 @@ class candidates_on_one_loop : public ::testing::Test {
     std::string out = c.name() + ":";
     for (const auto& a : c.answers) {
       out += " [" + std::to_string(static_cast<int>(a.outcome)) + " " + a.holder + " " +
-             std::to_string(a.remaining.count()) + "ms " + a.why + "]";
+             std::to_string(a.remaining.count()) + "ms " + a.why +
+             (a.outranked_by > 0 ? " outranked by " + std::to_string(a.outranked_by) : "") + "]";
     }
     for (const auto& e : c.errors) out += " error: " + e;
     return out;
@@ -506,6 +529,135 @@ TEST_F(zookeeper_faults, a_lost_acquire_reply_is_found_ours_on_the_retry) {
   EXPECT_TRUE(again.second.acquired()) << "the store stood by behind its own term";
   EXPECT_GT(again.second.token, seen.second.token);
   release(a);
+}
+
+// The requests of one kind a ZooKeeper client sends, counted from the
+// bytes it sends (a fault_proxy's test that never cuts the replies): frames
+// of a 4-byte big-endian length, then the header's xid and type.
+class request_counter {
+ public:
+  std::function<bool(std::string_view)> test() {
+    return [this](std::string_view chunk) {
+      const std::lock_guard lock(mutex_);
+      bytes_.append(chunk);
+      const auto be32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (std::size_t k = 0; k < 4; ++k)
+          v = (v << 8) | static_cast<unsigned char>(bytes_[at + k]);
+        return v;
+      };
+      while (frame_ + 4 <= bytes_.size()) {
+        const auto length = std::size_t{be32(frame_)};
+        if (frame_ + 4 + length > bytes_.size()) break;  // the rest comes later
+        if (length >= 8) ++seen_[be32(frame_ + 8)];
+        frame_ += 4 + length;
+      }
+      return false;
+    };
+  }
+  int count(std::uint32_t type) {
+    const std::lock_guard lock(mutex_);
+    return seen_[type];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string bytes_;
+  std::size_t frame_ = 0;
+  std::map<std::uint32_t, int> seen_;
+};
+
+constexpr std::uint32_t zoo_get_data_op = 4;
+constexpr std::uint32_t zoo_get_children_op = 8;
+
+// A held answer counts the live candidates above this one (the holder
+// aside). The standby reads the registry's names with a children watch:
+// again (within an acquire) only once a candidate came or went, so its
+// acquires stay two reads each while the registry does not change.
+TEST_F(zookeeper_faults, a_standby_counts_who_outranks_it_and_reads_the_registry_after_changes) {
+  auto& a = add("node-a", 0);
+  ASSERT_TRUE(run_until([&] { return a.leading(); }, 10s));
+  auto& b = add("node-b", 5);
+  request_counter requests;  // outlives the proxy, whose thread calls it
+  testing::fault_proxy proxy(server.port());
+  proxy.drop_replies_after(requests.test());
+  auto via_proxy = options("node-c");
+  via_proxy.servers = "127.0.0.1:" + std::to_string(proxy.port());
+  via_proxy.identity.priority = 1;
+  auto& c = add(via_proxy);
+  const auto c_says = [&](int n) {
+    return [&c, n] { return !c.answers.empty() && c.answers.back().outranked_by == n; };
+  };
+  ASSERT_TRUE(run_until(c_says(1), 10s)) << describe(c);
+
+  // Nothing changes: two reads per acquire, no registry read.
+  const auto children0 = requests.count(zoo_get_children_op);
+  const auto reads0 = requests.count(zoo_get_data_op);
+  const auto answers0 = c.answers.size();
+  run_for(1s);
+  const auto acquires = static_cast<int>(c.answers.size() - answers0);
+  EXPECT_GE(acquires, 5);
+  EXPECT_EQ(requests.count(zoo_get_children_op), children0);
+  EXPECT_LE(requests.count(zoo_get_data_op) - reads0, 2 * acquires + 2);
+  for (auto i = answers0; i < c.answers.size(); ++i) {
+    EXPECT_EQ(c.answers[i].outcome, acquire_outcome::held);
+    EXPECT_EQ(c.answers[i].holder, "node-a");
+    EXPECT_EQ(c.answers[i].outranked_by, 1) << "answer " << i;
+  }
+
+  // node-b's process dies: once its session expires, it outranks no one.
+  b.vanish();
+  const auto vanished = mono_clock::now();
+  ASSERT_TRUE(run_until(c_says(0), ttl + 3s)) << describe(c);
+  EXPECT_GE(mono_clock::now() - vanished, ttl - tick) << "gone before its session expired";
+  EXPECT_EQ(requests.count(zoo_get_children_op), children0 + 1) << "one read per change";
+
+  // It starts again: counted again.
+  add("node-b", 5);
+  ASSERT_TRUE(run_until(c_says(1), 10s)) << describe(c);
+  run_for(500ms);
+  EXPECT_EQ(requests.count(zoo_get_children_op), children0 + 2) << "one read per change";
+  expect_no_overlap();
+}
+
+// A candidate in a crash loop, restarting faster than two ttls (its
+// predecessor's session and registration still live): each start registers
+// anew, so its live_for counts from its latest start and never spans the
+// loop. A start with another priority replaces the predecessor's node at
+// once, rather than when its session expires.
+TEST_F(zookeeper_faults, a_candidate_restarting_faster_than_two_ttls_is_live_since_its_last_start) {
+  auto& a = add("node-a", 0);
+  ASSERT_TRUE(run_until([&] { return a.leading(); }, 10s));
+  auto& c = add("node-c", 3);
+  const auto loop_began = mono_clock::now();
+  candidate* b = nullptr;
+  for (const int priority : {5, 5, 1, 5, 5}) {
+    if (b) b->vanish();
+    const auto started = mono_clock::now();
+    b = &add("node-b", priority);
+    ASSERT_TRUE(run_until([&] { return !b->answers.empty() || !b->errors.empty(); }, 10s));
+    // Node-c sees who outranks it now, well before the predecessor's
+    // session (of another priority) could expire.
+    const int above = priority > 3 ? 1 : 0;
+    ASSERT_TRUE(run_until(
+        [&] {
+          return !c.answers.empty() && c.answers.back().outranked_by == above &&
+                 mono_clock::now() - started > 200ms;
+        },
+        ttl / 2))
+        << "priority " << priority << ": " << describe(c);
+    const auto listed = list(c.store());
+    const auto since_start = mono_clock::now() - started;
+    ASSERT_EQ(listed.size(), 3u);
+    EXPECT_EQ(listed[1].node, "node-b");
+    EXPECT_EQ(listed[1].priority, priority);
+    EXPECT_GE(listed[1].live_for, 0ms);
+    EXPECT_LE(listed[1].live_for, since_start) << "live since before its latest start";
+    EXPECT_GE(listed[0].live_for, mono_clock::now() - loop_began - 500ms) << "node-a";
+    run_for(400ms);
+  }
+  EXPECT_GT(mono_clock::now() - loop_began, ttl) << "the loop ran shorter than meant";
+  expect_no_overlap();
 }
 
 // Closing or destroying a store never blocks the loop on a server that does

@@ -10,6 +10,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::zookeeper_detail {
@@ -319,14 +320,54 @@ TEST(zookeeper_record_value, a_reservation_round_trips_and_a_record_without_one_
   EXPECT_TRUE(reservation_node_problem("node\nb").has_value());
 }
 
-TEST(zookeeper_registry, any_node_id_is_one_node_name) {
+TEST(zookeeper_registry, any_node_id_is_one_node_name_after_its_priority) {
   const auto p = make_paths("/baton", "orders");
   EXPECT_EQ(p.candidates, "/baton/orders/candidates");
-  EXPECT_EQ(candidate_path(p, "node-a@east.1_x"), "/baton/orders/candidates/node-a@east.1_x");
-  EXPECT_EQ(candidate_path(p, "a/b c%"), "/baton/orders/candidates/a%2Fb%20c%25");
-  EXPECT_EQ(candidate_path(p, "."), "/baton/orders/candidates/%2E");
-  EXPECT_EQ(candidate_path(p, ".."), "/baton/orders/candidates/%2E%2E");
-  EXPECT_EQ(candidate_path(p, "..."), "/baton/orders/candidates/...");
+  EXPECT_EQ(candidate_path(p, "node-a@east.1_x", 0), "/baton/orders/candidates/0_node-a@east.1_x");
+  EXPECT_EQ(candidate_path(p, "a/b c%", 12), "/baton/orders/candidates/12_a%2Fb%20c%25");
+  EXPECT_EQ(candidate_path(p, ".", -3), "/baton/orders/candidates/-3_%2E");
+  EXPECT_EQ(candidate_path(p, "..", 1), "/baton/orders/candidates/1_%2E%2E");
+  EXPECT_EQ(candidate_path(p, "...", 1), "/baton/orders/candidates/1_...");
+}
+
+TEST(zookeeper_registry, a_name_says_its_node_id_and_priority) {
+  for (const auto& [node, priority] :
+       std::vector<std::pair<std::string, int>>{{"node-a", 0},
+                                                {"a_b_c", -7},
+                                                {"a/b c%\x01", 2147483647},
+                                                {".", 1},
+                                                {"..", -1},
+                                                {"%2E", 5},
+                                                {std::string("n\0ul", 5), 3}}) {
+    const auto name = candidate_name(node, priority);
+    const auto back = decode_candidate_name(name);
+    ASSERT_TRUE(back.has_value()) << name;
+    EXPECT_EQ(back->node_id, node) << name;
+    EXPECT_EQ(back->priority, priority) << name;
+  }
+  // Not a name baton gives: no priority, a bad number, no node id, an
+  // escape cut short or in lower case, a byte that would be escaped, an
+  // escape of a byte that would not be, a node id of "." unescaped.
+  for (const std::string bad :
+       {"", "node-a", "_node-a", "x_node-a", "+1_node-a", "1_", "99999999999_n", "1_a%2", "1_a%2f",
+        "1_a b", "1_%41", "1_.", "01_node-a"}) {
+    EXPECT_FALSE(decode_candidate_name(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(zookeeper_registry, outranked_by_counts_the_higher_priorities_but_self_and_holder) {
+  const std::vector<candidate_value> registry = {{9, "node-a"}, {5, "node-b"}, {1, "node-c"},
+                                                 {1, "node-d"}, {7, "node-e"}, {3, "node-e"}};
+  // node-e twice (a restart with another priority): once.
+  EXPECT_EQ(count_outranking(registry, "node-d", 1, "node-a"), 2);
+  EXPECT_EQ(count_outranking(registry, "node-d", 1, ""), 3);
+  EXPECT_EQ(count_outranking(registry, "node-b", 5, "node-a"), 1);
+  EXPECT_EQ(count_outranking(registry, "node-b", 5, "node-e"), 1);
+  EXPECT_EQ(count_outranking(registry, "node-a", 9, "node-b"), 0);
+  // Equal priorities never outrank.
+  EXPECT_EQ(count_outranking(registry, "node-c", 1, "node-a"), 2);
+  EXPECT_EQ(count_outranking(registry, "node-x", 0, "node-x"), 5);
+  EXPECT_EQ(count_outranking({}, "node-a", 0, ""), 0);
 }
 
 TEST(zookeeper_registry, a_registration_round_trips_and_refuses_what_baton_never_writes) {
