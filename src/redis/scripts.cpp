@@ -403,7 +403,8 @@ return {1, ''}
 // data lifted it to its clock, above our token, and that lift is what keeps
 // later tokens above any its lost terms handed out. A take does not count as
 // a renewal of this round: only a key that was ours when the renewal ran
-// there proves that nobody else held it meanwhile.
+// there proves that nobody else held it meanwhile. A hand-over's reservation
+// is a value, not a free key: never taken.
 constexpr std::string_view renew_or_take_source = BATON_LUA_CALL R"lua(
 local current = call('GET', KEYS[1])
 local now = call('TIME')

@@ -95,9 +95,9 @@ const lua_script& write_back_script();
 
 /// The Redlock renewal. KEYS: lease, token, fence, holder record, term.
 /// ARGV: our value, ttl ms, our token. 1 = renewed (it was ours); 2 = taken
-/// (it was free, unfenced, not vanished early, and no newer term wrote its
-/// token there: now ours, the counter raised to our token if below it, the
-/// term key = our token); 0 = neither.
+/// (it was free, not reserved by a hand-over, unfenced, not vanished early,
+/// and no newer term wrote its token there: now ours, the counter raised to
+/// our token if below it, the term key = our token); 0 = neither.
 const lua_script& renew_or_take_script();
 
 /// KEYS: token. Creates the token counter from TIME in microseconds when it
