@@ -324,6 +324,16 @@ std::string holder_from_value(std::string_view value) {
   return std::string(value.substr(0, colon));
 }
 
+std::optional<lease_reservation> reservation_in(std::string_view value) {
+  // As the acquire script matches it: '^%(reserved%) (%S+) (.*)$'.
+  constexpr std::string_view prefix = "(reserved) ";
+  if (!value.starts_with(prefix)) return std::nullopt;
+  const auto rest = value.substr(prefix.size());
+  const auto space = rest.find(' ');
+  if (space == 0 || space == std::string_view::npos) return std::nullopt;
+  return lease_reservation{std::string(rest.substr(0, space)), std::string(rest.substr(space + 1))};
+}
+
 std::optional<announced_term> parse_acquired_announcement(std::string_view message) {
   constexpr std::string_view prefix = "acquired ";
   if (!message.starts_with(prefix)) return std::nullopt;

@@ -180,6 +180,15 @@ parsed_reply<release_answer> parse_release_reply(const redis_reply& reply);
 /// last ':'; the whole value when it has no ':'.
 std::string holder_from_value(std::string_view value);
 
+/// A switchover's reservation as the lease key holds it for the window
+/// (`(reserved) <to node> <by node>`, written by the release script).
+struct lease_reservation {
+  std::string to;  ///< the only node that may acquire meanwhile
+  std::string by;  ///< the node that handed over
+};
+/// The reservation `value` holds; nullopt for a lease value (or anything else).
+std::optional<lease_reservation> reservation_in(std::string_view value);
+
 /// True when `message`, as published by the release script
 /// (`released <lease_value> <token>`), announces a release by a lease value
 /// other than `own_value`; our own releases and unknown messages are ignored.

@@ -325,6 +325,17 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   EXPECT_EQ(err.ec, redis_errc::server_error);
 }
 
+TEST(reservation_in, reads_the_hand_overs_value_and_nothing_else) {
+  const auto r = baton::reservation_in("(reserved) node-b node-a");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->to, "node-b");
+  EXPECT_EQ(r->by, "node-a");
+  for (const auto* value :
+       {"node-a:0123456789abcdef", "(reserved) node-b", "(reserved)  x", "(store reset)", ""}) {
+    EXPECT_FALSE(baton::reservation_in(value).has_value()) << value;
+  }
+}
+
 TEST(holder_from_value, takes_everything_before_the_last_colon) {
   EXPECT_EQ(baton::holder_from_value("node-a:0123abcd"), "node-a");
   EXPECT_EQ(baton::holder_from_value("host:8080:0123abcd"), "host:8080");
