@@ -536,12 +536,15 @@ struct redlock_store::impl {
   }
 
   void on_candidates(candidates_call& call, std::size_t i, command_result r) {
-    if (r.ec) {
-      failed_in(call.failures, i, {r.ec, r.detail});
-    } else if (auto parsed = parse_candidates_reply(r.reply); parsed.ec) {
-      failed_in(call.failures, i, {parsed.ec, parsed.detail});
-    } else {
-      call.answered.push_back(std::move(parsed.value));
+    // After close() every answer is an abort: nothing to note of the master.
+    if (!shell.closed()) {
+      if (r.ec) {
+        failed_in(call.failures, i, {r.ec, r.detail});
+      } else if (auto parsed = parse_candidates_reply(r.reply); parsed.ec) {
+        failed_in(call.failures, i, {parsed.ec, parsed.detail});
+      } else {
+        call.answered.push_back(std::move(parsed.value));
+      }
     }
     if (--call.left > 0 || !call.handler) return;
     auto handler = std::move(call.handler);
