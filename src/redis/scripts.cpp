@@ -522,7 +522,6 @@ return 0
 }  // namespace
 
 std::string hand_over_target_problem(std::string_view to_node) {
-  if (to_node.empty()) return "hand over: no node to hand over to";
   for (const char c : to_node) {
     const auto u = static_cast<unsigned char>(c);
     if (u <= ' ' || u == 0x7f) {

@@ -105,8 +105,9 @@ const lua_script& renew_or_take_script();
 const lua_script& create_record_script();
 
 /// Why `to_node` cannot be a hand-over's target ("" = it can): the
-/// reservation names it in the lease key between spaces, so it must be a
-/// node id, not empty and without white space or control characters.
+/// reservation names it in the lease key between spaces, so it must hold no
+/// white space or control characters. An empty one names nobody: the
+/// hand-over is a plain release (as a window of 0 is).
 std::string hand_over_target_problem(std::string_view to_node);
 
 /// SHA1 of `data` as 40 lowercase hex digits.

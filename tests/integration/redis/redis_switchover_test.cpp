@@ -100,16 +100,19 @@ TEST_F(redis_switchover_test, the_hand_over_leaves_a_reservation_and_no_holder_r
   EXPECT_GT(pttl(lease), 4000) << "the target's lease lives its ttl, not the window";
 }
 
-TEST_F(redis_switchover_test, a_window_of_zero_is_a_plain_release) {
+TEST_F(redis_switchover_test, a_window_of_zero_or_no_target_is_a_plain_release) {
   ASSERT_TRUE(acquire(io, a).value.acquired());
   ASSERT_EQ(hand_over(io, a, "node-b", 0ms).value, baton::release_answer::released);
+  EXPECT_TRUE(get(lease).empty());
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_EQ(hand_over(io, a, "", 5000ms).value, baton::release_answer::released);
   EXPECT_TRUE(get(lease).empty());
   EXPECT_TRUE(acquire(io, a).value.acquired());
 }
 
 TEST_F(redis_switchover_test, a_target_that_is_no_node_id_is_refused_and_nothing_changes) {
   ASSERT_TRUE(acquire(io, a).value.acquired());
-  for (const std::string to : {"", "node b", "node-b\n"}) {
+  for (const std::string to : {"node b", "node-b\n", "\tnode-b"}) {
     auto r = hand_over(io, a, to, 3000ms);
     EXPECT_EQ(r.error.code, std::make_error_code(std::errc::invalid_argument)) << "[" << to << "]";
     EXPECT_NE(r.error.detail.find("hand over"), std::string::npos) << r.error.detail;
