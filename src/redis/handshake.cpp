@@ -79,6 +79,12 @@ handshake::action handshake::read(step s, const redis_reply& reply) {
       }
       break;
     case step::info:
+      if (refused && reply.str.starts_with("NOAUTH")) {
+        // Not logged in: every command will be refused, and one of more than
+        // ten elements (the lease scripts' EVAL) not with NOAUTH but as a
+        // protocol error that names no cause. Fail here, in the server's words.
+        return failed(redis_errc::auth_failed, "INFO server: " + reply.str);
+      }
       if (refused && reply.str.starts_with("NOPERM")) {
         // Without INFO a restart or failover would go unnoticed.
         return failed(redis_errc::permission_denied,

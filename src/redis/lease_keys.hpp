@@ -10,7 +10,10 @@
 
 namespace baton {
 
-/// The lease itself: a string `<node_id>:<nonce>` with a PX expiry.
+/// The lease itself: a string `<node_id>:<nonce>` with a PX expiry; or,
+/// after a switchover's hand-over, for the window, a reservation
+/// `(reserved) <to node> <by node>`, which no lease value can equal (a node
+/// id holds neither parentheses nor spaces).
 inline std::string lease_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:lease";
 }
@@ -76,6 +79,15 @@ inline std::string acked_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:acked";
 }
 
+/// The candidates' registry: one line "<node id> <priority> <since ms>
+/// <until ms>" per candidate (server clock), rewritten by every acquire
+/// attempt and every renewal, pruned of lapsed lines and bounded (see
+/// scripts.cpp, BATON_LUA_REGISTER). A plain string, so that it needs no
+/// command beyond the minimal ACL's GET and SET.
+inline std::string candidates_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:candidates";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";
@@ -93,6 +105,7 @@ struct election_keys {
         term(term_key(election)),
         replicas(replicas_key(election)),
         acked(acked_key(election)),
+        candidates(candidates_key(election)),
         channel(events_channel(election)) {}
 
   std::string lease;
@@ -103,6 +116,7 @@ struct election_keys {
   std::string term;
   std::string replicas;
   std::string acked;
+  std::string candidates;
   std::string channel;
 };
 

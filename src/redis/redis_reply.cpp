@@ -168,6 +168,16 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
   if (e[0].integer != 0 || e.size() < 4 || e.size() > 6 || e[1].kind != type::string ||
       e[2].kind != type::integer || !token_from(e[3], answer.token))
     return unexpected<result>(what, reply);
+  if (e.size() == 6 && e[4].kind == type::string && e[4].str == "reserved") {
+    // {0, by node, window PTTL, token, "reserved", to node}: a hand-over's
+    // reservation for another node; the holder is who handed over.
+    if (e[5].kind != type::string || e[5].str.empty()) return unexpected<result>(what, reply);
+    answer.outcome = acquire_outcome::held;
+    answer.holder = e[1].str;
+    answer.reserved_for = e[5].str;
+    answer.remaining = milliseconds(e[2].integer >= 0 ? e[2].integer : -1);
+    return r;
+  }
   answer.outcome = acquire_outcome::held;
   answer.holder = holder_from_value(e[1].str);
   if (e.size() == 6) {
@@ -272,6 +282,34 @@ parsed_reply<required_renewal> parse_required_renew_reply(const redis_reply& rep
   return r;
 }
 
+parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "candidates";
+  using type = redis_reply::type;
+  using result = std::vector<registered_candidate>;
+  if (reply.kind == type::error) return server_error<result>(what, reply);
+  const auto& e = reply.elements;
+  if (reply.kind != type::array || e.size() % 4 != 0) return unexpected<result>(what, reply);
+  parsed_reply<result> r;
+  for (std::size_t i = 0; i < e.size(); i += 4) {
+    const auto& node = e[i];
+    const auto& priority = e[i + 1];
+    const auto& live = e[i + 2];
+    const auto& left = e[i + 3];
+    if (node.kind != type::string || node.str.empty() || priority.kind != type::integer ||
+        priority.integer < std::numeric_limits<int>::min() ||
+        priority.integer > std::numeric_limits<int>::max() || live.kind != type::integer ||
+        live.integer < 0 || left.kind != type::integer || left.integer <= 0)
+      return unexpected<result>(what, reply);
+    registered_candidate c;
+    c.info.node = node.str;
+    c.info.priority = static_cast<int>(priority.integer);
+    c.info.live_for = milliseconds(live.integer);
+    c.left = milliseconds(left.integer);
+    r.value.push_back(std::move(c));
+  }
+  return r;
+}
+
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply) {
   return flag_as("create record", reply, record_answer::created, record_answer::existed);
 }
@@ -284,6 +322,16 @@ std::string holder_from_value(std::string_view value) {
   const auto colon = value.rfind(':');
   if (colon == std::string_view::npos) return std::string(value);
   return std::string(value.substr(0, colon));
+}
+
+std::optional<lease_reservation> reservation_in(std::string_view value) {
+  // As the acquire script matches it: '^%(reserved%) (%S+) (.*)$'.
+  constexpr std::string_view prefix = "(reserved) ";
+  if (!value.starts_with(prefix)) return std::nullopt;
+  const auto rest = value.substr(prefix.size());
+  const auto space = rest.find(' ');
+  if (space == 0 || space == std::string_view::npos) return std::nullopt;
+  return lease_reservation{std::string(rest.substr(0, space)), std::string(rest.substr(space + 1))};
 }
 
 std::optional<announced_term> parse_acquired_announcement(std::string_view message) {

@@ -98,7 +98,9 @@ struct acquire_script_reply {
 /// while the hold-back fence is up, or "vanished" while the holder record
 /// outlives a lease key that disappeared early (held_back), or `{0, "", 0,
 /// token, "replicas", connected, needed}` when too few replicas are connected
-/// to grant (replicas_short; see scripts.hpp).
+/// to grant (replicas_short; see scripts.hpp), or `{0, by node, window ms,
+/// token, "reserved", to node}` while a hand-over reserves the lease for
+/// another node (held, with reserved_for).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
 /// What a replicated store's switch script found on a new server (see
@@ -127,6 +129,16 @@ struct server_switch {
 };
 /// The switch script answers `{verdict, fence PTTL}`.
 parsed_reply<server_switch> parse_switch_reply(const redis_reply& reply);
+
+/// One live registration of the candidates' registry.
+struct registered_candidate {
+  candidate_info info;
+  /// How long until it lapses unless renewed (server's clock).
+  milliseconds left{0};
+};
+/// The candidates script answers a flat array: node id, priority, ms
+/// registered without a gap, ms until it lapses, for each candidate.
+parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply);
 
 /// The create-record script answers 1 (created) or 0 (it existed).
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply);
@@ -167,6 +179,15 @@ parsed_reply<release_answer> parse_release_reply(const redis_reply& reply);
 /// The node id in a lease value `<node_id>:<nonce>`: everything before the
 /// last ':'; the whole value when it has no ':'.
 std::string holder_from_value(std::string_view value);
+
+/// A switchover's reservation as the lease key holds it for the window
+/// (`(reserved) <to node> <by node>`, written by the release script).
+struct lease_reservation {
+  std::string to;  ///< the only node that may acquire meanwhile
+  std::string by;  ///< the node that handed over
+};
+/// The reservation `value` holds; nullopt for a lease value (or anything else).
+std::optional<lease_reservation> reservation_in(std::string_view value);
 
 /// True when `message`, as published by the release script
 /// (`released <lease_value> <token>`), announces a release by a lease value

@@ -406,7 +406,11 @@ class server_check : public std::enable_shared_from_this<server_check> {
         exec({"GET", token_key(e)}, [this, holder, left = r2.reply.integer](const command_result& r3) {
           if (r3.ec) return lost(r3);
           const std::string token = r3.reply.kind == redis_reply::type::string ? r3.reply.str : "";
-          if (!holder.empty()) {
+          if (const auto reserved = reservation_in(holder)) {
+            add(check_verdict::note, "lease",
+                "reserved for " + reserved->to + " by a switchover from " + reserved->by +
+                    " (token " + token + ", " + std::to_string(left) + " ms left)");
+          } else if (!holder.empty()) {
             add(check_verdict::note, "lease",
                 "held by " + holder_from_value(holder) + " (token " + token + ", " +
                     std::to_string(left) + " ms left)");

@@ -56,7 +56,8 @@ struct redis_store::impl {
         shell(context),
         value(process_lease_value(options.identity.node_id)),
         keys(options.identity.election),
-        ttl_ms(std::to_string(options.identity.ttl.count())) {
+        ttl_ms(std::to_string(options.identity.ttl.count())),
+        priority(std::to_string(options.identity.priority)) {
     conn_options.endpoint = options.endpoint;
     if (!options.password.empty()) conn_options.endpoint.password = options.password;
     // The options copy must not keep the secret around longer than needed.
@@ -121,17 +122,26 @@ struct redis_store::impl {
 
   // The acquire script's keys and arguments for this store's kind.
   std::vector<std::string> acquire_keys() const {
-    std::vector<std::string> out{keys.lease, keys.token, keys.fence, keys.holder};
+    std::vector<std::string> out{keys.lease, keys.token, keys.fence, keys.holder, keys.candidates};
     if (options.replicated || options.ack.on()) out.push_back(keys.epoch);
     if (options.ack.on()) out.push_back(keys.replicas);
     if (options.ack.on() && options.acknowledged_promotion) out.push_back(keys.acked);
     return out;
   }
   std::vector<std::string> acquire_args() const {
-    std::vector<std::string> args{value, ttl_ms, keys.channel};
-    if (options.replicated || options.sharded_pubsub || options.ack.on()) {
-      args.insert(args.end(), {"", options.replicated ? "replicated" : "", publish_command()});
-    }
+    return {value,
+            ttl_ms,
+            keys.channel,
+            "",
+            options.replicated ? "replicated" : "",
+            publish_command(),
+            options.ack.on() ? ack_requirement() : std::string(),
+            options.identity.node_id,
+            priority};
+  }
+  // The renew script's arguments: without a requirement, or with one.
+  std::vector<std::string> renew_args() const {
+    std::vector<std::string> args{value, ttl_ms, options.identity.node_id, priority};
     if (options.ack.on()) args.push_back(ack_requirement());
     return args;
   }
@@ -147,7 +157,7 @@ struct redis_store::impl {
     return options.ack.replicas == 0 ? std::string("all") : std::to_string(options.ack.replicas);
   }
   std::vector<std::string> required_renew_keys() const {
-    std::vector<std::string> out{keys.lease, keys.holder, keys.replicas};
+    std::vector<std::string> out{keys.lease, keys.holder, keys.candidates, keys.replicas};
     if (options.acknowledged_promotion) out.push_back(keys.acked);
     return out;
   }
@@ -276,6 +286,8 @@ struct redis_store::impl {
   const std::string value;
   const election_keys keys;
   const std::string ttl_ms;
+  // What the scripts register with our node id.
+  const std::string priority;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
   // redis.replica_ack: the replicas WAIT counts for a renewal (sent with the
@@ -372,8 +384,8 @@ void redis_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.options.ack.on()) {
-    d.eval(redis_detail::renew_script(), {d.keys.lease, d.keys.holder}, {d.value, d.ttl_ms},
-           [&d, handler = std::move(handler)](command_result r) {
+    d.eval(redis_detail::renew_script(), {d.keys.lease, d.keys.holder, d.keys.candidates},
+           d.renew_args(), [&d, handler = std::move(handler)](command_result r) {
              d.finish<renew_answer>(r, parse_renew_reply, handler);
            });
     return;
@@ -382,8 +394,8 @@ void redis_store::async_renew(renew_handler handler) {
   // script answered; the script's own answer is checked against it after.
   const int sent_needed = d.ack_needed;
   d.node->eval_with(
-      redis_detail::renew_script(), d.required_renew_keys(),
-      {d.value, d.ttl_ms, d.ack_requirement()}, d.wait_command(sent_needed),
+      redis_detail::renew_script(), d.required_renew_keys(), d.renew_args(),
+      d.wait_command(sent_needed),
       [&d, sent_needed, weak = d.shell.guard(),
        handler = std::move(handler)](redis_detail::eval_reply r) {
         if (weak.expired()) return;
@@ -434,21 +446,45 @@ void redis_store::async_release(release_handler handler) {
          });
 }
 
-// Not yet for this kind: a switchover refuses, and status lists no candidates.
-void redis_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+// The release script with a reservation: one atomic step that frees our
+// lease, announces it as any release, and leaves the key reserved for
+// `to_node` for the window (scripts.hpp).
+void redis_store::async_hand_over(const std::string& to_node, milliseconds window,
+                                  release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind cannot hand over yet"});
+  if (auto why = redis_detail::hand_over_target_problem(to_node); !why.empty()) {
+    d.shell.fail_later(std::move(handler),
+                       store_error{std::make_error_code(std::errc::invalid_argument), why});
+    return;
+  }
+  // The token "": the released term's is the counter's, as for a release.
+  std::vector<std::string> args{d.value,
+                                d.keys.channel,
+                                d.publish_command(),
+                                "",
+                                to_node,
+                                std::to_string(std::max<long long>(window.count(), 0)),
+                                d.options.identity.node_id};
+  d.eval(redis_detail::release_script(), {d.keys.lease, d.keys.token, d.keys.holder},
+         std::move(args), [&d, handler = std::move(handler)](command_result r) {
+           d.finish<release_answer>(r, parse_release_reply, handler);
+         });
 }
 
 void redis_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind keeps no candidates yet"});
+  d.eval(redis_detail::candidates_script(), {d.keys.candidates}, {},
+         [&d, handler = std::move(handler)](command_result r) {
+           d.finish<std::vector<registered_candidate>>(
+               r, parse_candidates_reply,
+               [&handler](store_error e, std::vector<registered_candidate> found) {
+                 std::vector<candidate_info> out;
+                 for (auto& c : found) out.push_back(std::move(c.info));
+                 handler(std::move(e), std::move(out));
+               });
+         });
 }
 
 void redis_store::async_create_record(record_handler handler) {

@@ -2,7 +2,10 @@
 // store kind behind the port (baton/lease_store.hpp). Socket I/O, timeouts and
 // reconnects run in asio; hiredis only formats commands and parses replies.
 // Acquire, renew and release are Lua scripts (EVALSHA, falling back to EVAL
-// after NOSCRIPT) so each is one atomic round trip.
+// after NOSCRIPT) so each is one atomic round trip; so are a switchover's
+// hand-over (the release script leaving the lease key reserved for the
+// target) and the candidates' list (a registry every acquire and renewal
+// script updates as it runs).
 //
 // Redis that forgets: when the election's token counter is missing, or the
 // server's run_id differs from the one this store saw before (a restart or a

@@ -17,6 +17,18 @@
 // that finds the lease key gone while the record says it should still live
 // answers "vanished" and holds back until that expiry. Release deletes both.
 //
+// A switchover hands the lease over (release_source with a reservation): the
+// lease key then holds `(reserved) <to node> <by node>` for the window, a
+// value no lease can have (a node id holds neither parentheses nor spaces).
+// Its target's acquire takes it as a free lease, a new term; anyone else's
+// answers held, naming it; renewals, the Redlock take and release see a value
+// not theirs. The hand-over deletes the holder record as a release does, so
+// the lease key that expires with the window is free, not "vanished".
+//
+// Every acquire attempt and renewal also registers its candidate (node id,
+// priority) in the candidates key (BATON_LUA_REGISTER), as part of the
+// script it runs anyway: a standby costs no call of its own.
+//
 // A new term is announced on the events channel (`acquired <value> <token>`)
 // so that standbys, and a node cooling down after a resign, learn the new
 // leader at once rather than at their next attempt. With redis.replica_ack
@@ -29,6 +41,7 @@
 
 #include <boost/uuid/detail/sha1.hpp>
 #include <cstdio>
+#include <string>
 
 namespace baton::redis_detail {
 namespace {
@@ -128,7 +141,53 @@ namespace {
   "  return 'failover'\n" \
   "end\n"
 
-constexpr std::string_view acquire_source = BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH R"lua(
+// The candidates' registry (candidates_key): lines "<node> <priority>
+// <since ms> <until ms>" in the server's clock. A registration lives two
+// ttls; one renewed before it lapsed keeps its start (live_for counts from
+// it). Lapsed lines are dropped at every write; past max_candidates lines the
+// ones lapsing soonest go, never the caller's own; a line whose end lies
+// further than two ttls ahead (the server's clock went back) is cut to two
+// ttls. The key expires with its last line. Everything through redis.pcall:
+// the registry serves switchovers, a preference, and a lease operation never
+// fails for its sake (a key of another type, a write refused for memory).
+// A node id with white space would not parse back, so it is not registered;
+// node ids never have any (the configuration refuses them).
+#define BATON_MAX_CANDIDATES "128"
+#define BATON_LUA_REGISTER \
+  "local function register(key, node, priority, now_ms, ttl)\n" \
+  "  if node == nil or node == '' or string.find(node, '%s') then return end\n" \
+  "  if not string.match(priority or '', '^%-?%d+$') then priority = '0' end\n" \
+  "  local text = redis.pcall('GET', key)\n" \
+  "  if type(text) ~= 'string' then text = '' end\n" \
+  "  local till = now_ms + 2 * ttl\n" \
+  "  local since = now_ms\n" \
+  "  local others = {}\n" \
+  "  for line in string.gmatch(text, '[^\\n]+') do\n" \
+  "    local name, prio, began, ends = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+)$')\n" \
+  "    ends = tonumber(ends)\n" \
+  "    if name and ends > now_ms then\n" \
+  "      if ends > till then ends = till end\n" \
+  "      if name == node then\n" \
+  "        since = math.min(tonumber(began), now_ms)\n" \
+  "      else\n" \
+  "        others[#others + 1] = {name, prio, tonumber(began), ends}\n" \
+  "      end\n" \
+  "    end\n" \
+  "  end\n" \
+  "  table.sort(others, function(a, b) return a[4] > b[4] end)\n" \
+  "  local lines = {}\n" \
+  "  for i = 1, math.min(#others, " BATON_MAX_CANDIDATES " - 1) do\n" \
+  "    local o = others[i]\n" \
+  "    lines[i] = o[1] .. ' ' .. o[2] .. ' ' .. string.format('%.0f', o[3]) .. ' ' ..\n" \
+  "               string.format('%.0f', o[4])\n" \
+  "  end\n" \
+  "  lines[#lines + 1] = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
+  "                      string.format('%.0f', till)\n" \
+  "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
+  "end\n"
+
+constexpr std::string_view acquire_source =
+    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH BATON_LUA_REGISTER R"lua(
 local reset = false
 local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
@@ -150,8 +209,8 @@ if ARGV[5] == 'replicated' then
   -- those that were connected to the old master. The promoted replica is
   -- one replica no more: 'all' counts one fewer, never below the floor of
   -- one (the old master counts again once it is back as a replica).
-  local switched = server_switch({token = KEYS[2], fence = KEYS[3], epoch = KEYS[5],
-                                  mark = KEYS[6], acked = KEYS[7]}, tonumber(ARGV[2]), reset)
+  local switched = server_switch({token = KEYS[2], fence = KEYS[3], epoch = KEYS[6],
+                                  mark = KEYS[7], acked = KEYS[8]}, tonumber(ARGV[2]), reset)
   if switched == 'failover' then
     reset = true
     reset_why = 'failover'
@@ -161,6 +220,14 @@ local fence = call('PTTL', KEYS[3])
 local current = call('GET', KEYS[1])
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+register(KEYS[5], ARGV[8], ARGV[9], now_ms, tonumber(ARGV[2]))
+-- A switchover's reservation: free for its target (a new term), held for
+-- everyone else until the window ends.
+local reserved_for, handed_over_by = nil, nil
+if current then
+  reserved_for, handed_over_by = string.match(current, '^%(reserved%) (%S+) (.*)$')
+  if reserved_for and reserved_for == ARGV[8] then current = false end
+end
 if fence == -2 and current == false then
   -- The lease key is gone: if the record says its holder's lease runs on,
   -- it vanished early (a DEL, an eviction) and its holder may still work.
@@ -184,11 +251,11 @@ if fence == -2 and (current == false or current == ARGV[1]) then
     -- Too few replicas to acknowledge it: no grant, so no token spent and
     -- nothing announced.
     local connected, replid
-    connected, needed, replid = replicas(KEYS[6], ARGV[7])
+    connected, needed, replid = replicas(KEYS[7], ARGV[7])
     if connected < needed then
       return {0, '', 0, call('GET', KEYS[2]) or '', 'replicas', connected, needed}
     end
-    if KEYS[7] then call('SET', KEYS[7], replid .. ' ' .. string.format('%.0f', now_ms)) end
+    if KEYS[8] then call('SET', KEYS[8], replid .. ' ' .. string.format('%.0f', now_ms)) end
   end
   call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
@@ -222,6 +289,10 @@ end
 local token = call('GET', KEYS[2])
 if token == false then token = '' end
 local wait = call('PTTL', KEYS[1])
+if fence == -2 and reserved_for then
+  -- Held for the window: by nobody, but named after who handed it over.
+  return {0, handed_over_by, wait, token, 'reserved', reserved_for}
+end
 if fence == -2 then
   if wait < 0 then return {0, current, wait, token} end
   -- PTTL is rounded down to the millisecond, and the key lives until the
@@ -243,7 +314,11 @@ if fence == -2 then
   end
   return {0, current, wait, token, '', free_in}
 end
-if current == false then current = '(store reset)' end
+if current == false or reserved_for then
+  current = '(store reset)'
+  -- A reservation is no lease: only the fence holds its target back.
+  if reserved_for then wait = -2 end
+end
 if fence == -1 or wait == -1 then
   wait = -1
 elseif fence > wait then
@@ -328,7 +403,8 @@ return {1, ''}
 // data lifted it to its clock, above our token, and that lift is what keeps
 // later tokens above any its lost terms handed out. A take does not count as
 // a renewal of this round: only a key that was ours when the renewal ran
-// there proves that nobody else held it meanwhile.
+// there proves that nobody else held it meanwhile. A hand-over's reservation
+// is a value, not a free key: never taken.
 constexpr std::string_view renew_or_take_source = BATON_LUA_CALL R"lua(
 local current = call('GET', KEYS[1])
 local now = call('TIME')
@@ -359,6 +435,25 @@ call('SET', KEYS[4], record)
 return 2
 )lua";
 
+// The registry's live lines (BATON_LUA_REGISTER), read only: a flat array of
+// node, priority, ms registered without a gap, ms until the line lapses.
+constexpr std::string_view candidates_source = BATON_LUA_CALL R"lua(
+local text = call('GET', KEYS[1]) or ''
+local now = call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local out = {}
+for line in string.gmatch(text, '[^\n]+') do
+  local name, prio, began, ends = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+)$')
+  if name and tonumber(ends) > now_ms then
+    out[#out + 1] = name
+    out[#out + 1] = tonumber(prio)
+    out[#out + 1] = math.max(0, now_ms - tonumber(began))
+    out[#out + 1] = tonumber(ends) - now_ms
+  end
+end
+return out
+)lua";
+
 // `baton init-store`: the counter, seeded as the acquire script seeds a
 // missing one, but without the fence: the operator says nothing was lost.
 constexpr std::string_view create_record_source = BATON_LUA_CALL R"lua(
@@ -368,35 +463,41 @@ call('SET', KEYS[1], now[1] .. string.format('%06d', tonumber(now[2])))
 return 1
 )lua";
 
-constexpr std::string_view renew_source = BATON_LUA_CALL BATON_LUA_REPLICAS R"lua(
+constexpr std::string_view renew_source =
+    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER R"lua(
 if call('GET', KEYS[1]) == ARGV[1] then
   local needed = 0
-  if ARGV[3] then
+  local now = call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  register(KEYS[3], ARGV[3], ARGV[4], now_ms, tonumber(ARGV[2]))
+  if ARGV[5] then
     -- Too few replicas: the lease is not extended (the renewal would not
     -- count anyway), so it lapses when its holder believes it does.
     local connected, replid
-    connected, needed, replid = replicas(KEYS[3], ARGV[3])
+    connected, needed, replid = replicas(KEYS[4], ARGV[5])
     if connected < needed then return {2, connected, needed} end
-    if KEYS[4] then
-      local now = call('TIME')
-      local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-      call('SET', KEYS[4], replid .. ' ' .. string.format('%.0f', now_ms))
-    end
+    if KEYS[5] then call('SET', KEYS[5], replid .. ' ' .. string.format('%.0f', now_ms)) end
   end
-  local now = call('TIME')
-  local until_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[2])
-  call('SET', KEYS[2], string.format('%.0f', until_ms) .. ' ' .. ARGV[1])
+  call('SET', KEYS[2], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
   local extended = call('PEXPIRE', KEYS[1], ARGV[2])
-  if ARGV[3] then return {extended, 0, needed} end
+  if ARGV[5] then return {extended, 0, needed} end
   return extended
 end
-if ARGV[3] then return {0, 0, 0} end
+if ARGV[5] then return {0, 0, 0} end
 return 0
 )lua";
 
 constexpr std::string_view release_source = BATON_LUA_CALL R"lua(
 if call('GET', KEYS[1]) == ARGV[1] then
   call('DEL', KEYS[1], KEYS[3])
+  -- A hand-over (ARGV[5], a node id without white space; ARGV[6] > 0 ms):
+  -- the freed lease key holds the reservation for the window, which only
+  -- ARGV[5]'s acquire takes (acquire_source). The holder record is gone as
+  -- after any release: the reservation's expiry frees the lease for all.
+  local window = tonumber(ARGV[6] or '')
+  if ARGV[5] and ARGV[5] ~= '' and window and window > 0 then
+    call('SET', KEYS[1], '(reserved) ' .. ARGV[5] .. ' ' .. ARGV[7], 'PX', ARGV[6])
+  end
   -- ARGV[4]: the released term's token when the caller knows it better
   -- than this server's counter (a Redlock master may have missed its write-back).
   local token = ARGV[4]
@@ -415,8 +516,21 @@ return 0
 #undef BATON_LUA_CALL
 #undef BATON_LUA_REPLICAS
 #undef BATON_LUA_SWITCH
+#undef BATON_LUA_REGISTER
+#undef BATON_MAX_CANDIDATES
 
 }  // namespace
+
+std::string hand_over_target_problem(std::string_view to_node) {
+  for (const char c : to_node) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f) {
+      // Not quoted back: the id is what the log must not carry.
+      return "hand over: the target's node id holds white space or a control character";
+    }
+  }
+  return {};
+}
 
 std::string sha1_hex(std::string_view data) {
   boost::uuids::detail::sha1 hash;
@@ -450,6 +564,11 @@ const lua_script& switch_script() {
 
 const lua_script& renew_script() {
   static const lua_script script{renew_source, sha1_hex(renew_source)};
+  return script;
+}
+
+const lua_script& candidates_script() {
+  static const lua_script script{candidates_source, sha1_hex(candidates_source)};
   return script;
 }
 

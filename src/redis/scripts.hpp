@@ -13,18 +13,20 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token, fence, holder record, (replicated, or with a replica
-/// requirement) the epoch key, (with a replica requirement) the replicas
-/// key, and (Sentinel with the requirement "all") the acked key, which a
-/// grant then sets to the master's replication ID and the server's ms, and
-/// which lets a promotion that kept every acknowledged write go without a
-/// hold-back (see switch_script). ARGV: our value, ttl ms, channel, optionally "grant" (a Redlock
-/// master: no INCR, no announcement; else ""), optionally "replicated"
+/// KEYS: lease, token, fence, holder record, candidates, (replicated, or
+/// with a replica requirement) the epoch key, (with a replica requirement)
+/// the replicas key, and (Sentinel with the requirement "all") the acked key,
+/// which a grant then sets to the master's replication ID and the server's
+/// ms, and which lets a promotion that kept every acknowledged write go
+/// without a hold-back (see switch_script). ARGV: our value, ttl ms, channel,
+/// "grant" (a Redlock master: no INCR, no announcement) or "", "replicated"
 /// (Sentinel, Cluster: the epoch check and tokens of at least the server's
-/// clock in microseconds; else ""), optionally the publish command
-/// ("SPUBLISH" in a Cluster; default PUBLISH), and optionally the replica
-/// requirement (redis.replica_ack: "all" or a number; "" = none). A grant also
-/// writes the holder record.
+/// clock in microseconds) or "", the publish command ("SPUBLISH" in a
+/// Cluster, else "PUBLISH"), the replica requirement (redis.replica_ack:
+/// "all" or a number; "" = none), our node id and our priority, which every
+/// call registers in the candidates key. A grant also writes the holder
+/// record. A lease key holding a hand-over's reservation for our node id is
+/// free to us (a new term); for another node it is held.
 /// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free},
 /// or with a replica requirement {1, token, replicas needed, 1 if the lease
 /// was free} and no announcement (the caller announces the term once WAIT
@@ -40,7 +42,9 @@ struct lua_script {
 /// show that it followed that one live with every acknowledged write: it
 /// then lifted the counter to TIME and set the fence); or {0, the record's value, ms
 /// until its expiry, token, "vanished"} when the lease key is gone but the
-/// holder record says another value's lease runs on.
+/// holder record says another value's lease runs on; or {0, the node that
+/// handed over, ms left of the window, token, "reserved", the node it is
+/// reserved for} while a hand-over's reservation for another node holds.
 const lua_script& acquire_script();
 /// KEYS: token, fence. ARGV: ttl ms, text stored in the fence. Lifts the
 /// counter to at least TIME in microseconds, makes the fence last at least
@@ -58,9 +62,10 @@ const lua_script& fence_script();
 /// (no fence set), or "failover", "unrecorded" (no epoch) or "lost" (no
 /// counter), each with the fence set for at least ttl ms.
 const lua_script& switch_script();
-/// KEYS: lease, holder record, (with a replica requirement) the replicas
-/// key, and (Sentinel with "all") the acked key, set as a grant sets it.
-/// ARGV: our value, ttl ms, and optionally the replica requirement ("all" or
+/// KEYS: lease, holder record, candidates, (with a replica requirement) the
+/// replicas key, and (Sentinel with "all") the acked key, set as a grant
+/// sets it. ARGV: our value, ttl ms, our node id, our priority (registered
+/// when the lease is ours), and optionally the replica requirement ("all" or
 /// a number). Returns 1 (renewed, record updated) or 0 (not ours);
 /// with a requirement {1 or 0, 0, replicas needed}, or {2, connected, needed}
 /// when the master has too few replicas (nothing extended).
@@ -68,10 +73,18 @@ const lua_script& renew_script();
 /// KEYS: lease, token, holder record. ARGV: our value, channel ("" = do not
 /// announce: a grant given back, by a Redlock candidate whose acquire was
 /// refused or after replicas did not acknowledge it), and optionally the
-/// publish command (default PUBLISH) and the released term's token. Returns 1
-/// (lease and record deleted, announced as "released <value> <token>") or 0
-/// (not ours).
+/// publish command (default PUBLISH), the released term's token ("" = the
+/// counter's), and for a hand-over the node it is for (a node id: no white
+/// space), the window in ms and our node id. Returns 1 (lease and record
+/// deleted, announced as "released <value> <token>"; with a hand-over and a
+/// window > 0 the lease key then holds `(reserved) <to> <by>` for the
+/// window) or 0 (not ours; nothing changed).
 const lua_script& release_script();
+
+/// KEYS: candidates. Reads the registry (nothing written): a flat array of
+/// node id, priority, ms registered without a gap, ms until the
+/// registration lapses, for each live registration.
+const lua_script& candidates_script();
 
 /// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the
 /// token, channel, "1" to announce a new term. Sets the counter and the term
@@ -82,14 +95,20 @@ const lua_script& write_back_script();
 
 /// The Redlock renewal. KEYS: lease, token, fence, holder record, term.
 /// ARGV: our value, ttl ms, our token. 1 = renewed (it was ours); 2 = taken
-/// (it was free, unfenced, not vanished early, and no newer term wrote its
-/// token there: now ours, the counter raised to our token if below it, the
-/// term key = our token); 0 = neither.
+/// (it was free, not reserved by a hand-over, unfenced, not vanished early,
+/// and no newer term wrote its token there: now ours, the counter raised to
+/// our token if below it, the term key = our token); 0 = neither.
 const lua_script& renew_or_take_script();
 
 /// KEYS: token. Creates the token counter from TIME in microseconds when it
 /// is missing (returns 1), else changes nothing (returns 0).
 const lua_script& create_record_script();
+
+/// Why `to_node` cannot be a hand-over's target ("" = it can): the
+/// reservation names it in the lease key between spaces, so it must hold no
+/// white space or control characters. An empty one names nobody: the
+/// hand-over is a plain release (as a window of 0 is).
+std::string hand_over_target_problem(std::string_view to_node);
 
 /// SHA1 of `data` as 40 lowercase hex digits.
 std::string sha1_hex(std::string_view data);

@@ -81,7 +81,8 @@ bool acquire_round::split() const {
   if (granted().empty()) return false;
   std::map<std::string, std::size_t> named;
   for (const auto& a : answers_) {
-    if (a && a->what == master_answer::kind::held && !a->holder.empty()) {
+    if (a && a->what == master_answer::kind::held && !a->holder.empty() &&
+        a->reserved_for.empty()) {
       if (++named[a->holder] >= majority_of(answers_.size())) return false;
     }
   }
@@ -148,6 +149,7 @@ acquire_answer acquire_round::refusal(const std::optional<known_term>& known) co
                              counts.count(known->token) != 0 && counts.at(known->token) == votes;
     out.token = known_among ? known->token : 0;
   }
+  out.reserved_for = reservation_of(out.holder);
   // Sorted with "never" last: the majority-th smallest is when a majority
   // would grant.
   std::sort(free_in.begin(), free_in.end(), [](const auto& a, const auto& b) {
@@ -194,9 +196,29 @@ bool acquire_round::refusal_waits_for_more(const std::optional<known_term>& know
   return naming > 0;
 }
 
+std::string acquire_round::reservation_of(const std::string& holder) const {
+  if (holder.empty()) return {};
+  // Per reserved node ("" = a lease), how many masters naming `holder` say so.
+  std::map<std::string, std::size_t> said;
+  for (const auto& a : answers_) {
+    if (a && a->what == master_answer::kind::held && a->holder == holder) ++said[a->reserved_for];
+  }
+  std::string out;
+  std::size_t most = 0;
+  for (const auto& [reserved_for, count] : said) {
+    // "" sorts first, so a tie with a lease stays a lease.
+    if (count > most) {
+      most = count;
+      out = reserved_for;
+    }
+  }
+  return out;
+}
+
 std::optional<known_term> acquire_round::majority_holder() const {
   const auto answer = refusal();
   if (answer.outcome != acquire_outcome::held || answer.token == 0) return std::nullopt;
+  if (!answer.reserved_for.empty()) return std::nullopt;
   std::size_t named = 0;
   for (const auto& a : answers_) {
     if (a && a->what == master_answer::kind::held && a->holder == answer.holder) ++named;

@@ -78,9 +78,12 @@ struct master_answer {
   std::uint64_t counter = 0;
   /// Granted: the lease was free there (a new term on this master).
   bool was_free = false;
-  /// Held: the holder's node id; held back: a node still holding an older
-  /// lease there, if any.
+  /// Held: the holder's node id (for a reservation, the node that handed
+  /// over); held back: a node still holding an older lease there, if any.
   std::string holder;
+  /// Held: the lease is reserved there by a hand-over for this node, until
+  /// free_in; "" = a lease.
+  std::string reserved_for;
   /// Held / held back: time from the answer until this master would grant;
   /// negative = unknown.
   std::chrono::microseconds free_in{-1};
@@ -121,18 +124,22 @@ class acquire_round {
   /// A split vote: we won some masters and another candidate some, and no
   /// holder has a majority. The other one's acquire is refused too and gives
   /// its masters back at once, so waiting for its lease to end would only
-  /// waste a ttl.
+  /// waste a ttl. A reservation is no candidate's grant: it lasts its
+  /// window whatever we do, so masters reserved for another node make no
+  /// split (retrying at once would only spin until the window ends).
   bool split() const;
 
   /// The port's answer for a refused round: held when some master named
   /// another holder (the one named most often; on a tie, `known`'s holder
   /// if it is among them), with the token most of those masters report (on
   /// a tie `known`'s token if it is among them, else 0: unknown, never a
-  /// guess), else held_back. remaining / free_in: when a majority of
-  /// masters would grant, counting our own grants (released at once) as
-  /// free and failed or silent masters as never; negative when that is
-  /// never. remaining is in whole milliseconds, rounded down as PTTL is;
-  /// free_in is exact.
+  /// guess), else held_back. reserved_for is the node a hand-over reserved
+  /// the lease for when most of the masters naming that holder answered
+  /// with that reservation (on a tie with a lease: "", a lease).
+  /// remaining / free_in: when a majority of masters would grant, counting
+  /// our own grants (released at once) as free and failed or silent masters
+  /// as never; negative when that is never. remaining is in whole
+  /// milliseconds, rounded down as PTTL is; free_in is exact.
   acquire_answer refusal(const std::optional<known_term>& known = std::nullopt) const;
   /// True when the round is refused but refusal(known) could not tell the
   /// holder's token for sure (its masters disagree, and no known term names
@@ -145,10 +152,15 @@ class acquire_round {
   /// majority holds instead of none.
   bool refusal_waits_for_more(const std::optional<known_term>& known = std::nullopt) const;
   /// The holder a majority of all masters named, with its token, when the
-  /// refusal's token is known: a term this node may remember.
+  /// refusal's token is known and names no reservation: a term this node
+  /// may remember (a reservation's node ended its term).
   std::optional<known_term> majority_holder() const;
 
  private:
+  // The reservation most of the masters that name `holder` answered with
+  // ("" = a lease, also on a tie with one).
+  std::string reservation_of(const std::string& holder) const;
+
   quorum_tally tally_;
   std::vector<std::optional<master_answer>> answers_;
 };

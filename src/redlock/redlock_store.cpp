@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "announcements.hpp"
+#include "candidate_merge.hpp"
 #include "master_replies.hpp"
 #include "member_state.hpp"
 #include "quorum.hpp"
@@ -91,6 +92,13 @@ struct redlock_store::impl {
     round_failures failures;
 
     release_call(release_handler h, std::size_t n) : handler(std::move(h)), answered(n) {}
+  };
+
+  struct candidates_call {
+    candidates_handler handler;
+    std::size_t left = 0;
+    std::vector<std::vector<registered_candidate>> answered;
+    round_failures failures;
   };
 
   struct record_call {
@@ -228,8 +236,10 @@ struct redlock_store::impl {
     auto call = std::make_shared<acquire_call>(std::move(handler), size());
     call->sent = mono_clock::now();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::acquire_script(), {keys.lease, keys.token, keys.fence, keys.holder},
-           {value, ttl_ms, keys.channel, "grant"},
+      eval(i, redis_detail::acquire_script(),
+           {keys.lease, keys.token, keys.fence, keys.holder, keys.candidates},
+           {value, ttl_ms, keys.channel, "grant", "", "PUBLISH", "", options.identity.node_id,
+            priority},
            [this, call, i](command_result r) { on_grant(call, i, std::move(r)); });
     }
   }
@@ -372,7 +382,8 @@ struct redlock_store::impl {
     auto call = std::make_shared<renew_call>(std::move(handler), size());
     call->sent = mono_clock::now();
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::renew_script(), {keys.lease, keys.holder}, {value, ttl_ms},
+      eval(i, redis_detail::renew_script(), {keys.lease, keys.holder, keys.candidates},
+           {value, ttl_ms, options.identity.node_id, priority},
            [this, call, i](command_result r) { on_renewed(*call, i, std::move(r)); });
     }
   }
@@ -456,15 +467,22 @@ struct redlock_store::impl {
 
   // --- release -----------------------------------------------------------------------
 
-  void release(release_handler handler) {
+  // A hand-over is a release (`reservation` empty: a plain one) whose
+  // script leaves each master where the lease was ours reserved for its
+  // target (see release_script): the target's acquire takes those masters
+  // as free, anyone else's is refused there until the window ends, and a
+  // renewal's take never takes a reserved master (it takes free ones only).
+  // The round is answered as a release's.
+  void release(release_handler handler, std::vector<std::string> reservation = {}) {
     auto call = std::make_shared<release_call>(std::move(handler), size());
     // Every master announces the term's own token, so that a watcher can
     // tell a late copy of that term from a newer one whatever master it
     // hears first.
     const std::string term = held_token == 0 ? "" : std::to_string(held_token);
+    std::vector<std::string> args{value, keys.channel, "PUBLISH", term};
+    args.insert(args.end(), reservation.begin(), reservation.end());
     for (std::size_t i = 0; i < size(); ++i) {
-      eval(i, redis_detail::release_script(), {keys.lease, keys.token, keys.holder},
-           {value, keys.channel, "PUBLISH", term},
+      eval(i, redis_detail::release_script(), {keys.lease, keys.token, keys.holder}, args,
            [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
     }
   }
@@ -499,6 +517,44 @@ struct redlock_store::impl {
     call.done = true;
     auto handler = std::move(call.handler);
     handler(std::move(e), a);
+  }
+
+  // --- candidates --------------------------------------------------------------------
+
+  // Every master's registry, merged once each has answered or failed
+  // (within the command timeout): the list is for choosing a switchover's
+  // target, where a candidate only some masters saw still counts. Fewer
+  // than a majority answering is the round's error, as for every round.
+  void candidates(candidates_handler handler) {
+    auto call = std::make_shared<candidates_call>();
+    call->handler = std::move(handler);
+    call->left = size();
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::candidates_script(), {keys.candidates}, {},
+           [this, call, i](command_result r) { on_candidates(*call, i, std::move(r)); });
+    }
+  }
+
+  void on_candidates(candidates_call& call, std::size_t i, command_result r) {
+    // After close() every answer is an abort: nothing to note of the master.
+    if (!shell.closed()) {
+      if (r.ec) {
+        failed_in(call.failures, i, {r.ec, r.detail});
+      } else if (auto parsed = parse_candidates_reply(r.reply); parsed.ec) {
+        failed_in(call.failures, i, {parsed.ec, parsed.detail});
+      } else {
+        call.answered.push_back(std::move(parsed.value));
+      }
+    }
+    if (--call.left > 0 || !call.handler) return;
+    auto handler = std::move(call.handler);
+    if (shell.closed()) return handler(store_shell::aborted(), {});
+    if (call.answered.size() < redlock_detail::majority_of(size())) {
+      return handler(round_error(call.failures, !call.answered.empty(),
+                                 "candidates: answered by " + of_masters(call.answered.size())),
+                     {});
+    }
+    handler({}, redlock_detail::merge_candidates(call.answered));
   }
 
   // --- record ------------------------------------------------------------------------
@@ -605,6 +661,8 @@ struct redlock_store::impl {
   // Its term key: per master, the largest token a term wrote there.
   const election_keys keys;
   const std::string ttl_ms;
+  // What the scripts register with our node id.
+  const std::string priority = std::to_string(options.identity.priority);
   std::vector<redis_detail::connection_options> conn_options;
   std::vector<member> members;
   bool watching = false;
@@ -648,21 +706,22 @@ void redlock_store::async_release(release_handler handler) {
   impl_->release(std::move(handler));
 }
 
-// Not yet for this kind: a switchover refuses, and status lists no candidates.
-void redlock_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+void redlock_store::async_hand_over(const std::string& to_node, milliseconds window,
+                                    release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind cannot hand over yet"});
+  if (auto why = redis_detail::hand_over_target_problem(to_node); !why.empty()) {
+    d.shell.fail_later(std::move(handler),
+                       store_error{std::make_error_code(std::errc::invalid_argument), why});
+    return;
+  }
+  d.release(std::move(handler), {to_node, std::to_string(std::max<long long>(window.count(), 0)),
+                                 d.options.identity.node_id});
 }
 
 void redlock_store::async_candidates(candidates_handler handler) {
-  auto& d = *impl_;
-  if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind keeps no candidates yet"});
+  if (impl_->shell.reject_if_closed(handler)) return;
+  impl_->candidates(std::move(handler));
 }
 
 void redlock_store::async_create_record(record_handler handler) {

@@ -12,6 +12,12 @@
 //   the answer is held, held back, or an error.
 // - Renew: on every master; renewed when a majority renewed within validity.
 // - Release: on every master; the masters announce it.
+// - Hand-over: a release that leaves every master where the lease was ours
+//   reserved for the target for the window (the shared release script), so
+//   only the target's acquire wins a majority there until it ends.
+// - Candidates: every acquire attempt and renewal registers on each master
+//   it reaches; the list is the union of the masters' registries
+//   (candidate_merge.hpp), once a majority answered.
 // A slow or dead minority is never waited for: each round is decided by the
 // first majority (or by enough failures that no majority is left).
 #pragma once

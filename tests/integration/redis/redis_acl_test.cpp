@@ -131,6 +131,46 @@ TEST(redis_acl, a_held_answer_needs_no_pubsub_permission) {
   EXPECT_GE(counted.value.contenders, 0);
 }
 
+// A switchover needs nothing more: the hand-over is the release script
+// with a SET, and the candidates' registry is a string under the election's
+// keys that the scripts read and write with GET and SET.
+TEST(redis_acl, the_minimal_permissions_hand_over_and_list_candidates) {
+  baton::testing::redis_server server;
+  seed_counter(server);
+  server.command(acl_setuser(minimal_commands));
+  asio::io_context io;
+  baton::redis_store a(io, as_baton(server, "a"));
+  baton::redis_store b(io, as_baton(server, "b"));
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_FALSE(acquire(io, b).error);
+
+  int calls = 0;
+  baton::store_error error;
+  std::vector<baton::candidate_info> listed;
+  a.async_candidates([&](baton::store_error e, std::vector<baton::candidate_info> c) {
+    ++calls;
+    error = std::move(e);
+    listed = std::move(c);
+  });
+  ASSERT_TRUE(run_until(io, [&] { return calls == 1; }));
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_EQ(listed.size(), 2u);
+
+  baton::release_answer handed = baton::release_answer::not_ours;
+  a.async_hand_over("b", std::chrono::milliseconds(5000),
+                    [&](baton::store_error e, baton::release_answer r) {
+                      ++calls;
+                      error = std::move(e);
+                      handed = r;
+                    });
+  ASSERT_TRUE(run_until(io, [&] { return calls == 2; }));
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_EQ(handed, baton::release_answer::released);
+  auto taken = acquire(io, b);
+  ASSERT_FALSE(taken.error) << taken.error.message();
+  EXPECT_TRUE(taken.value.acquired());
+}
+
 TEST(redis_acl, each_missing_permission_is_named) {
   baton::testing::redis_server server;
   seed_counter(server);

@@ -186,6 +186,13 @@ std::vector<handshake_case> cases() {
        redis_errc::permission_denied,
        "INFO server: NOPERM this user has no permissions to run the 'info' command (baton reads "
        "the server's run_id to notice restarts: grant +info)"},
+      {"INFO refused for want of a password: the server's words, as an auth failure",
+       {"", "", 0, true, false, peer},
+       {r::error("NOAUTH Authentication required.")},
+       {"send INFO server", "await", "failed"},
+       1,
+       redis_errc::auth_failed,
+       "INFO server: NOAUTH Authentication required."},
       {"INFO refused otherwise: an empty run_id, and on",
        {"", "", 0, true, false, peer},
        {r::error("ERR unknown command 'INFO'")},

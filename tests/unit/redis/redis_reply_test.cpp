@@ -274,6 +274,68 @@ TEST(release_reply_parsing, malformed_shapes_are_unexpected) {
   EXPECT_EQ(err.detail, "release: ERR x");
 }
 
+TEST(acquire_reply_parsing, a_reservation_for_another_node_is_held_naming_it) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("node-a"), r::integer_reply(4200), r::string("42"),
+                r::string("reserved"), r::string("node-b")}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_EQ(p.value.answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(p.value.answer.holder, "node-a");
+  EXPECT_EQ(p.value.answer.reserved_for, "node-b");
+  EXPECT_EQ(p.value.answer.remaining, baton::milliseconds(4200));
+  EXPECT_EQ(p.value.answer.token, 42u);
+  EXPECT_FALSE(p.value.found_reset);
+  // A reservation for nobody, or named by a number, is no answer.
+  for (const auto& to : {r::string(""), r::integer_reply(3)}) {
+    auto bad = baton::parse_acquire_reply(
+        r::array({r::integer_reply(0), r::string("node-a"), r::integer_reply(4200),
+                  r::string("42"), r::string("reserved"), to}));
+    EXPECT_EQ(bad.ec, redis_errc::unexpected_reply) << baton::describe_reply(to);
+  }
+}
+
+TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
+  auto p = baton::parse_candidates_reply(
+      r::array({r::string("node-a"), r::integer_reply(0), r::integer_reply(1500),
+                r::integer_reply(9000), r::string("node-b"), r::integer_reply(-2),
+                r::integer_reply(0), r::integer_reply(12)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  ASSERT_EQ(p.value.size(), 2u);
+  EXPECT_EQ(p.value[0].info.node, "node-a");
+  EXPECT_EQ(p.value[0].info.priority, 0);
+  EXPECT_EQ(p.value[0].info.live_for, baton::milliseconds(1500));
+  EXPECT_EQ(p.value[0].left, baton::milliseconds(9000));
+  EXPECT_EQ(p.value[1].info.priority, -2);
+  auto none = baton::parse_candidates_reply(r::array({}));
+  ASSERT_FALSE(none.ec);
+  EXPECT_TRUE(none.value.empty());
+  for (const auto& reply :
+       {r::nil(), r::integer_reply(1), r::array({r::string("a"), r::integer_reply(0)}),
+        r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1)}),
+        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1)}),
+        r::array({r::string("a"), r::integer_reply(1LL << 40), r::integer_reply(1),
+                  r::integer_reply(1)}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1)}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0)})}) {
+    auto bad = baton::parse_candidates_reply(reply);
+    EXPECT_EQ(bad.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
+    EXPECT_NE(bad.detail.find("candidates"), std::string::npos);
+  }
+  auto err = baton::parse_candidates_reply(r::error("WRONGTYPE x"));
+  EXPECT_EQ(err.ec, redis_errc::server_error);
+}
+
+TEST(reservation_in, reads_the_hand_overs_value_and_nothing_else) {
+  const auto r = baton::reservation_in("(reserved) node-b node-a");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->to, "node-b");
+  EXPECT_EQ(r->by, "node-a");
+  for (const auto* value :
+       {"node-a:0123456789abcdef", "(reserved) node-b", "(reserved)  x", "(store reset)", ""}) {
+    EXPECT_FALSE(baton::reservation_in(value).has_value()) << value;
+  }
+}
+
 TEST(holder_from_value, takes_everything_before_the_last_colon) {
   EXPECT_EQ(baton::holder_from_value("node-a:0123abcd"), "node-a");
   EXPECT_EQ(baton::holder_from_value("host:8080:0123abcd"), "host:8080");

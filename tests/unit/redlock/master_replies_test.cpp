@@ -49,6 +49,17 @@ TEST(grant_reply, busy_answers_are_held_or_held_back_with_the_time_until_free) {
   EXPECT_TRUE(fenced.value.found_reset);
 }
 
+TEST(grant_reply, a_reservation_for_another_node_is_held_with_its_target) {
+  auto r = parse_grant_reply(
+      arr({num(0), str("node-a"), num(4200), str("42"), str("reserved"), str("node-b")}));
+  ASSERT_FALSE(r.ec) << r.detail;
+  EXPECT_EQ(r.value.answer.what, kind::held);
+  EXPECT_EQ(r.value.answer.holder, "node-a");
+  EXPECT_EQ(r.value.answer.reserved_for, "node-b");
+  EXPECT_EQ(r.value.answer.counter, 42u);
+  EXPECT_EQ(r.value.answer.free_in, std::chrono::milliseconds(4200));
+}
+
 TEST(grant_reply, other_shapes_are_errors_that_say_what_came) {
   for (const auto& bad : {arr({num(1), str("x1"), num(1)}), arr({num(1), str(""), num(1)}),
                           arr({num(1), str("5"), num(2)}), arr({num(1), num(5)}),

@@ -297,6 +297,48 @@ TEST(quorum, a_split_vote_is_told_apart_from_a_holder_with_a_majority) {
   EXPECT_FALSE(nothing_won.split());  // maybe a leader we cannot fully see: wait for it
 }
 
+master_answer reserved(std::string by, std::string to, std::uint64_t token, long free_in_us) {
+  auto a = held(std::move(by), token, free_in_us);
+  a.reserved_for = std::move(to);
+  return a;
+}
+
+TEST(quorum, a_reservation_is_refused_until_its_window_ends_and_is_no_split) {
+  // A standby's round after a hand-over that reached two of three masters;
+  // the third, free, granted to it.
+  acquire_round r(3);
+  r.record(0, granted(41));
+  r.record(1, reserved("a", "b", 41, 4'000'000));
+  r.record(2, reserved("a", "b", 41, 4'100'000));
+  EXPECT_EQ(r.current(), verdict::impossible);
+  EXPECT_FALSE(r.split()) << "retrying at once would spin for the window";
+  const auto answer = r.refusal();
+  EXPECT_EQ(answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(answer.holder, "a");
+  EXPECT_EQ(answer.reserved_for, "b");
+  EXPECT_EQ(answer.token, 41u);
+  // A majority (the free master, given back, and one more) grants once
+  // the first reservation ends.
+  EXPECT_EQ(answer.free_in, microseconds(4'000'000));
+  EXPECT_FALSE(r.majority_holder()) << "a reservation's node ended its term";
+
+  // Most masters still show the lease itself (the hand-over missed them):
+  // a lease, not a reservation.
+  acquire_round lease(3);
+  lease.record(0, held("a", 41, 2'000'000));
+  lease.record(1, held("a", 41, 2'000'000));
+  lease.record(2, reserved("a", "b", 41, 4'000'000));
+  EXPECT_EQ(lease.refusal().reserved_for, "");
+  ASSERT_TRUE(lease.majority_holder());
+  EXPECT_EQ(lease.majority_holder()->holder, "a");
+  acquire_round tied(4);
+  tied.record(0, held("a", 41, 2'000'000));
+  tied.record(1, reserved("a", "b", 41, 4'000'000));
+  tied.record(2, failed());
+  tied.record(3, failed());
+  EXPECT_EQ(tied.refusal().reserved_for, "") << "a tie with a lease is a lease";
+}
+
 TEST(quorum, only_held_and_held_back_answers_are_certain_refusals) {
   acquire_round r(4);
   r.record(0, granted(1));

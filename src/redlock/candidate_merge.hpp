@@ -1,0 +1,30 @@
+// The Redlock store's candidates: every master keeps its own registry (each
+// acquire attempt and renewal registers on every master it reaches), and
+// the store's list merges what the masters that answered say. Pure: the
+// store feeds in each master's live registrations.
+//
+// The merge is a union: a node any answering master lists has tried or
+// renewed there within two ttls, by that master's clock, so it is alive; a
+// master that restarted empty or missed an attempt must not hide it. A
+// candidate that reaches only a minority of masters is listed too, though
+// it cannot win: a switchover to it reserves the lease for nothing more than
+// the window. A crashed candidate leaves every master's list within two ttls,
+// so it leaves the union then too.
+#pragma once
+
+#include <vector>
+
+#include "baton/lease_store.hpp"
+#include "redis/redis_reply.hpp"
+
+namespace baton::redlock_detail {
+
+/// The union of `per_master` (the live registrations of each master that
+/// answered), one entry per node id, sorted by node id. A node's live_for
+/// is the longest any master reports (the registration that began first
+/// without a gap); its priority is the one of its most recent registration
+/// (the longest time left), in case it restarted with another.
+std::vector<candidate_info> merge_candidates(
+    const std::vector<std::vector<registered_candidate>>& per_master);
+
+}  // namespace baton::redlock_detail

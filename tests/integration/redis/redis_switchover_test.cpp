@@ -1,0 +1,233 @@
+// redis_store's switchover calls against a real redis-server, where the
+// contract suite cannot look: what the hand-over leaves in the lease key and
+// the holder record, how a reservation meets the reset fence and an early
+// DEL, the target check, and the candidates' registry (its bound, its
+// expiry, and that a broken registry never fails a lease operation).
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "redis/lease_keys.hpp"
+#include "redis/redis_store.hpp"
+#include "store_test_util.hpp"
+#include "support/servers/redis_server.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+using baton::milliseconds;
+using namespace std::chrono_literals;
+using namespace baton::testing::store_test_util;
+
+outcome<baton::release_answer> hand_over(asio::io_context& io, baton::redis_store& store,
+                                         const std::string& to, milliseconds window) {
+  outcome<baton::release_answer> out;
+  store.async_hand_over(to, window, [&](baton::store_error e, baton::release_answer r) {
+    ++out.calls;
+    out.error = std::move(e);
+    out.value = r;
+  });
+  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "hand-over never completed";
+  return out;
+}
+
+outcome<baton::renew_answer> renew(asio::io_context& io, baton::redis_store& store) {
+  outcome<baton::renew_answer> out;
+  store.async_renew([&](baton::store_error e, baton::renew_answer r) {
+    ++out.calls;
+    out.error = std::move(e);
+    out.value = r;
+  });
+  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "renew never completed";
+  return out;
+}
+
+outcome<std::vector<baton::candidate_info>> candidates(asio::io_context& io,
+                                                       baton::redis_store& store) {
+  outcome<std::vector<baton::candidate_info>> out;
+  store.async_candidates([&](baton::store_error e, std::vector<baton::candidate_info> r) {
+    ++out.calls;
+    out.error = std::move(e);
+    out.value = std::move(r);
+  });
+  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "candidates never completed";
+  return out;
+}
+
+class redis_switchover_test : public ::testing::Test {
+ protected:
+  redis_switchover_test() { seed_counter(server); }
+
+  std::vector<std::string> get(const std::string& key) const {
+    return server.command({"GET", key});
+  }
+  long long pttl(const std::string& key) const {
+    return std::stoll(server.command({"PTTL", key}).at(0));
+  }
+
+  baton::testing::redis_server server;
+  asio::io_context io;
+  const std::string lease = baton::lease_key(election);
+  const std::string holder = baton::holder_key(election);
+  const std::string registry = baton::candidates_key(election);
+  baton::redis_store a{io, options_for(server, "node-a")};
+  baton::redis_store b{io, options_for(server, "node-b")};
+};
+
+TEST_F(redis_switchover_test, the_hand_over_leaves_a_reservation_and_no_holder_record) {
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_EQ(get(holder).size(), 1u) << "a grant writes the holder record";
+  auto r = hand_over(io, a, "node-b", 3000ms);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_EQ(r.value, baton::release_answer::released);
+
+  EXPECT_EQ(get(lease), std::vector<std::string>{"(reserved) node-b node-a"});
+  EXPECT_GT(pttl(lease), 2000);
+  EXPECT_LE(pttl(lease), 3000);
+  EXPECT_TRUE(get(holder).empty()) << "a reservation expiring must not look vanished";
+  // The lease is no longer a's to renew, release or hand over again.
+  EXPECT_EQ(renew(io, a).value, baton::renew_answer::lost);
+  EXPECT_EQ(hand_over(io, a, "node-b", 3000ms).value, baton::release_answer::not_ours);
+  EXPECT_EQ(get(lease), std::vector<std::string>{"(reserved) node-b node-a"});
+
+  auto taken = acquire(io, b);
+  ASSERT_TRUE(taken.value.acquired()) << taken.error.message();
+  EXPECT_EQ(get(lease), std::vector<std::string>{b.lease_value()});
+  EXPECT_GT(pttl(lease), 4000) << "the target's lease lives its ttl, not the window";
+}
+
+TEST_F(redis_switchover_test, a_window_of_zero_or_no_target_is_a_plain_release) {
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_EQ(hand_over(io, a, "node-b", 0ms).value, baton::release_answer::released);
+  EXPECT_TRUE(get(lease).empty());
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_EQ(hand_over(io, a, "", 5000ms).value, baton::release_answer::released);
+  EXPECT_TRUE(get(lease).empty());
+  EXPECT_TRUE(acquire(io, a).value.acquired());
+}
+
+TEST_F(redis_switchover_test, a_target_that_is_no_node_id_is_refused_and_nothing_changes) {
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  for (const std::string to : {"node b", "node-b\n", "\tnode-b"}) {
+    auto r = hand_over(io, a, to, 3000ms);
+    EXPECT_EQ(r.error.code, std::make_error_code(std::errc::invalid_argument)) << "[" << to << "]";
+    EXPECT_NE(r.error.detail.find("hand over"), std::string::npos) << r.error.detail;
+  }
+  EXPECT_EQ(get(lease), std::vector<std::string>{a.lease_value()});
+  EXPECT_EQ(renew(io, a).value, baton::renew_answer::renewed);
+}
+
+TEST_F(redis_switchover_test, the_fence_holds_a_reserved_lease_back_for_its_target_too) {
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_EQ(hand_over(io, a, "node-b", 5000ms).value, baton::release_answer::released);
+  server.command({"SET", baton::fence_key(election), "test fence", "PX", "800"});
+
+  auto held_back = acquire(io, b);
+  ASSERT_FALSE(held_back.error) << held_back.error.message();
+  EXPECT_EQ(held_back.value.outcome, baton::acquire_outcome::held_back);
+  EXPECT_EQ(held_back.value.holder, "") << "a reservation is nobody's lease";
+  EXPECT_GT(held_back.value.remaining, 0ms);
+  EXPECT_LE(held_back.value.remaining, 800ms) << "only the fence holds the target back";
+  EXPECT_EQ(acquire(io, a).value.outcome, baton::acquire_outcome::held_back);
+
+  run_for(io, 900ms);
+  auto other = acquire(io, a);
+  EXPECT_EQ(other.value.outcome, baton::acquire_outcome::held);
+  EXPECT_EQ(other.value.reserved_for, "node-b");
+  EXPECT_TRUE(acquire(io, b).value.acquired());
+}
+
+TEST_F(redis_switchover_test, a_reservation_deleted_early_frees_the_lease_for_everyone) {
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_EQ(hand_over(io, a, "node-b", 60000ms).value, baton::release_answer::released);
+  server.command({"DEL", lease});
+  auto r = acquire(io, a);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired()) << "held back as if a lease had vanished: " << r.value.why;
+}
+
+TEST_F(redis_switchover_test, the_registry_is_bounded_pruned_and_expires) {
+  // 200 lines of live candidates and one lapsed, written by hand.
+  const auto now_ms = std::stoll(server.command({"TIME"}).at(0)) * 1000;
+  std::string text = "gone 0 1 2";
+  for (int i = 0; i < 200; ++i) {
+    text += "\nnode-" + std::to_string(i) + " 0 " + std::to_string(now_ms) + " " +
+            std::to_string(now_ms + 5000 + i);
+  }
+  server.command({"SET", registry, text});
+  ASSERT_FALSE(acquire(io, a).error);
+
+  const auto kept = get(registry).at(0);
+  std::size_t lines = 1;
+  for (char c : kept) lines += c == '\n' ? 1 : 0;
+  EXPECT_EQ(lines, 128u);
+  EXPECT_EQ(kept.find("gone "), std::string::npos);
+  EXPECT_NE(kept.find("\nnode-a 0 "), std::string::npos) << "the caller's own line is kept";
+  EXPECT_NE(kept.find("node-199 "), std::string::npos) << "the lines lapsing last are kept";
+  EXPECT_EQ(kept.find("node-0 "), std::string::npos) << "the lines lapsing first go";
+  // It expires with its last line: two ttls (5 s each) at most.
+  EXPECT_GT(pttl(registry), 0);
+  EXPECT_LE(pttl(registry), 10000);
+
+  auto listed = candidates(io, a);
+  ASSERT_FALSE(listed.error) << listed.error.message();
+  EXPECT_EQ(listed.value.size(), 128u);
+}
+
+TEST_F(redis_switchover_test, a_registration_keeps_its_start_and_its_priority_is_the_latest) {
+  auto opts = options_for(server, "node-c", 1000ms);
+  opts.identity.priority = 3;
+  baton::redis_store c{io, opts};
+  ASSERT_FALSE(acquire(io, c).error);
+  run_for(io, 600ms);
+  ASSERT_FALSE(acquire(io, c).error);
+  auto listed = candidates(io, c);
+  ASSERT_FALSE(listed.error) << listed.error.message();
+  ASSERT_EQ(listed.value.size(), 1u);
+  EXPECT_EQ(listed.value[0].node, "node-c");
+  EXPECT_EQ(listed.value[0].priority, 3);
+  EXPECT_GE(listed.value[0].live_for, 550ms) << "the second attempt continued the first";
+
+  // A gap longer than two ttls starts it again.
+  run_for(io, 2100ms);
+  ASSERT_FALSE(acquire(io, c).error);
+  listed = candidates(io, c);
+  ASSERT_EQ(listed.value.size(), 1u);
+  EXPECT_LT(listed.value[0].live_for, 500ms);
+}
+
+TEST_F(redis_switchover_test, a_broken_registry_never_fails_a_lease_operation) {
+  // A key of another type: read as empty, and written over.
+  server.command({"HSET", registry, "x", "1"});
+  auto r = acquire(io, a);
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_TRUE(r.value.acquired());
+  EXPECT_EQ(server.command({"TYPE", registry}), std::vector<std::string>{"string"});
+  server.command({"DEL", registry});
+  server.command({"HSET", registry, "x", "1"});
+  EXPECT_EQ(renew(io, a).value, baton::renew_answer::renewed);
+  server.command({"DEL", registry});
+  server.command({"HSET", registry, "x", "1"});
+  EXPECT_EQ(acquire(io, b).value.outcome, baton::acquire_outcome::held);
+  // Listing one is an error that says so, not a crash or an empty list.
+  server.command({"DEL", registry});
+  server.command({"HSET", registry, "x", "1"});
+  auto listed = candidates(io, a);
+  EXPECT_TRUE(listed.error);
+  EXPECT_NE(listed.error.detail.find("candidates"), std::string::npos) << listed.error.detail;
+
+  // Garbage of the right type is skipped, and replaced by the next write.
+  server.command({"DEL", registry});
+  server.command({"SET", registry, "no numbers here\n\n x y"});
+  ASSERT_FALSE(acquire(io, b).error);
+  listed = candidates(io, a);
+  ASSERT_FALSE(listed.error) << listed.error.message();
+  ASSERT_EQ(listed.value.size(), 1u);
+  EXPECT_EQ(listed.value[0].node, "node-b");
+}
+
+}  // namespace

@@ -1,0 +1,49 @@
+// The Redlock candidates' merge (candidate_merge.hpp): the union of what the
+// masters that answered list, one entry per node.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "redlock/candidate_merge.hpp"
+
+namespace baton::redlock_detail {
+namespace {
+
+registered_candidate entry(std::string node, int priority, long live_ms, long left_ms) {
+  registered_candidate c;
+  c.info.node = std::move(node);
+  c.info.priority = priority;
+  c.info.live_for = milliseconds(live_ms);
+  c.left = milliseconds(left_ms);
+  return c;
+}
+
+TEST(candidate_merge, lists_every_node_any_master_lists_once) {
+  const auto merged = merge_candidates({
+      {entry("b", 1, 500, 9000), entry("a", 0, 3000, 8000)},
+      {entry("a", 0, 1200, 9500)},  // a master that restarted since
+      {entry("c", -2, 100, 9900)},  // a candidate only this master saw
+  });
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].node, "a");
+  EXPECT_EQ(merged[0].live_for, milliseconds(3000)) << "the longest run without a gap";
+  EXPECT_EQ(merged[1].node, "b");
+  EXPECT_EQ(merged[2].node, "c");
+  EXPECT_EQ(merged[2].priority, -2);
+}
+
+TEST(candidate_merge, a_node_keeps_the_priority_of_its_latest_registration) {
+  const auto merged = merge_candidates({{entry("a", 1, 4000, 2000)}, {entry("a", 5, 100, 9000)}});
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].priority, 5);
+  EXPECT_EQ(merged[0].live_for, milliseconds(4000));
+}
+
+TEST(candidate_merge, no_registrations_are_no_candidates) {
+  EXPECT_TRUE(merge_candidates({}).empty());
+  EXPECT_TRUE(merge_candidates({{}, {}}).empty());
+}
+
+}  // namespace
+}  // namespace baton::redlock_detail
