@@ -511,6 +511,13 @@ struct driver::impl {
                        r.remaining.count());
         }
         hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
+        if (r.reserved_for == cfg.node_id) {
+          // The store's contract says this node's acquire takes its own
+          // reservation: say so, the window will pass without a leader.
+          spdlog::warn("the store refused the lease reserved for this node (holder '{}', {}ms "
+                       "left); trying again when the reservation ends",
+                       r.holder, r.remaining.count());
+        }
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups_trusted,
                              r.outcome == acquire_outcome::held_back, r.free_in, r.why,
                              r.contenders, r.reserved_for, r.outranked_by});
