@@ -13,6 +13,10 @@
 // candidates that never saw the old server are held back too. A restart
 // with its data intact is not a reset: the leader keeps its term and token
 // (see lease_sql.hpp).
+//
+// A switchover's hand-over is a release that leaves a reservation in the
+// same row; the candidates register in <table>_candidates from the acquire
+// and renew statements they already run (lease_sql.hpp).
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "postgres/lease_sql.hpp"
+#include "postgres/postgres_check.hpp"
 #include "support/servers/postgres_server.hpp"
 
 namespace baton {
@@ -119,6 +120,24 @@ struct fixture : ::testing::Test {
     pg.query("CREATE ROLE baton LOGIN");
     pg.query("GRANT SELECT, INSERT, UPDATE ON baton_lease TO baton");
     pg.query("GRANT USAGE ON SEQUENCE baton_lease_token TO baton");
+  }
+
+  // `baton check-store`'s line about the candidates' table, as `user`
+  // ("" = none).
+  std::string check_line_of_candidates(const std::string& user) {
+    config cfg;
+    cfg.election = "e";
+    cfg.postgres.url = pg.conninfo(user);
+    cfg.postgres.command_timeout = 1000ms;
+    std::optional<check_report> report;
+    store_check_detail::async_check_postgres(io, cfg,
+                                             [&](check_report r) { report = std::move(r); });
+    EXPECT_TRUE(wait(report)) << "no report within 10 s";
+    if (!report) return {};
+    for (const auto& line : report->lines) {
+      if (line.topic == "candidates") return std::string(to_string(line.verdict)) + " " + line.text;
+    }
+    return {};
   }
 
   bool registry_exists() {
@@ -393,6 +412,10 @@ TEST_F(fixture, a_role_with_only_the_grants_from_before_keeps_its_lease_without_
   EXPECT_EQ(cb.code, postgres_errc::missing_schema);
   EXPECT_NE(cb.detail.find("postgres.create_schema is off"), std::string::npos) << cb.detail;
   EXPECT_NE(cb.detail.find("baton init-store --print"), std::string::npos) << cb.detail;
+  // `baton check-store` says so beforehand, as a note: leases work.
+  EXPECT_EQ(check_line_of_candidates("baton"),
+            "note baton_lease_candidates does not exist and baton may not create it: leases work, "
+            "but a switchover lists no candidates (apply `baton init-store --print`)");
 
   // The DBA applies the new part and its grant.
   const postgres_detail::lease_sql sql("baton_lease");
@@ -400,6 +423,8 @@ TEST_F(fixture, a_role_with_only_the_grants_from_before_keeps_its_lease_without_
   const auto text = sql.ddl_for_people();
   const auto grant = text.find("GRANT SELECT, INSERT, UPDATE, DELETE");
   pg.query(text.substr(grant, text.find('\n', grant) - grant));
+  EXPECT_EQ(check_line_of_candidates("baton"),
+            "ok SELECT, INSERT, UPDATE and DELETE on baton_lease_candidates");
   auto [c2, empty] = candidates(*b);
   ASSERT_FALSE(c2) << c2.message();
   EXPECT_EQ(renew(*b).second, renew_answer::renewed);
