@@ -103,7 +103,19 @@ std::string lease_sql::ddl() const {
          "CREATE SEQUENCE IF NOT EXISTS " + quoted_sequence_ + " AS bigint;\n" + registry_ddl();
 }
 
+bool lease_sql::has_registry() const {
+  // PostgreSQL cuts names at 63 bytes (NAMEDATALEN - 1; the names are
+  // ASCII): a table name of 62 cuts both <table>_token and
+  // <table>_candidates to <table>_.
+  const auto cut = [](const std::string& name) {
+    const auto dot = name.find('.');
+    return (dot == std::string::npos ? name : name.substr(dot + 1)).substr(0, 63);
+  };
+  return cut(candidates_) != cut(table_) && cut(candidates_) != cut(sequence_);
+}
+
 std::string lease_sql::registry_ddl() const {
+  if (!has_registry()) return {};
   return "CREATE TABLE IF NOT EXISTS " + quoted_candidates_ +
          " (\n"
          "  election text NOT NULL,\n"
@@ -130,7 +142,9 @@ std::string lease_sql::ddl_for_people() const {
          (schema.empty() ? "" : "GRANT USAGE ON SCHEMA " + schema + " TO baton;\n") +
          "GRANT SELECT, INSERT, UPDATE ON " + quoted_table_ + " TO baton;\n" +
          "GRANT USAGE ON SEQUENCE " + quoted_sequence_ + " TO baton;\n" +
-         "GRANT SELECT, INSERT, UPDATE, DELETE ON " + quoted_candidates_ + " TO baton;\n";
+         (has_registry()
+              ? "GRANT SELECT, INSERT, UPDATE, DELETE ON " + quoted_candidates_ + " TO baton;\n"
+              : std::string());
 }
 
 std::string lease_sql::schema_exists() const {

@@ -51,8 +51,11 @@ class lease_sql {
   /// run again; several statements, for the simple-query protocol.
   std::string ddl() const;
   /// The part of ddl() that creates the candidates' registry, for a store
-  /// whose lease table predates it.
+  /// whose lease table predates it ("" without has_registry()).
   std::string registry_ddl() const;
+  /// False when the registry's name, cut to PostgreSQL's 63 bytes, is the
+  /// table's or the sequence's (a table name of 62): then there is none.
+  bool has_registry() const;
   /// The DDL and the grants a baton role needs (the role named `baton`), for
   /// a DBA to apply (`baton init-store --print`).
   std::string ddl_for_people() const;

@@ -156,7 +156,13 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
     } else {
       add(check_verdict::ok, "acl", "SELECT, INSERT and UPDATE on " + table);
     }
-    if (cell(r, 4) == "t") {
+    if (cell(r, 4) == "t" && !postgres_detail::lease_sql(table).has_registry()) {
+      add(check_verdict::note, "candidates",
+          registry +
+              ", cut at PostgreSQL's 63 bytes, is the name of the lease table's sequence: "
+              "leases work, but a switchover lists no candidates (choose a shorter "
+              "postgres.table)");
+    } else if (cell(r, 4) == "t") {
       add_registry_line(report, registry, cell(r, 2), create, cell(r, 9), cell(r, 10), cell(r, 8));
     }
     try {

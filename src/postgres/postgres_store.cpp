@@ -170,16 +170,23 @@ struct postgres_store::impl {
                                                            "; create it with the output of `baton "
                                                            "init-store --print`"});
                         }
-                        use_registry({});
+                        registry_checked("ok");
                       });
   }
 
   // The lease table exists; the registry is "ok", "missing" or "denied"
-  // (lease_sql::schema_exists). A lease table made before the registry gets
-  // it when the role may create it; otherwise the lease goes on without.
+  // (lease_sql::schema_exists), or "ok" when this store has just made both.
+  // A lease table made before the registry gets it when the role may create
+  // it; otherwise the lease goes on without.
   void registry_checked(const std::string& state) {
     const std::string name = "the candidates' table " + sql.candidates_table() + " on " + where;
     const std::string apply = "apply the output of `baton init-store --print`";
+    // First: the name the check found may be the sequence's.
+    if (!sql.has_registry()) {
+      return use_registry("the candidates' table name " + sql.candidates_table() +
+                          ", cut at PostgreSQL's 63 bytes, is that of the lease table's "
+                          "sequence: choose a shorter postgres.table to list candidates");
+    }
     if (state == "ok") return use_registry({});
     if (state == "denied") {
       return use_registry("this role lacks SELECT, INSERT, UPDATE or DELETE on " + name +

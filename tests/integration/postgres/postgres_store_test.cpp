@@ -549,3 +549,29 @@ TEST_F(fixture, a_restart_during_a_reservation_holds_it_back_as_a_free_lease) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+// PostgreSQL cuts names at 63 bytes: for a table name of 62 the registry's
+// name is the sequence's. The lease works; candidates say to shorten it.
+TEST_F(fixture, a_registry_name_cut_onto_the_sequence_is_no_registry) {
+  postgres_store_options o;
+  o.conninfo = pg.conninfo("postgres");
+  o.table = std::string(62, 't');
+  o.identity = {"e", "n1", milliseconds(3000)};
+  o.command_timeout = 1000ms;
+  auto s = std::make_unique<postgres_store>(io, std::move(o));
+  const auto [re, r] = create_record(*s);
+  ASSERT_FALSE(re) << re.message();
+  auto [e, a] = acquire(*s);
+  ASSERT_FALSE(e) << e.message();
+  EXPECT_TRUE(a.acquired());
+  EXPECT_EQ(renew(*s).second, renew_answer::renewed);
+  auto [ce, none] = candidates(*s);
+  EXPECT_EQ(ce.code, postgres_errc::missing_schema);
+  EXPECT_NE(ce.detail.find("choose a shorter postgres.table"), std::string::npos) << ce.detail;
+}
+
+}  // namespace
+}  // namespace baton

@@ -67,6 +67,20 @@ TEST(postgres_lease_sql, the_printed_ddl_grants_what_the_statements_need) {
   EXPECT_EQ(sql.renew(false).find("DELETE"), std::string::npos);
 }
 
+// PostgreSQL cuts names at 63 bytes: for a table name of 62 the registry's
+// name would be the sequence's, so there is none (and no DDL or grant).
+TEST(postgres_lease_sql, a_registry_name_cut_onto_the_sequence_is_no_registry) {
+  EXPECT_TRUE(lease_sql(std::string(61, 't')).has_registry());
+  EXPECT_TRUE(lease_sql("ops." + std::string(61, 't')).has_registry());
+  for (const auto& name : {std::string(62, 't'), "ops." + std::string(62, 't')}) {
+    const lease_sql sql(name);
+    EXPECT_FALSE(sql.has_registry()) << name;
+    EXPECT_EQ(sql.registry_ddl(), "");
+    EXPECT_EQ(sql.ddl().find("_candidates"), std::string::npos);
+    EXPECT_EQ(sql.ddl_for_people().find("_candidates"), std::string::npos);
+  }
+}
+
 TEST(postgres_lease_sql, only_statements_with_the_registry_name_it) {
   const lease_sql sql("baton_lease");
   EXPECT_EQ(sql.acquire(false).find("baton_lease_candidates"), std::string::npos);
