@@ -39,9 +39,9 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
     out.answer.outcome = acquire_outcome::held;
     return out;
   }
-  if (rows.size() != 1 || rows[0].size() < 14) {
+  if (rows.size() != 1 || rows[0].size() < 15) {
     out.error = unexpected(std::to_string(rows.size()) + " rows of " +
-                           std::to_string(rows[0].size()) + " columns, expected 1 of 14");
+                           std::to_string(rows[0].size()) + " columns, expected 1 of 15");
     return out;
   }
   const auto& row = rows[0];
@@ -51,8 +51,10 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   const auto remaining = integer(row[6]);
   const auto restarted = boolean(row[9]);
   const auto free_in_us = integer(row[12]);
+  const auto outranked_by = integer(row[14]);
   if (!row[0] || !reset || !missing || !row[4] || !token || *token < 0 || !remaining ||
-      !restarted || !row[7] || !row[10] || !free_in_us || !row[13]) {
+      !restarted || !row[7] || !row[10] || !free_in_us || !row[13] || !outranked_by ||
+      *outranked_by > std::numeric_limits<int>::max()) {
     out.error = unexpected("a row with a missing or malformed column");
     return out;
   }
@@ -70,10 +72,11 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   out.answer.token = static_cast<std::uint64_t>(*token);
   out.answer.remaining = milliseconds(*remaining);
   // Only a plain "held" says when the lease is free; -1 elsewhere. Only
-  // "held" is reserved (for a node other than this one).
+  // "held" is reserved (for a node other than this one), or outranked.
   if (out.answer.outcome == acquire_outcome::held) {
     if (*free_in_us >= 0) out.answer.free_in = std::chrono::microseconds(*free_in_us);
     out.answer.reserved_for = *row[13];
+    if (*outranked_by >= 0) out.answer.outranked_by = static_cast<int>(*outranked_by);
   }
   out.reset = *reset;
   out.missing = *missing;

@@ -256,12 +256,12 @@ std::string lease_sql::acquire(bool with_registry) const {
          "greatest(c.held_back_until, c.expires_at) - c.now) * 1000))::bigint\n"
          "              ELSE $4::bigint END AS remaining_ms,\n"
          "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why, -1::bigint AS free_in_us,\n"
-         "         ''::text AS reserved_for\n"
+         "         ''::text AS reserved_for, c.holder AS lease_holder\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
          "  SELECT 'held_back', true, true, false, '', r.token,\n"
          "         ceil(extract(epoch FROM r.held_back_until - s.now) * 1000)::bigint, "
-         "r.server_epoch, false, s.lsn, NULL, -1::bigint, ''\n"
+         "r.server_epoch, false, s.lsn, NULL, -1::bigint, '', ''\n"
          "  FROM created r, s\n"
          "  UNION ALL\n"
          "  SELECT CASE WHEN l.held_back_until > s.now THEN 'held_back' ELSE 'held' END, false, "
@@ -281,7 +281,9 @@ std::string lease_sql::acquire(bool with_registry) const {
          "         CASE WHEN l.held_back_until > s.now THEN -1 ELSE greatest(0, ceil(extract("
          "epoch FROM l.expires_at - s.now) * 1000000))::bigint END,\n"
          "         CASE WHEN l.expires_at > s.now AND l.held_back_until <= s.now AND " +
-         reserved("l") + " THEN " + reserved_target("l") + " ELSE '' END\n"
+         reserved("l") + " THEN " + reserved_target("l") + " ELSE '' END,\n"
+         "         CASE WHEN l.expires_at > s.now AND NOT " + reserved("l") +
+         " THEN l.holder ELSE '' END\n"
          "  FROM " + t + " l, s\n"
          "  WHERE l.election = $1 AND NOT EXISTS (SELECT 1 FROM changed)\n"
          "    AND NOT EXISTS (SELECT 1 FROM created))\n"
@@ -290,7 +292,8 @@ std::string lease_sql::acquire(bool with_registry) const {
          "       CASE WHEN a.new_term THEN pg_notify($5, json_build_object('event', 'acquired', "
          "'election', $1,\n"
          "            'holder', a.holder, 'session', $3::text, 'token', a.token)::text)::text END,\n"
-         "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us, a.reserved_for\n"
+         "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us, a.reserved_for,\n"
+         "       " + (with_registry ? outranked("a") : std::string("-1::bigint")) + "\n"
          "FROM answer a";
 }
 
@@ -367,6 +370,17 @@ std::string lease_sql::registration(std::string_view from, std::string_view prio
          "    live_since = CASE WHEN c.expires_at <= excluded.live_since THEN excluded.live_since\n"
          "                      ELSE c.live_since END,\n"
          "    expires_at = excluded.expires_at)";
+}
+
+// Held: how many live registrations, the lease's holder and this node
+// aside, have a higher priority ($9) than this node's. Other outcomes: -1.
+std::string lease_sql::outranked(std::string_view a) const {
+  const std::string x(a);
+  return "CASE WHEN " + x + ".outcome = 'held' THEN (SELECT count(*) FROM " + quoted_candidates_ +
+         " c\n"
+         "         WHERE c.election = $1 AND c.expires_at > (SELECT now FROM s) AND c.node <> $2\n"
+         "           AND c.node <> " + x + ".lease_holder AND c.priority > $9::integer)\n"
+         "       ELSE -1 END";
 }
 
 // Deletes the election's lapsed registrations, only when `gate` (a CTE that

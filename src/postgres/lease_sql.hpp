@@ -72,7 +72,9 @@ class lease_sql {
   /// ("sysid/timeline/start"), announced, restarted (t/f: this statement
   /// found a restart), the WAL flush position, why data went back (NULL
   /// unless reset and not missing), the microseconds until free (-1 =
-  /// unknown), and the node a reservation keeps it for ("" = none).
+  /// unknown), the node a reservation keeps it for ("" = none), and, held,
+  /// how many live candidates other than the holder outrank this one (-1 =
+  /// unknown: not held, or no registry).
   std::string acquire(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 ttl ms; with the
   /// registry, $6 priority -> one row when renewed, none when not ours.
@@ -103,6 +105,7 @@ class lease_sql {
   std::string registration(std::string_view from, std::string_view priority,
                            std::string_view ttl) const;
   std::string prune(std::string_view gate) const;
+  std::string outranked(std::string_view answer) const;
 
   std::string table_;
   std::string sequence_;

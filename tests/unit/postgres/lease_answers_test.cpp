@@ -13,9 +13,9 @@ using cell = std::optional<std::string>;
 
 result_rows row(cell outcome, cell reset, cell missing, cell holder, cell token, cell remaining,
                 cell restarted = "f", cell lost_why = cell(), cell free_in_us = "-1",
-                cell reserved_for = "") {
+                cell reserved_for = "", cell outranked_by = "-1") {
   return {{outcome, reset, missing, cell("f"), holder, token, remaining, cell("1/00000001/2"),
-           cell(), restarted, cell("0/1500790"), lost_why, free_in_us, reserved_for}};
+           cell(), restarted, cell("0/1500790"), lost_why, free_in_us, reserved_for, outranked_by}};
 }
 
 TEST(postgres_acquire_rows, acquired_carries_the_new_token_and_a_full_ttl) {
@@ -68,6 +68,18 @@ TEST(postgres_acquire_rows, a_reservation_names_its_target_when_held) {
   EXPECT_EQ(back.answer.reserved_for, "");
   const auto plain = parse_acquire_rows(row("held", "f", "f", "n1", "7", "1234"));
   EXPECT_EQ(plain.answer.reserved_for, "");
+}
+
+TEST(postgres_acquire_rows, held_counts_the_candidates_that_outrank_this_one) {
+  const auto held =
+      parse_acquire_rows(row("held", "f", "f", "n1", "7", "1234", "f", cell(), "-1", "", "2"));
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.answer.outranked_by, 2);
+  // -1 (no registry) stays unknown; so does anything but "held".
+  EXPECT_LT(parse_acquire_rows(row("held", "f", "f", "n1", "7", "1234")).answer.outranked_by, 0);
+  const auto won =
+      parse_acquire_rows(row("acquired", "f", "f", "n1", "7", "1234", "f", cell(), "-1", "", "2"));
+  EXPECT_LT(won.answer.outranked_by, 0);
 }
 
 TEST(postgres_acquire_rows, a_reset_found_by_this_statement_is_flagged) {
@@ -130,6 +142,8 @@ TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
       row("held", "f", "f", "n1", "1", "1", "f", cell(), cell()),       // NULL free_in_us
       row("held", "f", "f", "n1", "1", "1", "f", cell(), "soon"),       // free_in_us not a number
       row("held", "f", "f", "n1", "1", "1", "f", cell(), "1", cell()),  // NULL reserved_for
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "1", "", cell()),  // NULL outranked_by
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "1", "", "many"),  // not a number
       {{cell("held"), cell("f"), cell("f"), cell("f"), cell("n1"), cell("1"), cell("1"),
         cell("1/00000001/2"), cell()}},  // the old 9 columns
   };
@@ -143,7 +157,7 @@ TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
   }
   EXPECT_EQ(parse_acquire_rows(two).error.code, postgres_errc::unexpected_reply);
   auto old = row("held", "f", "f", "n1", "1", "1");
-  old[0].pop_back();  // the 13 columns of a statement without reservations
+  old[0].resize(13);  // the 13 columns of a statement without reservations
   EXPECT_EQ(parse_acquire_rows(old).error.code, postgres_errc::unexpected_reply);
 }
 
