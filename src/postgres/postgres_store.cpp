@@ -213,7 +213,13 @@ struct postgres_store::impl {
   void use_registry(std::string problem) {
     registry = problem.empty();
     registry_problem = std::move(problem);
+    registry_checked_at = mono_clock::now();
     schema_checked({});
+  }
+
+  bool registry_recheck_due() const {
+    return !registry_checked_at ||
+           mono_clock::now() - *registry_checked_at >= options.registry_recheck;
   }
 
   void schema_checked(store_error e) {
@@ -327,6 +333,7 @@ struct postgres_store::impl {
   // may use it), as the last schema check found; else why not.
   bool registry = false;
   std::string registry_problem;
+  std::optional<time_point> registry_checked_at;
   // The token of the term this store holds (0 = none): renew and release
   // match it, so a term taken over and won again is never mistaken for ours.
   std::uint64_t token = 0;
@@ -452,12 +459,22 @@ void postgres_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   using list = std::vector<candidate_info>;
-  // Without the registry, look again first: a DBA may have created it or
-  // granted its privileges since.
-  if (!d.registry) d.schema_ready = false;
-  d.when_ready([&d, weak = d.shell.guard(), handler = std::move(handler)](store_error e) {
+  // The leader asks with every renewal: without the registry it answers
+  // what is missing from memory, and looks again (a DBA may have created
+  // it or granted its privileges since) only once in a while.
+  if (!d.registry && d.schema_ready && !d.registry_recheck_due()) {
+    d.shell.fail_later(std::move(handler),
+                       store_error{postgres_errc::missing_schema, d.registry_problem});
+    return;
+  }
+  auto go = [&d, weak = d.shell.guard(), handler = std::move(handler)](store_error e) {
     if (weak.expired()) return;
-    if (!e && !d.registry) e = {postgres_errc::missing_schema, d.registry_problem};
+    if (!e && !d.registry) {
+      d.finish<list>({}, handler, [&](const auto&) {
+        handler(store_error{postgres_errc::missing_schema, d.registry_problem}, list{});
+      });
+      return;
+    }
     if (e) {
       d.finish<list>({e.code, e.detail, {}}, handler, [](const auto&) {});
       return;
@@ -472,7 +489,15 @@ void postgres_store::async_candidates(candidates_handler handler) {
         handler(store_error{}, std::move(parsed.list));
       });
     });
-  });
+  };
+  if (!d.registry && d.schema_ready) {
+    // The check again, for this call alone: lease statements meanwhile run
+    // as the schema is (schema_ready stays set).
+    d.schema_waiters.push_back(std::move(go));
+    if (d.schema_waiters.size() == 1) d.check_schema();
+    return;
+  }
+  d.when_ready(std::move(go));
 }
 
 void postgres_store::async_create_record(record_handler handler) {

@@ -52,6 +52,10 @@ struct postgres_store_options {
   /// A `SELECT 1` on the listening session this often, to notice a dead
   /// server or a hung connection (0 = never).
   milliseconds listen_ping_interval{5000};
+  /// How often a store without the candidates' table (it may neither create
+  /// nor use it) looks for it again when asked for the candidates, which a
+  /// leader does with every renewal (0 = at every such call).
+  milliseconds registry_recheck{60000};
 };
 
 /// Errors reach handlers as postgres_errc codes (postgres_error.hpp maps them

@@ -38,6 +38,8 @@ struct fixture : ::testing::Test {
     o.identity = {"e", node, ttl};
     o.connect_timeout = 2000ms;
     o.command_timeout = 500ms;
+    // A DBA's grant is seen at the next call (a daemon: within a minute).
+    o.registry_recheck = 0ms;
     return std::make_unique<postgres_store>(io, std::move(o));
   }
 
@@ -431,6 +433,33 @@ TEST_F(fixture, a_role_with_only_the_grants_from_before_keeps_its_lease_without_
   auto [c3, listed] = candidates(*a);
   ASSERT_FALSE(c3) << c3.message();
   EXPECT_TRUE(lists(listed, "n2"));
+}
+
+// A leader asks for the candidates with every renewal: without the table it
+// answers from memory and looks again only once a minute (by default), so a
+// missing table costs the leader no statement per renewal.
+TEST_F(fixture, without_the_registry_candidates_are_answered_from_memory_between_checks) {
+  lease_table_from_before_the_registry();
+  postgres_store_options o;
+  o.conninfo = pg.conninfo("baton");
+  o.create_schema = false;
+  o.identity = {"e", "n1", milliseconds(3000)};
+  o.command_timeout = 1000ms;
+  auto s = std::make_unique<postgres_store>(io, std::move(o));
+  ASSERT_FALSE(create_record(*s).first);
+  ASSERT_TRUE(acquire(*s).second.acquired());
+  EXPECT_EQ(candidates(*s).first.code, postgres_errc::missing_schema);
+  const postgres_detail::lease_sql sql("baton_lease");
+  pg.query(sql.registry_ddl());
+  pg.query("GRANT SELECT, INSERT, UPDATE, DELETE ON baton_lease_candidates TO baton");
+  const auto sent = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(renew(*s).second, renew_answer::renewed);
+    auto [e, none] = candidates(*s);
+    EXPECT_EQ(e.code, postgres_errc::missing_schema) << "looked again within the minute";
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 60s);
+  EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates")[0][0], "0");
 }
 
 // The registry's privileges taken away at run time: at most one call fails
