@@ -120,6 +120,7 @@ std::string lease_sql::registry_ddl() const {
          " (\n"
          "  election text NOT NULL,\n"
          "  node text NOT NULL,\n"
+         "  session text NOT NULL DEFAULT '',\n"
          "  priority integer NOT NULL DEFAULT 0,\n"
          "  live_since timestamptz NOT NULL,\n"
          "  expires_at timestamptz NOT NULL,\n"
@@ -214,8 +215,8 @@ std::string lease_sql::acquire(bool with_registry) const {
          // it come back from a copy) are covered, and a leader that lives
          // renews it as before. A reservation is no term: it keeps its end.
          "    expires_at = CASE WHEN k.lost THEN l.expires_at\n"
-         "                      WHEN k.restarted AND l.expires_at > s.now AND NOT " + reserved("l") +
-         " THEN greatest(l.expires_at, s.now + " + ttl + ")\n"
+         "                      WHEN k.restarted AND l.expires_at > s.now AND NOT " +
+         reserved("l") + " THEN greatest(l.expires_at, s.now + " + ttl + ")\n"
          "                      WHEN k.restarted THEN l.expires_at\n"
          "                      ELSE s.now + " + ttl + " END,\n"
          // Lost data holds everyone back; so does a restart while the lease
@@ -255,7 +256,8 @@ std::string lease_sql::acquire(bool with_registry) const {
          "         CASE WHEN c.lost OR c.restarted THEN greatest(0, ceil(extract(epoch FROM "
          "greatest(c.held_back_until, c.expires_at) - c.now) * 1000))::bigint\n"
          "              ELSE $4::bigint END AS remaining_ms,\n"
-         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why, -1::bigint AS free_in_us,\n"
+         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why,\n"
+         "         -1::bigint AS free_in_us,\n"
          "         ''::text AS reserved_for, c.holder AS lease_holder\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
@@ -358,17 +360,21 @@ std::string lease_sql::candidates() const {
 
 // This node's registration, written by the statement it is part of: from
 // `from` (one row when it is to register), `priority` and `ttl` as SQL. It
-// lives two ttls; it began without a gap unless the row found had lapsed.
+// lives two ttls; it began without a gap unless the row found had lapsed or
+// was another session's ($3): a restarted daemon is a new candidate, as a
+// new server session is to the kinds that tie registrations to one.
 std::string lease_sql::registration(std::string_view from, std::string_view priority,
                                     std::string_view ttl) const {
   return "registered AS (\n"
          "  INSERT INTO " + quoted_candidates_ +
-         " AS c (election, node, priority, live_since, expires_at)\n"
-         "  SELECT $1, $2, " + std::string(priority) + "::integer, s.now, s.now + 2 * " +
+         " AS c (election, node, session, priority, live_since, expires_at)\n"
+         "  SELECT $1, $2, $3, " + std::string(priority) + "::integer, s.now, s.now + 2 * " +
          std::string(ttl) + " FROM " + std::string(from) + "\n"
-         "  ON CONFLICT (election, node) DO UPDATE SET priority = excluded.priority,\n"
-         "    live_since = CASE WHEN c.expires_at <= excluded.live_since THEN excluded.live_since\n"
-         "                      ELSE c.live_since END,\n"
+         "  ON CONFLICT (election, node) DO UPDATE SET session = excluded.session,\n"
+         "    priority = excluded.priority,\n"
+         "    live_since = CASE WHEN c.expires_at <= excluded.live_since OR\n"
+         "                           c.session <> excluded.session\n"
+         "                      THEN excluded.live_since ELSE c.live_since END,\n"
          "    expires_at = excluded.expires_at)";
 }
 
@@ -397,8 +403,8 @@ std::string lease_sql::prune(std::string_view gate) const {
          "  WHERE c.election = $1 AND c.node <> $2 AND c.expires_at <= s.now AND " + g + "\n"
          "    AND (c.election, c.node) IN (\n"
          "      SELECT x.election, x.node FROM " + c + " x\n"
-         "      WHERE x.election = $1 AND x.node <> $2 AND x.expires_at <= (SELECT now FROM s) AND " +
-         g + "\n"
+         "      WHERE x.election = $1 AND x.node <> $2 AND x.expires_at <= (SELECT now FROM s)\n"
+         "        AND " + g + "\n"
          "      FOR UPDATE OF x SKIP LOCKED))";
 }
 

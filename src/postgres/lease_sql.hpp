@@ -32,7 +32,8 @@
 // The candidates' registry is a second table (<table>_candidates): one row
 // per election and node id, written by every acquire and every renewal that
 // took, in the same statement; it lapses two ttls after it was written, and
-// the statements that wrote the lease row delete the lapsed ones. A store
+// the statements that wrote the lease row delete the lapsed ones. A row
+// written by another session (a restarted daemon) begins anew. A store
 // whose role cannot have that table runs the statements without it
 // (with_registry = false) and lists no candidates.
 #pragma once

@@ -503,7 +503,9 @@ TEST_F(fixture, lapsed_registrations_are_deleted_by_the_leaders_renewals) {
     ASSERT_EQ(acquire(*gone).second.outcome, acquire_outcome::held);
   }
   // Another election's lapsed row is not this leader's to delete.
-  pg.query("INSERT INTO baton_lease_candidates VALUES ('other', 'x', 0, '-infinity', '-infinity')");
+  pg.query(
+      "INSERT INTO baton_lease_candidates (election, node, live_since, expires_at) "
+      "VALUES ('other', 'x', '-infinity', '-infinity')");
   EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates WHERE node = 'n2'")[0][0], "1");
   const auto until = std::chrono::steady_clock::now() + 2500ms;
   while (std::chrono::steady_clock::now() < until) {
@@ -519,6 +521,31 @@ TEST_F(fixture, lapsed_registrations_are_deleted_by_the_leaders_renewals) {
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].node, "n1");
   EXPECT_GE(list[0].live_for, 2000ms);
+}
+
+// A registration lasts while one store keeps it up; the same node id in a
+// new store (a restarted daemon, a new session) is a new candidate, as it
+// is to the kinds that tie registrations to a server session: a node that
+// keeps restarting never looks live for long.
+TEST_F(fixture, a_restarted_candidate_registers_anew) {
+  auto leader = store("postgres", true, "n1");
+  ASSERT_FALSE(create_record(*leader).first);
+  ASSERT_TRUE(acquire(*leader).second.acquired());
+  const auto live_for = [&](const std::string& node) {
+    for (const auto& c : candidates(*leader).second)
+      if (c.node == node) return c.live_for;
+    return milliseconds(-1);
+  };
+  auto first = store("postgres", true, "n2");
+  ASSERT_EQ(acquire(*first).second.outcome, acquire_outcome::held);
+  std::this_thread::sleep_for(1000ms);
+  ASSERT_EQ(acquire(*first).second.outcome, acquire_outcome::held);
+  EXPECT_GE(live_for("n2"), 1000ms);
+  first.reset();
+  auto again = store("postgres", true, "n2");
+  ASSERT_EQ(acquire(*again).second.outcome, acquire_outcome::held);
+  EXPECT_GE(live_for("n2"), 0ms);
+  EXPECT_LT(live_for("n2"), 1000ms);
 }
 
 // What a daemon from before switchovers reads in the row: a lease held
