@@ -1,14 +1,16 @@
 #include "lease_answers.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "postgres_error.hpp"
 
 namespace baton::postgres_detail {
 namespace {
 
-store_error unexpected(const std::string& what) {
-  return {postgres_errc::unexpected_reply, "acquire: " + what};
+store_error unexpected(const std::string& what, const char* statement = "acquire") {
+  return {postgres_errc::unexpected_reply, std::string(statement) + ": " + what};
 }
 
 std::optional<long long> integer(const std::optional<std::string>& cell) {
@@ -37,9 +39,9 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
     out.answer.outcome = acquire_outcome::held;
     return out;
   }
-  if (rows.size() != 1 || rows[0].size() < 13) {
+  if (rows.size() != 1 || rows[0].size() < 15) {
     out.error = unexpected(std::to_string(rows.size()) + " rows of " +
-                           std::to_string(rows[0].size()) + " columns, expected 1 of 13");
+                           std::to_string(rows[0].size()) + " columns, expected 1 of 15");
     return out;
   }
   const auto& row = rows[0];
@@ -49,8 +51,10 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   const auto remaining = integer(row[6]);
   const auto restarted = boolean(row[9]);
   const auto free_in_us = integer(row[12]);
+  const auto outranked_by = integer(row[14]);
   if (!row[0] || !reset || !missing || !row[4] || !token || *token < 0 || !remaining ||
-      !restarted || !row[7] || !row[10] || !free_in_us) {
+      !restarted || !row[7] || !row[10] || !free_in_us || !row[13] || !outranked_by ||
+      *outranked_by > std::numeric_limits<int>::max()) {
     out.error = unexpected("a row with a missing or malformed column");
     return out;
   }
@@ -67,9 +71,12 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   out.answer.holder = *row[4];
   out.answer.token = static_cast<std::uint64_t>(*token);
   out.answer.remaining = milliseconds(*remaining);
-  // Only a plain "held" says when the lease is free; -1 elsewhere.
-  if (out.answer.outcome == acquire_outcome::held && *free_in_us >= 0) {
-    out.answer.free_in = std::chrono::microseconds(*free_in_us);
+  // Only a plain "held" says when the lease is free; -1 elsewhere. Only
+  // "held" is reserved (for a node other than this one), or outranked.
+  if (out.answer.outcome == acquire_outcome::held) {
+    if (*free_in_us >= 0) out.answer.free_in = std::chrono::microseconds(*free_in_us);
+    out.answer.reserved_for = *row[13];
+    if (*outranked_by >= 0) out.answer.outranked_by = static_cast<int>(*outranked_by);
   }
   out.reset = *reset;
   out.missing = *missing;
@@ -77,6 +84,26 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   out.lost_why = row[11].value_or("");
   out.epoch = *row[7];
   out.wal_position = *row[10];
+  return out;
+}
+
+parsed_candidates parse_candidate_rows(const result_rows& rows) {
+  parsed_candidates out;
+  for (const auto& row : rows) {
+    const auto priority = row.size() == 3 ? integer(row[1]) : std::nullopt;
+    const auto live_for = row.size() == 3 ? integer(row[2]) : std::nullopt;
+    if (row.size() != 3 || !row[0] || row[0]->empty() || !priority || !live_for ||
+        *priority < std::numeric_limits<int>::min() ||
+        *priority > std::numeric_limits<int>::max()) {
+      out.error = unexpected("a row with a missing or malformed column", "candidates");
+      out.list.clear();
+      return out;
+    }
+    // A server clock stepped back makes a fresh registration look younger
+    // than 0: it has just begun.
+    out.list.push_back(
+        {*row[0], static_cast<int>(*priority), milliseconds(std::max<long long>(*live_for, 0))});
+  }
   return out;
 }
 

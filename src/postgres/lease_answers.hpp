@@ -40,4 +40,12 @@ std::string epoch_reset_mark(const std::string& epoch);
 
 parsed_acquire parse_acquire_rows(const result_rows& rows);
 
+struct parsed_candidates {
+  store_error error;  ///< set when a row had an unexpected shape (list empty)
+  std::vector<candidate_info> list;
+};
+
+/// The registry's rows (lease_sql::candidates: node, priority, live_for ms).
+parsed_candidates parse_candidate_rows(const result_rows& rows);
+
 }  // namespace baton::postgres_detail

@@ -42,6 +42,28 @@ constexpr std::string_view row_reset_mark =
 // after a reset, as the Redis stores do with TIME.
 constexpr std::string_view clock_micros = "(extract(epoch FROM s.now) * 1000000)::bigint";
 
+// A switchover's reservation lives in the row itself, so that it needs no new
+// column: holder reads "reserved for <target> by <the node that handed over>"
+// and expires_at is the window's end. A node id has no space (the config
+// allows A-Z a-z 0-9 . _ @ -, and postgres_store refuses a space), so no real
+// holder reads like that. A daemon from before switchovers sees a lease held
+// until the window's end by a node that never renews it: it waits, as the
+// reservation wants, and takes the lease once the window is over.
+constexpr std::string_view reservation_prefix = "reserved for ";
+
+// Whether row `r`'s holder is a reservation, its target and the node that
+// handed over (each meaningful only while r.expires_at is ahead).
+std::string reserved(std::string_view r) {
+  return "left(" + std::string(r) + ".holder, " + std::to_string(reservation_prefix.size()) +
+         ") = '" + std::string(reservation_prefix) + "'";
+}
+std::string reserved_target(std::string_view r) {
+  return "split_part(" + std::string(r) + ".holder, ' ', 3)";
+}
+std::string reserved_by(std::string_view r) {
+  return "split_part(" + std::string(r) + ".holder, ' ', 5)";
+}
+
 // The server's clock, identity and durable WAL position, read once per
 // statement. The flush position only grows on one cluster and timeline, a
 // crash and its recovery included: only data put back moves it below a
@@ -58,8 +80,10 @@ std::string server_facts() {
 lease_sql::lease_sql(std::string table)
     : table_(std::move(table)),
       sequence_(table_ + "_token"),
+      candidates_(table_ + "_candidates"),
       quoted_table_(quote(table_)),
-      quoted_sequence_(quote(sequence_)) {}
+      quoted_sequence_(quote(sequence_)),
+      quoted_candidates_(quote(candidates_)) {}
 
 std::string lease_sql::ddl() const {
   return "CREATE TABLE IF NOT EXISTS " + quoted_table_ +
@@ -76,7 +100,35 @@ std::string lease_sql::ddl() const {
          "COMMENT ON TABLE " + quoted_table_ +
          " IS 'baton leader-election leases: one row per election, never deleted; "
          "expires_at and held_back_until are in the server''s clock';\n"
-         "CREATE SEQUENCE IF NOT EXISTS " + quoted_sequence_ + " AS bigint;\n";
+         "CREATE SEQUENCE IF NOT EXISTS " + quoted_sequence_ + " AS bigint;\n" + registry_ddl();
+}
+
+bool lease_sql::has_registry() const {
+  // PostgreSQL cuts names at 63 bytes (NAMEDATALEN - 1; the names are
+  // ASCII): a table name of 62 cuts both <table>_token and
+  // <table>_candidates to <table>_.
+  const auto cut = [](const std::string& name) {
+    const auto dot = name.find('.');
+    return (dot == std::string::npos ? name : name.substr(dot + 1)).substr(0, 63);
+  };
+  return cut(candidates_) != cut(table_) && cut(candidates_) != cut(sequence_);
+}
+
+std::string lease_sql::registry_ddl() const {
+  if (!has_registry()) return {};
+  return "CREATE TABLE IF NOT EXISTS " + quoted_candidates_ +
+         " (\n"
+         "  election text NOT NULL,\n"
+         "  node text NOT NULL,\n"
+         "  session text NOT NULL DEFAULT '',\n"
+         "  priority integer NOT NULL DEFAULT 0,\n"
+         "  live_since timestamptz NOT NULL,\n"
+         "  expires_at timestamptz NOT NULL,\n"
+         "  PRIMARY KEY (election, node)\n"
+         ");\n"
+         "COMMENT ON TABLE " + quoted_candidates_ +
+         " IS 'baton candidates: who tried to acquire a lease or renewed one lately; a row lapses "
+         "two ttls after it was written (server''s clock) and a leader deletes it then';\n";
 }
 
 std::string lease_sql::ddl_for_people() const {
@@ -90,14 +142,21 @@ std::string lease_sql::ddl_for_people() const {
          "-- What the role baton connects as needs (replace baton with that role):\n" +
          (schema.empty() ? "" : "GRANT USAGE ON SCHEMA " + schema + " TO baton;\n") +
          "GRANT SELECT, INSERT, UPDATE ON " + quoted_table_ + " TO baton;\n" +
-         "GRANT USAGE ON SEQUENCE " + quoted_sequence_ + " TO baton;\n";
+         "GRANT USAGE ON SEQUENCE " + quoted_sequence_ + " TO baton;\n" +
+         (has_registry()
+              ? "GRANT SELECT, INSERT, UPDATE, DELETE ON " + quoted_candidates_ + " TO baton;\n"
+              : std::string());
 }
 
 std::string lease_sql::schema_exists() const {
-  return "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL";
+  return "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL,\n"
+         "       CASE WHEN to_regclass($3) IS NULL THEN 'missing'\n"
+         "            WHEN has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, DELETE') "
+         "THEN 'ok'\n"
+         "            ELSE 'denied' END";
 }
 
-std::string lease_sql::acquire() const {
+std::string lease_sql::acquire(bool with_registry) const {
   const std::string t = quoted_table_;
   const std::string ttl = "$4::bigint * interval '1 millisecond'";
   const std::string cluster = std::string(row_cluster);
@@ -116,7 +175,8 @@ std::string lease_sql::acquire() const {
       "       WHEN l.token = $8::bigint AND s.cluster = $6 AND s.lsn < $7::pg_lsn THEN "
       "'the server''s WAL position ' || s.lsn::text || ' is behind ' || $7::pg_lsn::text || ', which this node saw "
       "earlier on the same system and timeline' END";
-  return "WITH " + server_facts() + ",\n"
+  return "WITH " + server_facts() + ",\n" +
+         (with_registry ? registration("s", "$9", ttl) + ",\n" : std::string()) +
          "created AS (\n"
          "  INSERT INTO " + t + " AS l (election, token, held_back_until, server_epoch)\n"
          "  SELECT $1, greatest(" + std::string(clock_micros) + ", $8::bigint + 1), s.now + " + ttl +
@@ -127,7 +187,8 @@ std::string lease_sql::acquire() const {
          // Only a row that went back or was written under another epoch is
          // locked here (FOR UPDATE re-reads a row changed meanwhile, so the
          // verdict is that of the row the update below changes); the
-         // ordinary poll takes no lock and writes nothing.
+         // ordinary poll takes no lock on the lease row and writes nothing
+         // to it (only its own registration, where there is a registry).
          "odd AS (\n"
          "  SELECT l.election, " + lost_why + " AS lost_why, " + epoch + " <> s.epoch AS moved\n"
          "  FROM " + t + " l, s\n"
@@ -146,21 +207,23 @@ std::string lease_sql::acquire() const {
          "                 WHEN k.restarted THEN l.token\n"
          "                 ELSE greatest(nextval('" + quoted_sequence_ + "'), l.token + 1) END,\n"
          "    acquired_at = CASE WHEN k.election IS NOT NULL THEN l.acquired_at\n"
-         "                       WHEN l.expires_at > s.now AND l.holder_session = $3 THEN "
-         "l.acquired_at\n"
+         "                       WHEN l.expires_at > s.now AND l.holder = $2 AND "
+         "l.holder_session = $3 THEN l.acquired_at\n"
          "                       ELSE s.now END,\n"
          // A restart keeps a held term and makes it last at least a ttl from
          // now: renewals the leader made and the server no longer has (had
          // it come back from a copy) are covered, and a leader that lives
-         // renews it as before.
+         // renews it as before. A reservation is no term: it keeps its end.
          "    expires_at = CASE WHEN k.lost THEN l.expires_at\n"
-         "                      WHEN k.restarted AND l.expires_at > s.now THEN "
-         "greatest(l.expires_at, s.now + " + ttl + ")\n"
+         "                      WHEN k.restarted AND l.expires_at > s.now AND NOT " +
+         reserved("l") + " THEN greatest(l.expires_at, s.now + " + ttl + ")\n"
          "                      WHEN k.restarted THEN l.expires_at\n"
          "                      ELSE s.now + " + ttl + " END,\n"
          // Lost data holds everyone back; so does a restart while the lease
-         // was free (a term the server no longer has may still be at work).
-         "    held_back_until = CASE WHEN k.lost OR (k.restarted AND l.expires_at <= s.now)\n"
+         // was free or reserved (nobody held it: a term the server no longer
+         // has may still be at work).
+         "    held_back_until = CASE WHEN k.lost OR (k.restarted AND (l.expires_at <= s.now OR " +
+         reserved("l") + "))\n"
          "                           THEN greatest(l.held_back_until, s.now + " + ttl + ")\n"
          "                           ELSE l.held_back_until END,\n"
          // The mark lasts while the hold-back may: a restart keeps it, the
@@ -170,34 +233,47 @@ std::string lease_sql::acquire() const {
          "\n"
          "                                   ELSE '' END\n"
          "  FROM s LEFT JOIN k ON true\n"
+         // Free, ours, or reserved for this node (by node id: the target is
+         // another process than the one that handed over).
          "  WHERE l.election = $1 AND (k.election IS NOT NULL OR\n"
          "       (l.held_back_until <= s.now AND (l.expires_at <= s.now OR\n"
-         "        (l.holder = $2 AND l.holder_session = $3))))\n"
+         "        (l.holder = $2 AND l.holder_session = $3) OR\n"
+         "        (" + reserved("l") + " AND " + reserved_target("l") + " = $2))))\n"
          "  RETURNING l.holder, l.token, coalesce(k.lost, false) AS lost,\n"
          "            coalesce(k.restarted, false) AS restarted, k.lost_why,\n"
          "            l.acquired_at = s.now AS new_term, l.expires_at, l.held_back_until, s.now,\n"
-         "            l.server_epoch, s.lsn),\n"
+         "            l.server_epoch, s.lsn),\n" +
+         (with_registry ? prune("changed") + ",\n" : std::string()) +
          "answer AS (\n"
          "  SELECT CASE WHEN c.lost OR c.held_back_until > c.now THEN 'held_back'\n"
          "              WHEN c.restarted THEN 'held' ELSE 'acquired' END AS outcome,\n"
          "         c.lost AS reset, false AS missing,\n"
          "         c.new_term AND NOT c.lost AND NOT c.restarted AS new_term,\n"
-         "         CASE WHEN c.expires_at > c.now THEN c.holder ELSE '' END AS holder,\n"
+         // A reservation a reset or restart met is nobody's lease.
+         "         CASE WHEN c.expires_at > c.now AND NOT " + reserved("c") +
+         " THEN c.holder ELSE '' END AS holder,\n"
          "         c.token,\n"
          "         CASE WHEN c.lost OR c.restarted THEN greatest(0, ceil(extract(epoch FROM "
          "greatest(c.held_back_until, c.expires_at) - c.now) * 1000))::bigint\n"
          "              ELSE $4::bigint END AS remaining_ms,\n"
-         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why, -1::bigint AS free_in_us\n"
+         "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why,\n"
+         "         -1::bigint AS free_in_us,\n"
+         "         ''::text AS reserved_for, c.holder AS lease_holder\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
          "  SELECT 'held_back', true, true, false, '', r.token,\n"
          "         ceil(extract(epoch FROM r.held_back_until - s.now) * 1000)::bigint, "
-         "r.server_epoch, false, s.lsn, NULL, -1::bigint\n"
+         "r.server_epoch, false, s.lsn, NULL, -1::bigint, '', ''\n"
          "  FROM created r, s\n"
          "  UNION ALL\n"
          "  SELECT CASE WHEN l.held_back_until > s.now THEN 'held_back' ELSE 'held' END, false, "
          "false, false,\n"
-         "         CASE WHEN l.expires_at > s.now THEN l.holder ELSE '' END, l.token,\n"
+         // Reserved: the node that handed over holds nothing but is named,
+         // and the reservation's target is told apart (unless held back).
+         "         CASE WHEN l.expires_at <= s.now THEN '' WHEN NOT " + reserved("l") +
+         " THEN l.holder\n"
+         "              WHEN l.held_back_until > s.now THEN '' ELSE " + reserved_by("l") + " END,\n"
+         "         l.token,\n"
          "         greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, l.expires_at) - "
          "s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL,\n"
          // Held: the time until the lease is free to the microsecond (the
@@ -205,7 +281,11 @@ std::string lease_sql::acquire() const {
          // instead of up to 2 ms after it (the millisecond above, rounded
          // up, plus the machine's 1 ms margin for stores that round down).
          "         CASE WHEN l.held_back_until > s.now THEN -1 ELSE greatest(0, ceil(extract("
-         "epoch FROM l.expires_at - s.now) * 1000000))::bigint END\n"
+         "epoch FROM l.expires_at - s.now) * 1000000))::bigint END,\n"
+         "         CASE WHEN l.expires_at > s.now AND l.held_back_until <= s.now AND " +
+         reserved("l") + " THEN " + reserved_target("l") + " ELSE '' END,\n"
+         "         CASE WHEN l.expires_at > s.now AND NOT " + reserved("l") +
+         " THEN l.holder ELSE '' END\n"
          "  FROM " + t + " l, s\n"
          "  WHERE l.election = $1 AND NOT EXISTS (SELECT 1 FROM changed)\n"
          "    AND NOT EXISTS (SELECT 1 FROM created))\n"
@@ -214,18 +294,25 @@ std::string lease_sql::acquire() const {
          "       CASE WHEN a.new_term THEN pg_notify($5, json_build_object('event', 'acquired', "
          "'election', $1,\n"
          "            'holder', a.holder, 'session', $3::text, 'token', a.token)::text)::text END,\n"
-         "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us\n"
+         "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us, a.reserved_for,\n"
+         "       " + (with_registry ? outranked("a") : std::string("-1::bigint")) + "\n"
          "FROM answer a";
 }
 
-std::string lease_sql::renew() const {
-  return "UPDATE " + quoted_table_ +
-         " AS l SET expires_at = s.now + $5::bigint * interval '1 millisecond'\n"
-         "FROM (SELECT clock_timestamp() AS now) s\n"
-         "WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
+std::string lease_sql::renew(bool with_registry) const {
+  const std::string ttl = "$5::bigint * interval '1 millisecond'";
+  return "WITH s AS (SELECT clock_timestamp() AS now),\n"
+         "renewed AS (\n"
+         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now + " + ttl + " FROM s\n"
+         "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
-         "  AND l.expires_at > s.now\n"
-         "RETURNING l.token";
+         "    AND l.expires_at > s.now\n"
+         "  RETURNING l.token)" +
+         // Only a renewal that took registers (and prunes): the lease row is
+         // locked by then, which orders the registry's row locks after it.
+         (with_registry ? ",\n" + registration("s, renewed", "$6", ttl) + ",\n" + prune("renewed")
+                        : std::string()) +
+         "\nSELECT token FROM renewed";
 }
 
 std::string lease_sql::release() const {
@@ -235,10 +322,90 @@ std::string lease_sql::release() const {
          "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
          "    AND l.expires_at > s.now\n"
-         "  RETURNING l.token)\n"
-         "SELECT f.token, pg_notify($5, json_build_object('event', 'released', 'election', $1,\n"
+         "  RETURNING l.token)\n" +
+         released_announcement();
+}
+
+std::string lease_sql::hand_over() const {
+  // The term ends as a release ends it (renew and release match the holder,
+  // which is no node id now); the token stays, so the target's term takes
+  // the next one.
+  return "WITH s AS (SELECT clock_timestamp() AS now),\n"
+         "freed AS (\n"
+         "  UPDATE " + quoted_table_ + " AS l SET holder = '" + std::string(reservation_prefix) +
+         "' || $6 || ' by ' || $2,\n"
+         "    expires_at = s.now + greatest($7::bigint, 0) * interval '1 millisecond' FROM s\n"
+         "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
+         "$4::bigint\n"
+         "    AND l.expires_at > s.now\n"
+         "  RETURNING l.token)\n" +
+         released_announcement();
+}
+
+// The release's announcement, the same for a hand-over: daemons from before
+// switchovers read it as they always did.
+std::string lease_sql::released_announcement() const {
+  return "SELECT f.token, pg_notify($5, json_build_object('event', 'released', 'election', $1,\n"
          "         'holder', $2::text, 'session', $3::text, 'token', f.token)::text)::text\n"
          "FROM freed f";
+}
+
+std::string lease_sql::candidates() const {
+  return "SELECT c.node, c.priority, floor(extract(epoch FROM s.now - c.live_since) * "
+         "1000)::bigint\n"
+         "FROM " + quoted_candidates_ + " c, (SELECT clock_timestamp() AS now) s\n"
+         "WHERE c.election = $1 AND c.expires_at > s.now\n"
+         "ORDER BY c.node";
+}
+
+// This node's registration, written by the statement it is part of: from
+// `from` (one row when it is to register), `priority` and `ttl` as SQL. It
+// lives two ttls; it began without a gap unless the row found had lapsed or
+// was another session's ($3): a restarted daemon is a new candidate, as a
+// new server session is to the kinds that tie registrations to one.
+std::string lease_sql::registration(std::string_view from, std::string_view priority,
+                                    std::string_view ttl) const {
+  return "registered AS (\n"
+         "  INSERT INTO " + quoted_candidates_ +
+         " AS c (election, node, session, priority, live_since, expires_at)\n"
+         "  SELECT $1, $2, $3, " + std::string(priority) + "::integer, s.now, s.now + 2 * " +
+         std::string(ttl) + " FROM " + std::string(from) + "\n"
+         "  ON CONFLICT (election, node) DO UPDATE SET session = excluded.session,\n"
+         "    priority = excluded.priority,\n"
+         "    live_since = CASE WHEN c.expires_at <= excluded.live_since OR\n"
+         "                           c.session <> excluded.session\n"
+         "                      THEN excluded.live_since ELSE c.live_since END,\n"
+         "    expires_at = excluded.expires_at)";
+}
+
+// Held: how many live registrations, the lease's holder and this node
+// aside, have a higher priority ($9) than this node's. Other outcomes: -1.
+std::string lease_sql::outranked(std::string_view a) const {
+  const std::string x(a);
+  return "CASE WHEN " + x + ".outcome = 'held' THEN (SELECT count(*) FROM " + quoted_candidates_ +
+         " c\n"
+         "         WHERE c.election = $1 AND c.expires_at > (SELECT now FROM s) AND c.node <> $2\n"
+         "           AND c.node <> " + x + ".lease_holder AND c.priority > $9::integer)\n"
+         "       ELSE -1 END";
+}
+
+// Deletes the election's lapsed registrations, only when `gate` (a CTE that
+// wrote the lease row) has a row: this statement holds the lease row's lock
+// then, so no other pruner runs at once, and a registration that is being
+// written (its row locked) is skipped rather than waited for, so that a
+// candidate that registers while it waits for the lease row never deadlocks
+// with the pruner that holds it.
+std::string lease_sql::prune(std::string_view gate) const {
+  const std::string c = quoted_candidates_;
+  const std::string g = "EXISTS (SELECT 1 FROM " + std::string(gate) + ")";
+  return "pruned AS (\n"
+         "  DELETE FROM " + c + " AS c USING s\n"
+         "  WHERE c.election = $1 AND c.node <> $2 AND c.expires_at <= s.now AND " + g + "\n"
+         "    AND (c.election, c.node) IN (\n"
+         "      SELECT x.election, x.node FROM " + c + " x\n"
+         "      WHERE x.election = $1 AND x.node <> $2 AND x.expires_at <= (SELECT now FROM s)\n"
+         "        AND " + g + "\n"
+         "      FOR UPDATE OF x SKIP LOCKED))";
 }
 
 std::string lease_sql::create_record() const {

@@ -22,6 +22,20 @@
 // - a missing row is a first start or lost data: it is created held back.
 // - renew extends only our own unexpired term (holder, session and token).
 // - release expires our term in place and announces it, only when it matched.
+// - hand-over (a switchover) does what release does and leaves a reservation
+//   in the same row: the holder column reads "reserved for <target> by
+//   <node>", a value no node id can have, and expires_at ends the window.
+//   Only a candidate whose node id is the target may take the row before
+//   then (a new term, the next token); the others are told it is reserved.
+//   A reservation is no term: a restart holds it back as a free lease.
+//
+// The candidates' registry is a second table (<table>_candidates): one row
+// per election and node id, written by every acquire and every renewal that
+// took, in the same statement; it lapses two ttls after it was written, and
+// the statements that wrote the lease row delete the lapsed ones. A row
+// written by another session (a restarted daemon) begins anew. A store
+// whose role cannot have that table runs the statements without it
+// (with_registry = false) and lists no candidates.
 #pragma once
 
 #include <string>
@@ -37,26 +51,43 @@ class lease_sql {
   /// The DDL: CREATE TABLE / SEQUENCE IF NOT EXISTS, with comments. Safe to
   /// run again; several statements, for the simple-query protocol.
   std::string ddl() const;
+  /// The part of ddl() that creates the candidates' registry, for a store
+  /// whose lease table predates it ("" without has_registry()).
+  std::string registry_ddl() const;
+  /// False when the registry's name, cut to PostgreSQL's 63 bytes, is the
+  /// table's or the sequence's (a table name of 62): then there is none.
+  bool has_registry() const;
   /// The DDL and the grants a baton role needs (the role named `baton`), for
   /// a DBA to apply (`baton init-store --print`).
   std::string ddl_for_people() const;
-  /// $1 table, $2 sequence (as to_regclass reads them) -> one row: t/f.
+  /// $1 table, $2 sequence, $3 registry (as to_regclass reads them) -> one
+  /// row: the table and sequence exist (t/f); the registry: "ok" (exists,
+  /// with every privilege the statements use), "missing" or "denied".
   std::string schema_exists() const;
   /// Params: $1 election, $2 node id, $3 session, $4 ttl ms, $5 channel,
   /// and what this node saw last: $6 cluster ("sysid/timeline", "" = none),
-  /// $7 WAL flush position ("0/0" = none), $8 token (0 = none).
+  /// $7 WAL flush position ("0/0" = none), $8 token (0 = none); with the
+  /// registry, $9 priority.
   /// One row: outcome (acquired / held / held_back), reset (t/f), missing
   /// (t/f), new_term (t/f), holder, token, remaining_ms, epoch
   /// ("sysid/timeline/start"), announced, restarted (t/f: this statement
-  /// found a restart), the WAL flush position, and why data went back (NULL
-  /// unless reset and not missing).
-  std::string acquire() const;
-  /// $1 election, $2 node id, $3 session, $4 token, $5 ttl ms -> one row
-  /// when renewed, none when not ours.
-  std::string renew() const;
+  /// found a restart), the WAL flush position, why data went back (NULL
+  /// unless reset and not missing), the microseconds until free (-1 =
+  /// unknown), the node a reservation keeps it for ("" = none), and, held,
+  /// how many live candidates other than the holder outrank this one (-1 =
+  /// unknown: not held, or no registry).
+  std::string acquire(bool with_registry) const;
+  /// $1 election, $2 node id, $3 session, $4 token, $5 ttl ms; with the
+  /// registry, $6 priority -> one row when renewed, none when not ours.
+  std::string renew(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 channel -> one row
   /// when released, none when not ours.
   std::string release() const;
+  /// As release, and $6 the target's node id (no space), $7 the window in
+  /// ms: one row when handed over, none when not ours.
+  std::string hand_over() const;
+  /// $1 election -> the live registrations: node, priority, live_for ms.
+  std::string candidates() const;
   /// $1 election -> one row when created, none when it existed.
   std::string create_record() const;
   /// LISTEN on the channel.
@@ -67,12 +98,22 @@ class lease_sql {
   const std::string& table() const { return table_; }
   /// The sequence's name, written the same way ("baton_lease_token").
   const std::string& sequence() const { return sequence_; }
+  /// The registry's name, written the same way ("baton_lease_candidates").
+  const std::string& candidates_table() const { return candidates_; }
 
  private:
+  std::string released_announcement() const;
+  std::string registration(std::string_view from, std::string_view priority,
+                           std::string_view ttl) const;
+  std::string prune(std::string_view gate) const;
+  std::string outranked(std::string_view answer) const;
+
   std::string table_;
   std::string sequence_;
+  std::string candidates_;
   std::string quoted_table_;
   std::string quoted_sequence_;
+  std::string quoted_candidates_;
 };
 
 }  // namespace baton::postgres_detail

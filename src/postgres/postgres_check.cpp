@@ -2,7 +2,8 @@
 // then one statement that reads what matters: the server's version and role
 // (a standby is read-only), the user, synchronous_commit as baton's session
 // sets it, the lease table and the privileges on it (or, when it is missing,
-// whether the user may create it where it would go), the server's clock, and
+// whether the user may create it where it would go), the candidates' table
+// (a switchover's list; the lease works without it), the server's clock, and
 // the election's row. Round-trip latency is timed on a trivial statement.
 #include <algorithm>
 #include <chrono>
@@ -54,6 +55,33 @@ void add_missing_table_line(check_report& report, const std::string& table,
   }
 }
 
+// The lease table exists; the candidates' table beside it: `exists`
+// ("t"/"f"), `usable` (the privileges the statements use), `may_create`
+// (CREATE where it would go). Never more than a note: leases work without it.
+void add_registry_line(check_report& report, const std::string& registry, const std::string& user,
+                       bool create, const std::string& exists, const std::string& usable,
+                       const std::string& may_create) {
+  const std::string without = ": leases work, but a switchover lists no candidates";
+  const std::string apply = " (apply `baton init-store --print`)";
+  if (exists == "t" && usable == "t") {
+    report.lines.push_back(
+        {check_verdict::ok, "candidates", "SELECT, INSERT, UPDATE and DELETE on " + registry});
+  } else if (exists == "t") {
+    report.lines.push_back(
+        {check_verdict::note, "candidates",
+         user + " lacks SELECT, INSERT, UPDATE or DELETE on " + registry + without + apply});
+  } else if (create && may_create == "t") {
+    report.lines.push_back({check_verdict::note, "candidates",
+                            registry + " does not exist yet: baton creates it on first use"});
+  } else {
+    report.lines.push_back({check_verdict::note, "candidates",
+                            registry + " does not exist and baton " +
+                                (create ? "may not create it"
+                                        : "does not create it (postgres.create_schema is false)") +
+                                without + apply});
+  }
+}
+
 }  // namespace
 
 void async_check_postgres(asio::io_context& io, const config& cfg,
@@ -79,13 +107,19 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
       // may create there: PostgreSQL 15 no longer lets every role create
       // in schema public.
       "n.nspname, CASE WHEN n.oid IS NULL THEN NULL ELSE has_schema_privilege(n.oid, 'CREATE') "
-      "END "
+      "END, "
+      // The candidates' table, and the privileges its statements use.
+      "to_regclass($3) IS NOT NULL, CASE WHEN to_regclass($3) IS NULL THEN NULL ELSE "
+      "has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, DELETE') END "
       "FROM (SELECT CASE WHEN $2 = '' THEN current_schema() ELSE $2 END AS name) w "
       "LEFT JOIN pg_namespace n ON n.nspname = w.name";
   const auto dot = table.find('.');
   const std::string schema = dot == std::string::npos ? "" : table.substr(0, dot);
-  conn->async_query(sql, {table, schema}, [conn, done = std::move(done), sent, table, schema,
-                                   ttl = cfg.lease.ttl, create = cfg.postgres.create_schema,
+  const std::string registry = postgres_detail::lease_sql(table).candidates_table();
+  std::vector<std::string> args{table, schema, registry};
+  conn->async_query(sql, std::move(args), [conn, done = std::move(done), sent, table, schema,
+                                   registry, ttl = cfg.lease.ttl,
+                                   create = cfg.postgres.create_schema,
                                    timeout = cfg.postgres.command_timeout](query_result r) {
     check_report report;
     auto add = [&report](check_verdict v, std::string topic, std::string text) {
@@ -121,6 +155,15 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
           "the user lacks SELECT, INSERT or UPDATE on " + table + " (see `baton init-store --print`)");
     } else {
       add(check_verdict::ok, "acl", "SELECT, INSERT and UPDATE on " + table);
+    }
+    if (cell(r, 4) == "t" && !postgres_detail::lease_sql(table).has_registry()) {
+      add(check_verdict::note, "candidates",
+          registry +
+              ", cut at PostgreSQL's 63 bytes, is the name of the lease table's sequence: "
+              "leases work, but a switchover lists no candidates (choose a shorter "
+              "postgres.table)");
+    } else if (cell(r, 4) == "t") {
+      add_registry_line(report, registry, cell(r, 2), create, cell(r, 9), cell(r, 10), cell(r, 8));
     }
     try {
       const auto server = std::chrono::milliseconds(std::stoll(cell(r, 6)));

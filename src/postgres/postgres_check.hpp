@@ -10,7 +10,9 @@
 namespace baton::store_check_detail {
 
 /// Connects as the postgres store does and reports reachability, version,
-/// role, user, the lease table's privileges, latency and the clock.
+/// role, user, the lease table's privileges, the candidates' table (a note
+/// when it is missing or unusable: leases work without it), latency and the
+/// clock.
 void async_check_postgres(boost::asio::io_context& io, const config& cfg,
                           std::function<void(check_report)> done);
 

@@ -5,7 +5,10 @@
 //
 // Before the first statement (and again after the table went missing) the
 // store makes sure the table and its sequence exist, creating them when
-// allowed; statements that arrive meanwhile wait for that check.
+// allowed; statements that arrive meanwhile wait for that check. The same
+// check finds the candidates' registry. Without it (a role that may neither
+// create it nor use it) the lease works as before, with statements that do
+// not register, and async_candidates says what is missing.
 #include "postgres_store.hpp"
 
 #include <stdexcept>
@@ -74,24 +77,58 @@ struct postgres_store::impl {
     if (watcher) watcher->stop();
   }
 
-  // Runs `statement` once the table is known to exist; `done` gets the
-  // result (or the schema check's failure) only while the store is alive.
-  void run(std::string statement, std::vector<std::string> params,
-           std::function<void(query_result)> done) {
-    auto go = [this, weak = shell.guard(), statement = std::move(statement),
-               params = std::move(params), done = std::move(done)](store_error e) mutable {
+  struct statement {
+    std::string text;
+    std::vector<std::string> params;
+  };
+
+  // Runs the statement `make` gives once the table is known to exist (so
+  // that it may depend on whether the registry does); `done` gets the result
+  // (or the schema check's failure) only while the store is alive.
+  void run(std::function<statement()> make, std::function<void(query_result)> done) {
+    when_ready([this, weak = shell.guard(), make = std::move(make),
+                done = std::move(done)](store_error e) mutable {
       if (weak.expired()) return;
       if (e) {
         done({e.code, e.detail, {}});
         return;
       }
-      conn->async_query(std::move(statement), std::move(params),
-                        [this, weak, done = std::move(done)](query_result r) {
-                          if (weak.expired()) return;
-                          if (r.ec == postgres_errc::missing_schema) schema_ready = false;
-                          done(std::move(r));
-                        });
-    };
+      auto s = make();
+      query(std::move(s.text), std::move(s.params), std::move(done));
+    });
+  }
+
+  void run(statement s, std::function<void(query_result)> done) {
+    run([s = std::move(s)] { return s; }, std::move(done));
+  }
+
+  void query(std::string text, std::vector<std::string> params,
+             std::function<void(query_result)> done) {
+    conn->async_query(std::move(text), std::move(params),
+                      [this, weak = shell.guard(), done = std::move(done)](query_result r) {
+                        if (weak.expired()) return;
+                        if (r.ec == postgres_errc::missing_schema || registry_refused(r)) {
+                          schema_ready = false;
+                        }
+                        done(std::move(r));
+                      });
+  }
+
+  // A statement refused on the registry (its privileges were taken away;
+  // the server names the table without its schema): the next check finds
+  // it and the statements go on without it, rather than failing the lease
+  // for the registry's sake.
+  bool registry_refused(const query_result& r) const {
+    if (!registry || r.ec != postgres_errc::permission_denied) return false;
+    const auto& name = sql.candidates_table();
+    const auto dot = name.find('.');
+    return r.detail.find(dot == std::string::npos ? name : name.substr(dot + 1)) !=
+           std::string::npos;
+  }
+
+  // Calls `go` once the table is known to exist: at once when it is (so
+  // `go` must start a statement, not complete a call), or after the check.
+  void when_ready(std::function<void(store_error)> go) {
     if (schema_ready) {
       go({});
       return;
@@ -101,13 +138,16 @@ struct postgres_store::impl {
   }
 
   void check_schema() {
-    conn->async_query(sql.schema_exists(), {sql.table(), sql.sequence()},
+    conn->async_query(sql.schema_exists(), {sql.table(), sql.sequence(), sql.candidates_table()},
                       [this, weak = shell.guard()](query_result r) {
                         if (weak.expired()) return;
                         if (r.ec) return schema_checked({r.ec, r.detail});
-                        if (r.rows.size() == 1 && !r.rows[0].empty() && r.rows[0][0] == "t") {
-                          return schema_checked({});
+                        if (r.rows.size() != 1 || r.rows[0].size() != 2) {
+                          return schema_checked({postgres_errc::unexpected_reply,
+                                                 "schema check: an answer of an unexpected "
+                                                 "shape"});
                         }
+                        if (r.rows[0][0] == "t") return registry_checked(r.rows[0][1].value_or(""));
                         if (!options.create_schema) {
                           return schema_checked(
                               {postgres_errc::missing_schema,
@@ -130,8 +170,56 @@ struct postgres_store::impl {
                                                            "; create it with the output of `baton "
                                                            "init-store --print`"});
                         }
-                        schema_checked({});
+                        registry_checked("ok");
                       });
+  }
+
+  // The lease table exists; the registry is "ok", "missing" or "denied"
+  // (lease_sql::schema_exists), or "ok" when this store has just made both.
+  // A lease table made before the registry gets it when the role may create
+  // it; otherwise the lease goes on without.
+  void registry_checked(const std::string& state) {
+    const std::string name = "the candidates' table " + sql.candidates_table() + " on " + where;
+    const std::string apply = "apply the output of `baton init-store --print`";
+    // First: the name the check found may be the sequence's.
+    if (!sql.has_registry()) {
+      return use_registry("the candidates' table name " + sql.candidates_table() +
+                          ", cut at PostgreSQL's 63 bytes, is that of the lease table's "
+                          "sequence: choose a shorter postgres.table to list candidates");
+    }
+    if (state == "ok") return use_registry({});
+    if (state == "denied") {
+      return use_registry("this role lacks SELECT, INSERT, UPDATE or DELETE on " + name +
+                          " (see `baton init-store --print`)");
+    }
+    if (!options.create_schema) {
+      return use_registry(name + " does not exist and postgres.create_schema is off: " + apply);
+    }
+    conn->async_query(
+        std::string(ddl_lock) + sql.registry_ddl(), {},
+        [this, weak = shell.guard(), name, apply](query_result r) {
+          if (weak.expired()) return;
+          // Refused (no CREATE on the schema): on without it. Unreachable:
+          // this call fails, and the next one checks again.
+          if (r.ec == store_errc::refused) {
+            return use_registry("cannot create " + name + ": " + r.detail + "; " + apply);
+          }
+          if (r.ec) return schema_checked({r.ec, r.detail});
+          use_registry({});
+        });
+  }
+
+  // The schema is ready; with the registry unless `problem` says why not.
+  void use_registry(std::string problem) {
+    registry = problem.empty();
+    registry_problem = std::move(problem);
+    registry_checked_at = mono_clock::now();
+    schema_checked({});
+  }
+
+  bool registry_recheck_due() const {
+    return !registry_checked_at ||
+           mono_clock::now() - *registry_checked_at >= options.registry_recheck;
   }
 
   void schema_checked(store_error e) {
@@ -241,6 +329,11 @@ struct postgres_store::impl {
   std::optional<std::error_code> told_watch_failure;
   bool schema_ready = false;
   std::vector<std::function<void(store_error)>> schema_waiters;
+  // Whether acquire and renew register (the registry exists and this role
+  // may use it), as the last schema check found; else why not.
+  bool registry = false;
+  std::string registry_problem;
+  std::optional<time_point> registry_checked_at;
   // The token of the term this store holds (0 = none): renew and release
   // match it, so a term taken over and won again is never mistaken for ours.
   std::uint64_t token = 0;
@@ -257,6 +350,11 @@ struct postgres_store::impl {
 postgres_store::postgres_store(asio::io_context& io, postgres_store_options options) {
   const auto& id = options.identity;
   require_valid_identity(id, "postgres_store");
+  // A holder with a space reads as a switchover's reservation (lease_sql.cpp).
+  if (id.node_id.find(' ') != std::string::npos) {
+    throw std::invalid_argument("postgres_store: node id \"" + id.node_id +
+                                "\" has a space, which no node id may have");
+  }
   if (const auto problem = postgres_table_problem(options.table)) {
     throw std::invalid_argument("postgres_store: table \"" + options.table + "\": " + *problem);
   }
@@ -275,28 +373,38 @@ void postgres_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
-  d.run(d.sql.acquire(),
-        {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), d.seen.cluster, d.seen.wal,
-         std::to_string(d.seen.token)},
-        [&d, handler = std::move(handler)](query_result r) {
-          d.finish<acquire_answer>(r, handler, [&](const auto& rows) {
-            auto parsed = postgres_detail::parse_acquire_rows(rows);
-            if (parsed.error) {
-              handler(d.shell.note_failure(parsed.error), acquire_answer{});
-              return;
-            }
-            if (parsed.answer.acquired()) d.token = parsed.answer.token;
-            d.answer_seen(parsed);
-            handler(store_error{}, std::move(parsed.answer));
-          });
-        });
+  auto make = [&d, &id, seen = d.seen] {
+    impl::statement s{d.sql.acquire(d.registry),
+                      {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), seen.cluster,
+                       seen.wal, std::to_string(seen.token)}};
+    if (d.registry) s.params.push_back(std::to_string(id.priority));
+    return s;
+  };
+  d.run(std::move(make), [&d, handler = std::move(handler)](query_result r) {
+    d.finish<acquire_answer>(r, handler, [&](const auto& rows) {
+      auto parsed = postgres_detail::parse_acquire_rows(rows);
+      if (parsed.error) {
+        handler(d.shell.note_failure(parsed.error), acquire_answer{});
+        return;
+      }
+      if (parsed.answer.acquired()) d.token = parsed.answer.token;
+      d.answer_seen(parsed);
+      handler(store_error{}, std::move(parsed.answer));
+    });
+  });
 }
 
 void postgres_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
-  d.run(d.sql.renew(), {id.election, id.node_id, d.session, std::to_string(d.token), d.ttl_ms},
+  auto make = [&d, &id, token = d.token] {
+    impl::statement s{d.sql.renew(d.registry),
+                      {id.election, id.node_id, d.session, std::to_string(token), d.ttl_ms}};
+    if (d.registry) s.params.push_back(std::to_string(id.priority));
+    return s;
+  };
+  d.run(std::move(make),
         [&d, handler = std::move(handler)](query_result r) {
           d.finish<renew_answer>(r, handler, [&](const auto& rows) {
             handler(store_error{}, rows.size() == 1 ? renew_answer::renewed : renew_answer::lost);
@@ -308,8 +416,9 @@ void postgres_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
-  d.run(d.sql.release(),
-        {id.election, id.node_id, d.session, std::to_string(d.token), d.sql.table()},
+  d.run(impl::statement{d.sql.release(),
+                        {id.election, id.node_id, d.session, std::to_string(d.token),
+                         d.sql.table()}},
         [&d, handler = std::move(handler)](query_result r) {
           d.finish<release_answer>(r, handler, [&](const auto& rows) {
             if (rows.size() == 1) d.token = 0;
@@ -319,27 +428,82 @@ void postgres_store::async_release(release_handler handler) {
         });
 }
 
-// Not yet for this kind: a switchover refuses, and status lists no candidates.
-void postgres_store::async_hand_over(const std::string&, milliseconds, release_handler handler) {
+void postgres_store::async_hand_over(const std::string& to_node, milliseconds window,
+                                     release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind cannot hand over yet"});
+  // The reservation is written into the holder column with spaces around
+  // the target's node id (lease_sql.cpp): one with a space could not be
+  // read back.
+  if (to_node.empty() || to_node.find(' ') != std::string::npos) {
+    d.shell.fail_later(std::move(handler),
+                       store_error{std::make_error_code(std::errc::invalid_argument),
+                                   "cannot hand over to \"" + to_node +
+                                       "\": not a node id (empty, or with a space)"});
+    return;
+  }
+  const auto& id = d.options.identity;
+  d.run(impl::statement{d.sql.hand_over(),
+                        {id.election, id.node_id, d.session, std::to_string(d.token), d.sql.table(),
+                         to_node, std::to_string(window.count())}},
+        [&d, handler = std::move(handler)](query_result r) {
+          d.finish<release_answer>(r, handler, [&](const auto& rows) {
+            if (rows.size() == 1) d.token = 0;
+            handler(store_error{},
+                    rows.size() == 1 ? release_answer::released : release_answer::not_ours);
+          });
+        });
 }
 
 void postgres_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.shell.fail_later(std::move(handler),
-                     store_error{std::make_error_code(std::errc::operation_not_supported),
-                                 "this store kind keeps no candidates yet"});
+  using list = std::vector<candidate_info>;
+  // The leader asks with every renewal: without the registry it answers
+  // what is missing from memory, and looks again (a DBA may have created
+  // it or granted its privileges since) only once in a while.
+  if (!d.registry && d.schema_ready && !d.registry_recheck_due()) {
+    d.shell.fail_later(std::move(handler),
+                       store_error{postgres_errc::missing_schema, d.registry_problem});
+    return;
+  }
+  auto go = [&d, weak = d.shell.guard(), handler = std::move(handler)](store_error e) {
+    if (weak.expired()) return;
+    if (!e && !d.registry) {
+      d.finish<list>({}, handler, [&](const auto&) {
+        handler(store_error{postgres_errc::missing_schema, d.registry_problem}, list{});
+      });
+      return;
+    }
+    if (e) {
+      d.finish<list>({e.code, e.detail, {}}, handler, [](const auto&) {});
+      return;
+    }
+    d.query(d.sql.candidates(), {d.options.identity.election}, [&d, handler](query_result r) {
+      d.finish<list>(r, handler, [&](const auto& rows) {
+        auto parsed = postgres_detail::parse_candidate_rows(rows);
+        if (parsed.error) {
+          handler(d.shell.note_failure(parsed.error), list{});
+          return;
+        }
+        handler(store_error{}, std::move(parsed.list));
+      });
+    });
+  };
+  if (!d.registry && d.schema_ready) {
+    // The check again, for this call alone: lease statements meanwhile run
+    // as the schema is (schema_ready stays set).
+    d.schema_waiters.push_back(std::move(go));
+    if (d.schema_waiters.size() == 1) d.check_schema();
+    return;
+  }
+  d.when_ready(std::move(go));
 }
 
 void postgres_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.run(d.sql.create_record(), {d.options.identity.election},
+  d.run(impl::statement{d.sql.create_record(), {d.options.identity.election}},
         [&d, handler = std::move(handler)](query_result r) {
           d.finish<record_answer>(r, handler, [&](const auto& rows) {
             handler(store_error{},

@@ -13,6 +13,10 @@
 // candidates that never saw the old server are held back too. A restart
 // with its data intact is not a reset: the leader keeps its term and token
 // (see lease_sql.hpp).
+//
+// A switchover's hand-over is a release that leaves a reservation in the
+// same row; the candidates register in <table>_candidates from the acquire
+// and renew statements they already run (lease_sql.hpp).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -48,6 +52,10 @@ struct postgres_store_options {
   /// A `SELECT 1` on the listening session this often, to notice a dead
   /// server or a hung connection (0 = never).
   milliseconds listen_ping_interval{5000};
+  /// How often a store without the candidates' table (it may neither create
+  /// nor use it) looks for it again when asked for the candidates, which a
+  /// leader does with every renewal (0 = at every such call).
+  milliseconds registry_recheck{60000};
 };
 
 /// Errors reach handlers as postgres_errc codes (postgres_error.hpp maps them

@@ -2,7 +2,9 @@
 // not cover: the schema (created, missing and not allowed, not creatable),
 // a least-privilege role with exactly the documented grants, a locked table
 // (statements fail as timeouts within the command timeout), the error lines
-// an operator reads, and restarts told apart from data gone back.
+// an operator reads, and restarts told apart from data gone back; and the
+// switchover's parts: the candidates' table where a lease table predates it
+// or the role may not have it, pruning, and a reservation across a restart.
 #include "postgres/postgres_store.hpp"
 
 #include <gtest/gtest.h>
@@ -10,9 +12,11 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include "postgres/lease_sql.hpp"
+#include "postgres/postgres_check.hpp"
 #include "support/servers/postgres_server.hpp"
 
 namespace baton {
@@ -34,6 +38,8 @@ struct fixture : ::testing::Test {
     o.identity = {"e", node, ttl};
     o.connect_timeout = 2000ms;
     o.command_timeout = 500ms;
+    // A DBA's grant is seen at the next call (a daemon: within a minute).
+    o.registry_recheck = 0ms;
     return std::make_unique<postgres_store>(io, std::move(o));
   }
 
@@ -85,6 +91,59 @@ struct fixture : ::testing::Test {
       if (const auto* r = std::get_if<store_events::reset>(&e)) seen->push_back(r->why);
     });
     return seen;
+  }
+
+  std::pair<store_error, release_answer> hand_over(lease_store& s, const std::string& to,
+                                                   milliseconds window) {
+    std::optional<std::pair<store_error, release_answer>> out;
+    s.async_hand_over(to, window,
+                      [&](store_error e, release_answer a) { out.emplace(std::move(e), a); });
+    auto r = wait(out);
+    EXPECT_TRUE(r) << "no answer within 10 s";
+    return r.value_or(std::pair<store_error, release_answer>{});
+  }
+
+  std::pair<store_error, std::vector<candidate_info>> candidates(lease_store& s) {
+    std::optional<std::pair<store_error, std::vector<candidate_info>>> out;
+    s.async_candidates([&](store_error e, std::vector<candidate_info> a) {
+      out.emplace(std::move(e), std::move(a));
+    });
+    auto r = wait(out);
+    EXPECT_TRUE(r) << "no answer within 10 s";
+    return r.value_or(std::pair<store_error, std::vector<candidate_info>>{});
+  }
+
+  // The lease table and sequence as baton made them before the candidates'
+  // table, with the grants documented then, for the role `baton`.
+  void lease_table_from_before_the_registry() {
+    const postgres_detail::lease_sql sql("baton_lease");
+    const auto ddl = sql.ddl();
+    pg.query(ddl.substr(0, ddl.find(sql.registry_ddl())));
+    pg.query("CREATE ROLE baton LOGIN");
+    pg.query("GRANT SELECT, INSERT, UPDATE ON baton_lease TO baton");
+    pg.query("GRANT USAGE ON SEQUENCE baton_lease_token TO baton");
+  }
+
+  // `baton check-store`'s line about the candidates' table, as `user`
+  // ("" = none).
+  std::string check_line_of_candidates(const std::string& user) {
+    config cfg;
+    cfg.election = "e";
+    cfg.postgres.url = pg.conninfo(user);
+    cfg.postgres.command_timeout = 1000ms;
+    std::optional<check_report> report;
+    store_check_detail::async_check_postgres(io, cfg,
+                                             [&](check_report r) { report = std::move(r); });
+    EXPECT_TRUE(wait(report)) << "no report within 10 s";
+    if (!report) return {};
+    for (const auto& line : report->lines) {
+      if (line.topic == "candidates") return std::string(to_string(line.verdict)) + " " + line.text;
+    }
+    return {};
+  }
+
+  bool registry_exists() {
+    return pg.query("SELECT to_regclass('baton_lease_candidates') IS NOT NULL")[0][0] == "t";
   }
 
   std::pair<store_error, record_answer> create_record(lease_store& s) {
@@ -287,6 +346,287 @@ TEST_F(fixture, a_data_directory_put_back_is_data_gone_back) {
   EXPECT_NE(standby_resets->front().find("WAL position"), std::string::npos)
       << standby_resets->front();
   EXPECT_EQ(renew_after_restart(*leader).second, renew_answer::lost);
+}
+
+}  // namespace
+}  // namespace baton
+
+namespace baton {
+namespace {
+
+bool lists(const std::vector<candidate_info>& list, const std::string& node) {
+  for (const auto& c : list)
+    if (c.node == node) return true;
+  return false;
+}
+
+// An upgrade where baton may create tables: the candidates' table appears
+// on first use beside the lease table that was there.
+TEST_F(fixture, a_lease_table_from_before_the_registry_gets_it_on_first_use) {
+  const postgres_detail::lease_sql sql("baton_lease");
+  const auto ddl = sql.ddl();
+  pg.query(ddl.substr(0, ddl.find(sql.registry_ddl())));
+  ASSERT_FALSE(registry_exists());
+  auto s = store("postgres", true);
+  ASSERT_FALSE(create_record(*s).first);
+  auto [e, a] = acquire(*s);
+  ASSERT_FALSE(e) << e.message();
+  ASSERT_TRUE(a.acquired());
+  EXPECT_TRUE(registry_exists());
+  auto [ce, list] = candidates(*s);
+  ASSERT_FALSE(ce) << ce.message();
+  EXPECT_TRUE(lists(list, "n1"));
+}
+
+// An upgrade where baton may not: the role has the grants documented before
+// the candidates' table and no CREATE. Every lease call works as before, a
+// hand-over too; only the candidates are missing, and the answer says why.
+// Once a DBA applies what `init-store --print` gives, they are listed,
+// without a restart.
+TEST_F(fixture, a_role_with_only_the_grants_from_before_keeps_its_lease_without_candidates) {
+  lease_table_from_before_the_registry();
+  auto a = store("baton", true, "n1");
+  auto b = store("baton", false, "n2");
+  ASSERT_FALSE(create_record(*a).first);
+  auto [e, won] = acquire(*a);
+  ASSERT_FALSE(e) << e.message();
+  ASSERT_TRUE(won.acquired());
+  EXPECT_EQ(renew(*a).second, renew_answer::renewed);
+  auto [eb, held] = acquire(*b);
+  ASSERT_FALSE(eb) << eb.message();
+  EXPECT_EQ(held.outcome, acquire_outcome::held);
+  auto [he, handed] = hand_over(*a, "n2", 5000ms);
+  ASSERT_FALSE(he) << he.message();
+  EXPECT_EQ(handed, release_answer::released);
+  auto [eb2, taken] = acquire(*b);
+  ASSERT_FALSE(eb2) << eb2.message();
+  EXPECT_TRUE(taken.acquired());
+  EXPECT_GT(taken.token, won.token);
+  EXPECT_FALSE(registry_exists());
+
+  auto [ca, none_a] = candidates(*a);
+  EXPECT_EQ(ca.code, postgres_errc::missing_schema);
+  EXPECT_NE(ca.detail.find("cannot create the candidates' table baton_lease_candidates"),
+            std::string::npos)
+      << ca.detail;
+  EXPECT_NE(ca.detail.find("permission denied"), std::string::npos) << ca.detail;
+  auto [cb, none_b] = candidates(*b);
+  EXPECT_EQ(cb.code, postgres_errc::missing_schema);
+  EXPECT_NE(cb.detail.find("postgres.create_schema is off"), std::string::npos) << cb.detail;
+  EXPECT_NE(cb.detail.find("baton init-store --print"), std::string::npos) << cb.detail;
+  // `baton check-store` says so beforehand, as a note: leases work.
+  EXPECT_EQ(check_line_of_candidates("baton"),
+            "note baton_lease_candidates does not exist and baton may not create it: leases work, "
+            "but a switchover lists no candidates (apply `baton init-store --print`)");
+
+  // The DBA applies the new part and its grant.
+  const postgres_detail::lease_sql sql("baton_lease");
+  pg.query(sql.registry_ddl());
+  const auto text = sql.ddl_for_people();
+  const auto grant = text.find("GRANT SELECT, INSERT, UPDATE, DELETE");
+  pg.query(text.substr(grant, text.find('\n', grant) - grant));
+  EXPECT_EQ(check_line_of_candidates("baton"),
+            "ok SELECT, INSERT, UPDATE and DELETE on baton_lease_candidates");
+  auto [c2, empty] = candidates(*b);
+  ASSERT_FALSE(c2) << c2.message();
+  EXPECT_EQ(renew(*b).second, renew_answer::renewed);
+  auto [c3, listed] = candidates(*a);
+  ASSERT_FALSE(c3) << c3.message();
+  EXPECT_TRUE(lists(listed, "n2"));
+}
+
+// A leader asks for the candidates with every renewal: without the table it
+// answers from memory and looks again only once a minute (by default), so a
+// missing table costs the leader no statement per renewal.
+TEST_F(fixture, without_the_registry_candidates_are_answered_from_memory_between_checks) {
+  lease_table_from_before_the_registry();
+  postgres_store_options o;
+  o.conninfo = pg.conninfo("baton");
+  o.create_schema = false;
+  o.identity = {"e", "n1", milliseconds(3000)};
+  o.command_timeout = 1000ms;
+  auto s = std::make_unique<postgres_store>(io, std::move(o));
+  ASSERT_FALSE(create_record(*s).first);
+  ASSERT_TRUE(acquire(*s).second.acquired());
+  EXPECT_EQ(candidates(*s).first.code, postgres_errc::missing_schema);
+  const postgres_detail::lease_sql sql("baton_lease");
+  pg.query(sql.registry_ddl());
+  pg.query("GRANT SELECT, INSERT, UPDATE, DELETE ON baton_lease_candidates TO baton");
+  const auto sent = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(renew(*s).second, renew_answer::renewed);
+    auto [e, none] = candidates(*s);
+    EXPECT_EQ(e.code, postgres_errc::missing_schema) << "looked again within the minute";
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 60s);
+  EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates")[0][0], "0");
+}
+
+// The registry's privileges taken away at run time: at most one call fails
+// on them, then the lease goes on without registering.
+TEST_F(fixture, registry_privileges_taken_away_leave_the_lease_working) {
+  auto s = store("postgres", true, "n1");
+  ASSERT_FALSE(create_record(*s).first);
+  pg.query("CREATE ROLE baton LOGIN");
+  const auto text = postgres_detail::lease_sql("baton_lease").ddl_for_people();
+  pg.query(text.substr(text.find("GRANT")));
+  auto b = store("baton", true, "n2");
+  ASSERT_TRUE(acquire(*b).second.acquired());
+  ASSERT_TRUE(lists(candidates(*b).second, "n2"));
+
+  pg.query("REVOKE ALL ON baton_lease_candidates FROM baton");
+  auto r = renew(*b);
+  if (r.first) {
+    EXPECT_EQ(r.first.code, postgres_errc::permission_denied) << r.first.message();
+    r = renew(*b);
+  }
+  ASSERT_FALSE(r.first) << r.first.message();
+  EXPECT_EQ(r.second, renew_answer::renewed);
+  auto [e, again] = acquire(*b);
+  ASSERT_FALSE(e) << e.message();
+  EXPECT_TRUE(again.acquired());
+  auto [ce, none] = candidates(*b);
+  EXPECT_EQ(ce.code, postgres_errc::missing_schema);
+  EXPECT_NE(ce.detail.find("lacks SELECT, INSERT, UPDATE or DELETE"), std::string::npos)
+      << ce.detail;
+}
+
+// Registrations lapse two ttls after their last write; the leader's
+// renewals delete them, so the table holds the live candidates (and those
+// lapsed since the last renewal) only.
+TEST_F(fixture, lapsed_registrations_are_deleted_by_the_leaders_renewals) {
+  auto leader = store("postgres", true, "n1", 1000ms);
+  ASSERT_FALSE(create_record(*leader).first);
+  ASSERT_TRUE(acquire(*leader).second.acquired());
+  {
+    auto gone = store("postgres", true, "n2", 1000ms);
+    ASSERT_EQ(acquire(*gone).second.outcome, acquire_outcome::held);
+  }
+  // Another election's lapsed row is not this leader's to delete.
+  pg.query(
+      "INSERT INTO baton_lease_candidates (election, node, live_since, expires_at) "
+      "VALUES ('other', 'x', '-infinity', '-infinity')");
+  EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates WHERE node = 'n2'")[0][0], "1");
+  const auto until = std::chrono::steady_clock::now() + 2500ms;
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(renew(*leader).second, renew_answer::renewed);
+    std::this_thread::sleep_for(300ms);
+  }
+  EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates WHERE node = 'n2'")[0][0], "0");
+  EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates WHERE node = 'n1'")[0][0], "1");
+  EXPECT_EQ(pg.query("SELECT count(*) FROM baton_lease_candidates WHERE election = 'other'")[0][0],
+            "1");
+  auto [e, list] = candidates(*leader);
+  ASSERT_FALSE(e) << e.message();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].node, "n1");
+  EXPECT_GE(list[0].live_for, 2000ms);
+}
+
+// A registration lasts while one store keeps it up; the same node id in a
+// new store (a restarted daemon, a new session) is a new candidate, as it
+// is to the kinds that tie registrations to a server session: a node that
+// keeps restarting never looks live for long.
+TEST_F(fixture, a_restarted_candidate_registers_anew) {
+  auto leader = store("postgres", true, "n1");
+  ASSERT_FALSE(create_record(*leader).first);
+  ASSERT_TRUE(acquire(*leader).second.acquired());
+  const auto live_for = [&](const std::string& node) {
+    for (const auto& c : candidates(*leader).second)
+      if (c.node == node) return c.live_for;
+    return milliseconds(-1);
+  };
+  auto first = store("postgres", true, "n2");
+  ASSERT_EQ(acquire(*first).second.outcome, acquire_outcome::held);
+  std::this_thread::sleep_for(1000ms);
+  ASSERT_EQ(acquire(*first).second.outcome, acquire_outcome::held);
+  EXPECT_GE(live_for("n2"), 1000ms);
+  first.reset();
+  auto again = store("postgres", true, "n2");
+  ASSERT_EQ(acquire(*again).second.outcome, acquire_outcome::held);
+  EXPECT_GE(live_for("n2"), 0ms);
+  EXPECT_LT(live_for("n2"), 1000ms);
+}
+
+// What a daemon from before switchovers reads in the row: a lease held
+// until the window's end by a holder that no node id can be, so it waits.
+TEST_F(fixture, a_reservation_reads_as_a_lease_held_until_the_window_ends) {
+  auto a = store("postgres", true, "n1");
+  ASSERT_FALSE(create_record(*a).first);
+  ASSERT_TRUE(acquire(*a).second.acquired());
+  ASSERT_EQ(hand_over(*a, "n2", 5000ms).second, release_answer::released);
+  const auto row = pg.query(
+      "SELECT holder, expires_at > clock_timestamp(), expires_at < clock_timestamp() + "
+      "interval '5 s' FROM baton_lease");
+  EXPECT_EQ(row[0][0], "reserved for n2 by n1");
+  EXPECT_EQ(row[0][1], "t");
+  EXPECT_EQ(row[0][2], "t");
+  EXPECT_EQ(renew(*a).second, renew_answer::lost) << "the term did not end";
+  // Nobody's node id reads as a reservation, and nobody is handed one.
+  EXPECT_THROW(store("postgres", true, "n 3"), std::invalid_argument);
+  auto [e, r] = hand_over(*a, "a b", 5000ms);
+  EXPECT_EQ(e.code, std::errc::invalid_argument) << e.message();
+}
+
+// A restart meets a reservation as it meets a free lease: nobody holds it,
+// so everyone, its target included, is held back one ttl (a term the
+// server no longer has may be at work); then the target alone may take it.
+TEST_F(fixture, a_restart_during_a_reservation_holds_it_back_as_a_free_lease) {
+  auto a = store("postgres", true, "n1");
+  auto b = store("postgres", true, "n2");
+  auto c = store("postgres", true, "n3");
+  ASSERT_FALSE(create_record(*a).first);
+  auto [e, won] = acquire(*a);
+  ASSERT_TRUE(won.acquired()) << e.message();
+  ASSERT_EQ(hand_over(*a, "n2", 30s).second, release_answer::released);
+
+  pg.restart_immediate();
+  auto [ec, held_c] = acquire_after_restart(*c);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(held_c.outcome, acquire_outcome::held_back);
+  EXPECT_EQ(held_c.holder, "");
+  EXPECT_NE(held_c.why.find("PostgreSQL restarted"), std::string::npos) << held_c.why;
+  auto [eb, held_b] = acquire_after_restart(*b);
+  ASSERT_FALSE(eb) << eb.message();
+  EXPECT_EQ(held_b.outcome, acquire_outcome::held_back);
+
+  // After the hold-back (ttl 3 s), the reservation (30 s) still stands.
+  std::this_thread::sleep_for(3200ms);
+  auto [ec2, reserved] = acquire(*c);
+  ASSERT_FALSE(ec2) << ec2.message();
+  EXPECT_EQ(reserved.outcome, acquire_outcome::held);
+  EXPECT_EQ(reserved.reserved_for, "n2");
+  EXPECT_EQ(reserved.holder, "n1");
+  auto [eb2, taken] = acquire(*b);
+  ASSERT_FALSE(eb2) << eb2.message();
+  EXPECT_TRUE(taken.acquired());
+  EXPECT_GT(taken.token, won.token);
+}
+
+}  // namespace
+}  // namespace baton
+
+namespace baton {
+namespace {
+
+// PostgreSQL cuts names at 63 bytes: for a table name of 62 the registry's
+// name is the sequence's. The lease works; candidates say to shorten it.
+TEST_F(fixture, a_registry_name_cut_onto_the_sequence_is_no_registry) {
+  postgres_store_options o;
+  o.conninfo = pg.conninfo("postgres");
+  o.table = std::string(62, 't');
+  o.identity = {"e", "n1", milliseconds(3000)};
+  o.command_timeout = 1000ms;
+  auto s = std::make_unique<postgres_store>(io, std::move(o));
+  const auto [re, r] = create_record(*s);
+  ASSERT_FALSE(re) << re.message();
+  auto [e, a] = acquire(*s);
+  ASSERT_FALSE(e) << e.message();
+  EXPECT_TRUE(a.acquired());
+  EXPECT_EQ(renew(*s).second, renew_answer::renewed);
+  auto [ce, none] = candidates(*s);
+  EXPECT_EQ(ce.code, postgres_errc::missing_schema);
+  EXPECT_NE(ce.detail.find("choose a shorter postgres.table"), std::string::npos) << ce.detail;
 }
 
 }  // namespace

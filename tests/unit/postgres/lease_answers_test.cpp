@@ -12,9 +12,10 @@ namespace {
 using cell = std::optional<std::string>;
 
 result_rows row(cell outcome, cell reset, cell missing, cell holder, cell token, cell remaining,
-               cell restarted = "f", cell lost_why = cell(), cell free_in_us = "-1") {
+                cell restarted = "f", cell lost_why = cell(), cell free_in_us = "-1",
+                cell reserved_for = "", cell outranked_by = "-1") {
   return {{outcome, reset, missing, cell("f"), holder, token, remaining, cell("1/00000001/2"),
-           cell(), restarted, cell("0/1500790"), lost_why, free_in_us}};
+           cell(), restarted, cell("0/1500790"), lost_why, free_in_us, reserved_for, outranked_by}};
 }
 
 TEST(postgres_acquire_rows, acquired_carries_the_new_token_and_a_full_ttl) {
@@ -48,6 +49,37 @@ TEST(postgres_acquire_rows, held_carries_the_time_until_free_to_the_microsecond)
   const auto back = parse_acquire_rows(row("held_back", "f", "f", "", "7", "1234", "f", cell(), "5"));
   ASSERT_FALSE(back.error);
   EXPECT_LT(back.answer.free_in.count(), 0);
+}
+
+// A switchover's reservation: held for whoever is not its target, with the
+// node that handed over as the holder and the window's time left.
+TEST(postgres_acquire_rows, a_reservation_names_its_target_when_held) {
+  const auto held =
+      parse_acquire_rows(row("held", "f", "f", "n1", "7", "4200", "f", cell(), "4199001", "n2"));
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.answer.outcome, acquire_outcome::held);
+  EXPECT_EQ(held.answer.reserved_for, "n2");
+  EXPECT_EQ(held.answer.holder, "n1");
+  EXPECT_EQ(held.answer.remaining, milliseconds(4200));
+  // Only "held" carries it, whatever the row says.
+  const auto back =
+      parse_acquire_rows(row("held_back", "f", "f", "", "7", "4200", "f", cell(), "-1", "n2"));
+  ASSERT_FALSE(back.error);
+  EXPECT_EQ(back.answer.reserved_for, "");
+  const auto plain = parse_acquire_rows(row("held", "f", "f", "n1", "7", "1234"));
+  EXPECT_EQ(plain.answer.reserved_for, "");
+}
+
+TEST(postgres_acquire_rows, held_counts_the_candidates_that_outrank_this_one) {
+  const auto held =
+      parse_acquire_rows(row("held", "f", "f", "n1", "7", "1234", "f", cell(), "-1", "", "2"));
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.answer.outranked_by, 2);
+  // -1 (no registry) stays unknown; so does anything but "held".
+  EXPECT_LT(parse_acquire_rows(row("held", "f", "f", "n1", "7", "1234")).answer.outranked_by, 0);
+  const auto won =
+      parse_acquire_rows(row("acquired", "f", "f", "n1", "7", "1234", "f", cell(), "-1", "", "2"));
+  EXPECT_LT(won.answer.outranked_by, 0);
 }
 
 TEST(postgres_acquire_rows, a_reset_found_by_this_statement_is_flagged) {
@@ -98,19 +130,22 @@ TEST(postgres_acquire_rows, no_row_means_the_row_is_being_created_try_later) {
 
 TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
   const std::vector<result_rows> bad{
-      {{cell("acquired")}},                                      // too few columns
-      row("won", "f", "f", "n1", "1", "1"),                      // unknown outcome
-      row("acquired", "x", "f", "n1", "1", "1"),                 // not a boolean
-      row("acquired", "f", "f", "n1", "twelve", "1"),            // not a number
-      row("acquired", "f", "f", "n1", "-5", "1"),                // negative token
-      row("acquired", "f", "f", "n1", "1", cell()),              // NULL remaining
-      row(cell(), "f", "f", "n1", "1", "1"),                     // NULL outcome
-      row("acquired", "f", "f", cell(), "1", "1"),               // NULL holder
-      row("held", "f", "f", "n1", "1", "1", cell()),             // NULL restarted
-      row("held", "f", "f", "n1", "1", "1", "f", cell(), cell()),  // NULL free_in_us
-      row("held", "f", "f", "n1", "1", "1", "f", cell(), "soon"),  // free_in_us not a number
+      {{cell("acquired")}},                                             // too few columns
+      row("won", "f", "f", "n1", "1", "1"),                             // unknown outcome
+      row("acquired", "x", "f", "n1", "1", "1"),                        // not a boolean
+      row("acquired", "f", "f", "n1", "twelve", "1"),                   // not a number
+      row("acquired", "f", "f", "n1", "-5", "1"),                       // negative token
+      row("acquired", "f", "f", "n1", "1", cell()),                     // NULL remaining
+      row(cell(), "f", "f", "n1", "1", "1"),                            // NULL outcome
+      row("acquired", "f", "f", cell(), "1", "1"),                      // NULL holder
+      row("held", "f", "f", "n1", "1", "1", cell()),                    // NULL restarted
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), cell()),       // NULL free_in_us
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "soon"),       // free_in_us not a number
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "1", cell()),  // NULL reserved_for
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "1", "", cell()),  // NULL outranked_by
+      row("held", "f", "f", "n1", "1", "1", "f", cell(), "1", "", "many"),  // not a number
       {{cell("held"), cell("f"), cell("f"), cell("f"), cell("n1"), cell("1"), cell("1"),
-        cell("1/00000001/2"), cell()}},                          // the old 9 columns
+        cell("1/00000001/2"), cell()}},  // the old 9 columns
   };
   auto two = row("held", "f", "f", "n1", "1", "1");
   two.push_back(two[0]);
@@ -121,6 +156,43 @@ TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
     EXPECT_NE(p.error.detail.find("acquire: "), std::string::npos);
   }
   EXPECT_EQ(parse_acquire_rows(two).error.code, postgres_errc::unexpected_reply);
+  auto old = row("held", "f", "f", "n1", "1", "1");
+  old[0].resize(13);  // the 13 columns of a statement without reservations
+  EXPECT_EQ(parse_acquire_rows(old).error.code, postgres_errc::unexpected_reply);
+}
+
+TEST(postgres_candidate_rows, each_row_is_a_candidate_with_its_priority_and_time) {
+  const auto p = parse_candidate_rows(
+      {{cell("n1"), cell("0"), cell("61234")}, {cell("n2"), cell("-7"), cell("0")}});
+  ASSERT_FALSE(p.error) << p.error.message();
+  ASSERT_EQ(p.list.size(), 2u);
+  EXPECT_EQ(p.list[0].node, "n1");
+  EXPECT_EQ(p.list[0].priority, 0);
+  EXPECT_EQ(p.list[0].live_for, milliseconds(61234));
+  EXPECT_EQ(p.list[1].node, "n2");
+  EXPECT_EQ(p.list[1].priority, -7);
+  EXPECT_TRUE(parse_candidate_rows({}).list.empty());
+  // A server clock stepped back: just begun, never negative.
+  EXPECT_EQ(parse_candidate_rows({{cell("n1"), cell("0"), cell("-3")}}).list.at(0).live_for,
+            milliseconds(0));
+}
+
+TEST(postgres_candidate_rows, malformed_rows_are_unexpected_replies_not_crashes) {
+  const std::vector<result_rows> bad{
+      {{cell("n1"), cell("0")}},                           // too few columns
+      {{cell(), cell("0"), cell("1")}},                    // NULL node
+      {{cell(""), cell("0"), cell("1")}},                  // empty node
+      {{cell("n1"), cell("high"), cell("1")}},             // not a number
+      {{cell("n1"), cell("99999999999"), cell("1")}},      // beyond an int
+      {{cell("n1"), cell("0"), cell()}},                   // NULL live_for
+      {{cell("n1"), cell("0"), cell("1")}, {cell("n2")}},  // one bad row of two
+  };
+  for (const auto& rows : bad) {
+    const auto p = parse_candidate_rows(rows);
+    EXPECT_EQ(p.error.code, postgres_errc::unexpected_reply);
+    EXPECT_NE(p.error.detail.find("candidates: "), std::string::npos) << p.error.detail;
+    EXPECT_TRUE(p.list.empty());
+  }
 }
 
 }  // namespace

@@ -30,7 +30,14 @@ TEST(postgres_lease_sql, names_are_quoted_and_the_sequence_follows_the_table) {
   EXPECT_NE(sql.ddl().find("CREATE TABLE IF NOT EXISTS \"ops\".\"leases\""), std::string::npos);
   EXPECT_NE(sql.ddl().find("CREATE SEQUENCE IF NOT EXISTS \"ops\".\"leases_token\""),
             std::string::npos);
-  EXPECT_NE(sql.acquire().find("nextval('\"ops\".\"leases_token\"')"), std::string::npos);
+  EXPECT_EQ(sql.candidates_table(), "ops.leases_candidates");
+  EXPECT_NE(sql.ddl().find("CREATE TABLE IF NOT EXISTS \"ops\".\"leases_candidates\""),
+            std::string::npos);
+  EXPECT_NE(sql.registry_ddl().find("CREATE TABLE IF NOT EXISTS \"ops\".\"leases_candidates\""),
+            std::string::npos);
+  for (const bool registry : {false, true}) {
+    EXPECT_NE(sql.acquire(registry).find("nextval('\"ops\".\"leases_token\"')"), std::string::npos);
+  }
   EXPECT_EQ(sql.listen(), "LISTEN \"ops.leases\"");
 }
 
@@ -40,18 +47,69 @@ TEST(postgres_lease_sql, the_printed_ddl_grants_what_the_statements_need) {
             std::string::npos);
   EXPECT_NE(text.find("GRANT USAGE ON SEQUENCE \"baton_lease_token\" TO baton;"),
             std::string::npos);
+  // The registry's rows lapse and are deleted; only there.
+  EXPECT_NE(text.find("GRANT SELECT, INSERT, UPDATE, DELETE ON \"baton_lease_candidates\" TO "
+                      "baton;"),
+            std::string::npos);
   EXPECT_EQ(text.find("SCHEMA"), std::string::npos) << "public needs no schema lines";
   const auto qualified = lease_sql("ops.leases").ddl_for_people();
   EXPECT_NE(qualified.find("CREATE SCHEMA IF NOT EXISTS \"ops\";"), std::string::npos);
   EXPECT_NE(qualified.find("GRANT USAGE ON SCHEMA \"ops\" TO baton;"), std::string::npos);
-  // Never DELETE: rows are created once and kept.
-  EXPECT_EQ(text.find("DELETE"), std::string::npos);
-  EXPECT_EQ(lease_sql("baton_lease").acquire().find("DELETE"), std::string::npos);
+  // Never DELETE from the lease table: its rows are created once and kept.
+  EXPECT_EQ(text.find("DELETE ON \"baton_lease\""), std::string::npos);
+  const lease_sql sql("baton_lease");
+  for (const bool registry : {false, true}) {
+    for (const auto& statement : {sql.acquire(registry), sql.renew(registry)}) {
+      EXPECT_EQ(statement.find("DELETE FROM \"baton_lease\" "), std::string::npos);
+    }
+  }
+  EXPECT_EQ(sql.acquire(false).find("DELETE"), std::string::npos);
+  EXPECT_EQ(sql.renew(false).find("DELETE"), std::string::npos);
+}
+
+// PostgreSQL cuts names at 63 bytes: for a table name of 62 the registry's
+// name would be the sequence's, so there is none (and no DDL or grant).
+TEST(postgres_lease_sql, a_registry_name_cut_onto_the_sequence_is_no_registry) {
+  EXPECT_TRUE(lease_sql(std::string(61, 't')).has_registry());
+  EXPECT_TRUE(lease_sql("ops." + std::string(61, 't')).has_registry());
+  for (const auto& name : {std::string(62, 't'), "ops." + std::string(62, 't')}) {
+    const lease_sql sql(name);
+    EXPECT_FALSE(sql.has_registry()) << name;
+    EXPECT_EQ(sql.registry_ddl(), "");
+    EXPECT_EQ(sql.ddl().find("_candidates"), std::string::npos);
+    EXPECT_EQ(sql.ddl_for_people().find("_candidates"), std::string::npos);
+  }
+}
+
+TEST(postgres_lease_sql, only_statements_with_the_registry_name_it) {
+  const lease_sql sql("baton_lease");
+  EXPECT_EQ(sql.acquire(false).find("baton_lease_candidates"), std::string::npos);
+  EXPECT_EQ(sql.renew(false).find("baton_lease_candidates"), std::string::npos);
+  EXPECT_EQ(sql.acquire(false).find("$9"), std::string::npos);
+  EXPECT_EQ(sql.renew(false).find("$6"), std::string::npos);
+  EXPECT_NE(sql.acquire(true).find("INSERT INTO \"baton_lease_candidates\""), std::string::npos);
+  EXPECT_NE(sql.renew(true).find("INSERT INTO \"baton_lease_candidates\""), std::string::npos);
+  EXPECT_NE(sql.acquire(true).find("$9"), std::string::npos);
+  EXPECT_NE(sql.renew(true).find("$6"), std::string::npos);
+  // Pruning skips what another statement is writing rather than waiting.
+  EXPECT_NE(sql.renew(true).find("SKIP LOCKED"), std::string::npos);
+}
+
+// Daemons from before switchovers share the channel: a hand-over's
+// announcement is a release's, word for word.
+TEST(postgres_lease_sql, a_hand_over_is_announced_as_a_release_is) {
+  const lease_sql sql("baton_lease");
+  const auto announcement = [](const std::string& text) {
+    return text.substr(text.find("SELECT f.token"));
+  };
+  EXPECT_EQ(announcement(sql.hand_over()), announcement(sql.release()));
+  EXPECT_NE(sql.hand_over().find("'reserved for ' || $6 || ' by ' || $2"), std::string::npos);
 }
 
 TEST(postgres_lease_sql, every_statement_reads_the_servers_clock_not_a_parameter) {
   const lease_sql sql("baton_lease");
-  for (const auto& text : {sql.acquire(), sql.renew(), sql.release(), sql.create_record()}) {
+  for (const auto& text : {sql.acquire(false), sql.acquire(true), sql.renew(false), sql.renew(true),
+                           sql.release(), sql.hand_over(), sql.candidates(), sql.create_record()}) {
     EXPECT_NE(text.find("clock_timestamp()"), std::string::npos) << text;
   }
 }
