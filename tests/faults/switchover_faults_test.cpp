@@ -246,7 +246,7 @@ TEST_P(switchover_faults, a_restarting_higher_priority_node_preempts_only_once_i
   record_fault(r);
 }
 
-INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults, ::testing::Values("redis", "zookeeper", "etcd"),
+INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults, ::testing::Values("redis", "postgres", "zookeeper", "etcd"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
