@@ -246,7 +246,64 @@ TEST_P(switchover_faults, a_restarting_higher_priority_node_preempts_only_once_i
   record_fault(r);
 }
 
+// Priorities in crash takeovers: a leader at priority 0 and standbys at 1,
+// 5 and 3 (no preemption: preempt_delay is far off). The leader's daemon and
+// app are killed: the priority-5 standby takes over, as the others, told by
+// the store that it outranks them, try a step or two later. Killed in turn,
+// it is followed by the priority-3 one. The ttl is long enough (8 s, a step
+// of 200 ms) for the order to survive a loaded machine's late timers.
+// One kind whose leases expire on the server's clock and one whose expire
+// with a session: the standbys' order comes from the store's answers either
+// way, and the test is long (two takeovers of an 8 s ttl).
+class crash_order_faults : public switchover_faults {};
+
+TEST_P(crash_order_faults, priorities_decide_crash_takeovers_among_three_standbys) {
+  auto world = make_world(GetParam());
+  constexpr auto long_ttl = 8000ms;
+  fault_cluster c(election_of("crash-order", 1), long_ttl, world->own_redis());
+  const std::vector<std::string> no_preemption{"--preempt-delay", "10m"};
+  c.start_node(1, with_flags(world->options(), no_preemption));
+  std::string why;
+  auto leader = c.wait_for_single_worker(30s, &why);
+  ASSERT_TRUE(leader) << why << c.logs() << world->diagnostics();
+  ASSERT_EQ(fault_cluster::index_of(*leader), 1);
+  const int priority_of[] = {0, 0, 1, 5, 3};
+  for (int i = 2; i <= 4; ++i) {
+    c.start_node(i, with_flags(world->options(),
+                               {"--preempt-delay", "10m", "--priority",
+                                std::to_string(priority_of[i])}));
+  }
+  ASSERT_TRUE(lists_candidates(c, 1, {"node-2", "node-3", "node-4"})) << c.logs();
+  // Every standby's last answer must have seen the others registered: one
+  // more attempt each (at most a ttl apart).
+  std::this_thread::sleep_for(long_ttl);
+
+  event_log log(c.events());
+  for (const int expected : {3, 4}) {
+    const auto current = c.wait_for_single_worker(30s, &why);
+    ASSERT_TRUE(current) << why << c.logs();
+    const int l = fault_cluster::index_of(*current);
+    const std::int64_t killed = mono_now_ns();
+    ASSERT_TRUE(c.node(l).signal_group(SIGKILL));
+    ASSERT_TRUE(wait_for_new_term_after(log, killed, 40s)) << c.logs() << world->diagnostics();
+    const auto next = first_started_after(log, killed);
+    EXPECT_EQ(next->name, fault_cluster::name_of(expected))
+        << "not the highest live priority took over\n"
+        << c.logs();
+    EXPECT_GT(token_value(*next), token_value(*current));
+    auto r = round_record(c, "crash takeover by priority (" + GetParam() + ")", killed,
+                          current->pid, check_no_overlap(c));
+    record_fault(r);
+    // The next round's standbys learn the holder and who outranks them.
+    std::this_thread::sleep_for(long_ttl / 2);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults, ::testing::Values("redis", "postgres", "zookeeper", "etcd"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+INSTANTIATE_TEST_SUITE_P(kinds, crash_order_faults, ::testing::Values("zookeeper"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
