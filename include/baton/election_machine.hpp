@@ -320,6 +320,11 @@ class election_machine {
   /// True while this node stays out of the election after a resign (its
   /// cool-down runs until held_back_until()); false once the cool-down is
   /// over, or when the hold-back has another cause.
+  /// A switchover's reservation as this standby's last attempt met it: the
+  /// node the lease waits for ("" = none, or over by `now`).
+  std::string reserved_for(time_point now) const {
+    return reserved_until_ > now ? reserved_for_ : std::string();
+  }
   /// While stepping down for a switchover or a preemption: the node it
   /// hands over to ("" = none).
   const std::string& handing_over_to() const { return hand_over_to_; }
@@ -436,6 +441,10 @@ class election_machine {
   time_point backoff_until_{};
   // The back-off is a resign's cool-down (set when the resigned term ends).
   bool resign_cooldown_ = false;
+
+  // A switchover's reservation as the last attempt met it.
+  std::string reserved_for_;
+  time_point reserved_until_{};
 
   // The leader as seen by a standby.
   std::string holder_;

@@ -86,6 +86,9 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
     s["cooldown_remaining_ms"] = remaining_ms(machine.held_back_until(), now);
   }
   if (!machine.handing_over_to().empty()) s["switchover_to"] = machine.handing_over_to();
+  if (const auto reserved = machine.reserved_for(now); !reserved.empty()) {
+    s["reserved_for"] = reserved;
+  }
   // The store's candidates, as this node last listed them (the leader with
   // every renewal, a standby when asked for its status).
   s["candidates"] = candidates_report(in.candidates, in.node_id);

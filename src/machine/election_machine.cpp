@@ -148,6 +148,9 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // A reservation's former holder no longer leads: nobody does until the
   // switchover's target takes the lease.
   holder_ = ev.reserved_for.empty() ? ev.holder : std::string();
+  reserved_for_ = ev.reserved_for;
+  reserved_until_ = ev.reserved_for.empty() ? time_point{}
+                                             : ctx.now + std::max(ev.holder_ttl, milliseconds(0));
   // A held-back answer carries the store's counter, not the token of the
   // node that may still hold a lease: unknown (0) rather than misleading.
   holder_token_ = ev.held_back ? 0 : ev.token;
@@ -503,6 +506,7 @@ void election_machine::on(const events::peer_acquired& ev, step_context&) {
   if (holding_) return;
   holder_ = ev.holder;
   holder_token_ = ev.token;
+  reserved_for_.clear();
 }
 
 // --- timing helpers ---------------------------------------------------------

@@ -100,12 +100,15 @@ TEST(switchover, a_standby_that_meets_a_reservation_waits_out_its_window) {
   EXPECT_EQ(h.machine.current(), state::idle);
   EXPECT_EQ(h.transitions.back().detail, "reserved for node-b by a switchover from node-a");
   EXPECT_EQ(h.machine.known_leader("node-c", h.now), "") << "node-a no longer leads";
+  EXPECT_EQ(h.machine.reserved_for(h.now), "node-b");
+  EXPECT_EQ(h.machine.reserved_for(h.now + 3s), "") << "over with its window";
   EXPECT_GE(h.timer(timer_id::wake), h.now + 3s) << "not before the window is over";
   EXPECT_LE(h.timer(timer_id::wake), h.now + 3s + 10ms);
 
   // The target's term, announced, names the new leader.
   h.feed(events::peer_acquired{"node-b", 13});
   EXPECT_EQ(h.machine.known_leader("node-c", h.now), "node-b");
+  EXPECT_EQ(h.machine.reserved_for(h.now), "") << "taken";
 }
 
 TEST(priorities, an_outranked_standby_tries_later_after_an_expiry_and_a_release) {
