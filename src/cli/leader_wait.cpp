@@ -8,6 +8,42 @@
 
 namespace baton::cli {
 
+milliseconds request_timeout_of(const client_settings& settings) {
+  return settings.wait ? std::min(default_request_timeout, settings.timeout) : settings.timeout;
+}
+
+std::variant<nlohmann::json, int> ask_leader(daemon_client& client, const nlohmann::json& request,
+                                             time_point deadline, const std::string& refused,
+                                             std::ostream& err) {
+  if (auto why = client.connect(deadline); !why.empty()) {
+    err << client.unreachable(why) << '\n';
+    return exit_failure;
+  }
+  message reply = client.ask(request, deadline);
+  if (!reply.ok()) {
+    err << client.unreachable(reply) << '\n';
+    return exit_failure;
+  }
+  const auto type = string_field(reply.object, "type");
+  if (type == "error") {
+    const std::string error = daemon_error_text(reply.object);
+    if (error.starts_with("not the leader")) {
+      err << "baton: " << error << '\n';
+      return exit_not_leader;
+    }
+    err << "baton: " << refused << ": " << error << '\n';
+    return exit_failure;
+  }
+  const std::string cmd = request.value("cmd", "");
+  if (type != cmd) {
+    err << client.unreachable("unexpected reply to " + cmd + ": " +
+                              printable(reply.line.substr(0, 200)))
+        << '\n';
+    return exit_failure;
+  }
+  return std::move(reply.object);
+}
+
 int wait_for_leader(daemon_client& client, const std::function<bool(const std::string&)>& wanted,
                     time_point deadline, const std::string& gave_up, std::ostream& out,
                     std::ostream& err) {

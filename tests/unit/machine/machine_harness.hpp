@@ -30,6 +30,13 @@ inline lease_timing default_timing() {
   return t;
 }
 
+/// default_timing() with the cool-down after a resign or a switchover.
+inline lease_timing with_cooldown(milliseconds cooldown) {
+  auto t = default_timing();
+  t.resign_cooldown = cooldown;
+  return t;
+}
+
 /// The random choices of a property test: the same seed gives the same run.
 class seeded_choices {
  public:

@@ -6,12 +6,6 @@
 namespace baton::testing {
 namespace {
 
-lease_timing with_cooldown(milliseconds cooldown) {
-  auto t = default_timing();
-  t.resign_cooldown = cooldown;
-  return t;
-}
-
 TEST(resign, only_a_leader_can_resign) {
   machine_harness h(with_cooldown(20s));
   EXPECT_FALSE(h.machine.can_resign());

@@ -7,12 +7,6 @@
 namespace baton::testing {
 namespace {
 
-lease_timing with_cooldown(milliseconds cooldown) {
-  auto t = default_timing();
-  t.resign_cooldown = cooldown;
-  return t;
-}
-
 TEST(switchover, stops_the_app_then_hands_the_lease_over_then_cools_down) {
   machine_harness h(with_cooldown(20s));
   h.become_leader(11);
