@@ -198,6 +198,11 @@ struct etcd_store::impl {
     heard(floor.observe_header(h));
     clock.observe(h.revision, mono_clock::now());
   }
+  // A watch message's header (token_floor::observe_stream_header).
+  void seen_on_stream(const header& h) {
+    heard(floor.observe_stream_header(h));
+    clock.observe(h.revision, mono_clock::now());
+  }
   void seen_record(const std::optional<key_value>& record) { heard(floor.observe_record(record)); }
 
   // --- acquire ------------------------------------------------------------------
@@ -740,7 +745,7 @@ struct etcd_store::impl {
           {etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
     }
     const auto weak = shell.guard();
-    seen(m.hdr);
+    seen_on_stream(m.hdr);
     if (m.canceled) {
       // Compacted past the revision asked for (or cancelled by the server):
       // no watch until it is armed again from a fresh read, so wake-ups are
