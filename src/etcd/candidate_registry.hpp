@@ -4,9 +4,10 @@
 // when held, a question about the holder's lease), so a registration cannot
 // live on a lease of its own without a call of its own. It is a put with no
 // lease instead, of <dir>candidates/<node_id>, in the txn that carries the
-// read an acquire attempt or a renewal makes anyway, and it lapses by etcd's
-// revision, told against each store's own monotonic clock: no two clocks are
-// ever compared.
+// read an acquire attempt or a renewal makes anyway (only when it is due,
+// every half ttl: registration_run), and it lapses by etcd's revision, told
+// against each store's own monotonic clock: no two clocks are ever
+// compared.
 //
 // - Every store notes, for the answers it reads, the revision an answer
 //   carried and when it arrived (revision_clock). An answer with revision R
@@ -21,7 +22,11 @@
 //   clock).
 // - A reader lists the registrations above the highest of those revisions;
 //   live_for is live_ms plus the least time the reader knows has passed
-//   since the put. Lapsed ones it deletes (each only if unchanged).
+//   since the put. Lapsed ones it deletes (each only if unchanged). An
+//   acquire attempt reads them in its own txn too, for its outranked_by.
+// - A new store (a restarted process, the same node id) starts a new run:
+//   its first call puts live_ms 0, so live_for starts again however short
+//   the restart was.
 //
 // So a store gone stays listed for two ttls plus the gap between the
 // answers the judging store read around then (a leader's renewals: a third
