@@ -75,9 +75,24 @@ milliseconds registration_run::live_at(time_point now) const {
   return std::chrono::floor<milliseconds>(now - *since_);
 }
 
-void registration_run::put(time_point sent) {
+bool registration_run::due(time_point now) const {
+  return lost_ || !last_ || now - *last_ >= refresh();
+}
+
+void registration_run::put(time_point sent, std::int64_t revision) {
   if (!last_ || sent - *last_ > lifetime_) since_ = sent;
   if (!last_ || sent > *last_) last_ = sent;
+  // Answers may come out of order: the newest put counts.
+  if (revision >= last_revision_) {
+    last_revision_ = revision;
+    lost_ = false;
+  }
+}
+
+void registration_run::found(const std::optional<key_value>& kv, std::int64_t answer_revision) {
+  // An answer from before the last put says nothing of it.
+  if (last_revision_ == 0 || answer_revision < last_revision_) return;
+  if (!kv || kv->mod_revision != last_revision_) lost_ = true;
 }
 
 judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::string_view prefix,
@@ -111,6 +126,13 @@ judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::strin
     out.live.push_back({f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put});
   }
   return out;
+}
+
+int count_outranking(const std::vector<candidate_info>& live, std::string_view self,
+                     std::string_view holder, int priority) {
+  return static_cast<int>(std::count_if(live.begin(), live.end(), [&](const candidate_info& c) {
+    return c.priority > priority && c.node != self && c.node != holder;
+  }));
 }
 
 }  // namespace baton::etcd_detail

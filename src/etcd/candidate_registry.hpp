@@ -4,9 +4,10 @@
 // when held, a question about the holder's lease), so a registration cannot
 // live on a lease of its own without a call of its own. It is a put with no
 // lease instead, of <dir>candidates/<node_id>, in the txn that carries the
-// read an acquire attempt or a renewal makes anyway, and it lapses by etcd's
-// revision, told against each store's own monotonic clock: no two clocks are
-// ever compared.
+// read an acquire attempt or a renewal makes anyway (only when it is due,
+// every half ttl: registration_run), and it lapses by etcd's revision, told
+// against each store's own monotonic clock: no two clocks are ever
+// compared.
 //
 // - Every store notes, for the answers it reads, the revision an answer
 //   carried and when it arrived (revision_clock). An answer with revision R
@@ -21,7 +22,11 @@
 //   clock).
 // - A reader lists the registrations above the highest of those revisions;
 //   live_for is live_ms plus the least time the reader knows has passed
-//   since the put. Lapsed ones it deletes (each only if unchanged).
+//   since the put. Lapsed ones it deletes (each only if unchanged). An
+//   acquire attempt reads them in its own txn too, for its outranked_by.
+// - A new store (a restarted process, the same node id) starts a new run:
+//   its first call puts live_ms 0, so live_for starts again however short
+//   the restart was.
 //
 // So a store gone stays listed for two ttls plus the gap between the
 // answers the judging store read around then (a leader's renewals: a third
@@ -86,21 +91,44 @@ class revision_clock {
   std::deque<entry> seen_;
 };
 
-/// Counts a store's registrations without a gap: one lapses `lifetime` (two
-/// ttls) after it was sent.
+/// Counts a store's registrations without a gap (one lapses `lifetime`, two
+/// ttls, after it was sent), and says which calls put one.
+///
+/// A call puts the registration only when it is due: none yet (a new
+/// process, so a restart starts a new run), the last was sent a refresh
+/// (lifetime / 4, half a ttl) ago or more, or a read found it gone or
+/// written by another (lost). Otherwise the call's txn is its reads alone,
+/// which etcd answers without a raft proposal. A live candidate calls at
+/// least every ttl and an eighth or so (a standby: just after the holder's
+/// lease could end, plus its stagger; a leader: every renew interval), so
+/// its registration is at most about 1.6 ttls old when the next put goes
+/// out, and no reader ever finds it lapsed (two ttls).
 class registration_run {
  public:
   explicit registration_run(milliseconds lifetime) : lifetime_(lifetime) {}
   /// How long the store has been registered without a gap, for a
   /// registration sent at `now` (0 for the first, or after a gap).
   milliseconds live_at(time_point now) const;
-  /// A registration sent at `sent` was put.
-  void put(time_point sent);
+  /// Whether a call sent at `now` puts the registration.
+  bool due(time_point now) const;
+  /// A registration sent at `sent` was put, at `revision` (0 = unknown).
+  void put(time_point sent, std::int64_t revision = 0);
+  /// What an answer at `answer_revision` found at the registration's key
+  /// (nullopt: nothing, or a registration the read left out as lapsed).
+  /// Anything but the last put, in an answer that comes after that put,
+  /// makes the next call put.
+  void found(const std::optional<key_value>& kv, std::int64_t answer_revision);
+  /// The next call puts, whatever the time (etcd's data went back).
+  void lost() { lost_ = true; }
+  /// How often a live store puts at most: lifetime / 4.
+  milliseconds refresh() const { return lifetime_ / 4; }
 
  private:
   milliseconds lifetime_;
   std::optional<time_point> since_;
   std::optional<time_point> last_;
+  std::int64_t last_revision_ = 0;
+  bool lost_ = false;
 };
 
 /// The registrations read under `prefix` (<dir>candidates/), judged.
@@ -115,5 +143,11 @@ struct judged_candidates {
 judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::string_view prefix,
                                    const revision_clock& clock, time_point now,
                                    milliseconds lifetime);
+
+/// How many of `live` outrank a store of node `self` and `priority`: a
+/// strictly higher priority, neither `self` nor `holder` (the candidate the
+/// election would replace).
+int count_outranking(const std::vector<candidate_info>& live, std::string_view self,
+                     std::string_view holder, int priority);
 
 }  // namespace baton::etcd_detail

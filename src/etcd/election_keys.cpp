@@ -173,6 +173,15 @@ std::optional<token_floor::finding> token_floor::observe_header(const header& h)
   return found;
 }
 
+std::optional<token_floor::finding> token_floor::observe_stream_header(const header& h) {
+  if (cluster_ && !h.cluster_id.empty() && *cluster_ != h.cluster_id) return observe_header(h);
+  if (!h.cluster_id.empty()) cluster_ = h.cluster_id;
+  // Its revision was the data's: counted for the tokens, but never the mark
+  // a call's answer is judged against.
+  highest_ = std::max(highest_, offset() + h.revision);
+  return std::nullopt;
+}
+
 std::optional<token_floor::finding> token_floor::observe_record(
     const std::optional<key_value>& record) {
   if (!record) {

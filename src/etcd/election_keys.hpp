@@ -177,6 +177,13 @@ class token_floor {
   /// Every answer's header: a cluster id that changed, or a revision below
   /// the highest seen, is a reset. A header without a revision (0) is not.
   std::optional<finding> observe_header(const header& h);
+  /// A watch message's header. The stream is a connection of its own: a
+  /// message may say a revision below what the calls' answers said already
+  /// (the watch's `created`, sent before a put a call answered first), and
+  /// a call answered after it may say one below its own. Neither is a
+  /// reset, so its revision only raises the highest token; a changed
+  /// cluster id is one. A restore breaks the stream, and the calls find it.
+  std::optional<finding> observe_stream_header(const header& h);
   /// A read of the record: missing, or an offset other than the known one.
   std::optional<finding> observe_record(const std::optional<key_value>& record);
 

@@ -184,6 +184,7 @@ struct etcd_store::impl {
       pending_fence = f;
       term.reset();  // a term from before the data went back is over
       clock.clear();  // revisions from before it say nothing of later ones
+      run.lost();     // the registration may have gone back with the data
     }
     shell.note_reset(f->why);
     // Told from the executor, not from inside the answer being read: the
@@ -197,23 +198,40 @@ struct etcd_store::impl {
     heard(floor.observe_header(h));
     clock.observe(h.revision, mono_clock::now());
   }
+  // A watch message's header (token_floor::observe_stream_header).
+  void seen_on_stream(const header& h) {
+    heard(floor.observe_stream_header(h));
+    clock.observe(h.revision, mono_clock::now());
+  }
   void seen_record(const std::optional<key_value>& record) { heard(floor.observe_record(record)); }
 
   // --- acquire ------------------------------------------------------------------
 
   using acquire_ptr = std::shared_ptr<acquire_handler>;
 
-  // The read of the election's state, in a txn that first registers this
-  // store (candidate_registry.hpp): one call, as the read alone was.
+  // The read of the election's state and of the registrations, in a txn
+  // that first registers this store when its registration is due
+  // (candidate_registry.hpp): one call, as the read alone was. The
+  // registrations give a held answer its outranked_by.
   void acquire(acquire_ptr h, int attempt) {
     const auto sent = mono_clock::now();
+    txn_op registrations{txn_op::kind::range, keys.candidates, {}, 0, keys.state};
+    // Those this store already knows to have lapsed are left out.
+    if (const auto lapsed = clock.seen_by(sent - 2 * options.identity.ttl); lapsed > 0)
+      registrations.min_mod_revision = lapsed + 1;
+    auto call =
+        registering_txn({{txn_op::kind::range, keys.state, {}, 0, keys.end}, registrations}, sent);
     request<acquire_answer>(
-        h, "/v3/kv/txn", registering_txn({txn_op::kind::range, keys.state, {}, 0, keys.end}, sent),
-        [this, h, attempt, sent](const json& j) {
+        h, "/v3/kv/txn", call.body,
+        [this, h, attempt, sent, reads = call.first_read](const json& j) {
           const auto t = read_txn(j);
-          const auto view = read_view(t.hdr, read_txn_range(j, 1), keys);
+          const auto view = read_view(t.hdr, read_txn_range(j, reads), keys);
+          const auto kvs = read_txn_range(j, reads + 1);
           seen(t.hdr);
-          registered(t, sent);
+          registered(t, reads > 0, sent, own_registration(kvs));
+          auto judged = judge_candidates(kvs, keys.candidates, clock, mono_clock::now(),
+                                         2 * options.identity.ttl);
+          const auto counted = counting(h, std::move(judged.live));
           seen_record(view.record);
           saw_holder(view.lease);
           saw_release_mark(view.released);
@@ -221,32 +239,76 @@ struct etcd_store::impl {
           switch (decide_acquire(view, pending_fence.has_value(), own_value,
                                  options.identity.node_id)) {
             case acquire_step::fence:
-              return fence(h, view, attempt);
+              return fence(counted, view, attempt);
             case acquire_step::held_back:
-              return held_back(h, *view.fence);
+              return held_back(counted, *view.fence);
             case acquire_step::held:
-              return held(h, *view.lease);
+              return held(counted, *view.lease);
             case acquire_step::reserved:
-              return reserved(h, *view.reserved);
+              return reserved(counted, *view.reserved);
             case acquire_step::take:
-              return take(h, view, attempt);
+              return take(counted, view, attempt);
           }
         });
   }
 
-  // A txn of no condition: this store's registration put, then `then` (a
-  // read, operation 1 of the answer), for a call sent at `sent`.
-  std::string registering_txn(txn_op then, time_point sent) const {
-    const registration r{options.identity.priority, run.live_at(sent),
-                         clock.seen_by(sent - 2 * options.identity.ttl)};
-    txn_op put{
-        txn_op::kind::put, keys.candidate(options.identity.node_id), registration_value(r), 0, {}};
-    return txn_request({}, {std::move(put), std::move(then)});
+  // A call's txn, of no condition, for a call sent at `sent`: this store's
+  // registration put when one is due (registration_run), then `reads`, the
+  // first of them operation `first_read` of the answer. Without the put the
+  // txn is reads alone, which etcd serves as a linearizable read: no raft
+  // proposal, no new revision.
+  struct registering_call {
+    std::string body;
+    std::size_t first_read = 0;
+  };
+  registering_call registering_txn(std::vector<txn_op> reads, time_point sent) const {
+    std::vector<txn_op> ops;
+    if (run.due(sent)) {
+      const registration r{options.identity.priority, run.live_at(sent),
+                           clock.seen_by(sent - 2 * options.identity.ttl)};
+      ops.push_back({txn_op::kind::put,
+                     keys.candidate(options.identity.node_id),
+                     registration_value(r),
+                     0,
+                     {}});
+    }
+    const std::size_t first_read = ops.size();
+    for (auto& op : reads) ops.push_back(std::move(op));
+    return {txn_request({}, ops), first_read};
   }
 
-  void registered(const txn_answer& t, time_point sent) {
+  // A call's txn answered: its put (if it had one) noted, and what its reads
+  // found at this store's registration key.
+  void registered(const txn_answer& t, bool put, time_point sent,
+                  const std::optional<key_value>& own) {
     if (!t.succeeded) throw std::runtime_error("a txn without conditions did not succeed");
-    run.put(sent);
+    if (put) run.put(sent, t.hdr.revision);
+    run.found(own, t.hdr.revision);
+  }
+
+  std::optional<key_value> own_registration(const std::vector<key_value>& kvs) const {
+    const auto key = keys.candidate(options.identity.node_id);
+    for (const auto& kv : kvs)
+      if (kv.key == key) return kv;
+    return std::nullopt;
+  }
+
+  // `h`, with outranked_by filled in for an answer other than acquired, from
+  // the live registrations an attempt read. An answer already counted (by a
+  // later attempt of the same acquire, whose handler wraps this one) keeps
+  // its count.
+  acquire_ptr counting(acquire_ptr h, std::vector<candidate_info> live) const {
+    return std::make_shared<acquire_handler>(
+        [h, live = std::move(live), self = options.identity.node_id,
+         priority = options.identity.priority](store_error e, acquire_answer a) {
+          if (!e && !a.acquired() && a.outranked_by < 0) {
+            // A reservation's holder is the node that handed over: it holds
+            // nothing now, as the memory store says.
+            a.outranked_by =
+                count_outranking(live, self, a.reserved_for.empty() ? a.holder : "", priority);
+          }
+          (*h)(std::move(e), std::move(a));
+        });
   }
 
   // Free, but reserved for another node by a switchover: held, by the node
@@ -683,7 +745,7 @@ struct etcd_store::impl {
           {etcd_errc::unexpected_reply, "etcd watch " + where() + ": " + ex.what()});
     }
     const auto weak = shell.guard();
-    seen(m.hdr);
+    seen_on_stream(m.hdr);
     if (m.canceled) {
       // Compacted past the revision asked for (or cancelled by the server):
       // no watch until it is armed again from a fresh read, so wake-ups are
@@ -907,17 +969,23 @@ void etcd_store::async_renew(renew_handler handler) {
                               return (*h)({}, renew_answer::lost);
                             }
                             // The lease lives; is the key still ours? An operator's delete, or a
-                            // fence, leaves the lease alive. The read registers this store.
+                            // fence, leaves the lease alive. The read registers this store when
+                            // its registration is due, and reads that registration back.
                             const auto sent = mono_clock::now();
+                            const auto own = d.keys.candidate(d.options.identity.node_id);
+                            auto call =
+                                d.registering_txn({{txn_op::kind::range, d.keys.lease, {}, 0, {}},
+                                                   {txn_op::kind::range, own, {}, 0, {}}},
+                                                  sent);
                             d.request<renew_answer>(
-                                h, "/v3/kv/txn",
-                                d.registering_txn({txn_op::kind::range, d.keys.lease, {}, 0, {}},
-                                                  sent),
-                                [&d, h, term, still_ours, sent](const json& j2) {
+                                h, "/v3/kv/txn", call.body,
+                                [&d, h, term, still_ours, sent,
+                                 reads = call.first_read](const json& j2) {
                                   const auto t = read_txn(j2);
-                                  const auto kvs = read_txn_range(j2, 1);
+                                  const auto kvs = read_txn_range(j2, reads);
                                   d.seen(t.hdr);
-                                  d.registered(t, sent);
+                                  d.registered(t, reads > 0, sent,
+                                               d.own_registration(read_txn_range(j2, reads + 1)));
                                   const bool ours = kvs.size() == 1 &&
                                                     identity_of(kvs[0].value) == d.own_value &&
                                                     kvs[0].mod_revision == term.revision;

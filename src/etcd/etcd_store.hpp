@@ -4,17 +4,20 @@
 // watch. The keys, the token and how a restore is found are in
 // election_keys.hpp.
 //
-// - acquire: one read of the election's keys, in a txn that first puts this
-//   store's registration (candidate_registry.hpp); free -> a lease of the
+// - acquire: one read of the election's keys and of the registrations, in a
+//   txn that first puts this store's registration when it is due
+//   (candidate_registry.hpp); free -> a lease of the
 //   ttl rounded up to whole seconds, then one txn that puts the lease key on
 //   it only if the lease key, the fence, the record and the reservation are
 //   as read (deleting a reservation for this node). Held -> the holder, its
 //   token and the time its lease has left; reserved for another node -> the
 //   node that handed over, the target and the time the reservation's etcd
-//   lease has left.
+//   lease has left. A held answer's outranked_by: the live registrations
+//   read, of a higher priority, neither this node nor the holder.
 // - renew: a keepalive of the term's lease, then a linearizable read that
 //   the lease key still holds this store's value at the term's revision (an
-//   operator's delete leaves the lease alive), in a txn that registers.
+//   operator's delete leaves the lease alive), in a txn that registers when
+//   the registration is due, and reads it back.
 // - release: a revoke of the term's lease, which deletes the keys on it in
 //   the same step (so no standby ever finds the key gone and the lease
 //   alive after a release).

@@ -104,6 +104,8 @@ std::string txn_request(const std::vector<compare>& all_of, const std::vector<tx
       case txn_op::kind::range: {
         json range{{"key", b64(op.key)}};
         if (!op.range_end.empty()) range["range_end"] = b64(op.range_end);
+        if (op.min_mod_revision > 0)
+          range["min_mod_revision"] = std::to_string(op.min_mod_revision);
         ops.push_back({{"request_range", std::move(range)}});
         break;
       }

@@ -48,6 +48,9 @@ struct txn_op {
   std::string value;       // put
   std::int64_t lease = 0;  // put; 0 = none
   std::string range_end;   // remove, range: "" = the key alone
+  /// range: only keys modified at or above this revision (0 = all). etcd
+  /// still reads the others; they are left out of the answer.
+  std::int64_t min_mod_revision = 0;
 };
 
 // --- requests ----------------------------------------------------------------

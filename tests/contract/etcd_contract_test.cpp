@@ -25,6 +25,8 @@
 
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -401,6 +403,192 @@ TEST(etcd_candidates, a_standbys_tries_neither_wake_nor_unsettle_a_watcher) {
     }
     EXPECT_GE(c.live_for, milliseconds(0)) << c.node;
   }
+}
+
+// Stores of one etcd member, and the io_context they run on, for the
+// registry's own cases.
+class etcd_registry : public ::testing::Test {
+ protected:
+  static constexpr milliseconds ttl{2000};
+
+  // As `baton init-store` does: no first-start hold-back.
+  etcd_registry() {
+    auto init = make("init", 0);
+    bool done = false;
+    init->async_create_record([&](store_error e, record_answer) {
+      EXPECT_FALSE(e) << e.message();
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }));
+  }
+
+  std::unique_ptr<etcd_store> make(const std::string& node, int priority) {
+    etcd_store_options o;
+    o.endpoints = {server_.client_url()};
+    o.identity = {election, node, ttl, priority};
+    return std::make_unique<etcd_store>(io_, std::move(o));
+  }
+  bool run_until(const std::function<bool()>& done) {
+    for (int i = 0; i < 400 && !done(); ++i) io_.run_one_for(std::chrono::milliseconds(25));
+    io_.restart();
+    return done();
+  }
+  // Nothing runs meanwhile: these stores keep no watch.
+  void pass(milliseconds d) {
+    std::this_thread::sleep_for(d);
+    io_.poll();
+    io_.restart();
+  }
+  acquire_answer acquire(etcd_store& s) {
+    bool done = false;
+    acquire_answer out;
+    s.async_acquire([&](store_error e, acquire_answer a) {
+      EXPECT_FALSE(e) << e.message();
+      out = std::move(a);
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }));
+    return out;
+  }
+  renew_answer renew(etcd_store& s) {
+    bool done = false;
+    renew_answer out = renew_answer::lost;
+    s.async_renew([&](store_error e, renew_answer a) {
+      EXPECT_FALSE(e) << e.message();
+      out = a;
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }));
+    return out;
+  }
+  std::vector<candidate_info> candidates(etcd_store& s) {
+    bool done = false;
+    std::vector<candidate_info> out;
+    s.async_candidates([&](store_error e, std::vector<candidate_info> c) {
+      EXPECT_FALSE(e) << e.message();
+      out = std::move(c);
+      done = true;
+    });
+    EXPECT_TRUE(run_until([&] { return done; }));
+    return out;
+  }
+  static const candidate_info* find(const std::vector<candidate_info>& list,
+                                    const std::string& node) {
+    for (const auto& c : list)
+      if (c.node == node) return &c;
+    return nullptr;
+  }
+  // How many times `node`'s registration was put since it was created (its
+  // key's version, which every put raises by one); 0 = none.
+  std::int64_t puts_of(const std::string& node) {
+    const auto out =
+        server_.etcdctl(std::string("get baton/") + election + "/candidates/" + node + " -w json");
+    const auto j = nlohmann::json::parse(out);
+    if (!j.contains("kvs") || j["kvs"].empty()) return 0;
+    return j["kvs"][0]["version"].get<std::int64_t>();
+  }
+
+  baton::testing::etcd_server server_;
+  boost::asio::io_context io_;
+};
+
+// A standby that tries ten times a second, and a leader that renews as
+// often, each put their registration about twice a ttl: the other calls are
+// reads alone (no raft proposal, no new revision), and both stay listed.
+TEST_F(etcd_registry, a_candidate_puts_its_registration_about_twice_a_ttl) {
+  auto a = make("node-a", 0);
+  auto b = make("node-b", 3);
+  ASSERT_TRUE(acquire(*a).acquired());
+  constexpr auto span = std::chrono::milliseconds(3000);
+  const auto until = std::chrono::steady_clock::now() + span;
+  int tries = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);
+    ASSERT_EQ(renew(*a), renew_answer::renewed);
+    ++tries;
+    pass(milliseconds(100));
+  }
+  ASSERT_GE(tries, 20);
+  // A put when due, every ttl / 2 (1 s): at 0, 1, 2 and 3 s, and one more
+  // for a slow machine.
+  EXPECT_LE(puts_of("node-b"), 5) << tries << " tries";
+  EXPECT_GE(puts_of("node-b"), 3) << tries << " tries";
+  EXPECT_LE(puts_of("node-a"), 5) << tries << " renewals";
+  const auto listed = candidates(*a);
+  ASSERT_NE(find(listed, "node-a"), nullptr);
+  ASSERT_NE(find(listed, "node-b"), nullptr);
+  EXPECT_GE(find(listed, "node-b")->live_for, span - milliseconds(500));
+}
+
+// A registration deleted by hand is put again by the next call after the
+// read that found it gone, however recent the last put was.
+TEST_F(etcd_registry, a_registration_found_gone_is_put_at_the_next_call) {
+  auto a = make("node-a", 0);
+  auto b = make("node-b", 0);
+  ASSERT_TRUE(acquire(*a).acquired());
+  ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);
+  ASSERT_EQ(puts_of("node-b"), 1);
+  server_.etcdctl(std::string("del baton/") + election + "/candidates/node-b");
+  ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);  // finds it gone
+  ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);  // puts it
+  EXPECT_EQ(puts_of("node-b"), 1) << "a new key: its version starts again";
+  EXPECT_NE(find(candidates(*a), "node-b"), nullptr);
+}
+
+// A restarted process (a new store, the same node id) registers as a new
+// candidate: its live_for starts again from 0 at its first try, long before
+// the two ttls after which its predecessor's registration would lapse. A
+// node in a crash loop never looks live for longer than it stayed up.
+TEST_F(etcd_registry, a_restart_with_the_same_node_id_starts_live_for_again) {
+  auto a = make("node-a", 0);
+  ASSERT_TRUE(acquire(*a).acquired());
+  auto b = make("node-b", 5);
+  for (int i = 0; i < 15; ++i) {
+    ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);
+    ASSERT_EQ(renew(*a), renew_answer::renewed);
+    pass(milliseconds(100));
+  }
+  const auto before = candidates(*a);
+  ASSERT_NE(find(before, "node-b"), nullptr);
+  const auto lived = find(before, "node-b")->live_for;
+  EXPECT_GE(lived, milliseconds(1200));
+
+  b.reset();              // a crash...
+  b = make("node-b", 5);  // ...and a restart, well within a ttl
+  ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);
+  const auto after = candidates(*a);
+  ASSERT_NE(find(after, "node-b"), nullptr);
+  EXPECT_LT(find(after, "node-b")->live_for, milliseconds(500))
+      << "live for " << find(after, "node-b")->live_for.count() << " ms after a restart, "
+      << lived.count() << " ms before it";
+}
+
+// outranked_by counts live registrations only: a candidate of a higher
+// priority gone for two ttls outranks nobody, while one that keeps trying
+// (with most of its tries putting nothing) goes on outranking.
+TEST_F(etcd_registry, outranked_by_counts_live_candidates_only) {
+  auto a = make("node-a", 0);
+  auto high = make("node-high", 9);
+  auto gone = make("node-gone", 8);
+  auto low = make("node-low", 1);
+  ASSERT_TRUE(acquire(*a).acquired());
+  ASSERT_EQ(acquire(*high).outcome, acquire_outcome::held);
+  ASSERT_EQ(acquire(*gone).outcome, acquire_outcome::held);
+  auto first = acquire(*low);
+  ASSERT_EQ(first.outcome, acquire_outcome::held);
+  EXPECT_EQ(first.outranked_by, 2);
+  gone.reset();
+  const auto until = std::chrono::steady_clock::now() + 2 * ttl + milliseconds(1000);
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(renew(*a), renew_answer::renewed);
+    ASSERT_EQ(acquire(*high).outcome, acquire_outcome::held);
+    ASSERT_EQ(acquire(*low).outcome, acquire_outcome::held);
+    pass(milliseconds(300));
+  }
+  auto later = acquire(*low);
+  ASSERT_EQ(later.outcome, acquire_outcome::held);
+  EXPECT_EQ(later.outranked_by, 1) << "node-high only";
+  EXPECT_EQ(acquire(*high).outranked_by, 0);
 }
 
 }  // namespace

@@ -79,6 +79,58 @@ TEST(etcd_candidate_registry, a_run_counts_from_its_first_registration_until_a_g
   EXPECT_EQ(run.live_at(t0 + 11001ms), 1000ms);
 }
 
+TEST(etcd_candidate_registry, a_registration_is_put_again_only_when_due) {
+  registration_run run(lifetime);  // two ttls of 2 s: a put every second at most
+  EXPECT_EQ(run.refresh(), 1000ms);
+  EXPECT_TRUE(run.due(t0)) << "a new store (a new process) always puts first";
+  run.put(t0, 10);
+  run.found(key_value{prefix + "a", "0 0 0", 10, 10, 1, 0}, 10);
+  EXPECT_FALSE(run.due(t0 + 999ms));
+  EXPECT_TRUE(run.due(t0 + 1000ms));
+  run.put(t0 + 1000ms, 20);
+  EXPECT_FALSE(run.due(t0 + 1500ms));
+  // An answer that ran before the put says nothing of it.
+  run.found(key_value{prefix + "a", "0 0 0", 10, 10, 1, 0}, 15);
+  EXPECT_FALSE(run.due(t0 + 1500ms));
+  // Gone (an operator's delete, a reader that judged it lapsed), or written
+  // by another process of the same node id: put at the next call.
+  run.found(std::nullopt, 21);
+  EXPECT_TRUE(run.due(t0 + 1500ms));
+  run.put(t0 + 1500ms, 30);
+  EXPECT_FALSE(run.due(t0 + 1600ms));
+  run.found(key_value{prefix + "a", "0 0 0", 10, 31, 2, 0}, 31);
+  EXPECT_TRUE(run.due(t0 + 1600ms));
+  run.put(t0 + 1600ms, 40);
+  run.lost();  // the data went back
+  EXPECT_TRUE(run.due(t0 + 1700ms));
+  // Putting less often starts no new run: the last put is never two ttls old.
+  EXPECT_EQ(run.live_at(t0 + 2600ms), 2600ms);
+}
+
+TEST(etcd_candidate_registry, a_new_run_starts_at_zero_whatever_an_earlier_one_registered) {
+  // A restarted process is a new store: its first put says live 0, so a
+  // reader's live_for starts again, however short the gap.
+  registration_run first(lifetime);
+  first.put(t0, 10);
+  first.put(t0 + 3s, 20);
+  EXPECT_EQ(first.live_at(t0 + 3500ms), 3500ms);
+  registration_run restarted(lifetime);
+  EXPECT_TRUE(restarted.due(t0 + 3600ms));
+  EXPECT_EQ(restarted.live_at(t0 + 3600ms), 0ms);
+  restarted.put(t0 + 3600ms, 30);
+  EXPECT_EQ(restarted.live_at(t0 + 4600ms), 1000ms);
+}
+
+TEST(etcd_candidate_registry, outranking_counts_higher_priorities_but_self_and_holder) {
+  const std::vector<candidate_info> live = {
+      {"a", 9, 0ms}, {"b", 5, 0ms}, {"c", 1, 0ms}, {"d", 1, 0ms}, {"e", 7, 0ms}};
+  EXPECT_EQ(count_outranking(live, "d", "a", 1), 2) << "b and e; c is equal, a holds";
+  EXPECT_EQ(count_outranking(live, "b", "a", 5), 1) << "e";
+  EXPECT_EQ(count_outranking(live, "e", "", 7), 1) << "a, holding nothing";
+  EXPECT_EQ(count_outranking(live, "a", "b", 9), 0);
+  EXPECT_EQ(count_outranking({}, "a", "b", 0), 0);
+}
+
 TEST(etcd_candidate_registry, a_reader_lists_registrations_above_every_lapse_it_knows_of) {
   revision_clock c(lifetime);
   c.observe(10, t0 + 1s);

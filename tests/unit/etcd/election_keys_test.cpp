@@ -236,6 +236,26 @@ TEST(etcd_token_floor, a_revision_gone_back_must_fence_and_later_tokens_pass_eve
   EXPECT_FALSE(f.observe_header({"c1", 5}));
 }
 
+// A watch's messages come on a stream of their own: one may say a revision
+// below the calls' answers (the watch was created before a put that a call
+// answered first), and a call may answer below a message that came first.
+// Neither is a reset; another cluster is.
+TEST(etcd_token_floor, a_watch_message_behind_the_calls_finds_nothing) {
+  token_floor f;
+  f.observe_header({"c1", 23});
+  f.observe_record(kv("baton/e/record", "0", 2));
+  f.observe_header({"c1", 24});                       // a standby's put, answered
+  EXPECT_FALSE(f.observe_stream_header({"c1", 23}));  // the watch's `created`
+  EXPECT_FALSE(f.observe_header({"c1", 24}));
+  EXPECT_FALSE(f.observe_stream_header({"c1", 30}));
+  EXPECT_EQ(f.highest_token(), 30);
+  EXPECT_FALSE(f.observe_header({"c1", 25})) << "a call sent before the event at 30 arrived";
+  EXPECT_TRUE(f.observe_header({"c1", 24 - 1})) << "a call's answer below a call's is a reset";
+  const auto other = f.observe_stream_header({"c2", 40});
+  ASSERT_TRUE(other);
+  EXPECT_TRUE(other->must_fence);
+}
+
 // A watch cancelled for compaction answers with a header that has no
 // revision ({"cluster_id": ..., "raft_term": ...}): no restore.
 TEST(etcd_token_floor, a_header_without_a_revision_finds_nothing) {

@@ -167,6 +167,12 @@ TEST(etcd_wire, request_bodies_carry_base64_keys_and_int64_strings) {
   EXPECT_EQ(txn["success"][0]["request_put"],
             json::parse(R"({"key":"aw==","value":"dg==","lease":"9"})"));
   EXPECT_EQ(txn["success"][1]["request_delete_range"], json::parse(R"({"key":"eA=="})"));
+  txn_op later{txn_op::kind::range, "p/", {}, 0, "p0"};
+  later.min_mod_revision = 12;
+  const auto reads = json::parse(txn_request({}, {later, {txn_op::kind::range, "k", {}, 0, {}}}));
+  EXPECT_EQ(reads["success"][0]["request_range"],
+            json::parse(R"({"key":"cC8=","range_end":"cDA=","min_mod_revision":"12"})"));
+  EXPECT_EQ(reads["success"][1]["request_range"], json::parse(R"({"key":"aw=="})"));
   const auto watch = json::parse(watch_request("p/", "p0", 8));
   EXPECT_EQ(watch["create_request"]["start_revision"], "8");
   EXPECT_EQ(watch["create_request"]["prev_kv"], true);
