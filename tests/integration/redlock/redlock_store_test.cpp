@@ -509,7 +509,7 @@ TEST_F(redlock_switchover_test, candidates_are_the_union_of_the_masters_registri
   servers_[2].command({"SET", candidates_key(util::election),
                        servers_[2].command({"GET", candidates_key(util::election)}).at(0) +
                            "\nnode-z 4 " + std::to_string(now_ms) + " " +
-                           std::to_string(now_ms + 9000)});
+                           std::to_string(now_ms + 9000) + " 0123abcd"});
   auto listed = candidates(*a);
   ASSERT_FALSE(listed.error) << listed.error.message();
   ASSERT_EQ(listed.value.size(), 2u);
