@@ -160,9 +160,11 @@ namespace {
 // node ids never have any (the configuration refuses them).
 //
 // register() returns the other candidates' live lines it kept, as {node,
-// priority, since, until} (nil when the registry could not be read, or the
+// priority, until, line} (nil when the registry could not be read, or the
 // caller was not registered): what outranking() counts, read in the same
-// pass, at no further cost.
+// pass. A line kept as it was is written back as it was read, and the lines
+// are sorted only when some must go: the registry's cost grows with its
+// lines, and a large election pays it at every attempt.
 #define BATON_MAX_CANDIDATES "128"
 #define BATON_LUA_REGISTER \
   "local function register(key, node, value, priority, now_ms, ttl)\n" \
@@ -179,28 +181,29 @@ namespace {
   "    local name, prio, began, ends, by = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)$')\n" \
   "    ends = tonumber(ends)\n" \
   "    if name and ends > now_ms then\n" \
-  "      if ends > till then ends = till end\n" \
   "      if name ~= node then\n" \
-  "        others[#others + 1] = {name, prio, tonumber(began), ends, by}\n" \
+  "        local kept = line\n" \
+  "        if ends > till then\n" \
+  "          ends = till\n" \
+  "          kept = name .. ' ' .. prio .. ' ' .. began .. ' ' .. string.format('%.0f', till) .. ' ' .. by\n" \
+  "        end\n" \
+  "        others[#others + 1] = {name, tonumber(prio), ends, kept}\n" \
   "      elseif by == nonce then\n" \
   "        since = math.min(tonumber(began), now_ms)\n" \
   "      end\n" \
   "    end\n" \
   "  end\n" \
-  "  table.sort(others, function(a, b) return a[4] > b[4] end)\n" \
-  "  local kept = {}\n" \
-  "  local lines = {}\n" \
-  "  for i = 1, math.min(#others, " BATON_MAX_CANDIDATES " - 1) do\n" \
-  "    local o = others[i]\n" \
-  "    kept[i] = o\n" \
-  "    lines[i] = o[1] .. ' ' .. o[2] .. ' ' .. string.format('%.0f', o[3]) .. ' ' ..\n" \
-  "               string.format('%.0f', o[4]) .. ' ' .. o[5]\n" \
+  "  if #others >= " BATON_MAX_CANDIDATES " then\n" \
+  "    table.sort(others, function(a, b) return a[3] > b[3] end)\n" \
+  "    for i = #others, " BATON_MAX_CANDIDATES ", -1 do others[i] = nil end\n" \
   "  end\n" \
+  "  local lines = {}\n" \
+  "  for i, o in ipairs(others) do lines[i] = o[4] end\n" \
   "  lines[#lines + 1] = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
   "                      string.format('%.0f', till) .. ' ' .. nonce\n" \
   "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
   "  if not readable then return nil end\n" \
-  "  return kept\n" \
+  "  return others\n" \
   "end\n"
 
 // How many of register()'s lines outrank `priority` (a strictly higher
@@ -212,7 +215,7 @@ namespace {
   "  local mine = tonumber(priority) or 0\n" \
   "  local n = 0\n" \
   "  for _, o in ipairs(kept) do\n" \
-  "    if o[1] ~= holder and tonumber(o[2]) > mine then n = n + 1 end\n" \
+  "    if o[1] ~= holder and o[2] > mine then n = n + 1 end\n" \
   "  end\n" \
   "  return n\n" \
   "end\n"

@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -190,6 +191,28 @@ TEST_F(redis_switchover_test, the_registry_is_bounded_pruned_and_expires) {
   auto listed = candidates(io, a);
   ASSERT_FALSE(listed.error) << listed.error.message();
   EXPECT_EQ(listed.value.size(), 128u);
+}
+
+// Under the bound, the other lines are written back as they were read, in
+// their order; one that ends further than two ttls ahead (the server's clock
+// went back) is cut to two ttls.
+TEST_F(redis_switchover_test, lines_are_kept_as_read_but_one_too_far_ahead_is_cut) {
+  const auto now_ms = server_ms();
+  const auto far = line("node-f", 1, now_ms, now_ms + 3600000, "ab");
+  const auto near = line("node-n", 2, now_ms - 5, now_ms + 4000, "cd");
+  server.command({"SET", registry, far + "\n" + near});
+  ASSERT_FALSE(acquire(io, a).error);
+  const auto kept = get(registry).at(0);
+  const auto cut = kept.substr(0, kept.find('\n'));
+  EXPECT_EQ(cut.rfind("node-f 1 " + std::to_string(now_ms) + " ", 0), 0u) << kept;
+  std::istringstream fields(cut);
+  std::string node, priority, since, nonce;
+  long long until = 0;
+  fields >> node >> priority >> since >> until >> nonce;
+  EXPECT_EQ(nonce, "ab");
+  EXPECT_LE(until, server_ms() + 1000 + 2 * default_ttl.count()) << kept;
+  EXPECT_NE(kept.find("\n" + near + "\n"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("\nnode-a 0 "), std::string::npos) << kept;
 }
 
 TEST_F(redis_switchover_test, a_registration_keeps_its_start_and_its_priority_is_the_latest) {
