@@ -80,10 +80,11 @@ inline std::string acked_key(std::string_view election) {
 }
 
 /// The candidates' registry: one line "<node id> <priority> <since ms>
-/// <until ms>" per candidate (server clock), rewritten by every acquire
-/// attempt and every renewal, pruned of lapsed lines and bounded (see
-/// scripts.cpp, BATON_LUA_REGISTER). A plain string, so that it needs no
-/// command beyond the minimal ACL's GET and SET.
+/// <until ms> <nonce>" per candidate (server clock; the nonce of the
+/// process's lease value, so that a restart starts `since` again),
+/// rewritten by every acquire attempt and every renewal, pruned of lapsed
+/// lines and bounded (see scripts.cpp, BATON_LUA_REGISTER). A plain
+/// string, so that it needs no command beyond the minimal ACL's GET and SET.
 inline std::string candidates_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:candidates";
 }

@@ -124,6 +124,21 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
       reply.elements[0].kind != type::integer)
     return unexpected<result>(what, reply);
   const auto& e = reply.elements;
+  if (e[0].integer == 0 && e.size() >= 6 && e[e.size() - 2].kind == type::string &&
+      e[e.size() - 2].str == "outranked") {
+    // {..., "outranked", n} ends a refusal: the live candidates, but the
+    // holder and this one, of a higher priority.
+    if (e.back().kind != type::integer || e.back().integer < 0)
+      return unexpected<result>(what, reply);
+    auto refusal = reply;
+    refusal.elements.resize(e.size() - 2);
+    auto parsed = parse_acquire_reply(refusal);
+    if (!parsed.ec) {
+      parsed.value.answer.outranked_by =
+          static_cast<int>(std::min<long long>(e.back().integer, std::numeric_limits<int>::max()));
+    }
+    return parsed;
+  }
   parsed_reply<result> r;
   auto& answer = r.value.answer;
   if (e[0].integer == 1) {
@@ -288,23 +303,26 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
   using result = std::vector<registered_candidate>;
   if (reply.kind == type::error) return server_error<result>(what, reply);
   const auto& e = reply.elements;
-  if (reply.kind != type::array || e.size() % 4 != 0) return unexpected<result>(what, reply);
+  if (reply.kind != type::array || e.size() % 5 != 0) return unexpected<result>(what, reply);
   parsed_reply<result> r;
-  for (std::size_t i = 0; i < e.size(); i += 4) {
+  for (std::size_t i = 0; i < e.size(); i += 5) {
     const auto& node = e[i];
     const auto& priority = e[i + 1];
     const auto& live = e[i + 2];
     const auto& left = e[i + 3];
+    const auto& nonce = e[i + 4];
     if (node.kind != type::string || node.str.empty() || priority.kind != type::integer ||
         priority.integer < std::numeric_limits<int>::min() ||
         priority.integer > std::numeric_limits<int>::max() || live.kind != type::integer ||
-        live.integer < 0 || left.kind != type::integer || left.integer <= 0)
+        live.integer < 0 || left.kind != type::integer || left.integer <= 0 ||
+        nonce.kind != type::string || nonce.str.empty())
       return unexpected<result>(what, reply);
     registered_candidate c;
     c.info.node = node.str;
     c.info.priority = static_cast<int>(priority.integer);
     c.info.live_for = milliseconds(live.integer);
     c.left = milliseconds(left.integer);
+    c.nonce = nonce.str;
     r.value.push_back(std::move(c));
   }
   return r;

@@ -100,7 +100,8 @@ struct acquire_script_reply {
 /// token, "replicas", connected, needed}` when too few replicas are connected
 /// to grant (replicas_short; see scripts.hpp), or `{0, by node, window ms,
 /// token, "reserved", to node}` while a hand-over reserves the lease for
-/// another node (held, with reserved_for).
+/// another node (held, with reserved_for). A refusal may end with
+/// `"outranked", n` (n >= 0): the answer's outranked_by.
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
 /// What a replicated store's switch script found on a new server (see
@@ -135,9 +136,12 @@ struct registered_candidate {
   candidate_info info;
   /// How long until it lapses unless renewed (server's clock).
   milliseconds left{0};
+  /// The registering process's nonce: another one under the same node id
+  /// is a restarted process.
+  std::string nonce;
 };
 /// The candidates script answers a flat array: node id, priority, ms
-/// registered without a gap, ms until it lapses, for each candidate.
+/// registered without a gap, ms until it lapses, nonce, for each candidate.
 parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply);
 
 /// The create-record script answers 1 (created) or 0 (it existed).

@@ -26,8 +26,10 @@
 // the lease key that expires with the window is free, not "vanished".
 //
 // Every acquire attempt and renewal also registers its candidate (node id,
-// priority) in the candidates key (BATON_LUA_REGISTER), as part of the
-// script it runs anyway: a standby costs no call of its own.
+// priority, process nonce) in the candidates key (BATON_LUA_REGISTER), as
+// part of the script it runs anyway: a standby costs no call of its own. An
+// acquire that is refused counts, from the lines it has just read, the live
+// candidates that outrank it (BATON_LUA_OUTRANKING), for the same price.
 //
 // A new term is announced on the events channel (`acquired <value> <token>`)
 // so that standbys, and a node cooling down after a resign, learn the new
@@ -142,52 +144,85 @@ namespace {
   "end\n"
 
 // The candidates' registry (candidates_key): lines "<node> <priority>
-// <since ms> <until ms>" in the server's clock. A registration lives two
-// ttls; one renewed before it lapsed keeps its start (live_for counts from
-// it). Lapsed lines are dropped at every write; past max_candidates lines the
-// ones lapsing soonest go, never the caller's own; a line whose end lies
-// further than two ttls ahead (the server's clock went back) is cut to two
-// ttls. The key expires with its last line. Everything through redis.pcall:
-// the registry serves switchovers, a preference, and a lease operation never
-// fails for its sake (a key of another type, a write refused for memory).
+// <since ms> <until ms> <nonce>" in the server's clock, the nonce being the
+// one of the registering process's lease value (`<node>:<nonce>`). A
+// registration lives two ttls; one renewed before it lapsed, by the same
+// process, keeps its start (live_for counts from it): a process that
+// restarted under the node id starts again, however soon it came back, so
+// that a node in a crash loop never looks continuously live. Lapsed lines
+// are dropped at every write; past max_candidates lines the ones lapsing
+// soonest go, never the caller's own; a line whose end lies further than two
+// ttls ahead (the server's clock went back) is cut to two ttls. The key
+// expires with its last line. Everything through redis.pcall: the registry
+// serves switchovers, a preference, and a lease operation never fails for
+// its sake (a key of another type, a write refused for memory).
 // A node id with white space would not parse back, so it is not registered;
 // node ids never have any (the configuration refuses them).
+//
+// register() returns the other candidates' live lines it kept, as {node,
+// priority, until, line} (nil when the registry could not be read, or the
+// caller was not registered): what outranking() counts, read in the same
+// pass. A line kept as it was is written back as it was read, and the lines
+// are sorted only when some must go: the registry's cost grows with its
+// lines, and a large election pays it at every attempt.
 #define BATON_MAX_CANDIDATES "128"
 #define BATON_LUA_REGISTER \
-  "local function register(key, node, priority, now_ms, ttl)\n" \
-  "  if node == nil or node == '' or string.find(node, '%s') then return end\n" \
+  "local function register(key, node, value, priority, now_ms, ttl)\n" \
+  "  if node == nil or node == '' or string.find(node, '%s') then return nil end\n" \
   "  if not string.match(priority or '', '^%-?%d+$') then priority = '0' end\n" \
+  "  local nonce = string.match(value or '', ':(%w+)$') or '-'\n" \
   "  local text = redis.pcall('GET', key)\n" \
+  "  local readable = type(text) == 'string' or text == false\n" \
   "  if type(text) ~= 'string' then text = '' end\n" \
   "  local till = now_ms + 2 * ttl\n" \
   "  local since = now_ms\n" \
   "  local others = {}\n" \
   "  for line in string.gmatch(text, '[^\\n]+') do\n" \
-  "    local name, prio, began, ends = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+)$')\n" \
+  "    local name, prio, began, ends, by = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)$')\n" \
   "    ends = tonumber(ends)\n" \
   "    if name and ends > now_ms then\n" \
-  "      if ends > till then ends = till end\n" \
-  "      if name == node then\n" \
+  "      if name ~= node then\n" \
+  "        local kept = line\n" \
+  "        if ends > till then\n" \
+  "          ends = till\n" \
+  "          kept = name .. ' ' .. prio .. ' ' .. began .. ' ' .. string.format('%.0f', till) .. ' ' .. by\n" \
+  "        end\n" \
+  "        others[#others + 1] = {name, tonumber(prio), ends, kept}\n" \
+  "      elseif by == nonce then\n" \
   "        since = math.min(tonumber(began), now_ms)\n" \
-  "      else\n" \
-  "        others[#others + 1] = {name, prio, tonumber(began), ends}\n" \
   "      end\n" \
   "    end\n" \
   "  end\n" \
-  "  table.sort(others, function(a, b) return a[4] > b[4] end)\n" \
-  "  local lines = {}\n" \
-  "  for i = 1, math.min(#others, " BATON_MAX_CANDIDATES " - 1) do\n" \
-  "    local o = others[i]\n" \
-  "    lines[i] = o[1] .. ' ' .. o[2] .. ' ' .. string.format('%.0f', o[3]) .. ' ' ..\n" \
-  "               string.format('%.0f', o[4])\n" \
+  "  if #others >= " BATON_MAX_CANDIDATES " then\n" \
+  "    table.sort(others, function(a, b) return a[3] > b[3] end)\n" \
+  "    for i = #others, " BATON_MAX_CANDIDATES ", -1 do others[i] = nil end\n" \
   "  end\n" \
+  "  local lines = {}\n" \
+  "  for i, o in ipairs(others) do lines[i] = o[4] end\n" \
   "  lines[#lines + 1] = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
-  "                      string.format('%.0f', till)\n" \
+  "                      string.format('%.0f', till) .. ' ' .. nonce\n" \
   "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
+  "  if not readable then return nil end\n" \
+  "  return others\n" \
+  "end\n"
+
+// How many of register()'s lines outrank `priority` (a strictly higher
+// one), the line of node `holder` (the one to replace) aside; nil when the
+// registry is unknown. At most max_candidates - 1 comparisons.
+#define BATON_LUA_OUTRANKING \
+  "local function outranking(kept, priority, holder)\n" \
+  "  if kept == nil then return nil end\n" \
+  "  local mine = tonumber(priority) or 0\n" \
+  "  local n = 0\n" \
+  "  for _, o in ipairs(kept) do\n" \
+  "    if o[1] ~= holder and o[2] > mine then n = n + 1 end\n" \
+  "  end\n" \
+  "  return n\n" \
   "end\n"
 
 constexpr std::string_view acquire_source =
-    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH BATON_LUA_REGISTER R"lua(
+    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH BATON_LUA_REGISTER
+        BATON_LUA_OUTRANKING R"lua(
 local reset = false
 local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
@@ -220,7 +255,22 @@ local fence = call('PTTL', KEYS[3])
 local current = call('GET', KEYS[1])
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-register(KEYS[5], ARGV[8], ARGV[9], now_ms, tonumber(ARGV[2]))
+local registry = register(KEYS[5], ARGV[8], ARGV[1], ARGV[9], now_ms, tonumber(ARGV[2]))
+-- Every refusal ends with {'outranked', n}: how many live candidates, but
+-- the holder and us, have a priority above ours (when the registry could
+-- be read). `holder`: the node the answer names as the holder, or nil.
+local function refused(reply, holder)
+  local n = outranking(registry, ARGV[9], holder)
+  if n then
+    reply[#reply + 1] = 'outranked'
+    reply[#reply + 1] = n
+  end
+  return reply
+end
+-- The node id of a lease value `<node>:<nonce>`.
+local function node_of(value)
+  return string.match(value, '^(.*):') or value
+end
 -- A switchover's reservation: free for its target (a new term), held for
 -- everyone else until the window ends.
 local reserved_for, handed_over_by = nil, nil
@@ -241,7 +291,8 @@ if fence == -2 and current == false then
       call('SET', KEYS[4], string.format('%.0f', now_ms + left) .. ' ' .. string.sub(record, space + 1))
     end
     if left > 0 then
-      return {0, string.sub(record, space + 1), left, call('GET', KEYS[2]) or '', 'vanished'}
+      local value = string.sub(record, space + 1)
+      return refused({0, value, left, call('GET', KEYS[2]) or '', 'vanished'}, node_of(value))
     end
   end
 end
@@ -290,11 +341,12 @@ local token = call('GET', KEYS[2])
 if token == false then token = '' end
 local wait = call('PTTL', KEYS[1])
 if fence == -2 and reserved_for then
-  -- Held for the window: by nobody, but named after who handed it over.
-  return {0, handed_over_by, wait, token, 'reserved', reserved_for}
+  -- Held for the window: by nobody, but named after who handed it over. Both
+  -- nodes are candidates for what follows, so neither is left uncounted.
+  return refused({0, handed_over_by, wait, token, 'reserved', reserved_for}, nil)
 end
 if fence == -2 then
-  if wait < 0 then return {0, current, wait, token} end
+  if wait < 0 then return refused({0, current, wait, token}, node_of(current)) end
   -- PTTL is rounded down to the millisecond, and the key lives until the
   -- server's millisecond clock passes its expiry: it is free in
   -- wait * 1000 + (1000 - the microseconds into the current millisecond).
@@ -309,11 +361,13 @@ if fence == -2 then
     -- count is unknown, and nothing else changes.
     local listening = redis.pcall('PUBSUB', ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[3])
     if type(listening) == 'table' and type(listening[2]) == 'number' then
-      return {0, current, wait, token, '', free_in, listening[2]}
+      return refused({0, current, wait, token, '', free_in, listening[2]}, node_of(current))
     end
   end
-  return {0, current, wait, token, '', free_in}
+  return refused({0, current, wait, token, '', free_in}, node_of(current))
 end
+local holder = nil
+if current and not reserved_for then holder = node_of(current) end
 if current == false or reserved_for then
   current = '(store reset)'
   -- A reservation is no lease: only the fence holds its target back.
@@ -324,8 +378,8 @@ if fence == -1 or wait == -1 then
 elseif fence > wait then
   wait = fence
 end
-if reset then return {0, current, wait, token, reset_why} end
-return {0, current, wait, token, 'fence'}
+if reset then return refused({0, current, wait, token, reset_why}, holder) end
+return refused({0, current, wait, token, 'fence'}, holder)
 )lua";
 
 // After Redis's run_id changed (a restart or a failover, maybe to a replica
@@ -436,19 +490,21 @@ return 2
 )lua";
 
 // The registry's live lines (BATON_LUA_REGISTER), read only: a flat array of
-// node, priority, ms registered without a gap, ms until the line lapses.
+// node, priority, ms registered without a gap, ms until the line lapses, and
+// the nonce of the process that registered it.
 constexpr std::string_view candidates_source = BATON_LUA_CALL R"lua(
 local text = call('GET', KEYS[1]) or ''
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local out = {}
 for line in string.gmatch(text, '[^\n]+') do
-  local name, prio, began, ends = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+)$')
+  local name, prio, began, ends, by = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)$')
   if name and tonumber(ends) > now_ms then
     out[#out + 1] = name
     out[#out + 1] = tonumber(prio)
     out[#out + 1] = math.max(0, now_ms - tonumber(began))
     out[#out + 1] = tonumber(ends) - now_ms
+    out[#out + 1] = by
   end
 end
 return out
@@ -469,7 +525,7 @@ if call('GET', KEYS[1]) == ARGV[1] then
   local needed = 0
   local now = call('TIME')
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  register(KEYS[3], ARGV[3], ARGV[4], now_ms, tonumber(ARGV[2]))
+  register(KEYS[3], ARGV[3], ARGV[1], ARGV[4], now_ms, tonumber(ARGV[2]))
   if ARGV[5] then
     -- Too few replicas: the lease is not extended (the renewal would not
     -- count anyway), so it lapses when its holder believes it does.
@@ -517,6 +573,7 @@ return 0
 #undef BATON_LUA_REPLICAS
 #undef BATON_LUA_SWITCH
 #undef BATON_LUA_REGISTER
+#undef BATON_LUA_OUTRANKING
 #undef BATON_MAX_CANDIDATES
 
 }  // namespace

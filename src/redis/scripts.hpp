@@ -45,6 +45,11 @@ struct lua_script {
 /// holder record says another value's lease runs on; or {0, the node that
 /// handed over, ms left of the window, token, "reserved", the node it is
 /// reserved for} while a hand-over's reservation for another node holds.
+/// Each of those refusals but "replicas" ends with two more elements,
+/// "outranked" and how many live candidates of the registry, other than us
+/// and the holder it names (none for a reservation or a bare fence), have a
+/// higher priority than ours; without them when the registry could not be
+/// read.
 const lua_script& acquire_script();
 /// KEYS: token, fence. ARGV: ttl ms, text stored in the fence. Lifts the
 /// counter to at least TIME in microseconds, makes the fence last at least
@@ -83,7 +88,9 @@ const lua_script& release_script();
 
 /// KEYS: candidates. Reads the registry (nothing written): a flat array of
 /// node id, priority, ms registered without a gap, ms until the
-/// registration lapses, for each live registration.
+/// registration lapses, and the nonce of the process that registered (the
+/// end of its lease value; "-" when it had none), for each live
+/// registration.
 const lua_script& candidates_script();
 
 /// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the

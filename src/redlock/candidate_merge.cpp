@@ -9,26 +9,27 @@ namespace baton::redlock_detail {
 
 std::vector<candidate_info> merge_candidates(
     const std::vector<std::vector<registered_candidate>>& per_master) {
-  struct merged {
-    candidate_info info;
-    milliseconds left{0};
-  };
-  std::map<std::string, merged> by_node;
+  // Per node, its most recent registration first.
+  std::map<std::string, const registered_candidate*> latest;
   for (const auto& registry : per_master) {
     for (const auto& r : registry) {
-      auto [at, first] = by_node.try_emplace(r.info.node, merged{r.info, r.left});
-      if (first) continue;
-      auto& m = at->second;
-      m.info.live_for = std::max(m.info.live_for, r.info.live_for);
-      if (r.left > m.left) {
-        m.left = r.left;
-        m.info.priority = r.info.priority;
+      auto [at, first] = latest.try_emplace(r.info.node, &r);
+      if (!first && r.left > at->second->left) at->second = &r;
+    }
+  }
+  std::map<std::string, candidate_info> by_node;
+  for (const auto& [node, r] : latest) by_node.emplace(node, r->info);
+  for (const auto& registry : per_master) {
+    for (const auto& r : registry) {
+      auto& m = by_node.at(r.info.node);
+      if (r.nonce == latest.at(r.info.node)->nonce) {
+        m.live_for = std::max(m.live_for, r.info.live_for);
       }
     }
   }
   std::vector<candidate_info> out;
   out.reserve(by_node.size());
-  for (auto& [node, m] : by_node) out.push_back(std::move(m.info));
+  for (auto& [node, info] : by_node) out.push_back(std::move(info));
   return out;
 }
 

@@ -20,10 +20,13 @@
 namespace baton::redlock_detail {
 
 /// The union of `per_master` (the live registrations of each master that
-/// answered), one entry per node id, sorted by node id. A node's live_for
-/// is the longest any master reports (the registration that began first
-/// without a gap); its priority is the one of its most recent registration
-/// (the longest time left), in case it restarted with another.
+/// answered), one entry per node id, sorted by node id. A node's most
+/// recent registration (the longest time left) tells its current process
+/// (the nonce) and priority; its live_for is the longest any master reports
+/// for that process (the registration that began first without a gap: a
+/// master that restarted empty saw less of it). A master that still holds
+/// an earlier process's line (the restarted one has not reached it) is
+/// ignored: the restart began a new life.
 std::vector<candidate_info> merge_candidates(
     const std::vector<std::vector<registered_candidate>>& per_master);
 

@@ -71,6 +71,7 @@ parsed_reply<grant_reply> parse_grant_reply(const redis_reply& reply) {
   a.counter = answer.token;
   a.holder = answer.holder;
   a.reserved_for = answer.reserved_for;
+  a.outranked_by = answer.outranked_by;
   if (answer.free_in.count() >= 0) {
     a.free_in = answer.free_in;
   } else if (answer.remaining.count() >= 0) {

@@ -108,6 +108,7 @@ acquire_answer acquire_round::refusal(const std::optional<known_term>& known) co
       free_in.emplace_back(std::chrono::microseconds::zero());
       continue;
     }
+    out.outranked_by = std::max(out.outranked_by, a->outranked_by);
     if (a->what == kind::held) {
       out.outcome = acquire_outcome::held;
       if (!a->holder.empty()) {

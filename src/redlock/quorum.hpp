@@ -87,6 +87,9 @@ struct master_answer {
   /// Held / held back: time from the answer until this master would grant;
   /// negative = unknown.
   std::chrono::microseconds free_in{-1};
+  /// Held / held back: how many live candidates of this master's registry,
+  /// other than us and the holder, outrank us; negative = unknown.
+  int outranked_by = -1;
 };
 
 /// A term this node learned of elsewhere (an announcement, or an earlier
@@ -140,6 +143,11 @@ class acquire_round {
   /// our own grants (released at once) as free and failed or silent masters
   /// as never; negative when that is never. remaining is in whole
   /// milliseconds, rounded down as PTTL is; free_in is exact.
+  /// outranked_by: the largest count among the masters that refused
+  /// (negative when none said): each master's registry lists every
+  /// candidate that reached it, so the largest is the one that missed the
+  /// fewest, as the candidates' union (merge_candidates) does; a master
+  /// that restarted empty counts none and hides nobody.
   acquire_answer refusal(const std::optional<known_term>& known = std::nullopt) const;
   /// True when the round is refused but refusal(known) could not tell the
   /// holder's token for sure (its masters disagree, and no known term names

@@ -2,13 +2,16 @@
 // contract suite cannot look: what the hand-over leaves in the lease key and
 // the holder record, how a reservation meets the reset fence and an early
 // DEL, the target check, and the candidates' registry (its bound, its
-// expiry, and that a broken registry never fails a lease operation).
+// expiry, that a broken registry never fails a lease operation, what a
+// refusal counts in it, and that a restarted process starts again).
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "redis/lease_keys.hpp"
@@ -67,6 +70,19 @@ class redis_switchover_test : public ::testing::Test {
   }
   long long pttl(const std::string& key) const {
     return std::stoll(server.command({"PTTL", key}).at(0));
+  }
+
+  // A registry line as the scripts write it.
+  static std::string line(const std::string& node, int priority, long long since_ms,
+                          long long until_ms, const std::string& nonce) {
+    return node + " " + std::to_string(priority) + " " + std::to_string(since_ms) + " " +
+           std::to_string(until_ms) + " " + nonce;
+  }
+  long long server_ms() const { return std::stoll(server.command({"TIME"}).at(0)) * 1000; }
+  baton::redis_store make(const std::string& node, int priority, milliseconds ttl = default_ttl) {
+    auto opts = options_for(server, node, ttl);
+    opts.identity.priority = priority;
+    return baton::redis_store{io, opts};
   }
 
   baton::testing::redis_server server;
@@ -152,11 +168,10 @@ TEST_F(redis_switchover_test, a_reservation_deleted_early_frees_the_lease_for_ev
 
 TEST_F(redis_switchover_test, the_registry_is_bounded_pruned_and_expires) {
   // 200 lines of live candidates and one lapsed, written by hand.
-  const auto now_ms = std::stoll(server.command({"TIME"}).at(0)) * 1000;
-  std::string text = "gone 0 1 2";
+  const auto now_ms = server_ms();
+  std::string text = line("gone", 0, 1, 2, "ab");
   for (int i = 0; i < 200; ++i) {
-    text += "\nnode-" + std::to_string(i) + " 0 " + std::to_string(now_ms) + " " +
-            std::to_string(now_ms + 5000 + i);
+    text += "\n" + line("node-" + std::to_string(i), 0, now_ms, now_ms + 5000 + i, "ab");
   }
   server.command({"SET", registry, text});
   ASSERT_FALSE(acquire(io, a).error);
@@ -176,6 +191,28 @@ TEST_F(redis_switchover_test, the_registry_is_bounded_pruned_and_expires) {
   auto listed = candidates(io, a);
   ASSERT_FALSE(listed.error) << listed.error.message();
   EXPECT_EQ(listed.value.size(), 128u);
+}
+
+// Under the bound, the other lines are written back as they were read, in
+// their order; one that ends further than two ttls ahead (the server's clock
+// went back) is cut to two ttls.
+TEST_F(redis_switchover_test, lines_are_kept_as_read_but_one_too_far_ahead_is_cut) {
+  const auto now_ms = server_ms();
+  const auto far = line("node-f", 1, now_ms, now_ms + 3600000, "ab");
+  const auto near = line("node-n", 2, now_ms - 5, now_ms + 4000, "cd");
+  server.command({"SET", registry, far + "\n" + near});
+  ASSERT_FALSE(acquire(io, a).error);
+  const auto kept = get(registry).at(0);
+  const auto cut = kept.substr(0, kept.find('\n'));
+  EXPECT_EQ(cut.rfind("node-f 1 " + std::to_string(now_ms) + " ", 0), 0u) << kept;
+  std::istringstream fields(cut);
+  std::string node, priority, since, nonce;
+  long long until = 0;
+  fields >> node >> priority >> since >> until >> nonce;
+  EXPECT_EQ(nonce, "ab");
+  EXPECT_LE(until, server_ms() + 1000 + 2 * default_ttl.count()) << kept;
+  EXPECT_NE(kept.find("\n" + near + "\n"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("\nnode-a 0 "), std::string::npos) << kept;
 }
 
 TEST_F(redis_switchover_test, a_registration_keeps_its_start_and_its_priority_is_the_latest) {
@@ -228,6 +265,84 @@ TEST_F(redis_switchover_test, a_broken_registry_never_fails_a_lease_operation) {
   ASSERT_FALSE(listed.error) << listed.error.message();
   ASSERT_EQ(listed.value.size(), 1u);
   EXPECT_EQ(listed.value[0].node, "node-b");
+}
+
+// A refusal counts the registry's live candidates above the caller, read in
+// the script it runs anyway: not the holder, not a lapsed or equal line, and
+// every shape of refusal (held, reserved, fenced) carries it.
+TEST_F(redis_switchover_test, a_refusal_counts_the_live_candidates_above_it) {
+  auto high = make("node-a", 9);
+  ASSERT_TRUE(acquire(io, high).value.acquired());
+  const auto now_ms = server_ms();
+  server.command({"SET", registry,
+                  get(registry).at(0) + "\n" + line("node-x", 7, now_ms, now_ms + 9000, "ab") +
+                      "\n" + line("node-y", 2, now_ms, now_ms + 9000, "ab") + "\n" +
+                      line("node-z", 8, now_ms - 20000, now_ms - 10000, "ab") + "\n" +
+                      line("node-w", 6, now_ms, now_ms + 9000, "ab")});
+  auto low = make("node-b", 2);
+  auto held = acquire(io, low);
+  ASSERT_FALSE(held.error) << held.error.message();
+  ASSERT_EQ(held.value.outcome, baton::acquire_outcome::held);
+  EXPECT_EQ(held.value.outranked_by, 2) << "node-x and node-w: not the holder, nor node-y "
+                                           "(equal), nor node-z (lapsed)";
+  auto mid = make("node-c", 6);
+  EXPECT_EQ(acquire(io, mid).value.outranked_by, 1) << "node-x only";
+
+  // A reservation is nobody's lease: the node that handed over counts.
+  ASSERT_EQ(hand_over(io, high, "node-x", 5000ms).value, baton::release_answer::released);
+  auto reserved = acquire(io, low);
+  ASSERT_EQ(reserved.value.reserved_for, "node-x");
+  EXPECT_EQ(reserved.value.outranked_by, 4) << "node-a, node-x, node-w and node-c";
+
+  // Held back, the same count.
+  server.command({"SET", baton::fence_key(election), "test fence", "PX", "5000"});
+  auto fenced = acquire(io, low);
+  ASSERT_EQ(fenced.value.outcome, baton::acquire_outcome::held_back);
+  EXPECT_EQ(fenced.value.outranked_by, 4);
+
+  // A registry that cannot be read: unknown, and the refusal stands.
+  server.command({"DEL", registry});
+  server.command({"HSET", registry, "x", "1"});
+  auto unknown = acquire(io, low);
+  ASSERT_FALSE(unknown.error) << unknown.error.message();
+  EXPECT_EQ(unknown.value.outcome, baton::acquire_outcome::held_back);
+  EXPECT_EQ(unknown.value.outranked_by, -1);
+}
+
+// A process that restarted under the same node id, within two ttls of its
+// predecessor's last registration, starts again: another nonce. A store made
+// again in the same process is the same process, and keeps its start.
+TEST_F(redis_switchover_test, a_restarted_process_is_live_since_its_own_start) {
+  const auto now_ms = server_ms();
+  // The predecessor: registered a minute ago, without a gap, still live.
+  server.command({"SET", registry, line("node-c", 3, now_ms - 60000, now_ms + 1500, "0123abcd")});
+  {
+    auto c = make("node-c", 3);
+    ASSERT_FALSE(acquire(io, c).error);
+    auto listed = candidates(io, c);
+    ASSERT_FALSE(listed.error) << listed.error.message();
+    ASSERT_EQ(listed.value.size(), 1u);
+    EXPECT_LT(listed.value[0].live_for, 1000ms) << "the predecessor's start was kept";
+  }
+  // Nothing of the store is left to run: wall time passes all the same.
+  std::this_thread::sleep_for(600ms);
+  auto again = make("node-c", 3);
+  ASSERT_FALSE(acquire(io, again).error);
+  auto listed = candidates(io, again);
+  ASSERT_FALSE(listed.error) << listed.error.message();
+  ASSERT_EQ(listed.value.size(), 1u);
+  EXPECT_GE(listed.value[0].live_for, 550ms) << "the same process started again";
+  const auto nonce = again.lease_value().substr(again.lease_value().rfind(':') + 1);
+  EXPECT_NE(get(registry).at(0).find(" " + nonce), std::string::npos) << get(registry).at(0);
+
+  // A renewal that finds another process's line under its node id starts
+  // it again too.
+  ASSERT_TRUE(acquire(io, again).value.acquired());
+  server.command({"SET", registry, line("node-c", 3, now_ms - 60000, now_ms + 9000, "0123abcd")});
+  ASSERT_EQ(renew(io, again).value, baton::renew_answer::renewed);
+  listed = candidates(io, again);
+  ASSERT_EQ(listed.value.size(), 1u);
+  EXPECT_LT(listed.value[0].live_for, 1000ms);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -46,7 +47,7 @@ class redlock_store_test : public ::testing::Test {
   }
 
   std::unique_ptr<redlock_store> make(const std::string& node, milliseconds ttl = 5s,
-                                      milliseconds command_timeout = 4s) {
+                                      milliseconds command_timeout = 4s, int priority = 0) {
     redlock_store_options o;
     for (const auto& server : servers_) {
       redis_endpoint e;
@@ -55,6 +56,7 @@ class redlock_store_test : public ::testing::Test {
       o.masters.push_back(e);
     }
     o.identity = {util::election, node, ttl};
+    o.identity.priority = priority;
     o.drift = 2ms + ttl / 100;
     o.connect_timeout = command_timeout;
     o.command_timeout = command_timeout;
@@ -442,6 +444,11 @@ class redlock_switchover_test : public redlock_store_test {
   std::vector<std::string> lease_on(const redis_server& server) const {
     return server.command({"GET", lease_key(util::election)});
   }
+
+  // The server's clock in ms, as the registry's lines count it.
+  static long long registry_ms(const redis_server& server) {
+    return std::stoll(server.command({"TIME"}).at(0)) * 1000;
+  }
 };
 
 // A master down during the hand-over: the two that answer are reserved,
@@ -509,7 +516,7 @@ TEST_F(redlock_switchover_test, candidates_are_the_union_of_the_masters_registri
   servers_[2].command({"SET", candidates_key(util::election),
                        servers_[2].command({"GET", candidates_key(util::election)}).at(0) +
                            "\nnode-z 4 " + std::to_string(now_ms) + " " +
-                           std::to_string(now_ms + 9000)});
+                           std::to_string(now_ms + 9000) + " 0123abcd"});
   auto listed = candidates(*a);
   ASSERT_FALSE(listed.error) << listed.error.message();
   ASSERT_EQ(listed.value.size(), 2u);
@@ -523,6 +530,79 @@ TEST_F(redlock_switchover_test, candidates_are_the_union_of_the_masters_registri
   EXPECT_TRUE(without.error) << "listed from a minority of masters";
   EXPECT_NE(without.error.message().find("of 3 masters (a majority is 2)"), std::string::npos)
       << without.error.message();
+}
+
+// A refusal's count of the candidates above us is the largest a master
+// gave: a master whose registry was lost (restarted empty) counts nobody,
+// and must not hide the candidates the others saw.
+TEST_F(redlock_switchover_test, a_refusal_counts_the_candidates_above_it_the_most_any_master_saw) {
+  auto a = make("node-a", 5s, 1s, 9);
+  ASSERT_TRUE(acquire(*a).value.acquired());
+  const auto registry = candidates_key(util::election);
+  // node-x (priority 7) on masters 2 and 3, so that any two answers show it;
+  // master 1's registry is gone.
+  for (int m = 1; m < 3; ++m) {
+    const auto now_ms = registry_ms(servers_[m]);
+    servers_[m].command({"SET", registry,
+                         servers_[m].command({"GET", registry}).at(0) + "\nnode-x 7 " +
+                             std::to_string(now_ms) + " " + std::to_string(now_ms + 9000) +
+                             " 0123abcd"});
+  }
+  servers_[0].command({"DEL", registry});
+  auto b = make("node-b", 5s, 1s, 2);
+  auto held = acquire(*b);
+  ASSERT_FALSE(held.error) << held.error.message();
+  ASSERT_EQ(held.value.outcome, acquire_outcome::held);
+  EXPECT_EQ(held.value.holder, "node-a");
+  EXPECT_EQ(held.value.outranked_by, 1) << "node-x, not the holder";
+}
+
+// A candidate that restarted under its node id within two ttls is live
+// since the restart: every master it reached starts its line again, and a
+// master that still holds the predecessor's line (one it did not reach)
+// does not lend it the predecessor's start.
+TEST_F(redlock_switchover_test, a_restarted_candidate_is_live_since_its_restart) {
+  auto a = make("node-a", 5s, 1s);
+  ASSERT_TRUE(acquire(*a).value.acquired());
+  const auto registry = candidates_key(util::election);
+  // The predecessor: registered on every master a minute ago, still live.
+  const auto predecessor = [&](const redis_server& server) {
+    const auto now_ms = registry_ms(server);
+    const auto text = server.command({"GET", registry}).at(0);
+    std::string kept;
+    for (std::size_t at = 0; at < text.size();) {
+      const auto end = std::min(text.find('\n', at), text.size());
+      if (text.compare(at, 7, "node-h ") != 0) kept += text.substr(at, end - at) + "\n";
+      at = end + 1;
+    }
+    server.command({"SET", registry,
+                    kept + "node-h 5 " + std::to_string(now_ms - 60000) + " " +
+                        std::to_string(now_ms + 3000) + " 0123abcd"});
+  };
+  for (const auto& server : servers_) predecessor(server);
+  auto h = make("node-h", 5s, 1s, 5);
+  ASSERT_FALSE(acquire(*h).value.acquired());
+  // Let every master's script run, then put the predecessor's line back on
+  // master 3, as if the new process had not reached it.
+  ASSERT_TRUE(util::run_until(
+      io_,
+      [&] {
+        for (const auto& server : servers_) {
+          if (server.command({"GET", registry}).at(0).find("0123abcd") != std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      5s));
+  predecessor(servers_[2]);
+
+  auto listed = candidates(*a);
+  ASSERT_FALSE(listed.error) << listed.error.message();
+  ASSERT_EQ(listed.value.size(), 2u);
+  EXPECT_EQ(listed.value[1].node, "node-h");
+  EXPECT_EQ(listed.value[1].priority, 5);
+  EXPECT_LT(listed.value[1].live_for, 1000ms) << "live since the predecessor's start";
 }
 
 }  // namespace

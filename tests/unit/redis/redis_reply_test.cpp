@@ -79,6 +79,51 @@ TEST(acquire_reply_parsing, held_with_the_number_of_candidates_listening) {
   EXPECT_EQ(contradicting.ec, redis_errc::unexpected_reply);
 }
 
+TEST(acquire_reply_parsing, a_refusal_counts_the_candidates_that_outrank_this_one) {
+  const auto outranked = [](std::vector<redis_reply> e, long long n) {
+    e.push_back(r::string("outranked"));
+    e.push_back(r::integer_reply(n));
+    return r::array(std::move(e));
+  };
+  // Every shape of refusal carries it: held, with the free time and the
+  // listeners, reserved, and held back.
+  const std::vector<std::vector<redis_reply>> refusals{
+      {r::integer_reply(0), r::string("b:c"), r::integer_reply(2500), r::string("7")},
+      {r::integer_reply(0), r::string("b:c"), r::integer_reply(2500), r::string("7"), r::string(""),
+       r::integer_reply(2500100), r::integer_reply(4)},
+      {r::integer_reply(0), r::string("node-a"), r::integer_reply(4200), r::string("42"),
+       r::string("reserved"), r::string("node-b")},
+      {r::integer_reply(0), r::string("(store reset)"), r::integer_reply(900), r::string("7"),
+       r::string("fence")}};
+  for (const auto& refusal : refusals) {
+    auto p = baton::parse_acquire_reply(outranked(refusal, 2));
+    ASSERT_FALSE(p.ec) << p.detail;
+    EXPECT_FALSE(p.value.answer.acquired());
+    EXPECT_EQ(p.value.answer.outranked_by, 2) << baton::describe_reply(r::array(refusal));
+    // The rest reads as without it.
+    auto plain = baton::parse_acquire_reply(r::array(refusal));
+    ASSERT_FALSE(plain.ec);
+    EXPECT_EQ(plain.value.answer.outranked_by, -1) << "unknown without it";
+    EXPECT_EQ(p.value.answer.outcome, plain.value.answer.outcome);
+    EXPECT_EQ(p.value.answer.holder, plain.value.answer.holder);
+    EXPECT_EQ(p.value.answer.remaining, plain.value.answer.remaining);
+    EXPECT_EQ(p.value.answer.contenders, plain.value.answer.contenders);
+    EXPECT_EQ(p.value.answer.reserved_for, plain.value.answer.reserved_for);
+  }
+  EXPECT_EQ(baton::parse_acquire_reply(outranked(refusals[0], 0)).value.answer.outranked_by, 0);
+  // A negative count, a count that is not a number, or one after a grant is unexpected.
+  EXPECT_EQ(baton::parse_acquire_reply(outranked(refusals[0], -1)).ec,
+            redis_errc::unexpected_reply);
+  auto text = refusals[0];
+  text.push_back(r::string("outranked"));
+  text.push_back(r::string("2"));
+  EXPECT_EQ(baton::parse_acquire_reply(r::array(text)).ec, redis_errc::unexpected_reply);
+  EXPECT_EQ(baton::parse_acquire_reply(
+                outranked({r::integer_reply(1), r::integer_reply(1700000000123457)}, 1))
+                .ec,
+            redis_errc::unexpected_reply);
+}
+
 TEST(acquire_reply_parsing, a_free_time_that_contradicts_pttl_is_unexpected) {
   for (long long free_us : {2499999LL, 2502001LL, -1LL}) {
     auto p = baton::parse_acquire_reply(
@@ -297,26 +342,37 @@ TEST(acquire_reply_parsing, a_reservation_for_another_node_is_held_naming_it) {
 TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   auto p = baton::parse_candidates_reply(
       r::array({r::string("node-a"), r::integer_reply(0), r::integer_reply(1500),
-                r::integer_reply(9000), r::string("node-b"), r::integer_reply(-2),
-                r::integer_reply(0), r::integer_reply(12)}));
+                r::integer_reply(9000), r::string("0123abcd"), r::string("node-b"),
+                r::integer_reply(-2), r::integer_reply(0), r::integer_reply(12), r::string("-")}));
   ASSERT_FALSE(p.ec) << p.detail;
   ASSERT_EQ(p.value.size(), 2u);
   EXPECT_EQ(p.value[0].info.node, "node-a");
   EXPECT_EQ(p.value[0].info.priority, 0);
   EXPECT_EQ(p.value[0].info.live_for, baton::milliseconds(1500));
   EXPECT_EQ(p.value[0].left, baton::milliseconds(9000));
+  EXPECT_EQ(p.value[0].nonce, "0123abcd");
   EXPECT_EQ(p.value[1].info.priority, -2);
+  EXPECT_EQ(p.value[1].nonce, "-");
   auto none = baton::parse_candidates_reply(r::array({}));
   ASSERT_FALSE(none.ec);
   EXPECT_TRUE(none.value.empty());
+  const auto n = r::string("ab");
   for (const auto& reply :
        {r::nil(), r::integer_reply(1), r::array({r::string("a"), r::integer_reply(0)}),
-        r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1)}),
-        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1)}),
+        r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n}),
+        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n}),
         r::array({r::string("a"), r::integer_reply(1LL << 40), r::integer_reply(1),
-                  r::integer_reply(1)}),
-        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1)}),
-        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0)})}) {
+                  r::integer_reply(1), n}),
+        r::array(
+            {r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n}),
+        r::array(
+            {r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n}),
+        // The four fields of a line without its nonce, and an empty or numeric nonce.
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1)}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
+                  r::string("")}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
+                  r::integer_reply(7)})}) {
     auto bad = baton::parse_candidates_reply(reply);
     EXPECT_EQ(bad.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
     EXPECT_NE(bad.detail.find("candidates"), std::string::npos);

@@ -10,12 +10,14 @@
 namespace baton::redlock_detail {
 namespace {
 
-registered_candidate entry(std::string node, int priority, long live_ms, long left_ms) {
+registered_candidate entry(std::string node, int priority, long live_ms, long left_ms,
+                           std::string nonce = "n1") {
   registered_candidate c;
   c.info.node = std::move(node);
   c.info.priority = priority;
   c.info.live_for = milliseconds(live_ms);
   c.left = milliseconds(left_ms);
+  c.nonce = std::move(nonce);
   return c;
 }
 
@@ -38,6 +40,19 @@ TEST(candidate_merge, a_node_keeps_the_priority_of_its_latest_registration) {
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_EQ(merged[0].priority, 5);
   EXPECT_EQ(merged[0].live_for, milliseconds(4000));
+}
+
+TEST(candidate_merge, a_restarted_process_is_live_since_its_own_start) {
+  // The new process (n2) reached two masters; the third still holds the line
+  // of the process before it, live for longer and lapsing sooner.
+  const auto merged = merge_candidates({
+      {entry("a", 5, 200, 9800, "n2")},
+      {entry("a", 0, 7000, 3000, "n1")},
+      {entry("a", 5, 150, 9900, "n2")},
+  });
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].live_for, milliseconds(200)) << "the predecessor's start counted";
+  EXPECT_EQ(merged[0].priority, 5);
 }
 
 TEST(candidate_merge, no_registrations_are_no_candidates) {

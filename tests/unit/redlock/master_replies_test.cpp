@@ -60,6 +60,22 @@ TEST(grant_reply, a_reservation_for_another_node_is_held_with_its_target) {
   EXPECT_EQ(r.value.answer.free_in, std::chrono::milliseconds(4200));
 }
 
+TEST(grant_reply, a_refusal_carries_the_masters_count_of_candidates_above_us) {
+  auto held = parse_grant_reply(arr({num(0), str("node-b:abc"), num(2500), str("42"), str(""),
+                                     num(2500400), str("outranked"), num(2)}));
+  ASSERT_FALSE(held.ec) << held.detail;
+  EXPECT_EQ(held.value.answer.what, kind::held);
+  EXPECT_EQ(held.value.answer.outranked_by, 2);
+  auto fenced = parse_grant_reply(arr(
+      {num(0), str("(store reset)"), num(900), str("42"), str("fence"), str("outranked"), num(0)}));
+  ASSERT_FALSE(fenced.ec) << fenced.detail;
+  EXPECT_EQ(fenced.value.answer.what, kind::held_back);
+  EXPECT_EQ(fenced.value.answer.outranked_by, 0);
+  auto unknown = parse_grant_reply(arr({num(0), str("node-b:abc"), num(2500), str("42")}));
+  ASSERT_FALSE(unknown.ec) << unknown.detail;
+  EXPECT_EQ(unknown.value.answer.outranked_by, -1);
+}
+
 TEST(grant_reply, other_shapes_are_errors_that_say_what_came) {
   for (const auto& bad : {arr({num(1), str("x1"), num(1)}), arr({num(1), str(""), num(1)}),
                           arr({num(1), str("5"), num(2)}), arr({num(1), num(5)}),

@@ -267,6 +267,32 @@ TEST(quorum, a_refusal_counts_our_grants_as_free_and_silent_masters_as_never) {
   EXPECT_LT(never.refusal().free_in.count(), 0);
 }
 
+TEST(quorum, a_refusal_is_outranked_by_the_largest_count_a_master_gave) {
+  const auto counting = [](master_answer a, int n) {
+    a.outranked_by = n;
+    return a;
+  };
+  acquire_round r(3);
+  // A master that restarted empty counts nobody; one that missed nothing
+  // counts both candidates above us.
+  r.record(0, counting(held("b", 3, 1'000'000), 0));
+  r.record(1, counting(held("b", 3, 1'000'000), 2));
+  r.record(2, counting(held_back(900'000), 1));
+  EXPECT_EQ(r.refusal().outranked_by, 2);
+
+  // Our own grants and failed masters say nothing; nobody said: unknown.
+  acquire_round silent(3);
+  silent.record(0, granted(3));
+  silent.record(1, held("b", 3, 1'000'000));
+  silent.record(2, failed());
+  EXPECT_EQ(silent.refusal().outranked_by, -1);
+  acquire_round some(3);
+  some.record(0, granted(3));
+  some.record(1, counting(held("b", 3, 1'000'000), 1));
+  some.record(2, failed());
+  EXPECT_EQ(some.refusal().outranked_by, 1);
+}
+
 TEST(quorum, only_fences_answer_held_back) {
   acquire_round r(3);
   r.record(0, held_back(900'000));
