@@ -60,8 +60,6 @@ class cluster_harness final : public contract_harness {
   }
 
   std::string name() const override { return "cluster"; }
-  bool hands_over() const override { return true; }
-  bool counts_outranking() const override { return true; }
   boost::asio::io_context& io() override { return io_; }
   std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
                                           int priority) override {

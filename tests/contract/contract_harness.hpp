@@ -38,13 +38,6 @@ class contract_harness {
   std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) {
     return make_store(node_id, ttl, 0);
   }
-  /// Whether the kind implements the switchover calls (async_hand_over,
-  /// async_candidates) yet: the cases of those are skipped until it does.
-  virtual bool hands_over() const { return false; }
-  /// Whether the kind's held answers count the candidates that outrank the
-  /// caller (acquire_answer::outranked_by) yet: that case is skipped until
-  /// it does.
-  virtual bool counts_outranking() const { return false; }
   /// The store loses its data the kind's own way (memory: the backend's
   /// reset; Redis: the server restarts empty). Stores made before may need a
   /// call or two, failing as unavailable, to notice; after that every

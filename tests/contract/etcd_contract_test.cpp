@@ -97,8 +97,6 @@ class etcd_harness final : public contract_harness {
   }
   void reset_store() override { server_.restore_snapshot(); }
   bool can_make_unreachable() const override { return true; }
-  bool hands_over() const override { return true; }
-  bool counts_outranking() const override { return true; }
   void make_unreachable() override { server_.stop(); }
   // etcd keeps a lease up to its TTL, which is the ttl rounded up to whole
   // seconds, and checks for expired leases every 500 ms.

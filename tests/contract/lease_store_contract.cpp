@@ -523,12 +523,8 @@ TEST_P(lease_store_contract, a_reset_holds_every_acquisition_back_for_one_ttl) {
 
 // --- switchover: hand-over and candidates ------------------------------------------
 
-#define BATON_REQUIRE_HAND_OVER()                                                  \
-  if (!harness().hands_over()) GTEST_SKIP() << harness().name() << " cannot hand over yet"
-
 TEST_P(lease_store_contract, a_hand_over_reserves_the_lease_for_its_target_alone) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
   auto a = harness().make_store("node-a", ttl);
   auto b = harness().make_store("node-b", ttl);
   auto c = harness().make_store("node-c", ttl);
@@ -565,7 +561,6 @@ TEST_P(lease_store_contract, a_hand_over_reserves_the_lease_for_its_target_alone
 
 TEST_P(lease_store_contract, a_reservation_nobody_takes_frees_the_lease_after_its_window) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
   auto a = harness().make_store("node-a", ttl);
   auto c = harness().make_store("node-c", ttl);
   ASSERT_TRUE(acquire(io, *a).value.acquired());
@@ -582,7 +577,6 @@ TEST_P(lease_store_contract, a_reservation_nobody_takes_frees_the_lease_after_it
 
 TEST_P(lease_store_contract, a_hand_over_of_a_lease_not_ours_changes_nothing) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
   auto a = harness().make_store("node-a", ttl);
   auto b = harness().make_store("node-b", ttl);
   auto c = harness().make_store("node-c", ttl);
@@ -600,7 +594,6 @@ TEST_P(lease_store_contract, a_hand_over_of_a_lease_not_ours_changes_nothing) {
 
 TEST_P(lease_store_contract, a_hand_over_is_announced_as_a_release_and_the_target_term_as_a_term) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
   auto a = harness().make_store("node-a", ttl);
   auto b = harness().make_store("node-b", ttl);
   auto c = harness().make_store("node-c", ttl);
@@ -624,7 +617,6 @@ TEST_P(lease_store_contract, a_hand_over_is_announced_as_a_release_and_the_targe
 
 TEST_P(lease_store_contract, candidates_are_the_stores_that_tried_with_their_priorities) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
   auto a = harness().make_store("node-a", ttl, 0);
   auto b = harness().make_store("node-b", ttl, 7);
   auto c = harness().make_store("node-c", ttl, -2);
@@ -650,9 +642,6 @@ TEST_P(lease_store_contract, candidates_are_the_stores_that_tried_with_their_pri
 
 TEST_P(lease_store_contract, a_held_answer_counts_the_live_candidates_of_a_higher_priority) {
   auto& io = harness().io();
-  if (!harness().counts_outranking()) {
-    GTEST_SKIP() << harness().name() << " does not count outranking candidates yet";
-  }
   auto a = harness().make_store("node-a", ttl, 9);
   auto b = harness().make_store("node-b", ttl, 5);
   auto c = harness().make_store("node-c", ttl, 1);
@@ -672,7 +661,6 @@ TEST_P(lease_store_contract, a_held_answer_counts_the_live_candidates_of_a_highe
 
 TEST_P(lease_store_contract, a_candidate_gone_leaves_the_list_within_two_ttls) {
   auto& io = harness().io();
-  BATON_REQUIRE_HAND_OVER();
   auto a = harness().make_store("node-a", short_ttl);
   auto b = harness().make_store("node-b", short_ttl);
   ASSERT_TRUE(acquire(io, *a).value.acquired());
@@ -693,8 +681,6 @@ TEST_P(lease_store_contract, a_candidate_gone_leaves_the_list_within_two_ttls) {
   EXPECT_EQ(find_candidate(after.value, "node-b"), nullptr) << "node-b still listed";
   EXPECT_NE(find_candidate(after.value, "node-a"), nullptr) << "the renewing leader is not listed";
 }
-
-#undef BATON_REQUIRE_HAND_OVER
 
 // --- events ----------------------------------------------------------------------
 

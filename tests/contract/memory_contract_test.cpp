@@ -25,8 +25,6 @@ class memory_harness final : public contract_harness {
   }
   void reset_store() override { backend_.reset("memory backend reset by the test"); }
   bool can_make_unreachable() const override { return true; }
-  bool hands_over() const override { return true; }
-  bool counts_outranking() const override { return true; }
   void make_unreachable() override { backend_.set_unavailable(true); }
 
  private:

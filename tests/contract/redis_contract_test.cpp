@@ -26,8 +26,6 @@ class redis_harness final : public contract_harness {
   redis_harness() { util::seed_counter(server_); }
 
   std::string name() const override { return "redis"; }
-  bool hands_over() const override { return true; }
-  bool counts_outranking() const override { return true; }
   boost::asio::io_context& io() override { return io_; }
   std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
                                           int priority) override {

@@ -44,8 +44,6 @@ class sentinel_harness final : public contract_harness {
   }
 
   std::string name() const override { return "sentinel"; }
-  bool hands_over() const override { return true; }
-  bool counts_outranking() const override { return true; }
   boost::asio::io_context& io() override { return io_; }
   std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
                                           int priority) override {

@@ -53,8 +53,6 @@ class zookeeper_harness final : public contract_harness {
     o.command_timeout = milliseconds(2000);
     return std::make_unique<zookeeper_store>(io_, std::move(o));
   }
-  bool hands_over() const override { return true; }
-  bool counts_outranking() const override { return true; }
   void reset_store() override { server_.wipe_and_restart(); }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override { server_.stop(true); }

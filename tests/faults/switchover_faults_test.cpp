@@ -303,7 +303,7 @@ INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults, ::testing::Values("redis", "p
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
-INSTANTIATE_TEST_SUITE_P(kinds, crash_order_faults, ::testing::Values("zookeeper"),
+INSTANTIATE_TEST_SUITE_P(kinds, crash_order_faults, ::testing::Values("redis", "zookeeper"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
