@@ -435,11 +435,11 @@ void postgres_store::async_hand_over(const std::string& to_node, milliseconds wi
   // The reservation is written into the holder column with spaces around
   // the target's node id (lease_sql.cpp): one with a space could not be
   // read back.
-  if (to_node.empty() || to_node.find(' ') != std::string::npos) {
-    d.shell.fail_later(std::move(handler),
-                       store_error{std::make_error_code(std::errc::invalid_argument),
-                                   "cannot hand over to \"" + to_node +
-                                       "\": not a node id (empty, or with a space)"});
+  const bool not_a_node_id = to_node.empty() || to_node.find(' ') != std::string::npos;
+  if (d.shell.reject_input(not_a_node_id ? "cannot hand over to \"" + to_node +
+                                               "\": not a node id (empty, or with a space)"
+                                         : std::string(),
+                           handler)) {
     return;
   }
   const auto& id = d.options.identity;

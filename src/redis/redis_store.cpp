@@ -453,11 +453,7 @@ void redis_store::async_hand_over(const std::string& to_node, milliseconds windo
                                   release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  if (auto why = redis_detail::hand_over_target_problem(to_node); !why.empty()) {
-    d.shell.fail_later(std::move(handler),
-                       store_error{std::make_error_code(std::errc::invalid_argument), why});
-    return;
-  }
+  if (d.shell.reject_input(redis_detail::hand_over_target_problem(to_node), handler)) return;
   // The token "": the released term's is the counter's, as for a release.
   std::vector<std::string> args{d.value,
                                 d.keys.channel,

@@ -710,11 +710,7 @@ void redlock_store::async_hand_over(const std::string& to_node, milliseconds win
                                     release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  if (auto why = redis_detail::hand_over_target_problem(to_node); !why.empty()) {
-    d.shell.fail_later(std::move(handler),
-                       store_error{std::make_error_code(std::errc::invalid_argument), why});
-    return;
-  }
+  if (d.shell.reject_input(redis_detail::hand_over_target_problem(to_node), handler)) return;
   d.release(std::move(handler), {to_node, std::to_string(std::max<long long>(window.count(), 0)),
                                  d.options.identity.node_id});
 }

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "baton/lease_store.hpp"
 
@@ -64,6 +65,17 @@ class store_shell {
   template <typename Answer>
   void fail_later(std::function<void(store_error, Answer)> handler, store_error e) {
     post_guarded([handler = std::move(handler), e = std::move(e)] { handler(e, Answer{}); });
+  }
+
+  /// When `why` is not empty, the call's input is refused before anything
+  /// is sent: posts `handler(invalid_argument: why, Answer{})` and answers
+  /// true; otherwise false, and `handler` is untouched.
+  template <typename Answer>
+  bool reject_input(const std::string& why, std::function<void(store_error, Answer)>& handler) {
+    if (why.empty()) return false;
+    fail_later(std::move(handler),
+               store_error{std::make_error_code(std::errc::invalid_argument), why});
+    return true;
   }
 
   // --- events --------------------------------------------------------------
