@@ -73,8 +73,7 @@ std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
 }
 
 switchover_request parse_switchover_request(const nlohmann::json& request,
-                                            milliseconds default_window,
-                                            milliseconds max_window) {
+                                            milliseconds default_window, milliseconds max_window) {
   switchover_request r;
   const auto to = request.find("to");
   if (to == request.end() || !to->is_string() || to->get_ref<const std::string&>().empty()) {
@@ -109,8 +108,10 @@ std::string switchover_refusal(const std::string& to, const std::string& self,
   }
   for (const auto& c : known.list)
     if (c.node == to) return {};
-  return quoted(to) + " is not a live candidate: the store saw no acquire attempt from it within "
-         "two ttls (live candidates: " + names_of(known.list, self) +
+  return quoted(to) +
+         " is not a live candidate: the store saw no acquire attempt from it within "
+         "two ttls (live candidates: " +
+         names_of(known.list, self) +
          "); handing over to it would leave the election without a leader";
 }
 

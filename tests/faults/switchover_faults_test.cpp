@@ -91,8 +91,8 @@ struct cli_outcome {
   std::string output;
 };
 
-cli_outcome run_cli(const fault_cluster& c, const std::string& name,
-                    std::vector<std::string> args, std::chrono::milliseconds within = 30s) {
+cli_outcome run_cli(const fault_cluster& c, const std::string& name, std::vector<std::string> args,
+                    std::chrono::milliseconds within = 30s) {
   baton_process p(std::move(args), env_list{}, c.dir() / (name + ".log"));
   cli_outcome out;
   out.code = p.wait_exit(within);
@@ -129,8 +129,8 @@ class switchover_faults : public ::testing::TestWithParam<std::string> {};
 // An election name for the round: the kind, the scenario, the round
 // (round_name's test name holds the parameter's '/').
 std::string election_of(const std::string& scenario, int round) {
-  return "switchover-" + ::testing::TestWithParam<std::string>::GetParam() + "-" + scenario +
-         "-r" + std::to_string(round);
+  return "switchover-" + ::testing::TestWithParam<std::string>::GetParam() + "-" + scenario + "-r" +
+         std::to_string(round);
 }
 
 // Three candidates; the leader is asked to hand over to a node that is not
@@ -175,10 +175,11 @@ TEST_P(switchover_faults, to_a_standby_to_no_candidate_and_to_one_that_froze) {
     auto r = round_record(c, "switchover to a standby (" + GetParam() + ")", asked, leader->pid,
                           check_no_overlap(c));
     record_fault(r);
-    std::printf("[%s] switchover: old app gone %.1f ms after the request, new app started "
-                "%.1f ms after it was gone\n",
-                GetParam().c_str(), ms_between(asked, old->end_ns),
-                ms_between(old->end_ns, next->start_ns));
+    std::printf(
+        "[%s] switchover: old app gone %.1f ms after the request, new app started "
+        "%.1f ms after it was gone\n",
+        GetParam().c_str(), ms_between(asked, old->end_ns),
+        ms_between(old->end_ns, next->start_ns));
 
     // To a standby that froze just before: listed still, it cannot take the
     // lease; another node leads once the window (the ttl) is over.
@@ -269,9 +270,8 @@ TEST_P(crash_order_faults, priorities_decide_crash_takeovers_among_three_standby
   ASSERT_EQ(fault_cluster::index_of(*leader), 1);
   const int priority_of[] = {0, 0, 1, 5, 3};
   for (int i = 2; i <= 4; ++i) {
-    c.start_node(i, with_flags(world->options(),
-                               {"--preempt-delay", "10m", "--priority",
-                                std::to_string(priority_of[i])}));
+    c.start_node(i, with_flags(world->options(), {"--preempt-delay", "10m", "--priority",
+                                                  std::to_string(priority_of[i])}));
   }
   ASSERT_TRUE(lists_candidates(c, 1, {"node-2", "node-3", "node-4"})) << c.logs();
   // Every standby's last answer must have seen the others registered: one
@@ -299,7 +299,8 @@ TEST_P(crash_order_faults, priorities_decide_crash_takeovers_among_three_standby
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults, ::testing::Values("redis", "postgres", "zookeeper", "etcd"),
+INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults,
+                         ::testing::Values("redis", "postgres", "zookeeper", "etcd"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
