@@ -62,6 +62,29 @@ std::string readiness_text(const json& status) {
 
 using rows = std::vector<std::pair<std::string, std::string>>;
 
+// "web-a (this node), web-b (priority 2, live 31s)": the status's
+// candidates, as the store listed them.
+std::string candidates_text(const json& candidates, const std::string& self) {
+  std::string text;
+  for (const auto& c : candidates) {
+    if (!c.is_object()) continue;
+    const auto node = string_field(c, "node").value_or("?");
+    std::vector<std::string> notes;
+    if (node == self) notes.emplace_back("this node");
+    if (auto priority = int_field(c, "priority"); priority && *priority != 0) {
+      notes.push_back("priority " + std::to_string(*priority));
+    }
+    if (auto live = int_field(c, "live_for_ms"); live && node != self) {
+      notes.push_back("live " + human_duration(*live));
+    }
+    std::string one = printable(node);
+    for (std::size_t i = 0; i < notes.size(); ++i) one += (i == 0 ? " (" : ", ") + notes[i];
+    if (!notes.empty()) one += ")";
+    text += (text.empty() ? "" : ", ") + one;
+  }
+  return text.empty() ? "none" : text;
+}
+
 rows status_rows(const json& status) {
   rows r;
   r.emplace_back("node", printable(string_field(status, "node_id").value_or("?")));
@@ -82,6 +105,19 @@ rows status_rows(const json& status) {
   if (!lease.empty()) r.emplace_back("lease", lease);
   if (auto cooldown = int_field(status, "cooldown_remaining_ms"); cooldown && *cooldown > 0) {
     r.emplace_back("cooldown", "out of the election for another " + human_duration(*cooldown));
+  }
+  if (auto to = string_field(status, "switchover_to")) {
+    r.emplace_back("handover", "stepping down for " + printable(*to));
+  }
+  if (auto reserved = string_field(status, "reserved_for")) {
+    r.emplace_back("reserved", "the lease waits for " + printable(*reserved) + " (a switchover)");
+  }
+  if (const json* candidates = field(status, "candidates");
+      candidates != nullptr && candidates->is_array()) {
+    r.emplace_back("candidates", candidates_text(*candidates,
+                                                 string_field(status, "node_id").value_or("")));
+  } else if (candidates != nullptr && candidates->is_null()) {
+    r.emplace_back("candidates", "not listed yet: the store is being asked (ask again)");
   }
   if (auto held = int_field(status, "held_back_remaining_ms"); held && *held > 0) {
     std::string text = "held back: the store grants no lease for another " + human_duration(*held);

@@ -717,8 +717,10 @@ struct driver::impl {
     if (!machine.can_resign() || !machine.handing_over_to().empty()) return;
     const auto now = mono_clock::now();
     const int own = static_cast<int>(cfg.priority);
-    const auto target =
-        preemption_target(candidates, cfg.node_id, own, cfg.lease.preempt_delay, now);
+    const auto led_for = std::chrono::duration_cast<milliseconds>(now - machine.term_started());
+    const auto settle = std::max(cfg.lease.preempt_delay, cfg.lease.resign_cooldown);
+    const auto target = preemption_target(candidates, cfg.node_id, own, cfg.lease.preempt_delay,
+                                          led_for, settle, now);
     if (!target) return;
     spdlog::info("preempted: {} (priority {}, a live candidate for {}) outranks this node "
                  "(priority {}): stopping the app, releasing the lease reserved for {} for {}ms",

@@ -54,8 +54,10 @@ milliseconds candidate_snapshot::live_for(const candidate_info& c, time_point no
 
 std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
                                                 const std::string& self, int own_priority,
-                                                milliseconds preempt_delay, time_point now) {
+                                                milliseconds preempt_delay, milliseconds led_for,
+                                                milliseconds settle, time_point now) {
   std::optional<candidate_info> best;
+  if (led_for < settle) return best;
   for (const auto& c : known.list) {
     if (c.node == self || c.priority <= own_priority) continue;
     auto live = known.live_for(c, now);

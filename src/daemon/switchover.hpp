@@ -55,10 +55,15 @@ std::string switchover_refusal(const std::string& to, const std::string& self,
 /// highest priority above `own_priority` among the candidates (not `self`)
 /// live for at least `preempt_delay` (the longest-lived, then the smallest
 /// node id, among equals). A candidate of equal priority never preempts, so
-/// two equals cannot hand leadership back and forth.
+/// two equals cannot hand leadership back and forth. None while this node
+/// has led for less than `settle` (preempt_delay and the cool-down after a
+/// hand-over, the longer): a switchover to a node of a lower priority, or a
+/// crash takeover by one, is not undone at once, and the node it would hand
+/// back to has ended its own cool-down (it would not take the lease in it).
 std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
                                                 const std::string& self, int own_priority,
-                                                milliseconds preempt_delay, time_point now);
+                                                milliseconds preempt_delay, milliseconds led_for,
+                                                milliseconds settle, time_point now);
 
 /// The "candidates" of the status: node, priority and live_for_ms of each,
 /// this node's first, then by node id; null when never listed.

@@ -88,13 +88,21 @@ TEST(switchover_refusal, a_node_id_with_control_characters_is_printed_safely) {
 TEST(preemption_target, only_a_higher_priority_live_for_the_delay_preempts) {
   const time_point now{100s};
   auto known = listed({{"node-a", 0, 50s}, {"node-b", 5, 29s}, {"node-c", 0, 90s}}, now);
-  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, now)) << "node-b not live long enough";
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, 1h, 30s, now)) << "node-b not live long enough";
   known = listed({{"node-a", 0, 50s}, {"node-b", 5, 30s}, {"node-c", 0, 90s}}, now);
-  auto t = preemption_target(known, "node-a", 0, 30s, now);
+  auto t = preemption_target(known, "node-a", 0, 30s, 1h, 30s, now);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->node, "node-b");
-  EXPECT_FALSE(preemption_target(known, "node-a", 5, 30s, now)) << "equal priorities never";
-  EXPECT_FALSE(preemption_target(known, "node-b", 5, 30s, now)) << "never itself";
+  EXPECT_FALSE(preemption_target(known, "node-a", 5, 30s, 1h, 30s, now)) << "equal priorities never";
+  EXPECT_FALSE(preemption_target(known, "node-b", 5, 30s, 1h, 30s, now)) << "never itself";
+}
+
+TEST(preemption_target, a_leader_that_has_not_led_for_the_settle_time_keeps_leading) {
+  const time_point now{100s};
+  const auto known = listed({{"node-a", 0, 50s}, {"node-b", 5, 90s}}, now);
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, 29s, 30s, now))
+      << "just after a switchover to it, or a crash takeover";
+  EXPECT_TRUE(preemption_target(known, "node-a", 0, 30s, 30s, 30s, now));
 }
 
 TEST(preemption_target, the_highest_then_the_longest_lived_then_the_smallest_id_wins) {
@@ -105,7 +113,7 @@ TEST(preemption_target, the_highest_then_the_longest_lived_then_the_smallest_id_
                              {"node-e", 7, 50s},
                              {"node-a", 0, 50s}},
                             now);
-  auto t = preemption_target(known, "node-a", 0, 30s, now);
+  auto t = preemption_target(known, "node-a", 0, 30s, 1h, 30s, now);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->node, "node-b");
   EXPECT_EQ(t->live_for, 50s);
@@ -114,15 +122,15 @@ TEST(preemption_target, the_highest_then_the_longest_lived_then_the_smallest_id_
 TEST(preemption_target, without_the_stores_figure_it_counts_from_its_own_first_sight) {
   candidate_snapshot known;
   known.update({{"node-a", 0, -1ms}, {"node-b", 5, -1ms}}, time_point{10s});
-  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, time_point{20s}));
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, 1h, 30s, time_point{20s}));
   known.update({{"node-a", 0, -1ms}, {"node-b", 5, -1ms}}, time_point{40s});
-  auto t = preemption_target(known, "node-a", 0, 30s, time_point{40s});
+  auto t = preemption_target(known, "node-a", 0, 30s, 1h, 30s, time_point{40s});
   ASSERT_TRUE(t);
   EXPECT_EQ(t->live_for, 30s);
   // A listing without it breaks the run: it starts again from the next sight.
   known.update({{"node-a", 0, -1ms}}, time_point{41s});
   known.update({{"node-a", 0, -1ms}, {"node-b", 5, -1ms}}, time_point{42s});
-  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, time_point{60s}));
+  EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, 1h, 30s, time_point{60s}));
 }
 
 TEST(candidates_report, lists_this_node_first_then_by_id_and_null_before_any_listing) {
