@@ -114,10 +114,10 @@ rows status_rows(const json& status) {
   }
   if (const json* candidates = field(status, "candidates");
       candidates != nullptr && candidates->is_array()) {
-    r.emplace_back("candidates", candidates_text(*candidates,
+    r.emplace_back("nodes", candidates_text(*candidates,
                                                  string_field(status, "node_id").value_or("")));
   } else if (candidates != nullptr && candidates->is_null()) {
-    r.emplace_back("candidates", "not listed yet: the store is being asked (ask again)");
+    r.emplace_back("nodes", "not listed yet: the store is being asked (ask again)");
   }
   if (auto held = int_field(status, "held_back_remaining_ms"); held && *held > 0) {
     std::string text = "held back: the store grants no lease for another " + human_duration(*held);

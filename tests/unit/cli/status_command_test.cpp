@@ -120,6 +120,33 @@ TEST_F(status_test, a_row_per_server_of_the_store) {
       << r.out;
 }
 
+TEST_F(status_test, the_candidates_a_reservation_and_a_hand_over_show_in_their_rows) {
+  auto status = leader_status();
+  const std::string self = status.value("node_id", "");
+  status["candidates"] = nlohmann::json::array(
+      {{{"node", self}, {"priority", 0}, {"live_for_ms", 90'000}},
+       {{"node", "web-b"}, {"priority", 2}, {"live_for_ms", 31'000}},
+       {{"node", "web-c"}, {"priority", 0}, {"live_for_ms", nullptr}}});
+  status["switchover_to"] = "web-b";
+  status["reserved_for"] = "web-b";
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("nodes     " + self + " (this node), web-b (priority 2, live 31.0s), web-c\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("handover  stepping down for web-b\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reserved  the lease waits for web-b (a switchover)\n"), std::string::npos)
+      << r.out;
+
+  status["candidates"] = nullptr;
+  fake_daemon later(socket_path() + "2", status);
+  auto unknown = run_cli({"status", "--socket", later.path()});
+  EXPECT_NE(unknown.out.find("nodes     not listed yet: the store is being asked (ask again)\n"),
+            std::string::npos)
+      << unknown.out;
+}
+
 TEST_F(status_test, optional_fields_show_when_present) {
   auto status = leader_status();
   status["child_pid"] = 4321;
