@@ -114,8 +114,8 @@ rows status_rows(const json& status) {
   }
   if (const json* candidates = field(status, "candidates");
       candidates != nullptr && candidates->is_array()) {
-    r.emplace_back("nodes", candidates_text(*candidates,
-                                                 string_field(status, "node_id").value_or("")));
+    r.emplace_back("nodes",
+                   candidates_text(*candidates, string_field(status, "node_id").value_or("")));
   } else if (candidates != nullptr && candidates->is_null()) {
     r.emplace_back("nodes", "not listed yet: the store is being asked (ask again)");
   }
