@@ -26,28 +26,6 @@ using baton::milliseconds;
 using namespace std::chrono_literals;
 using namespace baton::testing::store_test_util;
 
-outcome<baton::renew_answer> renew(asio::io_context& io, baton::redis_store& store) {
-  outcome<baton::renew_answer> out;
-  store.async_renew([&](baton::store_error e, baton::renew_answer r) {
-    ++out.calls;
-    out.error = std::move(e);
-    out.value = r;
-  });
-  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "renew never completed";
-  return out;
-}
-
-outcome<baton::release_answer> release(asio::io_context& io, baton::redis_store& store) {
-  outcome<baton::release_answer> out;
-  store.async_release([&](baton::store_error e, baton::release_answer r) {
-    ++out.calls;
-    out.error = std::move(e);
-    out.value = r;
-  });
-  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "release never completed";
-  return out;
-}
-
 long long pttl(const baton::testing::redis_server& server) {
   return std::stoll(server.command({"PTTL", baton::lease_key(election)}).at(0));
 }

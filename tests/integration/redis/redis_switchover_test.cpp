@@ -38,17 +38,6 @@ outcome<baton::release_answer> hand_over(asio::io_context& io, baton::redis_stor
   return out;
 }
 
-outcome<baton::renew_answer> renew(asio::io_context& io, baton::redis_store& store) {
-  outcome<baton::renew_answer> out;
-  store.async_renew([&](baton::store_error e, baton::renew_answer r) {
-    ++out.calls;
-    out.error = std::move(e);
-    out.value = r;
-  });
-  EXPECT_TRUE(run_until(io, [&] { return out.calls > 0; })) << "renew never completed";
-  return out;
-}
-
 outcome<std::vector<baton::candidate_info>> candidates(asio::io_context& io,
                                                        baton::redis_store& store) {
   outcome<std::vector<baton::candidate_info>> out;

@@ -117,6 +117,32 @@ inline acquired acquire(boost::asio::io_context& io, lease_store& store,
   return *out;
 }
 
+/// Runs `call(handler)` and `io` until the handler ran (10 s at most,
+/// failing the test otherwise, naming `what`); its outcome.
+template <typename T>
+outcome<T> completed(boost::asio::io_context& io, const char* what,
+                     const std::function<void(std::function<void(store_error, T)>)>& call) {
+  auto out = std::make_shared<outcome<T>>();
+  call([out](store_error e, T r) {
+    ++out->calls;
+    out->error = std::move(e);
+    out->value = std::move(r);
+  });
+  EXPECT_TRUE(run_until(io, [&] { return out->calls > 0; })) << what << " never completed";
+  return *out;
+}
+
+/// Renews and runs `io` until the handler ran.
+inline outcome<renew_answer> renew(boost::asio::io_context& io, lease_store& store) {
+  return completed<renew_answer>(io, "renew", [&](auto h) { store.async_renew(std::move(h)); });
+}
+
+/// Releases and runs `io` until the handler ran.
+inline outcome<release_answer> release(boost::asio::io_context& io, lease_store& store) {
+  return completed<release_answer>(io, "release",
+                                   [&](auto h) { store.async_release(std::move(h)); });
+}
+
 /// status().link as text: "connected", "connecting" or "disconnected".
 inline std::string link_of(const lease_store& store) { return to_string(store.status().link); }
 
