@@ -120,6 +120,9 @@ struct busy {
   /// Live candidates, the holder aside, of a higher priority than this
   /// node's (acquire_answer::outranked_by); negative when unknown.
   int outranked_by = -1;
+  /// A large election's back runner (acquire_answer::back_runner): it
+  /// tries one step after an expiry or a release, behind the front runners.
+  bool back_runner = false;
 };
 struct acquire_failed {
   std::string error;
@@ -383,11 +386,12 @@ class election_machine {
   /// 0-300 us, wider with the number of candidates the store last reported.
   std::chrono::microseconds herd_window() const;
   std::chrono::microseconds herd_stagger();
-  /// How much later than the others an outranked standby tries after an
-  /// expiry or a release, so that the highest live priority takes the
-  /// lease: one step (ttl / 40, 10 to 250 ms) per candidate above it, at
-  /// most three.
-  mono_clock::duration outrank_delay() const;
+  /// How much later than the others a standby tries after an expiry or a
+  /// release: one step (ttl / 40, 10 to 250 ms) per live candidate of a
+  /// higher priority, at most three, so that the highest priority takes the
+  /// lease; and one step more for a large election's back runner, so that
+  /// its front runners try alone.
+  mono_clock::duration yield_delay() const;
   void finish_term(step_context& ctx, const std::string& detail = {},
                    reason released_why = reason::released);
   milliseconds jittered(milliseconds base, double spread);
@@ -402,6 +406,8 @@ class election_machine {
   // Live candidates of a higher priority, the holder aside, as the store
   // last said (0 when it cannot tell).
   int outranked_by_ = 0;
+  // The store last counted this node among a large election's back runners.
+  bool back_runner_ = false;
 
   state state_ = state::idle;
   time_point since_{};

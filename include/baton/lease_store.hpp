@@ -112,6 +112,13 @@ struct acquire_answer {
   /// herd does not hit the store (and the host's CPUs) at one instant.
   /// Negative = unknown.
   int contenders = -1;
+  /// Held, from stores that keep a few front runners in a large election:
+  /// this node is not one of them. It tries one step after the expiry or a
+  /// release rather than at once, when a front runner has normally taken the
+  /// lease, so that the herd's attempts do not compete with the winner's
+  /// start. `contenders` is then the whole herd; for a front runner it is
+  /// the front runners and the holder.
+  bool back_runner = false;
   /// Held back: why, when it is not a store reset ("the lease key vanished
   /// before its expiry ..."); "" = a reset.
   std::string why;

@@ -520,7 +520,7 @@ struct driver::impl {
         }
         deliver(events::busy{sent, r.holder, r.remaining, r.token, wakeups_trusted,
                              r.outcome == acquire_outcome::held_back, r.free_in, r.why,
-                             r.contenders, r.reserved_for, r.outranked_by});
+                             r.contenders, r.reserved_for, r.outranked_by, r.back_runner});
       }
     });
   }

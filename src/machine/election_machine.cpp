@@ -156,6 +156,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   holder_token_ = ev.held_back ? 0 : ev.token;
   if (ev.contenders >= 0) contenders_ = ev.contenders;
   outranked_by_ = std::max(ev.outranked_by, 0);
+  back_runner_ = ev.back_runner;
   store_hold_back_ = {};
   if (ev.held_back) {
     store_hold_back_.until = ctx.now + std::max(ev.holder_ttl, milliseconds(0));
@@ -179,7 +180,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
     mono_clock::duration until_free = ev.free_in >= std::chrono::microseconds(0)
                                           ? mono_clock::duration(ev.free_in)
                                           : mono_clock::duration(ev.holder_ttl + milliseconds(1));
-    auto after_expiry = until_free + stagger + outrank_delay();
+    auto after_expiry = until_free + stagger + yield_delay();
     delay = ev.watching_releases ? after_expiry : std::min(delay, after_expiry);
   }
   if (backoff_until_ > ctx.now) delay = std::max(delay, backoff_until_ - ctx.now);
@@ -232,9 +233,11 @@ void election_machine::on(const events::app_checked& ev, step_context& ctx) {
 
 void election_machine::on(const events::peer_released&, step_context& ctx) {
   if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
-  if (outranked_by_ > 0) {
-    // A candidate of a higher priority heard it too: let it go first.
-    wait_then_retry(ctx, herd_stagger() + outrank_delay());
+  if (outranked_by_ > 0 || back_runner_) {
+    // A candidate of a higher priority, or a front runner, heard it too:
+    // let it go first. (A switchover's target among the back runners still
+    // comes well inside the reservation's window.)
+    wait_then_retry(ctx, herd_stagger() + yield_delay());
     return;
   }
   if (herd_window() > expiry_stagger) {
@@ -518,10 +521,10 @@ std::chrono::microseconds election_machine::herd_window() const {
   return std::max(expiry_stagger, std::min(cap, stagger_per_contender * contenders_));
 }
 
-mono_clock::duration election_machine::outrank_delay() const {
+mono_clock::duration election_machine::yield_delay() const {
   const auto step = std::clamp(std::chrono::duration_cast<milliseconds>(timing_.ttl / 40),
                                milliseconds(10), milliseconds(250));
-  return step * std::min(outranked_by_, 3);
+  return step * (std::min(outranked_by_, 3) + (back_runner_ ? 1 : 0));
 }
 
 std::chrono::microseconds election_machine::herd_stagger() {

@@ -89,6 +89,15 @@ inline std::string candidates_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:candidates";
 }
 
+/// The front runners of a large election: lines "<node> <until ms>", at
+/// most a few, each a standby that tries the moment the lease is free; the
+/// others try one step later (see scripts.cpp, BATON_LUA_FRONT_RUNNERS). A
+/// plain string with an expiry, as the candidates key. Absent while fewer
+/// candidates listen than it takes.
+inline std::string front_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:front";
+}
+
 /// Pub/sub channel on which a release is announced to standbys.
 inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";
@@ -107,6 +116,7 @@ struct election_keys {
         replicas(replicas_key(election)),
         acked(acked_key(election)),
         candidates(candidates_key(election)),
+        front(front_key(election)),
         channel(events_channel(election)) {}
 
   std::string lease;
@@ -118,6 +128,7 @@ struct election_keys {
   std::string replicas;
   std::string acked;
   std::string candidates;
+  std::string front;
   std::string channel;
 };
 

@@ -156,6 +156,18 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
     answer.token = static_cast<std::uint64_t>(e[1].integer);
     return r;
   }
+  if (e.size() == 8 && e[4].kind == type::string && e[4].str.empty()) {
+    // {0, holder, pttl, token, '', free_in_us, count, "front" | "back"}: a
+    // large election's front runner (count: the front runners and the
+    // holder) or back runner (count: every listening candidate).
+    if (e[7].kind != type::string || (e[7].str != "front" && e[7].str != "back"))
+      return unexpected<result>(what, reply);
+    auto without_runner = reply;
+    without_runner.elements.pop_back();
+    auto held = parse_acquire_reply(without_runner);
+    if (!held.ec) held.value.answer.back_runner = e[7].str == "back";
+    return held;
+  }
   if (e.size() == 7 && e[4].kind == type::string && e[4].str != "replicas") {
     // {0, holder, pttl, token, '', free_in_us, listening}: held, with the
     // number of candidates listening for the election's announcements.

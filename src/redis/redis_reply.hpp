@@ -100,7 +100,9 @@ struct acquire_script_reply {
 /// token, "replicas", connected, needed}` when too few replicas are connected
 /// to grant (replicas_short; see scripts.hpp), or `{0, by node, window ms,
 /// token, "reserved", to node}` while a hand-over reserves the lease for
-/// another node (held, with reserved_for). A refusal may end with
+/// another node (held, with reserved_for). A held answer may carry the µs
+/// until the lease is free, the listening count (contenders) and "front" or
+/// "back" (back_runner). A refusal may end with
 /// `"outranked", n` (n >= 0): the answer's outranked_by.
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 

@@ -122,7 +122,8 @@ struct redis_store::impl {
 
   // The acquire script's keys and arguments for this store's kind.
   std::vector<std::string> acquire_keys() const {
-    std::vector<std::string> out{keys.lease, keys.token, keys.fence, keys.holder, keys.candidates};
+    std::vector<std::string> out{keys.lease,  keys.token,      keys.fence,
+                                 keys.holder, keys.candidates, keys.front};
     if (options.replicated || options.ack.on()) out.push_back(keys.epoch);
     if (options.ack.on()) out.push_back(keys.replicas);
     if (options.ack.on() && options.acknowledged_promotion) out.push_back(keys.acked);
@@ -137,7 +138,9 @@ struct redis_store::impl {
             publish_command(),
             options.ack.on() ? ack_requirement() : std::string(),
             options.identity.node_id,
-            priority};
+            priority,
+            std::to_string(front_runners),
+            std::to_string(options.large_election)};
   }
   // The renew script's arguments: without a requirement, or with one.
   std::vector<std::string> renew_args() const {
@@ -288,6 +291,10 @@ struct redis_store::impl {
   const std::string ttl_ms;
   // What the scripts register with our node id.
   const std::string priority;
+  // How many standbys of a large election (options.large_election) try the
+  // moment its lease is free (see the front key). Three: what an election
+  // of three candidates has, whose takeover is at the machine's floor.
+  static constexpr int front_runners = 3;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
   // redis.replica_ack: the replicas WAIT counts for a renewal (sent with the

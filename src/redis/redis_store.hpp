@@ -64,6 +64,11 @@ struct redis_store_options {
   /// PING on the watch connection this often to notice a dead server
   /// (each PING gets command_timeout); 0 = never.
   milliseconds subscription_ping_interval{5000};
+  /// An election is large above this many candidates listening for its
+  /// announcements: its back runners then try one step after its front
+  /// runners and stay out of the registry of candidates, which holds no more
+  /// lines than this (scripts.cpp, BATON_MAX_CANDIDATES). Tests lower it.
+  int large_election = 128;
   /// Makes the byte stream of every connection (tests pass a fake); empty =
   /// TCP or Unix socket per the endpoint.
   redis_detail::transport_factory transport;

@@ -220,9 +220,69 @@ namespace {
   "  return n\n" \
   "end\n"
 
+// The front runners of a large election (front_key): lines "<node>
+// <priority> <until ms>", at most `wanted`, each living two ttls from its
+// node's last refused attempt. In an election that more candidates listen to
+// than the registry holds, only the front runners try the moment the lease is
+// free; the others (back runners) come one step later, when a front runner has
+// normally taken it, so that a thousand standbys do not hit the store, and
+// their host's CPUs, in the same millisecond as the winner's app starts. A
+// refused candidate joins while fewer than `wanted` live lines name others,
+// or in place of the lowest priority below its own, and keeps its place by
+// trying again within two ttls (every standby tries once per term). A back
+// runner costs a GET of a few short lines; a front runner rewrites them.
+// Through redis.pcall, as the registry: wake-up order is a preference, and a
+// lease operation never fails for it. Returns true (a front runner), false
+// (a back runner) or nil (unknown: the key could not be read).
+#define BATON_LUA_FRONT_RUNNERS \
+  "local function front_runner(key, node, priority, now_ms, ttl, wanted)\n" \
+  "  local text = redis.pcall('GET', key)\n" \
+  "  if text == false then text = '' end\n" \
+  "  if type(text) ~= 'string' then return nil end\n" \
+  "  local mine = tonumber(priority) or 0\n" \
+  "  local kept, found, lowest = {}, false, nil\n" \
+  "  for line in string.gmatch(text, '[^\\n]+') do\n" \
+  "    local name, prio, ends = string.match(line, '^(%S+) (%-?%d+) (%d+)$')\n" \
+  "    if name and tonumber(ends) > now_ms then\n" \
+  "      if name == node then\n" \
+  "        found = true\n" \
+  "      else\n" \
+  "        kept[#kept + 1] = {line, tonumber(prio)}\n" \
+  "        if lowest == nil or tonumber(prio) < kept[lowest][2] then lowest = #kept end\n" \
+  "      end\n" \
+  "    end\n" \
+  "  end\n" \
+  "  if not found and #kept >= wanted then\n" \
+  "    if kept[lowest][2] >= mine then return false end\n" \
+  "    table.remove(kept, lowest)\n" \
+  "  end\n" \
+  "  local lines = {}\n" \
+  "  for i, k in ipairs(kept) do lines[i] = k[1] end\n" \
+  "  lines[#lines + 1] = node .. ' ' .. string.format('%d', mine) .. ' ' ..\n" \
+  "                      string.format('%.0f', now_ms + 2 * ttl)\n" \
+  "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
+  "  return true\n" \
+  "end\n" \
+  "local function leave_front(key, node)\n" \
+  "  local text = redis.pcall('GET', key)\n" \
+  "  if type(text) ~= 'string' then return end\n" \
+  "  local kept = {}\n" \
+  "  for line in string.gmatch(text, '[^\\n]+') do\n" \
+  "    if string.match(line, '^(%S+) ') ~= node then kept[#kept + 1] = line end\n" \
+  "  end\n" \
+  "  if #kept == 0 then redis.pcall('DEL', key)\n" \
+  "  else redis.pcall('SET', key, table.concat(kept, '\\n'), 'KEEPTTL') end\n" \
+  "end\n"
+
 constexpr std::string_view acquire_source =
     BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH BATON_LUA_REGISTER
-        BATON_LUA_OUTRANKING R"lua(
+        BATON_LUA_OUTRANKING BATON_LUA_FRONT_RUNNERS R"lua(
+-- ARGV[10], when given: how many front runners a large election has, and
+-- ARGV[11] above how many listening candidates an election is large; the
+-- front key is KEYS[6].
+local front_wanted = tonumber(ARGV[10] or '')
+local large_above = tonumber(ARGV[11] or '')
+local front_key = front_wanted and large_above and KEYS[6]
 local reset = false
 local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
@@ -244,8 +304,8 @@ if ARGV[5] == 'replicated' then
   -- those that were connected to the old master. The promoted replica is
   -- one replica no more: 'all' counts one fewer, never below the floor of
   -- one (the old master counts again once it is back as a replica).
-  local switched = server_switch({token = KEYS[2], fence = KEYS[3], epoch = KEYS[6],
-                                  mark = KEYS[7], acked = KEYS[8]}, tonumber(ARGV[2]), reset)
+  local switched = server_switch({token = KEYS[2], fence = KEYS[3], epoch = KEYS[7],
+                                  mark = KEYS[8], acked = KEYS[9]}, tonumber(ARGV[2]), reset)
   if switched == 'failover' then
     reset = true
     reset_why = 'failover'
@@ -255,12 +315,22 @@ local fence = call('PTTL', KEYS[3])
 local current = call('GET', KEYS[1])
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local registry = register(KEYS[5], ARGV[8], ARGV[1], ARGV[9], now_ms, tonumber(ARGV[2]))
+-- The registry is read and written on first need: every answer but a back
+-- runner's registers its caller (a large election's back runners would pay
+-- for a full registry at every attempt and find themselves cut from it).
+local registry, registered = nil, false
+local function register_caller()
+  if not registered then
+    registered = true
+    registry = register(KEYS[5], ARGV[8], ARGV[1], ARGV[9], now_ms, tonumber(ARGV[2]))
+  end
+  return registry
+end
 -- Every refusal ends with {'outranked', n}: how many live candidates, but
 -- the holder and us, have a priority above ours (when the registry could
 -- be read). `holder`: the node the answer names as the holder, or nil.
 local function refused(reply, holder)
-  local n = outranking(registry, ARGV[9], holder)
+  local n = outranking(register_caller(), ARGV[9], holder)
   if n then
     reply[#reply + 1] = 'outranked'
     reply[#reply + 1] = n
@@ -297,19 +367,22 @@ if fence == -2 and current == false then
   end
 end
 if fence == -2 and (current == false or current == ARGV[1]) then
+  register_caller()
   local needed = nil
   if ARGV[7] and ARGV[7] ~= '' then
     -- Too few replicas to acknowledge it: no grant, so no token spent and
     -- nothing announced.
     local connected, replid
-    connected, needed, replid = replicas(KEYS[7], ARGV[7])
+    connected, needed, replid = replicas(KEYS[8], ARGV[7])
     if connected < needed then
       return {0, '', 0, call('GET', KEYS[2]) or '', 'replicas', connected, needed}
     end
-    if KEYS[8] then call('SET', KEYS[8], replid .. ' ' .. string.format('%.0f', now_ms)) end
+    if KEYS[9] then call('SET', KEYS[9], replid .. ' ' .. string.format('%.0f', now_ms)) end
   end
   call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
+  -- A leader is nobody's front runner: its place goes to a standby.
+  if front_key then leave_front(front_key, ARGV[8]) end
   if ARGV[4] == 'grant' then
     -- One master of a Redlock quorum: the token is settled across the
     -- masters afterwards (write_back_source), so only report the counter.
@@ -361,7 +434,20 @@ if fence == -2 then
     -- count is unknown, and nothing else changes.
     local listening = redis.pcall('PUBSUB', ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[3])
     if type(listening) == 'table' and type(listening[2]) == 'number' then
-      return refused({0, current, wait, token, '', free_in, listening[2]}, node_of(current))
+      local count = listening[2]
+      -- A large election: say whether this caller is a front or a back
+      -- runner. A front runner's count is the front runners and the holder,
+      -- who are all that try at once; a back runner, not registered, is
+      -- told nothing of priorities.
+      if front_key and count > large_above then
+        local front = front_runner(front_key, ARGV[8], ARGV[9], now_ms, tonumber(ARGV[2]), front_wanted)
+        if front == true then
+          return refused({0, current, wait, token, '', free_in, front_wanted + 1, 'front'}, node_of(current))
+        elseif front == false then
+          return {0, current, wait, token, '', free_in, count, 'back'}
+        end
+      end
+      return refused({0, current, wait, token, '', free_in, count}, node_of(current))
     end
   end
   return refused({0, current, wait, token, '', free_in}, node_of(current))
@@ -574,6 +660,7 @@ return 0
 #undef BATON_LUA_SWITCH
 #undef BATON_LUA_REGISTER
 #undef BATON_LUA_OUTRANKING
+#undef BATON_LUA_FRONT_RUNNERS
 #undef BATON_MAX_CANDIDATES
 
 }  // namespace

@@ -13,7 +13,8 @@ struct lua_script {
   std::string sha1;  ///< lowercase hex, as SCRIPT LOAD would answer
 };
 
-/// KEYS: lease, token, fence, holder record, candidates, (replicated, or
+/// KEYS: lease, token, fence, holder record, candidates, the front key (with
+/// ARGV[10]; any name in its place without), (replicated, or
 /// with a replica requirement) the epoch key, (with a replica requirement)
 /// the replicas key, and (Sentinel with the requirement "all") the acked key,
 /// which a grant then sets to the master's replication ID and the server's
@@ -24,7 +25,9 @@ struct lua_script {
 /// clock in microseconds) or "", the publish command ("SPUBLISH" in a
 /// Cluster, else "PUBLISH"), the replica requirement (redis.replica_ack:
 /// "all" or a number; "" = none), our node id and our priority, which every
-/// call registers in the candidates key. A grant also writes the holder
+/// call registers in the candidates key, and optionally how many front
+/// runners a large election keeps (see BATON_LUA_FRONT_RUNNERS: a grant
+/// leaves their list). A grant also writes the holder
 /// record. A lease key holding a hand-over's reservation for our node id is
 /// free to us (a new term); for another node it is held.
 /// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free},
@@ -32,7 +35,11 @@ struct lua_script {
 /// was free} and no announcement (the caller announces the term once WAIT
 /// counted the replicas); or, with a replica requirement, when the master has
 /// fewer replicas connected than needed, {0, "", 0, token, "replicas",
-/// connected, needed} and no grant; or {0, holder value, PTTL ms, holder token or ""} when
+/// connected, needed} and no grant; or {0, holder value, PTTL ms, holder
+/// token or ""}, maybe followed by "", the µs until the lease is free, the
+/// candidates listening on the channel, and in an election of more than
+/// front runners + 3 listening "front" (the count then being the front
+/// runners + 1) or "back", when
 /// another node holds the lease; or, while the fence holds every acquisition
 /// back, {0, holder value or "(store reset)", ms until both the fence and the
 /// lease are gone (-1 = unknown), token, "fence"}, the last element being

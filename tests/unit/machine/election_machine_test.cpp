@@ -626,6 +626,55 @@ TEST(election_machine, a_herd_hearing_a_release_spreads_its_attempts_too) {
   EXPECT_TRUE(any_later);
 }
 
+// A large election's back runner: one step (ttl / 40: 250 ms at the
+// default 10 s) after the expiry, then spread with the whole herd; its front
+// runners, counted as four, keep the 300 us stagger.
+TEST(election_machine, a_back_runner_tries_one_step_after_the_expiry) {
+  bool spread = false;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    machine_harness h(default_timing(), seed);
+    h.feed(events::start{});
+    h.feed(events::busy{h.now, "b", 7000ms, 5, true, false, 7000000us, "", 1000, "", 0, true});
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_GE(*wake, h.now + 7250ms);
+    EXPECT_LE(*wake, h.now + 7300ms);
+    spread = spread || *wake > h.now + 7251ms;
+
+    machine_harness f(default_timing(), seed);
+    f.feed(events::start{});
+    f.feed(events::busy{f.now, "b", 7000ms, 5, true, false, 7000000us, "", 4, "", 0, false});
+    auto front = f.timer(timer_id::wake);
+    ASSERT_TRUE(front);
+    EXPECT_LE(*front, f.now + 7000300us);
+  }
+  EXPECT_TRUE(spread);
+}
+
+// A release wakes the whole herd; a back runner lets the front runners go
+// first, and still tries (it may be a switchover's target, or every front
+// runner may be gone) one step later.
+TEST(election_machine, a_back_runner_hearing_a_release_tries_one_step_later) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::busy{h.now, "b", 9s, 1, true, false, 9000000us, "", 1000, "", 0, true});
+  h.advance(100ms);
+  auto acts = h.feed(events::peer_released{});
+  for (const auto& a : acts) EXPECT_FALSE(std::holds_alternative<actions::acquire>(a));
+  auto wake = h.timer(timer_id::wake);
+  ASSERT_TRUE(wake);
+  EXPECT_GE(*wake, h.now + 250ms);
+  EXPECT_LE(*wake, h.now + 300ms);
+  h.now = *wake;
+  h.fire(timer_id::wake);
+  EXPECT_EQ(h.machine.current(), state::acquiring);
+  // Counted a front runner on the next answer: a release wakes it at once.
+  h.feed(events::busy{h.now, "c", 9s, 2, true, false, 9000000us, "", 4, "", 0, false});
+  h.advance(100ms);
+  h.feed(events::peer_released{});
+  EXPECT_EQ(h.machine.current(), state::acquiring);
+}
+
 TEST(election_machine, release_announcement_is_ignored_by_a_leader) {
   machine_harness h;
   h.become_leader();

@@ -79,6 +79,43 @@ TEST(acquire_reply_parsing, held_with_the_number_of_candidates_listening) {
   EXPECT_EQ(contradicting.ec, redis_errc::unexpected_reply);
 }
 
+// A large election's held answer says whether this candidate is one of its
+// front runners (the count is then theirs and the holder's) or a back runner.
+TEST(acquire_reply_parsing, held_as_a_front_or_a_back_runner) {
+  const auto held = [](redis_reply runner) {
+    return baton::parse_acquire_reply(
+        r::array({r::integer_reply(0), r::string("node-b:0123456789abcdef"), r::integer_reply(2500),
+                  r::string("42"), r::string(""), r::integer_reply(2500731), r::integer_reply(4),
+                  std::move(runner)}));
+  };
+  auto front = held(r::string("front"));
+  ASSERT_FALSE(front.ec) << front.detail;
+  EXPECT_FALSE(front.value.answer.back_runner);
+  EXPECT_EQ(front.value.answer.contenders, 4);
+  EXPECT_EQ(front.value.answer.holder, "node-b");
+  EXPECT_EQ(front.value.answer.free_in, std::chrono::microseconds(2500731));
+  auto back = held(r::string("back"));
+  ASSERT_FALSE(back.ec) << back.detail;
+  EXPECT_TRUE(back.value.answer.back_runner);
+  // Anything else in its place is unexpected.
+  for (auto bad : {r::string("middle"), r::string(""), r::integer_reply(1)})
+    EXPECT_EQ(held(bad).ec, redis_errc::unexpected_reply) << baton::describe_reply(bad);
+  // Without it, not a back runner; and with the outranked count after it.
+  auto plain = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(2500), r::string("7"),
+                r::string(""), r::integer_reply(2500100), r::integer_reply(9)}));
+  ASSERT_FALSE(plain.ec);
+  EXPECT_FALSE(plain.value.answer.back_runner);
+  auto both = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string("a:b"), r::integer_reply(2500), r::string("7"),
+                r::string(""), r::integer_reply(2500100), r::integer_reply(900), r::string("back"),
+                r::string("outranked"), r::integer_reply(2)}));
+  ASSERT_FALSE(both.ec) << both.detail;
+  EXPECT_TRUE(both.value.answer.back_runner);
+  EXPECT_EQ(both.value.answer.outranked_by, 2);
+  EXPECT_EQ(both.value.answer.contenders, 900);
+}
+
 TEST(acquire_reply_parsing, a_refusal_counts_the_candidates_that_outrank_this_one) {
   const auto outranked = [](std::vector<redis_reply> e, long long n) {
     e.push_back(r::string("outranked"));

@@ -40,8 +40,8 @@ fake_redis_transport::responder server(const std::string& run_id) {
       t.feed(resp::bulk("# Server\r\nredis_version:7.0.15\r\nrun_id:" + run_id + "\r\n"));
     } else if (is_fence(c)) {
       t.feed(resp::integer(3000));  // the fence script: its PTTL
-    } else if ((name == "EVAL" || name == "EVALSHA") && c.size() > 3 && c.at(2) == "5") {
-      t.feed(resp::array({resp::integer(1), resp::integer(5)}));  // acquire: 5 keys
+    } else if ((name == "EVAL" || name == "EVALSHA") && c.size() > 3 && c.at(2) == "6") {
+      t.feed(resp::array({resp::integer(1), resp::integer(5)}));  // acquire: 6 keys
     } else if (name == "EVAL" || name == "EVALSHA") {
       t.feed(resp::integer(1));  // renew
     } else {

@@ -1,0 +1,157 @@
+// The front runners of a large election against a real redis-server (large
+// here above 6 listening, not the default 128, to keep the tests small):
+// which standbys a held answer counts as front runners (the first three
+// refused, while they keep trying, or a higher priority) and which as back
+// runners, that a back runner stays out of the registry, that a small
+// election has none, that a front runner that takes the lease gives its
+// place up, and that a place lapses two ttls after its standby last tried.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "redis/lease_keys.hpp"
+#include "redis/redis_store.hpp"
+#include "store_test_util.hpp"
+#include "support/servers/redis_server.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+using baton::milliseconds;
+using namespace std::chrono_literals;
+using namespace baton::testing::store_test_util;
+
+class redis_front_runner_test : public ::testing::Test {
+ protected:
+  redis_front_runner_test() { seed_counter(server); }
+
+  // `count` candidates node-1 ... node-N, each listening for announcements,
+  // with `ttl`; returns once all are subscribed.
+  void make_candidates(int count, milliseconds ttl = default_ttl, int high_priority_node = 0) {
+    for (int i = 1; i <= count; ++i) {
+      auto options = options_for(server, "node-" + std::to_string(i), ttl);
+      options.large_election = 6;
+      if (i == high_priority_node) options.identity.priority = 5;
+      stores.push_back(std::make_unique<baton::redis_store>(io, std::move(options)));
+      stores.back()->watch([](const baton::store_event&) {});
+    }
+    ASSERT_TRUE(run_until(io, [&] {
+      for (const auto& s : stores)
+        if (wakeups_of(*s) != "subscribed") return false;
+      return true;
+    })) << "not every candidate subscribed";
+  }
+  baton::redis_store& candidate(int n) { return *stores.at(static_cast<std::size_t>(n - 1)); }
+  std::string front_list() const {
+    auto v = server.command({"GET", baton::front_key(election)});
+    return v.empty() ? std::string() : v.at(0);
+  }
+
+  baton::testing::redis_server server;
+  asio::io_context io;
+  std::vector<std::unique_ptr<baton::redis_store>> stores;
+};
+
+TEST_F(redis_front_runner_test, the_first_three_refused_lead_the_herd_and_the_rest_follow) {
+  make_candidates(8);
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  for (int n = 2; n <= 4; ++n) {
+    auto held = acquire(io, candidate(n));
+    ASSERT_FALSE(held.error) << held.error.message();
+    ASSERT_FALSE(held.value.acquired());
+    EXPECT_FALSE(held.value.back_runner) << "node-" << n;
+    EXPECT_EQ(held.value.contenders, 4) << "the front runners and the holder";
+  }
+  for (int n = 5; n <= 8; ++n) {
+    auto held = acquire(io, candidate(n));
+    ASSERT_FALSE(held.error) << held.error.message();
+    EXPECT_TRUE(held.value.back_runner) << "node-" << n;
+    EXPECT_EQ(held.value.contenders, 8) << "every listening candidate";
+  }
+  // A front runner keeps its place by trying again; a back runner stays behind.
+  EXPECT_FALSE(acquire(io, candidate(3)).value.back_runner);
+  EXPECT_TRUE(acquire(io, candidate(6)).value.back_runner);
+  // The list names the front runners only, and expires with them.
+  const auto list = front_list();
+  for (const char* node : {"node-2 ", "node-3 ", "node-4 "})
+    EXPECT_NE(list.find(node), std::string::npos) << list;
+  EXPECT_EQ(list.find("node-5"), std::string::npos) << list;
+  const auto left = std::stoll(server.command({"PTTL", baton::front_key(election)}).at(0));
+  EXPECT_GT(left, 5000);  // two ttls of 5 s
+  EXPECT_LE(left, 10000);
+}
+
+// A back runner is neither registered nor told of priorities; a higher
+// priority takes the place of the lowest front runner, which is told so at
+// its next attempt.
+TEST_F(redis_front_runner_test,
+       a_higher_priority_takes_a_front_place_and_back_runners_stay_unlisted) {
+  make_candidates(8, default_ttl, 7);
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  for (int n = 2; n <= 4; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.back_runner);
+  auto back = acquire(io, candidate(5));
+  EXPECT_TRUE(back.value.back_runner);
+  EXPECT_LT(back.value.outranked_by, 0) << "a back runner reads no registry";
+  const auto registry = server.command({"GET", baton::candidates_key(election)}).at(0);
+  EXPECT_EQ(registry.find("node-5 "), std::string::npos) << registry;
+  EXPECT_NE(registry.find("node-4 "), std::string::npos) << registry;
+
+  auto high = acquire(io, candidate(7));
+  EXPECT_FALSE(high.value.back_runner) << "priority 5 displaces a priority 0";
+  EXPECT_EQ(high.value.outranked_by, 0);
+  int backs = 0;
+  for (int n = 2; n <= 4; ++n) backs += acquire(io, candidate(n)).value.back_runner ? 1 : 0;
+  EXPECT_EQ(backs, 1) << server.command({"GET", baton::front_key(election)}).at(0);
+  EXPECT_FALSE(acquire(io, candidate(7)).value.back_runner);
+}
+
+TEST_F(redis_front_runner_test, a_front_runner_that_takes_the_lease_gives_its_place_up) {
+  make_candidates(8);
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  for (int n = 2; n <= 5; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.acquired());
+  EXPECT_TRUE(acquire(io, candidate(5)).value.back_runner);
+  ASSERT_EQ(release(io, candidate(1)).value, baton::release_answer::released);
+  ASSERT_TRUE(acquire(io, candidate(2)).value.acquired());
+  EXPECT_EQ(front_list().find("node-2"), std::string::npos) << front_list();
+  auto held = acquire(io, candidate(5));
+  EXPECT_FALSE(held.value.back_runner) << "node-5 takes the place node-2 left";
+  EXPECT_EQ(held.value.contenders, 4);
+}
+
+TEST_F(redis_front_runner_test, a_small_election_has_no_front_runners) {
+  make_candidates(6);  // six listening: no more than the front runners + 3
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  for (int n = 2; n <= 6; ++n) {
+    auto held = acquire(io, candidate(n));
+    ASSERT_FALSE(held.error) << held.error.message();
+    EXPECT_FALSE(held.value.back_runner) << "node-" << n;
+    EXPECT_EQ(held.value.contenders, 6);
+  }
+  EXPECT_EQ(front_list(), "");
+}
+
+TEST_F(redis_front_runner_test, a_place_lapses_two_ttls_after_its_standby_last_tried) {
+  // ttl 1 s: places last 2 s. The holder renews; node-2..4 try once and stop.
+  make_candidates(8, 1000ms);
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  // Taken before the first place is: none can lapse before two ttls from
+  // here (100 ms less, for the server's clock against this one).
+  const auto lapsed = std::chrono::steady_clock::now() + 1900ms;
+  for (int n = 2; n <= 4; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.back_runner);
+  EXPECT_TRUE(acquire(io, candidate(5)).value.back_runner);
+  bool front = false;
+  // Bounded: 60 rounds of at most ~100 ms each.
+  for (int round = 0; round < 60 && !front; ++round) {
+    ASSERT_EQ(renew(io, candidate(1)).value, baton::renew_answer::renewed);
+    front = !acquire(io, candidate(5)).value.back_runner;
+    if (!front) run_for(io, 100ms);
+  }
+  EXPECT_TRUE(front) << "node-5 never got a lapsed place";
+  EXPECT_GE(std::chrono::steady_clock::now(), lapsed) << "a place went before two ttls";
+}
+
+}  // namespace
