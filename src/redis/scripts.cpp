@@ -381,7 +381,12 @@ if fence == -2 and (current == false or current == ARGV[1]) then
   end
   call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
-  -- A leader is nobody's front runner: its place goes to a standby.
+  -- A leader is nobody's front runner: its place goes to a standby. While
+  -- the election has front runners, a new term is not announced: a thousand
+  -- standbys woken to read it would compete with the winner's app start,
+  -- and they learn the holder at their next attempt, one step after the
+  -- expiry, anyway.
+  local quiet = front_key and redis.pcall('EXISTS', front_key) == 1
   if front_key then leave_front(front_key, ARGV[8]) end
   if ARGV[4] == 'grant' then
     -- One master of a Redlock quorum: the token is settled across the
@@ -402,9 +407,9 @@ if fence == -2 and (current == false or current == ARGV[1]) then
   if needed then
     -- The client announces the term once the replicas acknowledged it: a
     -- grant given back for want of them must wake nobody.
-    return {1, term, needed, current == false and 1 or 0}
+    return {1, term, needed, (current == false and not quiet) and 1 or 0}
   end
-  if current == false and ARGV[3] then
+  if current == false and ARGV[3] and not quiet then
     -- %.0f: Lua prints numbers above 10^14 in exponent notation.
     call(ARGV[6] or 'PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. string.format('%.0f', term))
   end

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "redis/lease_keys.hpp"
@@ -37,7 +38,10 @@ class redis_front_runner_test : public ::testing::Test {
       options.large_election = 6;
       if (i == high_priority_node) options.identity.priority = 5;
       stores.push_back(std::make_unique<baton::redis_store>(io, std::move(options)));
-      stores.back()->watch([](const baton::store_event&) {});
+      stores.back()->watch([this](const baton::store_event& e) {
+        if (std::holds_alternative<baton::store_events::acquired>(e)) ++terms_heard;
+        if (std::holds_alternative<baton::store_events::released>(e)) ++releases_heard;
+      });
     }
     ASSERT_TRUE(run_until(io, [&] {
       for (const auto& s : stores)
@@ -54,6 +58,8 @@ class redis_front_runner_test : public ::testing::Test {
   baton::testing::redis_server server;
   asio::io_context io;
   std::vector<std::unique_ptr<baton::redis_store>> stores;
+  int terms_heard = 0;     // `acquired` announcements, every candidate's together
+  int releases_heard = 0;  // `released` announcements, likewise
 };
 
 TEST_F(redis_front_runner_test, the_first_three_refused_lead_the_herd_and_the_rest_follow) {
@@ -120,6 +126,25 @@ TEST_F(redis_front_runner_test, a_front_runner_that_takes_the_lease_gives_its_pl
   auto held = acquire(io, candidate(5));
   EXPECT_FALSE(held.value.back_runner) << "node-5 takes the place node-2 left";
   EXPECT_EQ(held.value.contenders, 4);
+}
+
+// While the election has front runners a new term is not announced: the
+// herd would wake to read it as the winner's app starts. The release still is.
+TEST_F(redis_front_runner_test, a_term_begun_among_front_runners_is_not_announced) {
+  make_candidates(8);
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  ASSERT_TRUE(run_until(io, [&] { return terms_heard == 8; })) << terms_heard;
+  for (int n = 2; n <= 5; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.acquired());
+  ASSERT_EQ(release(io, candidate(1)).value, baton::release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return releases_heard == 7; })) << releases_heard;
+  ASSERT_TRUE(acquire(io, candidate(3)).value.acquired());
+  run_for(io, 300ms);
+  EXPECT_EQ(terms_heard, 8) << "node-3's term was announced";
+  // Once nobody is a front runner any more, terms are announced again.
+  server.command({"DEL", baton::front_key(election)});
+  ASSERT_EQ(release(io, candidate(3)).value, baton::release_answer::released);
+  ASSERT_TRUE(acquire(io, candidate(4)).value.acquired());
+  EXPECT_TRUE(run_until(io, [&] { return terms_heard == 16; })) << terms_heard;
 }
 
 TEST_F(redis_front_runner_test, a_small_election_has_no_front_runners) {
