@@ -103,6 +103,14 @@ inline std::string events_channel(std::string_view election) {
   return "baton:{" + std::string(election) + "}:events";
 }
 
+/// The channel a large election's back runners listen on instead (see
+/// front_key): nothing is announced there, so a release wakes only the front
+/// runners and the holder; the acquire script counts its listeners with the
+/// events channel's.
+inline std::string back_runners_channel(std::string_view election) {
+  return events_channel(election) + ":back";
+}
+
 /// Every key and the channel of one election, named once for the stores of
 /// the Redis kinds (one server, Sentinel, Cluster, each Redlock master).
 struct election_keys {
@@ -117,7 +125,8 @@ struct election_keys {
         acked(acked_key(election)),
         candidates(candidates_key(election)),
         front(front_key(election)),
-        channel(events_channel(election)) {}
+        channel(events_channel(election)),
+        back_channel(back_runners_channel(election)) {}
 
   std::string lease;
   std::string token;
@@ -130,6 +139,7 @@ struct election_keys {
   std::string candidates;
   std::string front;
   std::string channel;
+  std::string back_channel;
 };
 
 }  // namespace baton

@@ -140,7 +140,8 @@ struct redis_store::impl {
             options.identity.node_id,
             priority,
             std::to_string(front_runners),
-            std::to_string(options.large_election)};
+            std::to_string(options.large_election),
+            keys.back_channel};
   }
   // The renew script's arguments: without a requirement, or with one.
   std::vector<std::string> renew_args() const {
@@ -254,6 +255,22 @@ struct redis_store::impl {
     report_reset(a.reset_why, a.record_missing);
   }
 
+  // A large election's back runner listens on the back runners' channel,
+  // where nothing is announced: a release then wakes the front runners
+  // only. Every other answer (a front runner's, a grant, a small election's)
+  // listens on the events channel. A user whose ACL lacks the back runners'
+  // channel stays on the events channel (on_watch_failure).
+  void follow_runner(const acquire_answer& a) {
+    if (!watch || back_channel_refused) return;
+    watch->move_to(a.back_runner ? keys.back_channel : keys.channel);
+  }
+  void on_watch_failure() {
+    if (!watch || watch->channel() != keys.back_channel) return;
+    if (watch->last_failure().find("NOPERM") == std::string::npos) return;
+    back_channel_refused = true;
+    watch->move_to(keys.channel);
+  }
+
   // The subscriber calls back after every (re)subscribe, since a release may
   // have gone unheard meanwhile, and for every foreign release.
   void on_release_or_resubscribe() {
@@ -295,6 +312,9 @@ struct redis_store::impl {
   // moment its lease is free (see the front key). Three: what an election
   // of three candidates has, whose takeover is at the machine's floor.
   static constexpr int front_runners = 3;
+  // The user may not subscribe to the back runners' channel: stay on the
+  // events channel (a back runner then hears releases, and waits its step).
+  bool back_channel_refused = false;
   std::shared_ptr<redis_node> node;
   std::shared_ptr<subscriber> watch;
   // redis.replica_ack: the replicas WAIT counts for a renewal (sent with the
@@ -320,6 +340,7 @@ void redis_store::async_acquire(acquire_handler handler) {
   if (d.shell.reject_if_closed(handler)) return;
   auto report = [&d](const acquire_script_reply& a) {
     if (a.found_reset) d.report_script_reset(a);
+    d.follow_runner(a.answer);
   };
   if (!d.options.ack.on()) {
     d.eval(redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(),
@@ -514,8 +535,10 @@ void redis_store::watch(event_listener listener) {
   opts.on_acquired = [&d, weak = d.shell.guard()](const announced_term& term) {
     if (!weak.expired()) d.shell.emit(store_events::acquired{term.holder, term.token});
   };
-  opts.on_subscribed_change = [&d, weak = d.shell.guard()](bool) {
-    if (!weak.expired()) d.note_wakeups();
+  opts.on_subscribed_change = [&d, weak = d.shell.guard()](bool subscribed) {
+    if (weak.expired()) return;
+    if (!subscribed) d.on_watch_failure();
+    d.note_wakeups();
   };
   d.watch = subscriber::create(d.io, std::move(opts), [&d, weak = d.shell.guard()] {
     if (!weak.expired()) d.on_release_or_resubscribe();

@@ -437,9 +437,17 @@ if fence == -2 then
     -- the standbys spread their next attempt (see contenders in the port).
     -- pcall: README's minimal ACL does not grant PUBSUB; without it the
     -- count is unknown, and nothing else changes.
-    local listening = redis.pcall('PUBSUB', ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB', ARGV[3])
+    -- ARGV[12]: the back runners' channel, whose listeners count too
+    -- (when the ACL lets the user count them: else the channel's alone).
+    local numsub = ARGV[6] == 'SPUBLISH' and 'SHARDNUMSUB' or 'NUMSUB'
+    local listening = nil
+    if ARGV[12] then
+      listening = redis.pcall('PUBSUB', numsub, ARGV[3], ARGV[12])
+      if type(listening) ~= 'table' or listening.err then listening = nil end
+    end
+    if listening == nil then listening = redis.pcall('PUBSUB', numsub, ARGV[3]) end
     if type(listening) == 'table' and type(listening[2]) == 'number' then
-      local count = listening[2]
+      local count = listening[2] + (tonumber(listening[4]) or 0)
       -- A large election: say whether this caller is a front or a back
       -- runner. A front runner's count is the front runners and the holder,
       -- who are all that try at once; a back runner, not registered, is

@@ -27,7 +27,8 @@ struct lua_script {
 /// "all" or a number; "" = none), our node id and our priority, which every
 /// call registers in the candidates key, and optionally how many front
 /// runners a large election keeps (see BATON_LUA_FRONT_RUNNERS: a grant
-/// leaves their list). A grant also writes the holder
+/// leaves their list), above how many listening an election is large, and
+/// the back runners' channel, whose listeners count with the channel's. A grant also writes the holder
 /// record. A lease key holding a hand-over's reservation for our node id is
 /// free to us (a new term); for another node it is held.
 /// Returns {1, token}, or with "grant" {1, counter, 1 if the lease was free},

@@ -33,11 +33,16 @@ void subscriber::make_connection() {
   if (connection_) connection_->close();
   connection_ = connection::create(io_, options_.connection);
   std::weak_ptr<subscriber> weak = shared_from_this();
-  connection_->set_push_handler([weak](redis_reply message) {
-    if (auto self = weak.lock()) self->on_message(message);
+  // What a connection reports after it was replaced (closing it posts its
+  // disconnect, and aborts a SUBSCRIBE in flight) is not about ours.
+  const auto current = ++generation_;
+  connection_->set_push_handler([weak, current](redis_reply message) {
+    auto self = weak.lock();
+    if (self && self->generation_ == current) self->on_message(message);
   });
-  connection_->set_disconnect_handler([weak](std::error_code, std::string detail) {
-    if (auto self = weak.lock()) self->on_failure(std::move(detail));
+  connection_->set_disconnect_handler([weak, current](std::error_code, std::string detail) {
+    auto self = weak.lock();
+    if (self && self->generation_ == current) self->on_failure(std::move(detail));
   });
 }
 
@@ -56,11 +61,23 @@ void subscriber::restart(const std::string& why) {
   on_failure(why);
 }
 
+void subscriber::move_to(const std::string& channel) {
+  if (channel == options_.channel) return;
+  options_.channel = channel;
+  if (state_ == state::idle || state_ == state::stopped) return;
+  make_connection();
+  // Waiting: the scheduled retry subscribes the new channel.
+  if (state_ == state::waiting) return;
+  timer_.cancel();  // the next PING's, on the old connection
+  subscribe();
+}
+
 void subscriber::subscribe() {
   state_ = state::subscribing;
   connection_->async_exec({options_.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", options_.channel},
-                          [weak = weak_from_this()](command_result r) {
-                            if (auto self = weak.lock()) self->on_subscribed(r);
+                          [weak = weak_from_this(), current = generation_](command_result r) {
+                            auto self = weak.lock();
+                            if (self && self->generation_ == current) self->on_subscribed(r);
                           });
 }
 
@@ -113,9 +130,9 @@ void subscriber::schedule_ping() {
   timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self || self->state_ != state::subscribed) return;
-    self->connection_->async_exec({"PING"}, [weak](command_result r) {
+    self->connection_->async_exec({"PING"}, [weak, current = self->generation_](command_result r) {
       auto me = weak.lock();
-      if (!me || me->state_ != state::subscribed) return;
+      if (!me || me->state_ != state::subscribed || me->generation_ != current) return;
       if (r.ec) {
         // The connection has dropped itself (timeout or broken socket).
         me->on_failure(r.detail);

@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -60,6 +61,13 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   /// failure; does nothing before start() or after stop().
   void restart(const std::string& why);
 
+  /// Listens on `channel` from now on (a large election's back runners have
+  /// a channel of their own): a new connection subscribes to it at once,
+  /// and the listener is told once it has, as after a resubscribe. Does
+  /// nothing when it is the channel already; before start(), only notes it.
+  void move_to(const std::string& channel);
+  /// The channel listened on (or to be).
+  const std::string& channel() const { return options_.channel; }
   state current_state() const { return state_; }
   /// Why the subscription last failed ("" = it never did).
   const std::string& last_failure() const { return last_failure_; }
@@ -85,6 +93,9 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   state state_ = state::idle;
   milliseconds backoff_;
   bool ever_subscribed_ = false;
+  // Counts connections made: a reply or a disconnect from an older one is
+  // ignored.
+  std::uint64_t generation_ = 0;
   std::string last_failure_;
 };
 

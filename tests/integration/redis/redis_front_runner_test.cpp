@@ -32,14 +32,23 @@ class redis_front_runner_test : public ::testing::Test {
 
   // `count` candidates node-1 ... node-N, each listening for announcements,
   // with `ttl`; returns once all are subscribed.
-  void make_candidates(int count, milliseconds ttl = default_ttl, int high_priority_node = 0) {
+  void make_candidates(int count, milliseconds ttl = default_ttl, int high_priority_node = 0,
+                       const std::string& user = "") {
     for (int i = 1; i <= count; ++i) {
       auto options = options_for(server, "node-" + std::to_string(i), ttl);
       options.large_election = 6;
       if (i == high_priority_node) options.identity.priority = 5;
+      if (!user.empty()) {
+        options.endpoint.username = user;
+        options.endpoint.password = "secret";
+      }
       stores.push_back(std::make_unique<baton::redis_store>(io, std::move(options)));
-      stores.back()->watch([this](const baton::store_event& e) {
-        if (std::holds_alternative<baton::store_events::acquired>(e)) ++terms_heard;
+      terms_by_node.push_back(0);
+      stores.back()->watch([this, i](const baton::store_event& e) {
+        if (std::holds_alternative<baton::store_events::acquired>(e)) {
+          ++terms_heard;
+          ++terms_by_node.at(static_cast<std::size_t>(i - 1));
+        }
         if (std::holds_alternative<baton::store_events::released>(e)) ++releases_heard;
       });
     }
@@ -50,6 +59,9 @@ class redis_front_runner_test : public ::testing::Test {
     })) << "not every candidate subscribed";
   }
   baton::redis_store& candidate(int n) { return *stores.at(static_cast<std::size_t>(n - 1)); }
+  long long listeners(const std::string& channel) const {
+    return std::stoll(server.command({"PUBSUB", "NUMSUB", channel}).at(1));
+  }
   std::string front_list() const {
     auto v = server.command({"GET", baton::front_key(election)});
     return v.empty() ? std::string() : v.at(0);
@@ -58,8 +70,11 @@ class redis_front_runner_test : public ::testing::Test {
   baton::testing::redis_server server;
   asio::io_context io;
   std::vector<std::unique_ptr<baton::redis_store>> stores;
-  int terms_heard = 0;     // `acquired` announcements, every candidate's together
-  int releases_heard = 0;  // `released` announcements, likewise
+  int terms_heard = 0;             // `acquired` announcements, every candidate's together
+  std::vector<int> terms_by_node;  // and each candidate's (node-1 first)
+  // `released` events, every candidate's together: announcements, and one
+  // after each (re)subscribe (a move to another channel included).
+  int releases_heard = 0;
 };
 
 TEST_F(redis_front_runner_test, the_first_three_refused_lead_the_herd_and_the_rest_follow) {
@@ -134,17 +149,68 @@ TEST_F(redis_front_runner_test, a_term_begun_among_front_runners_is_not_announce
   make_candidates(8);
   ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
   ASSERT_TRUE(run_until(io, [&] { return terms_heard == 8; })) << terms_heard;
-  for (int n = 2; n <= 5; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.acquired());
+  for (int n = 2; n <= 4; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.acquired());
   ASSERT_EQ(release(io, candidate(1)).value, baton::release_answer::released);
+  // node-2..4 and node-5..8 (which never tried) hear the release.
   ASSERT_TRUE(run_until(io, [&] { return releases_heard == 7; })) << releases_heard;
   ASSERT_TRUE(acquire(io, candidate(3)).value.acquired());
   run_for(io, 300ms);
   EXPECT_EQ(terms_heard, 8) << "node-3's term was announced";
-  // Once nobody is a front runner any more, terms are announced again.
+  // Once nobody is a front runner any more, terms are announced again:
+  // node-8, on the events channel all along, hears the next one.
   server.command({"DEL", baton::front_key(election)});
   ASSERT_EQ(release(io, candidate(3)).value, baton::release_answer::released);
   ASSERT_TRUE(acquire(io, candidate(4)).value.acquired());
-  EXPECT_TRUE(run_until(io, [&] { return terms_heard == 16; })) << terms_heard;
+  EXPECT_TRUE(run_until(io, [&] { return terms_by_node.at(7) == 2; })) << terms_by_node.at(7);
+}
+
+// A back runner listens on the back runners' channel, where nothing is
+// announced: a release wakes only the front runners. The acquire script
+// still counts it, so the election stays large.
+TEST_F(redis_front_runner_test, back_runners_listen_apart_and_sleep_through_a_release) {
+  make_candidates(8);
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  for (int n = 2; n <= 8; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.acquired());
+  ASSERT_TRUE(run_until(io, [&] {
+    for (const auto& st : stores)
+      if (wakeups_of(*st) != "subscribed") return false;
+    return listeners(baton::back_runners_channel(election)) == 4;
+  })) << listeners(baton::back_runners_channel(election));
+  EXPECT_EQ(listeners(baton::events_channel(election)), 4);  // the holder, three front runners
+  auto again = acquire(io, candidate(8));
+  EXPECT_TRUE(again.value.back_runner);
+  EXPECT_EQ(again.value.contenders, 8);
+  releases_heard = 0;
+  ASSERT_EQ(release(io, candidate(1)).value, baton::release_answer::released);
+  ASSERT_TRUE(run_until(io, [&] { return releases_heard >= 3; })) << releases_heard;
+  run_for(io, 300ms);
+  EXPECT_EQ(releases_heard, 3) << "only the front runners heard it";
+}
+
+// A user whose ACL does not grant the back runners' channel: a back runner
+// stays on the events channel, and keeps hearing releases.
+TEST_F(redis_front_runner_test, a_back_runner_the_acl_keeps_off_its_channel_stays_on_the_events_channel) {
+  server.command({"ACL", "SETUSER", "narrow", "on", ">secret", "resetchannels",
+                  "~baton:{" + election + "}:*", "&" + baton::events_channel(election), "-@all",
+                  "+evalsha", "+eval", "+info", "+subscribe", "+ping", "+get", "+set", "+pexpire",
+                  "+pttl", "+exists", "+incr", "+del", "+time", "+publish", "+pubsub|numsub"});
+  make_candidates(8, default_ttl, 0, "narrow");
+  ASSERT_TRUE(acquire(io, candidate(1)).value.acquired());
+  for (int n = 2; n <= 5; ++n) ASSERT_FALSE(acquire(io, candidate(n)).value.acquired());
+  // node-5, a back runner, is refused the back runners' channel and comes
+  // back to the events channel.
+  ASSERT_TRUE(run_until(io, [&] {
+    return listeners(baton::events_channel(election)) == 8 &&
+           wakeups_of(candidate(5)) == "subscribed";
+  })) << listeners(baton::events_channel(election)) << " " << wakeups_of(candidate(5));
+  EXPECT_EQ(listeners(baton::back_runners_channel(election)), 0);
+  auto back = acquire(io, candidate(5));
+  EXPECT_TRUE(back.value.back_runner) << back.value.contenders;
+  EXPECT_EQ(back.value.contenders, 8);
+  EXPECT_EQ(wakeups_of(candidate(5)), "subscribed");
+  run_for(io, 200ms);
+  EXPECT_EQ(wakeups_of(candidate(5)), "subscribed") << "it stays put";
+  EXPECT_EQ(listeners(baton::events_channel(election)), 8);
 }
 
 TEST_F(redis_front_runner_test, a_small_election_has_no_front_runners) {
