@@ -235,8 +235,8 @@ void election_machine::on(const events::peer_released&, step_context& ctx) {
   if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
   if (outranked_by_ > 0 || back_runner_) {
     // A candidate of a higher priority, or a front runner, heard it too:
-    // let it go first. (A switchover's target among the back runners still
-    // comes well inside the reservation's window.)
+    // let it go first. (A back runner hears releases only when the ACL kept
+    // it off the back runners' channel.)
     wait_then_retry(ctx, herd_stagger() + yield_delay());
     return;
   }
