@@ -68,10 +68,14 @@ fail() {
   echo "image-test: FAIL: $*" >&2
   exit 1
 }
+# A command that stops the script under `set -e` says which one it was.
+set -E
+trap 'echo "image-test: FAIL: line $LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 
 cleanup() {
   local status=$?
   set +e
+  trap - ERR
   for ctr in "${containers[@]}"; do
     "${pod[@]}" rm --force --time 5 "$ctr" >/dev/null 2>&1
   done
@@ -155,19 +159,30 @@ awk -v size="$size" -v base="$base_size" 'BEGIN {
          size / 1e6, (size - base) / 1e6, base / 1e6 }'
 phase "inspect image"
 
-# Phase 4: a redis-server on a free loopback port (retry if another process
-# takes the port first).
+# Phase 4: a redis-server on a free loopback port. Fault tests run beside
+# this one and start servers of their own, so a port can be taken between
+# choosing it and binding it: the server that answers must be ours (its
+# process_id), and one that lost the race is retried on another port.
+free_port() {
+  if command -v python3 >/dev/null; then
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  else
+    echo $((20000 + RANDOM % 20000))
+  fi
+}
 for attempt in 1 2 3 4 5 6 7 8 9 10; do
-  port=$((20000 + RANDOM % 20000))
+  port=$(free_port)
   redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
     --logfile "$work/redis.log" &
   redis_pid=$!
   for _ in $(seq 50); do
-    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break 2
+    redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$redis_pid" && break 2
     kill -0 "$redis_pid" 2>/dev/null || break
     sleep 0.1
   done
-  kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null || true
+  # Lost the port, or too slow to answer: this one may already be gone.
+  kill "$redis_pid" 2>/dev/null || true
+  wait "$redis_pid" 2>/dev/null || true
   redis_pid=""
 done
 [[ -n "$redis_pid" ]] || fail "could not start redis-server on loopback"
