@@ -272,7 +272,17 @@ struct driver::impl {
 
   // --- store events ------------------------------------------------------------
 
-  void on_store(const store_events::released&) { deliver(events::peer_released{}); }
+  void on_store(const store_events::released&) {
+    // Beside the old leader's "app reported stopped" line, this splits a
+    // handover into the release's announcement and the new leader's part.
+    if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug(
+          "handover timing: heard the release at monotonic {} ns",
+          std::chrono::duration_cast<std::chrono::nanoseconds>(mono_clock::now().time_since_epoch())
+              .count());
+    }
+    deliver(events::peer_released{});
+  }
 
   void on_store(const store_events::acquired& e) {
     deliver(events::peer_acquired{e.holder, e.token});

@@ -280,8 +280,11 @@ std::string lease_sql::acquire(bool with_registry) const {
          // row's own resolution), so a standby tries right at the expiry
          // instead of up to 2 ms after it (the millisecond above, rounded
          // up, plus the machine's 1 ms margin for stores that round down).
+         // Counted from the clock as this row is answered, not from the
+         // statement's start: the standby counts it from its receipt, and
+         // the statement's own run (0.3-0.6 ms) would make it that late.
          "         CASE WHEN l.held_back_until > s.now THEN -1 ELSE greatest(0, ceil(extract("
-         "epoch FROM l.expires_at - s.now) * 1000000))::bigint END,\n"
+         "epoch FROM l.expires_at - clock_timestamp()) * 1000000))::bigint END,\n"
          "         CASE WHEN l.expires_at > s.now AND l.held_back_until <= s.now AND " +
          reserved("l") + " THEN " + reserved_target("l") + " ELSE '' END,\n"
          "         CASE WHEN l.expires_at > s.now AND NOT " + reserved("l") +

@@ -58,6 +58,15 @@ void connection::async_query(std::string sql, std::vector<std::string> params, c
   }
 }
 
+void connection::prepare_ahead(std::string sql) {
+  if (state_ != state::connected || !prepare_ || prepared_.contains(sql)) return;
+  request r;
+  r.sql = std::move(sql);
+  r.prepare_only = true;
+  waiting_.push_back(std::move(r));
+  send_next();
+}
+
 void connection::connect() {
   if (state_ == state::disconnected) start_connect();
 }
@@ -173,7 +182,19 @@ void connection::send_next() {
   waiting_.pop_front();
   partial_ = {};
   int sent = 0;
-  if (in_flight_->params.empty()) {
+  if (in_flight_->prepare_only) {
+    // Prepared since it was queued, or this session no longer prepares.
+    if (!prepare_ || prepared_.contains(in_flight_->sql)) {
+      in_flight_.reset();
+      send_next();
+      return;
+    }
+    in_flight_->preparing = true;
+    in_flight_->statement_name = "baton_" + std::to_string(++statements_named_);
+    sent =
+        PQsendPrepare(pg_, in_flight_->statement_name.c_str(), in_flight_->sql.c_str(), 0, nullptr);
+    arm_timer(options_.command_timeout);
+  } else if (in_flight_->params.empty()) {
     // The simple protocol: several statements in one implicit transaction.
     sent = PQsendQuery(pg_, in_flight_->sql.c_str());
     if (!in_flight_->setup) arm_timer(options_.command_timeout);
@@ -218,6 +239,7 @@ bool connection::went_on() {
     // plainly: that failure is the answer.
     if (partial_.ec) return false;
     prepared_.emplace(r.sql, r.statement_name);
+    if (r.prepare_only) return false;
   } else if (!r.statement_name.empty() && partial_sqlstate_ == "26000") {
     // invalid_sql_statement_name: this session's statements are not where
     // it prepared them (a pooler in transaction mode). Nothing ran; run it
@@ -297,7 +319,7 @@ void connection::collect_results() {
         state_ = state::connected;
       }
       timer_.cancel();
-      if (!done.setup) complete(done, std::move(outcome));
+      if (!done.setup && !done.prepare_only) complete(done, std::move(outcome));
       send_next();
       continue;
     }
@@ -421,12 +443,12 @@ void connection::fail_all(std::error_code ec, const std::string& detail) {
   if (in_flight_) {
     request r = std::move(*in_flight_);
     in_flight_.reset();
-    if (!r.setup) complete(r, {ec, detail, {}});
+    if (!r.setup && !r.prepare_only) complete(r, {ec, detail, {}});
   }
   while (!waiting_.empty()) {
     request r = std::move(waiting_.front());
     waiting_.pop_front();
-    if (!r.setup) complete(r, {ec, detail, {}});
+    if (!r.setup && !r.prepare_only) complete(r, {ec, detail, {}});
   }
 }
 

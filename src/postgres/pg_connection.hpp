@@ -50,7 +50,7 @@ struct connection_options {
   std::string setup_sql;
   /// Statements with parameters are prepared once per session (named, the
   /// extended protocol) and then only bound and executed: the server skips
-  /// parsing and, once it settles on a generic plan, planning. For sessions
+  /// parsing, and planning too when the setup asks for generic plans. For sessions
   /// that run the same few statements all the time. When the server does not
   /// know a statement this session prepared (a pooler in transaction mode
   /// moved the session), the session stops preparing and runs it plainly.
@@ -84,6 +84,12 @@ class connection : public std::enable_shared_from_this<connection> {
   /// connects first when needed.
   /// `done` runs exactly once, posted; after close() with operation_aborted.
   void async_query(std::string sql, std::vector<std::string> params, completion done);
+  /// Prepares `sql` (a statement with parameters) while the session has
+  /// nothing else to do, so that its first run is one round trip instead of
+  /// two: for a statement that runs once per term at a moment that counts
+  /// (the release). Nothing happens unless the session is connected and
+  /// prepares statements; a failure is left for the statement's own run.
+  void prepare_ahead(std::string sql);
   /// Connects now if not connected or connecting (a listening session).
   void connect();
   /// Told (posted) when an established session breaks.
@@ -102,6 +108,7 @@ class connection : public std::enable_shared_from_this<connection> {
     completion done;
     bool setup = false;  // the setup statements: failure fails the connect
     bool preparing = false;       // the prepare step of a statement is in flight
+    bool prepare_only = false;    // prepare_ahead: no run, nobody waits for it
     std::string statement_name;   // the prepared statement run ("" = sent plainly)
   };
 

@@ -2,7 +2,8 @@
 // are those of the plain protocol, each statement is prepared once per
 // session, and a session whose prepared statements are gone on the server
 // (what a pooler in transaction mode does to it) runs them plainly from
-// then on instead of failing.
+// then on instead of failing. A statement prepared ahead (the release, once
+// per term) is prepared while the session idles and run in one step later.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -113,6 +114,40 @@ TEST_F(prepared_statements, a_new_session_prepares_again) {
   EXPECT_EQ(value(r), "5");
   EXPECT_NE(value(run("SELECT pg_backend_pid()")), pid);
   EXPECT_EQ(prepared_count(), "1");
+}
+
+TEST_F(prepared_statements, a_statement_prepared_ahead_is_ready_before_its_first_run) {
+  const std::string add = "SELECT $1::int + $2::int";
+  EXPECT_EQ(value(run("SELECT $1::int", {"1"})), "1");
+  session->prepare_ahead(add);
+  // Plain statements queue behind the prepare step: by this answer the
+  // server holds it, before it ever ran.
+  EXPECT_EQ(
+      value(run("SELECT count(*) FROM pg_prepared_statements WHERE statement = '" + add + "'")),
+      "1");
+  EXPECT_EQ(value(run(add, {"40", "2"})), "42");
+  EXPECT_EQ(prepared_count(), "2") << "prepared again at its first run";
+  // Already prepared: nothing more.
+  session->prepare_ahead(add);
+  EXPECT_EQ(prepared_count(), "2");
+}
+
+TEST_F(prepared_statements, preparing_ahead_never_opens_a_session) {
+  session->prepare_ahead("SELECT $1::int + $2::int");
+  EXPECT_EQ(session->current_state(), connection::state::disconnected);
+  EXPECT_EQ(prepared_count(), "0");
+}
+
+TEST_F(prepared_statements, a_statement_that_cannot_be_prepared_ahead_fails_at_its_own_run) {
+  const std::string bad = "SELECT $1::int + no_such_column";
+  EXPECT_EQ(value(run("SELECT $1::int", {"1"})), "1");
+  session->prepare_ahead(bad);
+  // The failed prepare step answers nobody and leaves the session working.
+  EXPECT_EQ(value(run("SELECT $1::int * 2", {"21"})), "42");
+  const auto r = run(bad, {"1"});
+  EXPECT_TRUE(r.ec);
+  EXPECT_NE(r.detail.find("42703"), std::string::npos) << r.detail;
+  EXPECT_EQ(prepared_count(), "2");
 }
 
 }  // namespace
