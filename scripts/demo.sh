@@ -275,7 +275,8 @@ free_port() {
   fi
 }
 
-redis_answers() { [[ "$(rcli PING)" == PONG ]]; }
+# Ours answers, not another server that had the port first.
+redis_answers() { rcli INFO server | tr -d '\r' | grep -x "process_id:$redis_pid" >/dev/null; }
 redis_up_or_dead() { redis_answers || ! kill -0 "$redis_pid" 2>/dev/null; }
 
 say "Starting a throwaway redis-server on loopback"

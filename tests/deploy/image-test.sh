@@ -176,7 +176,7 @@ for attempt in 1 2 3 4 5 6 7 8 9 10; do
     --logfile "$work/redis.log" &
   redis_pid=$!
   for _ in $(seq 50); do
-    redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$redis_pid" && break 2
+    redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | grep -x "process_id:$redis_pid" >/dev/null && break 2
     kill -0 "$redis_pid" 2>/dev/null || break
     sleep 0.1
   done
