@@ -157,6 +157,8 @@ void fuzz_command_line(const fuzz_input& in, const baton::environment& env) {
       break;
     case baton::invocation::verb::run:
     case baton::invocation::verb::check_config:
+    case baton::invocation::verb::init_store:
+    case baton::invocation::verb::check_store:
       check_round_trip(result.cfg, env);
       break;
   }

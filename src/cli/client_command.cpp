@@ -26,7 +26,7 @@ struct verb_spec {
   int (*run)(const client_settings&, std::ostream&, std::ostream&);
 };
 
-constexpr std::array<verb_spec, 5> verbs{{
+constexpr std::array<verb_spec, 5> client_verb_specs{{
     {"status",
      "Print the daemon's view of the election. Exit 0 if this node is the leader, 3 if not, 1 if "
      "the daemon cannot be reached.",
@@ -79,7 +79,7 @@ std::optional<int> run_doc_command(int argc, const char* const* argv, std::ostre
 }
 
 const verb_spec* find_verb(std::string_view name) {
-  for (const auto& v : verbs) {
+  for (const auto& v : client_verb_specs) {
     if (name == v.name) return &v;
   }
   return nullptr;
@@ -233,7 +233,7 @@ const char* const client_footer = footer;
 
 std::vector<client_verb_doc> client_verb_docs() {
   std::vector<client_verb_doc> docs;
-  for (const auto& verb : verbs) {
+  for (const auto& verb : client_verb_specs) {
     const std::string_view name = verb.name;
     client_verb_doc doc{verb.name, verb.description, {}};
     if (name == "status") doc.flags.push_back({"--json", "", status_json_help});

@@ -12,7 +12,7 @@
 namespace baton {
 namespace {
 
-constexpr const char* option = "redis.url";
+constexpr const char* redis_url_option = "redis.url";
 constexpr std::string_view tcp_scheme = "redis://";
 constexpr std::string_view tls_scheme = "rediss://";
 constexpr std::string_view unix_scheme = "unix://";
@@ -45,7 +45,7 @@ struct url_parser {
   const std::string& url;
 
   [[noreturn]] void fail(const std::string& why) const {
-    throw config_error(option, redact_raw(url), why);
+    throw config_error(redis_url_option, redact_raw(url), why);
   }
 
   std::string percent_decode(std::string_view s, const char* what) const {

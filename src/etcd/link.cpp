@@ -74,8 +74,8 @@ void link::async_connect(const endpoint& where, milliseconds timeout, std::strin
       tls_stream_->set_verify_mode(ssl::verify_peer);
       tls_stream_->set_verify_callback(ssl::host_name_verification(where.host));
       tls_stream_->async_handshake(
-          ssl::stream_base::client, [this, alive, generation, where, what,
-                                     done = std::move(done)](const beast::error_code& ec3) {
+          ssl::stream_base::client,
+          [alive, generation, where, what, done = std::move(done)](const beast::error_code& ec3) {
             if (*alive != generation) return done({etcd_errc::connection_lost, what + ": closed"});
             if (ec3) {
               const bool timed_out = ec3 == beast::error::timeout;

@@ -20,13 +20,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string source_dir = BATON_SOURCE_DIR;
-const std::string baton_binary = BATON_BINARY;
+const std::string built_baton = BATON_BINARY;
 
 class Manifests : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     image = new dockerfile_facts(read_dockerfile(source_dir + "/Dockerfile"));
-    cli = new cli_facts(read_cli(baton_binary));
+    cli = new cli_facts(read_cli(built_baton));
   }
   static void TearDownTestSuite() {
     delete image;
@@ -200,7 +200,7 @@ TEST_F(Manifests, ComposeSidecarsMatchTheImage) {
     }
     EXPECT_TRUE(mounts_socket) << "no volume at " << socket_dir();
 
-    const run_result checked = check_config(baton_binary, literal_env, command);
+    const run_result checked = check_config(built_baton, literal_env, command);
     EXPECT_EQ(checked.exit_code, 0) << checked.output;
   }
   EXPECT_GE(sidecar_volume.size(), 2u) << "the demo needs at least two sidecars";
@@ -329,7 +329,7 @@ TEST_F(Manifests, KubernetesDeploymentMatchesTheImage) {
   fs::create_directories(scratch);
   { std::ofstream(scratch / "baton.yaml") << file.as<std::string>(); }
   *(config_flag + 1) = (scratch / "baton.yaml").string();
-  const run_result checked = check_config(baton_binary, env, args);
+  const run_result checked = check_config(built_baton, env, args);
   fs::remove_all(scratch);
   EXPECT_EQ(checked.exit_code, 0) << checked.output;
 

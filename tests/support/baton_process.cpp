@@ -3,6 +3,7 @@
 // socket client with a deadline.
 
 #include "support/baton_process.hpp"
+#include "support/errno_error.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -36,10 +37,6 @@ int poll_ms_until(clock_type::time_point deadline) {
   if (left <= clock_type::duration::zero()) return 0;
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
   return static_cast<int>(std::min<long long>(ms, 60'000));
-}
-
-std::system_error errno_error(int code, const std::string& what) {
-  return {code, std::generic_category(), what};
 }
 
 // Bytes of `path` from `offset` on ("" if unreadable).

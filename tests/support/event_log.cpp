@@ -97,7 +97,7 @@ bool is_worker_of(pid_t pid, const std::filesystem::path& log_file) {
   return false;
 }
 
-std::string ms_text(std::int64_t ns) {
+std::string ns_as_ms_text(std::int64_t ns) {
   std::ostringstream out;
   out << ns / 1'000'000 << '.';
   const auto frac = (ns % 1'000'000) / 1000;
@@ -301,14 +301,15 @@ std::vector<overlap> find_overlaps(const std::vector<interval>& intervals) {
 
 std::string to_string(const interval& i) {
   std::ostringstream out;
-  out << i.name << " (pid " << i.pid << ") [" << ms_text(i.start_ns) << ", " << ms_text(i.end_ns)
-      << "] ticks=" << i.ticks << (i.ended ? " ended" : " open") << " token=" << i.token
-      << " node=" << i.node_id;
+  out << i.name << " (pid " << i.pid << ") [" << ns_as_ms_text(i.start_ns) << ", "
+      << ns_as_ms_text(i.end_ns) << "] ticks=" << i.ticks << (i.ended ? " ended" : " open")
+      << " token=" << i.token << " node=" << i.node_id;
   return out.str();
 }
 
 std::string to_string(const overlap& o) {
-  return to_string(o.first) + " overlaps " + to_string(o.second) + " by " + ms_text(o.overlap_ns);
+  return to_string(o.first) + " overlaps " + to_string(o.second) + " by " +
+         ns_as_ms_text(o.overlap_ns);
 }
 
 std::string to_string(const std::vector<overlap>& overlaps) {

@@ -4,6 +4,7 @@
 // returns, so once blackhole() or reset() returns, no further byte is relayed.
 
 #include "support/fault_proxy.hpp"
+#include "support/errno_error.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -39,8 +40,6 @@ constexpr std::size_t max_queued_bytes = 4 * 1024 * 1024;
 constexpr int max_poll_ms = 200;
 // How long a mode setter waits for the thread to apply the change.
 constexpr auto apply_timeout = std::chrono::seconds(5);
-
-std::system_error errno_error(const char* what) { return {errno, std::generic_category(), what}; }
 
 void set_nonblocking(int fd) {
   const int flags = ::fcntl(fd, F_GETFL);

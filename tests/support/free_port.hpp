@@ -5,6 +5,10 @@
 
 namespace baton::testing {
 
+/// How many ports a test server tries before giving up: each clash (another
+/// process bound the port first) costs one.
+inline constexpr int server_port_attempts = 5;
+
 /// Throws std::runtime_error when no socket can be made or bound.
 unsigned short free_loopback_port();
 

@@ -2,6 +2,7 @@
 // it (see private_network.hpp).
 
 #include "support/private_network.hpp"
+#include "support/errno_error.hpp"
 
 #include <fcntl.h>
 #include <net/if.h>
@@ -24,10 +25,6 @@ extern char** environ;
 
 namespace baton::testing {
 namespace {
-
-std::system_error errno_error(int code, const std::string& what) {
-  return {code, std::generic_category(), what};
-}
 
 unsigned long long inode_of_current_namespace() {
   struct stat info {};

@@ -13,12 +13,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct outcome {
+struct cli_outcome {
   int code;
   std::string output;
 };
 
-outcome run_baton(std::vector<std::string> args, env_list env = {}) {
+cli_outcome run_baton(std::vector<std::string> args, env_list env = {}) {
   temp_dir dir("baton-cli-");
   baton_process p(std::move(args), std::move(env), dir / "out.log");
   auto code = p.wait_exit(10s);

@@ -16,7 +16,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace baton::testing::store_test_util;
 
-baton::renew_answer renew(asio::io_context& io, baton::redis_store& store) {
+baton::renew_answer renew_before_loss(asio::io_context& io, baton::redis_store& store) {
   int calls = 0;
   baton::renew_answer answer{};
   store.async_renew([&](baton::store_error e, baton::renew_answer r) {
@@ -48,7 +48,7 @@ TEST(redis_early_loss, a_deleted_lease_key_holds_others_back_until_its_expiry) {
       << "a held-back acquire must not take the key";
 
   // The holder learns it at its next renewal, and stops.
-  EXPECT_EQ(renew(io, a), baton::renew_answer::lost);
+  EXPECT_EQ(renew_before_loss(io, a), baton::renew_answer::lost);
 }
 
 TEST(redis_early_loss, the_hold_ends_when_the_lease_would_have) {

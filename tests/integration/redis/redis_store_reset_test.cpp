@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 using namespace baton::testing::store_test_util;
 
 // Short, so that the fence (one ttl) passes quickly; every store here has it.
-constexpr milliseconds ttl{1500};
+constexpr milliseconds reset_ttl{1500};
 
 // After a restart the first command meets the dead connection
 // (connection_lost); the next one reconnects. Bounded retries.
@@ -39,7 +39,7 @@ acquired acquire_answered(asio::io_context& io, baton::redis_store& store) {
   return out;
 }
 
-baton::renew_answer renew(asio::io_context& io, baton::redis_store& store) {
+baton::renew_answer renew_once(asio::io_context& io, baton::redis_store& store) {
   baton::renew_answer out = baton::renew_answer::lost;
   baton::store_error last;
   for (int i = 0; i < 3; ++i) {
@@ -109,8 +109,8 @@ class redis_store_reset_test : public ::testing::Test {
 
   baton::testing::redis_server server;
   asio::io_context io;
-  baton::redis_store a{io, options_for(server, "node-a", ttl)};
-  baton::redis_store b{io, options_for(server, "node-b", ttl)};
+  baton::redis_store a{io, options_for(server, "node-a", reset_ttl)};
+  baton::redis_store b{io, options_for(server, "node-b", reset_ttl)};
   std::vector<std::string> a_resets;
   std::vector<std::string> b_resets;
 };
@@ -172,8 +172,8 @@ TEST_F(redis_store_reset_test, missing_counter_holds_every_acquire_back_for_one_
   ASSERT_FALSE(held.error) << held.error.message();
   EXPECT_FALSE(held.value.acquired());
   EXPECT_PRED1(held_back_without_holder, held.value);
-  EXPECT_GT(held.value.remaining, ttl - 500ms);
-  EXPECT_LE(held.value.remaining, ttl);
+  EXPECT_GT(held.value.remaining, reset_ttl - 500ms);
+  EXPECT_LE(held.value.remaining, reset_ttl);
   // Re-seeded from the server's clock: above every token handed out before.
   EXPECT_GT(held.value.token, first.value.token);
   EXPECT_GE(held.value.token, before_us);
@@ -217,8 +217,8 @@ TEST_F(redis_store_reset_test, a_holder_keeps_renewing_under_the_fence) {
   // The lease survived: the real holder is reported, and the wait covers
   // both the fence and the lease.
   EXPECT_EQ(held.value.holder, "node-a");
-  EXPECT_GT(held.value.remaining, ttl - 500ms);
-  EXPECT_EQ(renew(io, a), baton::renew_answer::renewed);
+  EXPECT_GT(held.value.remaining, reset_ttl - 500ms);
+  EXPECT_EQ(renew_once(io, a), baton::renew_answer::renewed);
   // Even our own lease cannot be re-acquired while the fence is up.
   auto again = acquire(io, a);
   EXPECT_FALSE(again.value.acquired());
@@ -235,13 +235,13 @@ TEST_F(redis_store_reset_test, restart_empty_holds_a_standby_back_for_one_ttl) {
   server.restart();
   const auto restarted_at = std::chrono::steady_clock::now();
   // The old leader learns at its next renewal that its lease is gone.
-  EXPECT_EQ(renew(io, a), baton::renew_answer::lost);
+  EXPECT_EQ(renew_once(io, a), baton::renew_answer::lost);
 
   auto held = acquire_answered(io, b);
   ASSERT_FALSE(held.error) << held.error.message();
   EXPECT_FALSE(held.value.acquired());
   EXPECT_PRED1(held_back_without_holder, held.value);
-  EXPECT_GT(held.value.remaining, ttl - 600ms);
+  EXPECT_GT(held.value.remaining, reset_ttl - 600ms);
   EXPECT_GT(held.value.token, first.value.token);
   ASSERT_EQ(b_resets.size(), 1u);
   EXPECT_EQ(b_resets[0].rfind("run_id changed from ", 0), 0u) << b_resets[0];
@@ -252,7 +252,7 @@ TEST_F(redis_store_reset_test, restart_empty_holds_a_standby_back_for_one_ttl) {
   // The fence was set at the first contact after the restart, so no acquire
   // could succeed sooner than one ttl after the restart (less the time to
   // notice it).
-  EXPECT_GE(std::chrono::steady_clock::now() - restarted_at, ttl - 200ms);
+  EXPECT_GE(std::chrono::steady_clock::now() - restarted_at, reset_ttl - 200ms);
   EXPECT_GT(won.value.token, first.value.token);
   EXPECT_EQ(b_resets.size(), 1u) << "reported once";
 }
@@ -274,8 +274,8 @@ TEST_F(redis_store_reset_test, run_id_change_with_the_counter_intact_sets_the_fe
   ASSERT_FALSE(held.error) << held.error.message();
   EXPECT_FALSE(held.value.acquired()) << "a changed run_id must hold the acquire back";
   EXPECT_PRED1(held_back_without_holder, held.value);
-  EXPECT_GT(held.value.remaining, ttl - 500ms);
-  EXPECT_LE(held.value.remaining, ttl);
+  EXPECT_GT(held.value.remaining, reset_ttl - 500ms);
+  EXPECT_LE(held.value.remaining, reset_ttl);
   EXPECT_EQ(server.command({"GET", baton::fence_key(election)}),
             std::vector<std::string>{"run_id changed"});
   // The counter is lifted to the server's clock, far above the old term.

@@ -32,8 +32,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr auto ready_timeout = 20s;
-constexpr int port_attempts = 5;
+constexpr auto etcd_ready_timeout = 20s;
 
 // One GET /health on 127.0.0.1:`port` with 500 ms socket timeouts; true
 // when the answer says healthy.
@@ -117,7 +116,7 @@ etcd_server::etcd_server(etcd_server_tls tls) : tls_(std::move(tls)) {
   dir_ = make_temp_dir("/tmp/baton-etcd-XXXXXX");
   data_ = dir_ / "data";
   try {
-    for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
       client_port_ = free_loopback_port();
       peer_port_ = free_loopback_port();
       if (peer_port_ == client_port_) continue;
@@ -127,7 +126,7 @@ etcd_server::etcd_server(etcd_server_tls tls) : tls_(std::move(tls)) {
       // A half-made data directory names the old peer URL: start afresh.
       remove_temp_dir(data_);
     }
-    throw std::runtime_error("etcd did not come up after " + std::to_string(port_attempts) +
+    throw std::runtime_error("etcd did not come up after " + std::to_string(server_port_attempts) +
                              " attempts; log:\n" + log_tail());
   } catch (...) {
     stop();
@@ -232,7 +231,7 @@ void etcd_server::spawn() {
 }
 
 bool etcd_server::wait_ready() {
-  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + etcd_ready_timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -260,7 +259,7 @@ void etcd_server::stop(bool hard) {
 
 void etcd_server::start() {
   if (pid_ > 0) return;
-  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+  for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
     spawn();
     if (wait_ready()) return;
     stop();

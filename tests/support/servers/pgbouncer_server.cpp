@@ -21,7 +21,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 constexpr const char* binary = "/usr/sbin/pgbouncer";
-constexpr int port_attempts = 5;
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
@@ -42,7 +41,7 @@ pgbouncer_server::pgbouncer_server(const postgres_server& server, const std::str
   const fs::path log = dir_ / "pgbouncer.log";
   try {
     std::ofstream(dir_ / "users.txt") << "\"postgres\" \"\"\n";
-    for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
       port_ = free_loopback_port();
       std::ofstream(dir_ / "pgbouncer.ini", std::ios::trunc)
           << "[databases]\npostgres = host=127.0.0.1 port=" << server.port()

@@ -30,8 +30,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr auto ready_timeout = 20s;
-constexpr int port_attempts = 5;
+constexpr auto postgres_ready_timeout = 20s;
 
 std::string find_bindir() {
   // Debian keeps the server binaries out of PATH, one directory per major.
@@ -142,14 +141,14 @@ using conn_ptr = std::unique_ptr<PGconn, conn_deleter>;
 void postgres_server::make_temp_dir() { dir_ = make_postgres_owned_temp_dir("baton-pg-"); }
 
 void postgres_server::start_on_free_port() {
-  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+  for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
     port_ = free_loopback_port();
     spawn();
     if (wait_ready()) return;
     kill_and_wait();
   }
-  throw std::runtime_error("postgres: did not come up after " + std::to_string(port_attempts) +
-                           " attempts; log:\n" + log_tail());
+  throw std::runtime_error("postgres: did not come up after " +
+                           std::to_string(server_port_attempts) + " attempts; log:\n" + log_tail());
 }
 
 postgres_server::postgres_server() {
@@ -232,7 +231,7 @@ void postgres_server::spawn() {
 
 bool postgres_server::wait_ready() {
   const std::string info = conninfo() + " connect_timeout=2";
-  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + postgres_ready_timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -265,7 +264,7 @@ void postgres_server::kill_and_wait() {
 
 void postgres_server::start() {
   if (pid_ > 0) return;
-  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+  for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
     spawn();
     if (wait_ready()) return;
     kill_and_wait();

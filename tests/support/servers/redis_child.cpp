@@ -26,7 +26,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto ready_timeout = 10s;
+constexpr auto redis_ready_timeout = 10s;
 constexpr auto ready_poll_interval = 20ms;
 constexpr auto ready_io_timeout = 200ms;
 
@@ -63,7 +63,7 @@ pid_t spawn(const redis_child_spec& spec) {
 // True once `pid` answers on spec.port; false, with `pid` reaped and -1,
 // when the port was taken. Throws (leaving `pid` to the caller) otherwise.
 bool wait_until_answers(pid_t& pid, const redis_child_spec& spec) {
-  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + redis_ready_timeout;
   std::string last_error = "not tried";
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;

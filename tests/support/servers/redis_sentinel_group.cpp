@@ -25,7 +25,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr auto link_timeout = 20s;
-constexpr int port_attempts = 5;
 
 // A flattened list of field/value pairs (SENTINEL MASTER) as a map.
 std::map<std::string, std::string> as_fields(const std::vector<std::string>& flat) {
@@ -58,7 +57,7 @@ redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string passw
         "(Debian: apt-get install redis-server)");
   dir_ = make_temp_dir("/tmp/baton-sentinel-XXXXXX");
   try {
-    for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
       port_ = free_loopback_port();
       if (tls_) {
         do {
@@ -71,8 +70,9 @@ redis_sentinel::redis_sentinel(std::vector<std::string> lines, std::string passw
       write_config();
       if (start_once()) return;
     }
-    throw std::runtime_error("redis sentinel: no free port after " + std::to_string(port_attempts) +
-                             " attempts; log:\n" + log_tail());
+    throw std::runtime_error("redis sentinel: no free port after " +
+                             std::to_string(server_port_attempts) + " attempts; log:\n" +
+                             log_tail());
   } catch (...) {
     kill_and_wait();
     remove_temp_dir(dir_);
@@ -113,7 +113,7 @@ void redis_sentinel::start() {
   if (running()) return;
   // The config is the sentinel's own rewrite; the port must come back, and
   // with SO_REUSEADDR it does unless another process took it meanwhile.
-  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+  for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
     if (start_once()) return;
     std::this_thread::sleep_for(100ms);
   }

@@ -20,8 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr int port_attempts = 5;
-
 }  // namespace
 
 redis_server::redis_server() : redis_server(redis_server_options{}) {}
@@ -34,7 +32,7 @@ redis_server::redis_server(redis_server_options options) : options_(std::move(op
         "(Debian: apt-get install redis-server)");
   dir_ = make_temp_dir("/tmp/baton-redis-XXXXXX");
   try {
-    for (int attempt = 0; attempt < port_attempts; ++attempt) {
+    for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
       port_ = free_loopback_port();
       if (!options_.tls_cert_file.empty()) {
         do {
@@ -43,8 +41,9 @@ redis_server::redis_server(redis_server_options options) : options_(std::move(op
       }
       if (start_once()) return;
     }
-    throw std::runtime_error("redis-server: no free port after " + std::to_string(port_attempts) +
-                             " attempts; log:\n" + log_tail());
+    throw std::runtime_error("redis-server: no free port after " +
+                             std::to_string(server_port_attempts) + " attempts; log:\n" +
+                             log_tail());
   } catch (...) {
     kill_and_wait();
     remove_temp_dir(dir_);
@@ -81,7 +80,7 @@ void redis_server::restart() {
   kill_and_wait();
   // The same port must come back; SO_REUSEADDR makes that immediate unless
   // some other process grabbed it meanwhile.
-  for (int attempt = 0; attempt < port_attempts; ++attempt) {
+  for (int attempt = 0; attempt < server_port_attempts; ++attempt) {
     if (start_once()) return;
     std::this_thread::sleep_for(100ms);
   }

@@ -12,7 +12,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto poll_interval = 50ms;
+constexpr auto redis_poll_interval = 50ms;
 
 struct context_deleter {
   void operator()(redisContext* c) const { redisFree(c); }
@@ -139,7 +139,7 @@ void poll_until(const std::string& what, std::chrono::milliseconds timeout,
     missing = check();
     if (missing.empty()) return;
     if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(poll_interval);
+    std::this_thread::sleep_for(redis_poll_interval);
   }
   throw std::runtime_error(what + ": not done within " + ms_text(timeout) + " (" + missing +
                            ")\n" + context());

@@ -33,7 +33,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* server_jar = "/usr/share/java/zookeeper.jar";
 constexpr const char* log_binding_jar = "/usr/share/java/slf4j-simple.jar";
-constexpr auto poll_interval = 50ms;
+constexpr auto zookeeper_poll_interval = 50ms;
 constexpr auto stop_grace = 5s;
 
 pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log, uid_t run_as) {
@@ -196,7 +196,7 @@ bool zookeeper_server::start_once() {
       return false;
     }
     if (options_.server_id > 0 || !four_letter("ruok").empty()) return true;
-    std::this_thread::sleep_for(poll_interval);
+    std::this_thread::sleep_for(zookeeper_poll_interval);
   }
   return true;
 }
@@ -206,7 +206,7 @@ bool zookeeper_server::wait_ready(std::chrono::milliseconds within) const {
   while (std::chrono::steady_clock::now() < deadline) {
     if (pid_ <= 0) return false;
     if (!mode().empty()) return true;
-    std::this_thread::sleep_for(poll_interval);
+    std::this_thread::sleep_for(zookeeper_poll_interval);
   }
   return false;
 }
@@ -245,7 +245,7 @@ void zookeeper_server::stop(bool kill) {
         pid_ = -1;
         return;
       }
-      std::this_thread::sleep_for(poll_interval);
+      std::this_thread::sleep_for(zookeeper_poll_interval);
     }
   }
   kill_and_reap(pid_);

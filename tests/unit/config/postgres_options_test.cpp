@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 // The postgres options are read only when the postgres store is chosen.
 const std::string pg = "store: {kind: postgres}\n";
 
-std::string error_of(const std::function<void()>& load) {
+std::string postgres_error_of(const std::function<void()>& load) {
   try {
     load();
   } catch (const config_error& e) {
@@ -55,11 +55,11 @@ TEST(postgres_options, the_command_timeout_is_derived_from_the_renew_interval) {
 }
 
 TEST(postgres_options, a_url_libpq_cannot_read_is_one_line_naming_the_option) {
-  const auto e = error_of([] { from_yaml(pg + "postgres: {url: \"host=db port\"}"); });
+  const auto e = postgres_error_of([] { from_yaml(pg + "postgres: {url: \"host=db port\"}"); });
   EXPECT_EQ(e.rfind("postgres.url: libpq cannot read it: ", 0), 0u) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  const auto u =
-      error_of([] { from_yaml(pg + "postgres: {url: \"postgresql://db/app?nosuch=1\"}"); });
+  const auto u = postgres_error_of(
+      [] { from_yaml(pg + "postgres: {url: \"postgresql://db/app?nosuch=1\"}"); });
   EXPECT_NE(u.find("nosuch"), std::string::npos) << u;
 }
 
@@ -68,7 +68,7 @@ TEST(postgres_options, a_url_libpq_cannot_read_is_one_line_naming_the_option) {
 TEST(postgres_options, a_port_that_is_not_a_number_is_refused_naming_the_url) {
   for (const char* url : {"postgresql://db:abc/app", "host=db port=5432x", "host=db port=70000",
                           "host=db port=0", "host=a,b port=5432,x", "postgresql://u:pw@db:-1/app"}) {
-    const auto e = error_of([&] { from_yaml(pg + "postgres: {url: \"" + url + "\"}"); });
+    const auto e = postgres_error_of([&] { from_yaml(pg + "postgres: {url: \"" + url + "\"}"); });
     EXPECT_EQ(e.rfind("postgres.url: ", 0), 0u) << url << ": " << e;
     EXPECT_NE(e.find("port"), std::string::npos) << e;
     EXPECT_NE(e.find("1 to 65535"), std::string::npos) << e;
@@ -123,12 +123,12 @@ TEST(postgres_options, another_store_kind_does_not_read_the_postgres_url_or_pass
 
 TEST(postgres_options, table_names_that_would_need_quoting_are_refused) {
   for (const char* bad : {"", "a.b.c", "1x", "x-y", "a.", "x y"}) {
-    const auto e = error_of([bad] {
-      from_yaml(std::string("postgres: {table: \"") + bad + "\"}");
-    });
+    const auto e =
+        postgres_error_of([bad] { from_yaml(std::string("postgres: {table: \"") + bad + "\"}"); });
     EXPECT_EQ(e.rfind("postgres.table: ", 0), 0u) << e;
   }
-  EXPECT_NE(error_of([] { from_yaml("postgres: {table: " + std::string(64, 'a') + "}"); }), "");
+  EXPECT_NE(postgres_error_of([] { from_yaml("postgres: {table: " + std::string(64, 'a') + "}"); }),
+            "");
   for (const char* good : {"baton_lease", "ops.baton_lease", "_x"}) {
     EXPECT_EQ(from_yaml(std::string("postgres: {table: ") + good + "}").postgres.table, good);
   }
@@ -139,11 +139,12 @@ TEST(postgres_options, the_password_comes_from_the_environment_or_a_file_never_a
   const temp_dir dir;
   const auto file = dir.write("pw", "from-file\n");
   EXPECT_EQ(from_yaml(pg + "postgres: {password_file: " + file + "}").postgres.password, "from-file");
-  const auto missing = error_of([&] { from_yaml(pg + "postgres: {password_file: " + file + "x}"); });
+  const auto missing =
+      postgres_error_of([&] { from_yaml(pg + "postgres: {password_file: " + file + "x}"); });
   EXPECT_NE(missing.find("postgres.password_file"), std::string::npos) << missing;
   EXPECT_NE(missing.find("cannot open it"), std::string::npos) << missing;
   EXPECT_EQ(from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}").postgres.password, "inurl");
-  const auto twice = error_of([&] {
+  const auto twice = postgres_error_of([&] {
     from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
   });
   EXPECT_NE(twice.find("give the password in one place only"), std::string::npos) << twice;

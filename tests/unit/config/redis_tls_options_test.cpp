@@ -19,7 +19,7 @@ namespace {
 
 using namespace config_test_util;
 
-std::string error_of(const std::function<void()>& load, const std::string& option) {
+std::string tls_error_of(const std::function<void()>& load, const std::string& option) {
   try {
     load();
   } catch (const config_error& e) {
@@ -71,32 +71,33 @@ TEST(redis_tls_options, the_settings_reach_the_endpoint) {
 
 TEST(redis_tls_options, tls_options_without_a_rediss_url_are_refused) {
   const auto ca = existing_file();
-  const auto why = error_of([&] { from_yaml("redis:\n  tls_ca_file: " + ca + "\n"); },
-                            "redis.tls_ca_file");
+  const auto why =
+      tls_error_of([&] { from_yaml("redis:\n  tls_ca_file: " + ca + "\n"); }, "redis.tls_ca_file");
   EXPECT_NE(why.find("redis.url is not a rediss:// URL"), std::string::npos) << why;
-  error_of([] { from_yaml("redis:\n  tls_verify: none\n"); }, "redis.tls_verify");
+  tls_error_of([] { from_yaml("redis:\n  tls_verify: none\n"); }, "redis.tls_verify");
 }
 
 TEST(redis_tls_options, a_bad_mode_a_lone_certificate_and_a_missing_file_are_named) {
   const auto ca = existing_file();
-  auto why = error_of([] { from_yaml("redis:\n  url: rediss://h\n  tls_verify: strict\n"); },
-                      "redis.tls_verify");
+  auto why = tls_error_of([] { from_yaml("redis:\n  url: rediss://h\n  tls_verify: strict\n"); },
+                          "redis.tls_verify");
   EXPECT_NE(why.find("must be full (chain and server name), ca (chain only) or none"),
             std::string::npos)
       << why;
-  why = error_of([&] { from_yaml("redis:\n  url: rediss://h\n  tls_cert_file: " + ca + "\n"); },
-                 "redis.tls_key_file");
+  why = tls_error_of([&] { from_yaml("redis:\n  url: rediss://h\n  tls_cert_file: " + ca + "\n"); },
+                     "redis.tls_key_file");
   EXPECT_NE(why.find("a client certificate needs both"), std::string::npos) << why;
-  why = error_of([] { from_yaml("redis:\n  url: rediss://h\n  tls_ca_file: /nonexistent/ca.pem\n"); },
-                 "redis.tls_ca_file");
+  why = tls_error_of(
+      [] { from_yaml("redis:\n  url: rediss://h\n  tls_ca_file: /nonexistent/ca.pem\n"); },
+      "redis.tls_ca_file");
   EXPECT_NE(why.find("the path does not exist"), std::string::npos) << why;
-  why = error_of([&] { from_yaml("redis:\n  url: rediss://h\n  tls_ca_dir: " + ca + "\n"); },
-                 "redis.tls_ca_dir");
+  why = tls_error_of([&] { from_yaml("redis:\n  url: rediss://h\n  tls_ca_dir: " + ca + "\n"); },
+                     "redis.tls_ca_dir");
   EXPECT_NE(why.find("must be a directory"), std::string::npos) << why;
 }
 
 TEST(redis_tls_options, a_user_given_twice_differently_is_refused) {
-  const auto why = error_of(
+  const auto why = tls_error_of(
       [] { from_yaml("redis:\n  url: redis://alice:@h\n  username: bob\n"); }, "redis.username");
   EXPECT_NE(why.find("given twice"), std::string::npos) << why;
   EXPECT_NO_THROW(from_yaml("redis:\n  url: redis://bob:@h\n  username: bob\n"));

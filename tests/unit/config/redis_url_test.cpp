@@ -8,7 +8,7 @@
 namespace baton {
 namespace {
 
-std::string error_of(const std::string& url) {
+std::string url_error_of(const std::string& url) {
   try {
     parse_redis_url(url);
   } catch (const config_error& e) {
@@ -88,20 +88,20 @@ TEST(redis_url, rejects_malformed_urls) {
         "redis://[abc]", "redis://user@host", "redis://:%zz@host", "redis://:%4@host",
         "unix://", "unix://relative.sock", "unix://host/tmp/x.sock", "unix:///tmp/x.sock?db=16",
         "unix:///tmp/x.sock?timeout=3", "unix:///", "REDIS://host"}) {
-    EXPECT_FALSE(error_of(bad).empty()) << bad;
+    EXPECT_FALSE(url_error_of(bad).empty()) << bad;
   }
 }
 
 TEST(redis_url, errors_name_the_rule) {
-  EXPECT_NE(error_of("redis://host:70000").find("1 to 65535"), std::string::npos);
-  EXPECT_NE(error_of("redis://host/16").find("0 to 15"), std::string::npos);
-  EXPECT_NE(error_of("ftp://host").find("redis://"), std::string::npos);
+  EXPECT_NE(url_error_of("redis://host:70000").find("1 to 65535"), std::string::npos);
+  EXPECT_NE(url_error_of("redis://host/16").find("0 to 15"), std::string::npos);
+  EXPECT_NE(url_error_of("ftp://host").find("redis://"), std::string::npos);
 }
 
 TEST(redis_url, errors_never_show_the_password) {
   for (const char* bad : {"redis://:hunter2@host:99999", "redis://u:hunter2@host/99",
                           "redis://:hun@ter2@ho st", "rediss://:hunter2@host:0"}) {
-    const std::string message = error_of(bad);
+    const std::string message = url_error_of(bad);
     EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
     EXPECT_EQ(message.find("ter2"), std::string::npos) << message;
     EXPECT_NE(message.find("***"), std::string::npos) << message;

@@ -19,7 +19,7 @@ using namespace config_test_util;
 
 const std::vector<std::string> three{"redis://a:7001", "redis://b:7002", "unix:///run/r.sock"};
 
-std::string error_of(const std::function<void()>& load) {
+std::string masters_error_of(const std::function<void()>& load) {
   try {
     load();
   } catch (const config_error& e) {
@@ -53,7 +53,7 @@ TEST(redlock_masters, a_yaml_list_a_flag_and_a_variable_give_the_same_masters) {
 TEST(redlock_masters, need_three_five_or_seven) {
   for (const char* list : {"", "redis://a:1", "redis://a:1,redis://b:1", "redis://a:1,redis://b:1,"
                                                                         "redis://c:1,redis://d:1"}) {
-    EXPECT_NE(error_of([&] {
+    EXPECT_NE(masters_error_of([&] {
                 from_yaml("store: {kind: redlock}", {{"BATON_REDLOCK_MASTERS", list}});
               }).find("needs 3, 5 or 7 master URLs"),
               std::string::npos)
@@ -67,13 +67,14 @@ TEST(redlock_masters, a_bad_entry_is_named_without_its_password) {
   const auto env = [](const char* list) {
     return [list] { from_yaml("store: {kind: redlock}", {{"BATON_REDLOCK_MASTERS", list}}); };
   };
-  const auto with_password = error_of(env("redis://a:1,redis://:hunter2@b:1,redis://c:1"));
+  const auto with_password = masters_error_of(env("redis://a:1,redis://:hunter2@b:1,redis://c:1"));
   EXPECT_NE(with_password.find("master 2 (redis://:***@b:1) carries a password"), std::string::npos)
       << with_password;
   EXPECT_EQ(with_password.find("hunter2"), std::string::npos) << with_password;
-  EXPECT_NE(error_of(env("redis://a:1,redis://b:1,redis://a:1")).find("master 3 (redis://a:1) is listed twice"),
+  EXPECT_NE(masters_error_of(env("redis://a:1,redis://b:1,redis://a:1"))
+                .find("master 3 (redis://a:1) is listed twice"),
             std::string::npos);
-  const auto bad_port = error_of(env("redis://a:1,redis://b:99999,redis://c:1"));
+  const auto bad_port = masters_error_of(env("redis://a:1,redis://b:99999,redis://c:1"));
   EXPECT_NE(bad_port.find("redlock.masters: master 2: redis://b:99999 is not allowed: the port must be"),
             std::string::npos)
       << bad_port;

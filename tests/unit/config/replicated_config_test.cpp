@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 using strings = std::vector<std::string>;
 
 // The config_error `load` throws; checks that it names `option` and is one line.
-std::string error_of(const std::function<void()>& load, const std::string& option) {
+std::string replicated_error_of(const std::function<void()>& load, const std::string& option) {
   try {
     load();
   } catch (const config_error& e) {
@@ -105,11 +105,12 @@ TEST(replicated_config, the_sentinel_section_is_ignored_by_the_other_kinds) {
 }
 
 TEST(replicated_config, missing_sentinel_addresses_are_an_error_naming_the_option) {
-  EXPECT_EQ(error_of([] { from_yaml("store: {kind: sentinel}\nsentinel: {master_name: m}\n"); },
-                     "sentinel.addresses"),
+  EXPECT_EQ(replicated_error_of(
+                [] { from_yaml("store: {kind: sentinel}\nsentinel: {master_name: m}\n"); },
+                "sentinel.addresses"),
             "sentinel.addresses is required for store.kind sentinel: give at least one URL");
   // Only commas and blanks is no address either.
-  EXPECT_TRUE(contains(error_of(
+  EXPECT_TRUE(contains(replicated_error_of(
                            [] {
                              from_yaml("", {{"BATON_STORE_KIND", "sentinel"},
                                             {"BATON_SENTINEL_ADDRESSES", " , ,"},
@@ -120,18 +121,23 @@ TEST(replicated_config, missing_sentinel_addresses_are_an_error_naming_the_optio
 }
 
 TEST(replicated_config, a_missing_master_name_is_an_error_naming_the_option) {
-  EXPECT_EQ(error_of([] { from_yaml("store: {kind: sentinel}\nsentinel: {addresses: [redis://s1]}\n"); },
-                     "sentinel.master_name"),
+  EXPECT_EQ(replicated_error_of(
+                [] { from_yaml("store: {kind: sentinel}\nsentinel: {addresses: [redis://s1]}\n"); },
+                "sentinel.master_name"),
             "sentinel.master_name is required for store.kind sentinel: the name the sentinels "
             "monitor the master under");
-  const auto spaced = error_of(
-      [] { from_yaml("store: {kind: sentinel}\nsentinel: {addresses: [redis://s1], master_name: \"my master\"}\n"); },
+  const auto spaced = replicated_error_of(
+      [] {
+        from_yaml(
+            "store: {kind: sentinel}\nsentinel: {addresses: [redis://s1], master_name: \"my "
+            "master\"}\n");
+      },
       "sentinel.master_name");
   EXPECT_TRUE(contains(spaced, "must hold no spaces or control characters")) << spaced;
 }
 
 TEST(replicated_config, a_password_in_a_sentinel_url_is_refused_and_not_shown) {
-  const auto why = error_of(
+  const auto why = replicated_error_of(
       [] { from_yaml(sentinel_yaml("redis://s1:26379, \"redis://:hunter2@s2:26379\"")); },
       "sentinel.addresses");
   EXPECT_TRUE(contains(why, "sentinel.addresses: entry 2 (redis://:***@s2:26379) carries a "
@@ -142,22 +148,24 @@ TEST(replicated_config, a_password_in_a_sentinel_url_is_refused_and_not_shown) {
 }
 
 TEST(replicated_config, a_unix_socket_sentinel_is_refused) {
-  const auto why = error_of([] { from_yaml(sentinel_yaml("redis://s1:26379, unix:///run/s.sock")); },
-                            "sentinel.addresses");
+  const auto why =
+      replicated_error_of([] { from_yaml(sentinel_yaml("redis://s1:26379, unix:///run/s.sock")); },
+                          "sentinel.addresses");
   EXPECT_TRUE(contains(why, "sentinel.addresses: entry 2 (")) << why;
   EXPECT_TRUE(contains(why, ") must be redis:// or rediss://: the store learns TCP addresses")) << why;
 }
 
 TEST(replicated_config, a_bad_sentinel_url_is_named_by_entry) {
-  const auto why = error_of([] { from_yaml(sentinel_yaml("redis://s1:26379, redis://s2:99999")); },
-                            "sentinel.addresses");
+  const auto why = replicated_error_of(
+      [] { from_yaml(sentinel_yaml("redis://s1:26379, redis://s2:99999")); }, "sentinel.addresses");
   EXPECT_TRUE(contains(why, "sentinel.addresses: entry 2: ")) << why;
   EXPECT_TRUE(contains(why, "99999")) << why;
 }
 
 TEST(replicated_config, mixing_redis_and_rediss_sentinels_is_refused) {
-  const auto why = error_of([] { from_yaml(sentinel_yaml("redis://s1:26379, rediss://s2:26379")); },
-                            "sentinel.addresses");
+  const auto why =
+      replicated_error_of([] { from_yaml(sentinel_yaml("redis://s1:26379, rediss://s2:26379")); },
+                          "sentinel.addresses");
   EXPECT_TRUE(contains(why, "sentinel.addresses mixes redis:// and rediss://: use one scheme for all"))
       << why;
 }
@@ -166,12 +174,17 @@ TEST(replicated_config, sentinel_files_must_exist) {
   const temp_dir dir;
   const auto password = dir.write("sentinel-password", "s3cret\n");
   EXPECT_NO_THROW(from_yaml(sentinel_yaml("redis://s1:26379", "  password_file: " + password + "\n")));
-  const auto why = error_of(
-      [&] { from_yaml(sentinel_yaml("redis://s1:26379", "  password_file: " + dir.path("none") + "\n")); },
+  const auto why = replicated_error_of(
+      [&] {
+        from_yaml(sentinel_yaml("redis://s1:26379", "  password_file: " + dir.path("none") + "\n"));
+      },
       "sentinel.password_file");
   EXPECT_TRUE(contains(why, "the path does not exist")) << why;
-  const auto ca = error_of(
-      [&] { from_yaml(sentinel_yaml("rediss://s1:26379", "  tls_ca_file: " + dir.path("ca.pem") + "\n")); },
+  const auto ca = replicated_error_of(
+      [&] {
+        from_yaml(
+            sentinel_yaml("rediss://s1:26379", "  tls_ca_file: " + dir.path("ca.pem") + "\n"));
+      },
       "sentinel.tls_ca_file");
   EXPECT_TRUE(contains(ca, "the path does not exist")) << ca;
 }
@@ -190,32 +203,34 @@ TEST(replicated_config, a_cluster_config_is_accepted_from_yaml_and_a_variable) {
 }
 
 TEST(replicated_config, cluster_nodes_are_required_for_a_cluster) {
-  EXPECT_EQ(error_of([] { from_yaml("store: {kind: cluster}\n"); }, "cluster.nodes"),
+  EXPECT_EQ(replicated_error_of([] { from_yaml("store: {kind: cluster}\n"); }, "cluster.nodes"),
             "cluster.nodes is required for store.kind cluster: give at least one URL");
 }
 
 TEST(replicated_config, a_cluster_node_naming_a_db_is_refused) {
-  const auto why = error_of([] { from_yaml(cluster_yaml("redis://n1:7000, redis://n2:7001/3")); },
-                            "cluster.nodes");
+  const auto why = replicated_error_of(
+      [] { from_yaml(cluster_yaml("redis://n1:7000, redis://n2:7001/3")); }, "cluster.nodes");
   EXPECT_TRUE(contains(why, "cluster.nodes: entry 2 (redis://n2:7001/3) names a db: a Redis "
                             "Cluster has only db 0"))
       << why;
 }
 
 TEST(replicated_config, a_password_in_a_cluster_url_points_at_the_redis_password_options) {
-  const auto why = error_of([] { from_yaml(cluster_yaml("\"redis://u:pw@n1:7000\"")); },
-                            "cluster.nodes");
+  const auto why = replicated_error_of([] { from_yaml(cluster_yaml("\"redis://u:pw@n1:7000\"")); },
+                                       "cluster.nodes");
   EXPECT_TRUE(contains(why, "cluster.nodes: entry 1 (redis://u:***@n1:7000) carries a password: "
                             "use redis.password_file or BATON_REDIS_PASSWORD, never a URL"))
       << why;
 }
 
 TEST(replicated_config, cluster_nodes_must_be_tcp_and_of_one_scheme) {
-  EXPECT_TRUE(contains(error_of([] { from_yaml(cluster_yaml("unix:///run/r.sock")); }, "cluster.nodes"),
-                       "must be redis:// or rediss://"));
-  EXPECT_TRUE(contains(error_of([] { from_yaml(cluster_yaml("rediss://n1:7000, redis://n2:7001")); },
-                                "cluster.nodes"),
-                       "cluster.nodes mixes redis:// and rediss://: use one scheme for all"));
+  EXPECT_TRUE(contains(
+      replicated_error_of([] { from_yaml(cluster_yaml("unix:///run/r.sock")); }, "cluster.nodes"),
+      "must be redis:// or rediss://"));
+  EXPECT_TRUE(contains(
+      replicated_error_of([] { from_yaml(cluster_yaml("rediss://n1:7000, redis://n2:7001")); },
+                          "cluster.nodes"),
+      "cluster.nodes mixes redis:// and rediss://: use one scheme for all"));
 }
 
 // The URL lists are split where the option table reads them, from every
@@ -275,24 +290,32 @@ TEST(replicated_config, replica_ack_is_parsed_once_where_it_is_read) {
   EXPECT_TRUE(inv.cfg.redis.replica_ack.on());
 
   config_loader loader(fake_env({}));
-  const auto why = error_of([&] { loader.load_yaml("redis: {replica_ack: lots}\n", "test.yaml"); },
-                            "redis.replica_ack");
+  const auto why = replicated_error_of(
+      [&] { loader.load_yaml("redis: {replica_ack: lots}\n", "test.yaml"); }, "redis.replica_ack");
   EXPECT_EQ(why, "redis.replica_ack: lots is not allowed: must be off, all, or a number of replicas "
                  "from 1 to 64 (from test.yaml)");
 }
 
 TEST(replicated_config, replica_ack_refuses_zero_too_many_words_and_negatives) {
   for (const char* value : {"0", "65", "abc", "-1", "", "1.5", "ALL"}) {
-    const auto why =
-        error_of([&] { from_yaml("", {{"BATON_REDIS_REPLICA_ACK", value}}); }, "redis.replica_ack");
+    const auto why = replicated_error_of(
+        [&] {
+          from_yaml("", {{"BATON_REDIS_REPLICA_ACK", value}});
+        },
+        "redis.replica_ack");
     EXPECT_TRUE(contains(why, "redis.replica_ack: ")) << why;
     EXPECT_TRUE(contains(why, " is not allowed: must be off, all, or a number of replicas from 1 to 64 "
                               "(from BATON_REDIS_REPLICA_ACK)"))
         << why;
   }
-  EXPECT_EQ(error_of([] { from_yaml("", {{"BATON_REDIS_REPLICA_ACK", "65"}}); }, "redis.replica_ack"),
-            "redis.replica_ack: 65 is not allowed: must be off, all, or a number of replicas from 1 "
-            "to 64 (from BATON_REDIS_REPLICA_ACK)");
+  EXPECT_EQ(
+      replicated_error_of(
+          [] {
+            from_yaml("", {{"BATON_REDIS_REPLICA_ACK", "65"}});
+          },
+          "redis.replica_ack"),
+      "redis.replica_ack: 65 is not allowed: must be off, all, or a number of replicas from 1 "
+      "to 64 (from BATON_REDIS_REPLICA_ACK)");
   const auto inv = parse({"run", "--election", "e", "--redis-replica-ack", "0", "--", "true"});
   EXPECT_EQ(inv.what, invocation::verb::exit_now);
   EXPECT_EQ(inv.exit_code, 2);
@@ -301,7 +324,7 @@ TEST(replicated_config, replica_ack_refuses_zero_too_many_words_and_negatives) {
 }
 
 TEST(replicated_config, replica_ack_is_refused_for_redlock_and_postgres) {
-  const auto redlock = error_of(
+  const auto redlock = replicated_error_of(
       [] {
         from_yaml("store: {kind: redlock}\nredlock: {masters: [redis://a:1, redis://b:1, redis://c:1]}\n"
                   "redis: {replica_ack: \"1\"}\n");
@@ -311,8 +334,8 @@ TEST(replicated_config, replica_ack_is_refused_for_redlock_and_postgres) {
             "redis.replica_ack applies to store.kind redis, sentinel and cluster, not redlock "
             "(from test.yaml)");
   const auto postgres =
-      error_of([] { from_yaml("store: {kind: postgres}\nredis: {replica_ack: all}\n"); },
-               "redis.replica_ack");
+      replicated_error_of([] { from_yaml("store: {kind: postgres}\nredis: {replica_ack: all}\n"); },
+                          "redis.replica_ack");
   EXPECT_EQ(postgres,
             "redis.replica_ack applies to store.kind redis, sentinel and cluster, not postgres "
             "(from test.yaml)");
@@ -336,13 +359,16 @@ TEST(replicated_config, replica_ack_timeout_defaults_to_half_the_command_timeout
 }
 
 TEST(replicated_config, replica_ack_timeout_must_be_shorter_than_the_command_timeout) {
-  const auto equal = error_of(
-      [] { from_yaml("redis: {command_timeout: 800ms, replica_ack: all, replica_ack_timeout: 800ms}\n"); },
+  const auto equal = replicated_error_of(
+      [] {
+        from_yaml(
+            "redis: {command_timeout: 800ms, replica_ack: all, replica_ack_timeout: 800ms}\n");
+      },
       "redis.replica_ack_timeout");
   EXPECT_TRUE(contains(equal, "redis.replica_ack_timeout: 800ms is not allowed: must be shorter than "
                               "redis.command_timeout (800ms): WAIT runs inside it"))
       << equal;
-  const auto longer = error_of(
+  const auto longer = replicated_error_of(
       [] {
         from_yaml("", {{"BATON_REDIS_COMMAND_TIMEOUT", "500ms"},
                        {"BATON_REDIS_REPLICA_ACK", "2"},
@@ -388,17 +414,19 @@ TEST(replicated_config, redis_tls_options_are_accepted_with_rediss_sentinels) {
 TEST(replicated_config, redis_tls_options_with_plain_sentinels_are_refused) {
   const temp_dir dir;
   const auto ca = dir.write("ca.pem", "not read by validation\n");
-  EXPECT_EQ(error_of([&] {
-              from_yaml(sentinel_yaml("redis://s1:26379", "redis:\n  tls_ca_file: " + ca + "\n"));
-            },
-                     "redis.tls_ca_file"),
-            "redis.tls_ca_file is set but sentinel.addresses are not a rediss:// URL: TLS settings "
-            "apply only to rediss:// (write rediss:// to use TLS) (from test.yaml)");
-  const auto verify = error_of(
+  EXPECT_EQ(
+      replicated_error_of(
+          [&] {
+            from_yaml(sentinel_yaml("redis://s1:26379", "redis:\n  tls_ca_file: " + ca + "\n"));
+          },
+          "redis.tls_ca_file"),
+      "redis.tls_ca_file is set but sentinel.addresses are not a rediss:// URL: TLS settings "
+      "apply only to rediss:// (write rediss:// to use TLS) (from test.yaml)");
+  const auto verify = replicated_error_of(
       [] { from_yaml(sentinel_yaml("redis://s1:26379", "redis: {tls_verify: none}\n")); },
       "redis.tls_verify");
   EXPECT_TRUE(contains(verify, "sentinel.addresses are not a rediss:// URL")) << verify;
-  const auto cluster = error_of(
+  const auto cluster = replicated_error_of(
       [] { from_yaml(cluster_yaml("redis://n1:7000", "redis: {tls_server_name: n.internal}\n")); },
       "redis.tls_server_name");
   EXPECT_TRUE(contains(cluster, "cluster.nodes are not a rediss:// URL")) << cluster;
@@ -419,7 +447,7 @@ TEST(replicated_config, a_tiny_command_timeout_with_replica_ack_off_is_still_acc
 TEST(replicated_config, a_sentinel_certificate_without_its_key_is_refused) {
   const temp_dir dir;
   const auto cert = dir.write("cert.pem", "not read by validation\n");
-  const auto why = error_of(
+  const auto why = replicated_error_of(
       [&] { from_yaml(sentinel_yaml("rediss://s1:26379", "  tls_cert_file: " + cert + "\n")); },
       "sentinel.tls_key_file");
   EXPECT_TRUE(contains(why, "a client certificate needs both")) << why;
@@ -431,7 +459,7 @@ TEST(replicated_config, a_sentinel_certificate_without_its_key_is_refused) {
 TEST(replicated_config, sentinel_tls_options_with_plain_sentinels_are_refused) {
   const temp_dir dir;
   const auto ca = dir.write("ca.pem", "not read by validation\n");
-  const auto why = error_of(
+  const auto why = replicated_error_of(
       [&] { from_yaml(sentinel_yaml("redis://s1:26379", "  tls_ca_file: " + ca + "\n")); },
       "sentinel.tls_ca_file");
   EXPECT_TRUE(contains(why, "sentinel.addresses are not a rediss:// URL")) << why;

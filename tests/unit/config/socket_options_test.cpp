@@ -17,7 +17,7 @@ namespace {
 
 using namespace config_test_util;
 
-std::string error_of(const std::function<void()>& load) {
+std::string socket_error_of(const std::function<void()>& load) {
   try {
     load();
   } catch (const config_error& e) {
@@ -58,22 +58,22 @@ TEST(socket_options, environment_variables) {
 }
 
 TEST(socket_options, bad_values_name_the_option) {
-  auto e = error_of([] { from_yaml("socket: {require_ack: maybe}"); });
+  auto e = socket_error_of([] { from_yaml("socket: {require_ack: maybe}"); });
   EXPECT_NE(e.find("socket.require_ack: maybe is not allowed: must be true or false"),
             std::string::npos)
       << e;
   for (const char* bad : {"[-1]", "[1.5]", "[abc]", "[4294967295]", "[[1]]", "\"1;2\"",
                           "[\"1,2\"]", "{a: 1}"}) {
-    e = error_of([&] { from_yaml(std::string("socket: {allowed_uids: ") + bad + "}"); });
+    e = socket_error_of([&] { from_yaml(std::string("socket: {allowed_uids: ") + bad + "}"); });
     EXPECT_NE(e.find("socket.allowed_uids"), std::string::npos) << bad << ": " << e;
   }
-  e = error_of([] { from_yaml("", {{"BATON_SOCKET_ALLOWED_UIDS", "0,x"}}); });
+  e = socket_error_of([] { from_yaml("", {{"BATON_SOCKET_ALLOWED_UIDS", "0,x"}}); });
   EXPECT_NE(e.find("socket.allowed_uids: 0,x is not allowed"), std::string::npos) << e;
   EXPECT_NE(e.find("BATON_SOCKET_ALLOWED_UIDS"), std::string::npos) << e;
 }
 
 TEST(socket_options, require_ack_needs_a_socket) {
-  auto e = error_of([] { from_yaml("socket: {require_ack: true}"); });
+  auto e = socket_error_of([] { from_yaml("socket: {require_ack: true}"); });
   EXPECT_NE(e.find("socket.require_ack: true is not allowed: needs socket.path"), std::string::npos)
       << e;
 }

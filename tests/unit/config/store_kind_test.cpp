@@ -18,7 +18,7 @@ namespace {
 using namespace config_test_util;
 using namespace std::chrono_literals;
 
-std::string error_of(const std::function<void()>& load) {
+std::string kind_error_of(const std::function<void()>& load) {
   try {
     load();
   } catch (const config_error& e) {
@@ -52,17 +52,22 @@ TEST(store_kind, redis_is_accepted_from_every_source) {
 }
 
 TEST(store_kind, an_unknown_kind_names_the_option_the_known_kinds_and_the_source) {
-  EXPECT_EQ(error_of([] { from_yaml("store: {kind: consul}"); }),
-            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
+  EXPECT_EQ(kind_error_of([] { from_yaml("store: {kind: consul}"); }),
+            "store.kind: consul is not allowed: must be a store kind this build knows: redis, "
+            "sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from test.yaml)");
-  EXPECT_EQ(error_of([] { from_yaml("", {{"BATON_STORE_KIND", "consul"}}); }),
-            "store.kind: consul is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
+  EXPECT_EQ(kind_error_of([] {
+              from_yaml("", {{"BATON_STORE_KIND", "consul"}});
+            }),
+            "store.kind: consul is not allowed: must be a store kind this build knows: redis, "
+            "sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from BATON_STORE_KIND)");
-  EXPECT_EQ(error_of([] { from_yaml("store: {kind: \"\"}"); }),
-            "store.kind: \"\" is not allowed: must be a store kind this build knows: redis, sentinel, cluster, redlock, postgres, etcd, zookeeper "
+  EXPECT_EQ(kind_error_of([] { from_yaml("store: {kind: \"\"}"); }),
+            "store.kind: \"\" is not allowed: must be a store kind this build knows: redis, "
+            "sentinel, cluster, redlock, postgres, etcd, zookeeper "
             "(from test.yaml)");
   // Exact spelling: kinds are names, not guesses.
-  EXPECT_NE(error_of([] { from_yaml("store: {kind: Redis}"); }).find("store.kind: Redis"),
+  EXPECT_NE(kind_error_of([] { from_yaml("store: {kind: Redis}"); }).find("store.kind: Redis"),
             std::string::npos);
 
   const auto inv = parse({"run", "--election", "e", "--store-kind", "consul"});

@@ -175,7 +175,7 @@ struct command {
 };
 
 // The app controller (baton/app_controller.hpp) as seen by the driver.
-struct app_model {
+struct gate_app_model {
   enum class phase { down, starting, running, exited, failed } ph = phase::down;
   bool active = false;          // start() .. `stopped` delivered
   bool alive = false;           // a hook or the child runs
@@ -474,10 +474,10 @@ class simulation {
       fail(3, "start_app while the app is still active");
       return;  // app_controller ignores it
     }
-    app_ = app_model{};
+    app_ = gate_app_model{};
     app_.active = true;
     app_.alive = true;
-    app_.ph = app_model::phase::starting;
+    app_.ph = gate_app_model::phase::starting;
     app_.stubborn = choose_.chance(15);
     app_.token = a.token;
   }
@@ -795,7 +795,7 @@ class simulation {
     if (app_.stopped_posted) return true;
     if (!app_.active) return false;
     if (app_.stop_requested) return !app_.alive || !app_.stubborn;
-    return app_.ph == app_model::phase::starting;
+    return app_.ph == gate_app_model::phase::starting;
   }
 
   void app_progress(bool fair) {
@@ -813,24 +813,24 @@ class simulation {
         }
         return;
       }
-      app_ = app_model{};
+      app_ = gate_app_model{};
       app_reports_stopped();
       return;
     }
     switch (app_.ph) {
-      case app_model::phase::starting:
+      case gate_app_model::phase::starting:
         if (choose_.chance(85)) {
-          app_.ph = app_model::phase::running;
+          app_.ph = gate_app_model::phase::running;
           deliver(events::app_started{});
         } else {
-          app_.ph = app_model::phase::failed;
+          app_.ph = gate_app_model::phase::failed;
           app_.alive = false;
           deliver(events::app_start_failed{"on_start exited with 1"});
         }
         return;
-      case app_model::phase::running:
+      case gate_app_model::phase::running:
         if (!fair && choose_.chance(25)) {
-          app_.ph = app_model::phase::exited;
+          app_.ph = gate_app_model::phase::exited;
           app_.alive = false;
           deliver(events::app_exited{1, "exit code 1"});
         }
@@ -923,7 +923,7 @@ class simulation {
   std::deque<command> in_flight_;
   std::uint64_t token_counter_ = 0;
   bool key_ours_ = false;
-  app_model app_;
+  gate_app_model app_;
   std::vector<client_model> clients_;
 
   // The checker's own records.

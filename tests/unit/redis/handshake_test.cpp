@@ -23,12 +23,12 @@ using baton::redis_detail::handshake_settings;
 using r = baton::redis_reply;
 using strings = std::vector<std::string>;
 
-const std::string password = "hunter2-s3cret";
+const std::string handshake_password = "hunter2-s3cret";
 const std::string peer = "redis.test:6390";
-const std::string run_id = "0123456789abcdef0123456789abcdef01234567";
+const std::string handshake_run_id = "0123456789abcdef0123456789abcdef01234567";
 
 r info_reply() {
-  return r::string("# Server\r\nredis_version:7.0.15\r\nrun_id:" + run_id +
+  return r::string("# Server\r\nredis_version:7.0.15\r\nrun_id:" + handshake_run_id +
                    "\r\ntcp_port:6379\r\n");
 }
 r ok() {
@@ -45,7 +45,7 @@ r replica_reply() {
 }
 
 handshake_settings everything() {
-  return {"app", password, 3, true, true, peer};
+  return {"app", handshake_password, 3, true, true, peer};
 }
 
 // What the machine did, in the words of the tables below.
@@ -107,8 +107,8 @@ struct handshake_case {
   std::string detail;
 };
 
-const strings all_sent = {"send AUTH app " + password, "send SELECT 3", "send INFO server",
-                          "send ROLE"};
+const strings all_sent = {"send AUTH app " + handshake_password, "send SELECT 3",
+                          "send INFO server", "send ROLE"};
 
 strings sent_then(strings tail) {
   strings out = all_sent;
@@ -120,16 +120,16 @@ std::vector<handshake_case> cases() {
   return {
       {"nothing to say: no password, db 0, no INFO, no ROLE", {}, {}, {"done"}, 0, {}, ""},
       {"password without a user: AUTH with the password only",
-       {"", password, 0, false, false, peer},
+       {"", handshake_password, 0, false, false, peer},
        {ok()},
-       {"send AUTH " + password, "await", "done"},
+       {"send AUTH " + handshake_password, "await", "done"},
        1,
        {},
        ""},
       {"username and password",
-       {"app", password, 0, false, false, peer},
+       {"app", handshake_password, 0, false, false, peer},
        {ok()},
-       {"send AUTH app " + password, "await", "done"},
+       {"send AUTH app " + handshake_password, "await", "done"},
        1,
        {},
        ""},
@@ -164,9 +164,9 @@ std::vector<handshake_case> cases() {
        redis_errc::auth_failed,
        "AUTH as app: WRONGPASS invalid username-password pair or user is disabled."},
       {"AUTH refused without a user (older servers)",
-       {"", password, 0, false, false, peer},
+       {"", handshake_password, 0, false, false, peer},
        {r::error("ERR invalid password")},
-       {"send AUTH " + password, "await", "failed"},
+       {"send AUTH " + handshake_password, "await", "failed"},
        1,
        redis_errc::auth_failed,
        "AUTH: ERR invalid password"},
@@ -259,7 +259,8 @@ TEST(handshake, follows_the_table) {
     EXPECT_EQ(w.replies_read, c.replies_read);
     EXPECT_EQ(w.ec, c.ec) << w.ec.message();
     EXPECT_EQ(w.detail, c.detail);
-    EXPECT_EQ(w.detail.find(password), std::string::npos) << "the secret reached an error";
+    EXPECT_EQ(w.detail.find(handshake_password), std::string::npos)
+        << "the secret reached an error";
   }
 }
 
@@ -271,7 +272,7 @@ TEST(handshake, reads_the_run_id_from_info) {
     std::string run_id;
   };
   const std::vector<row> rows = {
-      {"an INFO server reply", info_reply(), run_id},
+      {"an INFO server reply", info_reply(), handshake_run_id},
       {"INFO without a run_id", r::string("# Server\r\nredis_version:7.0.15\r\n"), ""},
       {"a malformed run_id", r::string("run_id:not-forty-hex\r\n"), ""},
       {"a refusal other than the ACL's", r::error("ERR unknown command 'INFO'"), ""},
@@ -294,7 +295,7 @@ TEST(handshake, an_outcome_is_final) {
   EXPECT_EQ(done.resume().type, handshake::action_type::done);
   EXPECT_EQ(done.resume(ok()).type, handshake::action_type::done);
 
-  handshake refused({"", password, 3, false, false, peer});
+  handshake refused({"", handshake_password, 3, false, false, peer});
   refused.resume();
   refused.resume();
   EXPECT_EQ(refused.resume().type, handshake::action_type::await_reply);
@@ -317,8 +318,8 @@ TEST(handshake, a_reply_to_no_command_fails_the_attempt) {
 }
 
 TEST(handshake, a_reply_before_every_command_is_written_is_read_in_order) {
-  handshake h({"", password, 7, false, false, peer});
-  EXPECT_EQ(joined(h.resume().command), "AUTH " + password);
+  handshake h({"", handshake_password, 7, false, false, peer});
+  EXPECT_EQ(joined(h.resume().command), "AUTH " + handshake_password);
   // AUTH answered before SELECT was written: the machine names SELECT next.
   const auto next = h.resume(ok());
   ASSERT_EQ(next.type, handshake::action_type::send);
