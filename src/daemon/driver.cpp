@@ -276,10 +276,8 @@ struct driver::impl {
     // Beside the old leader's "app reported stopped" line, this splits a
     // handover into the release's announcement and the new leader's part.
     if (spdlog::should_log(spdlog::level::debug)) {
-      spdlog::debug(
-          "handover timing: heard the release at monotonic {} ns",
-          std::chrono::duration_cast<std::chrono::nanoseconds>(mono_clock::now().time_since_epoch())
-              .count());
+      spdlog::debug("handover timing: heard the release at monotonic {} ns",
+                    mono_ns(mono_clock::now()));
     }
     deliver(events::peer_released{});
   }
@@ -583,8 +581,7 @@ struct driver::impl {
                       "reported stopped (at monotonic {} ns)",
                       microseconds_text(sent - handover_app_stopped),
                       microseconds_text(mono_clock::now() - handover_app_stopped),
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          handover_app_stopped.time_since_epoch()).count());
+                      mono_ns(handover_app_stopped));
       }
       deliver(events::release_done{});
     };

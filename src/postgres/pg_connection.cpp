@@ -189,10 +189,7 @@ void connection::send_next() {
       send_next();
       return;
     }
-    in_flight_->preparing = true;
-    in_flight_->statement_name = "baton_" + std::to_string(++statements_named_);
-    sent =
-        PQsendPrepare(pg_, in_flight_->statement_name.c_str(), in_flight_->sql.c_str(), 0, nullptr);
+    sent = send_prepare();
     arm_timer(options_.command_timeout);
   } else if (in_flight_->params.empty()) {
     // The simple protocol: several statements in one implicit transaction.
@@ -226,9 +223,15 @@ int connection::send_with_params() {
     return PQsendQueryPrepared(pg_, r.statement_name.c_str(), count, values.data(), nullptr,
                                nullptr, 0);
   }
+  return send_prepare();
+}
+
+int connection::send_prepare() {
+  auto& r = *in_flight_;
   r.preparing = true;
   r.statement_name = "baton_" + std::to_string(++statements_named_);
-  return PQsendPrepare(pg_, r.statement_name.c_str(), r.sql.c_str(), count, nullptr);
+  // No parameter types: the server infers them, so their count is not sent.
+  return PQsendPrepare(pg_, r.statement_name.c_str(), r.sql.c_str(), 0, nullptr);
 }
 
 bool connection::went_on() {

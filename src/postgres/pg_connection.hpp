@@ -121,6 +121,8 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Sends the statement in flight: prepared when this session may prepare
   /// (its prepare step first when it is new), else with PQsendQueryParams.
   int send_with_params();
+  /// Sends the in-flight statement's prepare step, under a new name.
+  int send_prepare();
   /// The in-flight statement's prepare step, or its prepared run, ended
   /// (partial_ holds how); true when it was sent on (its run after the
   /// prepare step, or plainly after a run the server could not find).
