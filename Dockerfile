@@ -40,8 +40,8 @@ WORKDIR /src
 COPY . ./
 # Only the daemon and its keeper (what a standby parks for its next term): the
 # tests and benchmarks are not part of the image. The flags are those of
-# scripts/build.sh (-O2, line tables, which strip removes), so the image runs
-# the code the tests ran and the .deb ships.
+# scripts/build.sh (-O2, line tables, which strip removes; unity batches in
+# source order), so the image runs the code the tests ran and the .deb ships.
 # The compile goes through ccache with its cache in /ccache. In a plain build
 # that cache starts empty and goes away with this stage; a build that mounts a
 # compiler cache there (the deploy test mounts the one its own build filled,
@@ -49,7 +49,7 @@ COPY . ./
 ENV CCACHE_DIR=/ccache CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=locale
 RUN cmake -S . -B build -G "Unix Makefiles" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-      -DBATON_BUILD_TESTS=OFF \
+      -DBATON_BUILD_TESTS=OFF -DBATON_UNITY=forward \
  && cmake --build build -j"$(nproc)" --target baton baton-keeper \
  && strip build/baton build/baton-keeper \
  && ./build/baton version

@@ -34,6 +34,8 @@ build_packages=(
 
 packages=(
   "${build_packages[@]}"
+  # scripts/build.sh and the sanitizer tree build with Ninja (the demo with Make).
+  ninja-build
   # the test suites (GoogleTest, GoogleMock)
   libgtest-dev libgmock-dev
   # scripts/compiler-cache.sh: later builds on this machine reuse earlier objects.

@@ -13,13 +13,13 @@
 # coverage instrumentation (BATON_FUZZ), which the tests do not mind.
 # Precompiled headers (BATON_PCH): clang reads them cheaply; without a
 # timestamp in them, so that the compiler cache can hash them
-# (scripts/compiler-cache.sh). Unity batches of 16 files per target: asio's
-# and gtest's templates are instantiated and optimised once per batch rather
-# than once per file: on a cold cache this tree compiled in 433 s instead of
-# 555 s on 2 cores, 649 CPU-seconds instead of 1,064 (it mostly compiles in
-# the background, where the CPU-seconds are what counts). A file's own
-# helpers must therefore have names no other file of its target uses (each
-# file still compiles alone in the normal build, BATON_QUICK=1 included).
+# (scripts/compiler-cache.sh). Unity batches of 16 files per target
+# (cmake/unity.cmake), in the reverse of the normal tree's order, so that a
+# file that compiles only thanks to a neighbour in its batch fails one of the
+# two: asio's and gtest's templates are instantiated and optimised once per
+# batch rather than once per file: on a cold cache this tree compiled in 433 s
+# instead of 555 s on 2 cores, 649 CPU-seconds instead of 1,064 (it mostly
+# compiles in the background, where the CPU-seconds are what counts).
 build_dir="$root/build-asan"
 jobs=${BATON_BUILD_JOBS:-2}
 
@@ -33,8 +33,10 @@ command -v "$sanitized_tree_cxx" >/dev/null 2>&1 || {
 }
 
 source "$root/scripts/compiler-cache.sh"
-cmake -S "$root" -B "$build_dir" -G "Unix Makefiles" "${compiler_cache_args[@]}" \
+source "$root/scripts/cmake-generator.sh"
+use_ninja "$build_dir"
+cmake -S "$root" -B "$build_dir" "${generator_args[@]}" "${compiler_cache_args[@]}" \
   -DCMAKE_CXX_COMPILER="$sanitized_tree_cxx" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -D_GLIBCXX_ASSERTIONS -Xclang -fno-pch-timestamp" \
   -DBATON_SANITIZE=address,undefined -DBATON_FUZZ=ON -DBATON_TEST_CXX_FLAGS=-O0 \
-  -DBATON_FAULT_TESTS=OFF -DBATON_PCH=ON -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 "$@"
+  -DBATON_FAULT_TESTS=OFF -DBATON_PCH=ON -DBATON_UNITY=reverse "$@"

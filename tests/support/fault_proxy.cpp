@@ -67,6 +67,15 @@ sockaddr_in loopback(unsigned short port) {
   return address;
 }
 
+}  // namespace
+
+// A named namespace, not an anonymous one: fault_proxy::impl, a class with
+// external linkage, holds these (in a unity batch GCC warns of a member whose
+// type has internal linkage).
+namespace fault_proxy_parts {
+
+using clock_type = std::chrono::steady_clock;
+
 struct chunk {
   clock_type::time_point release;
   std::string bytes;
@@ -100,9 +109,13 @@ struct connection {
   bool closed = false;
 };
 
-}  // namespace
+}  // namespace fault_proxy_parts
 
 struct fault_proxy::impl {
+  using chunk = fault_proxy_parts::chunk;
+  using direction = fault_proxy_parts::direction;
+  using connection = fault_proxy_parts::connection;
+
   int listen_fd = -1;
   int wake_read = -1;
   int wake_write = -1;
