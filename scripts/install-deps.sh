@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install the Debian 12 (bookworm) packages needed to build and test baton.
 #
-# Usage: scripts/install-deps.sh [--demo]
+# Usage: scripts/install-deps.sh [--demo | --compile]
 #   (default)  everything the test tiers need (scripts/test.sh, CI)
 #   --demo     only what building baton and running scripts/demo.sh need:
 #              the compiler, CMake, the libraries' headers and redis-server
+#   --compile  only what compiling both of the test command's trees needs
+#              (the normal one and the sanitizer one): scripts/test.sh
+#              installs these first, then the rest while they compile
 #
 # Nothing is done when every package is already installed; otherwise the
 # package lists are refreshed and only the missing packages are installed.
@@ -14,11 +17,13 @@
 set -euo pipefail
 
 demo=0
+compile=0
 case "${1:-}" in
   --demo) demo=1 ;;
+  --compile) compile=1 ;;
   "") ;;
   *)
-    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--demo])" >&2
+    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--demo | --compile])" >&2
     exit 2
     ;;
 esac
@@ -32,23 +37,29 @@ build_packages=(
   redis-server procps
 )
 
-packages=(
+# Compiling the test command's two trees.
+compile_packages=(
   "${build_packages[@]}"
   # scripts/build.sh and the sanitizer tree build with Ninja (the demo with Make).
   ninja-build
-  # the test suites (GoogleTest, GoogleMock)
-  libgtest-dev libgmock-dev
+  # the test suites (GoogleTest, GoogleMock); Python for the docs test's CMake
+  python3 libgtest-dev libgmock-dev
   # scripts/compiler-cache.sh: later builds on this machine reuse earlier objects.
   ccache
+  # the sanitizer tree and scripts/fuzz.sh: clang with libFuzzer and the
+  # sanitizer runtimes (a Recommends of clang-14, so not installed by
+  # --no-install-recommends).
+  clang-14 libclang-rt-14-dev
+)
+
+packages=(
+  "${compile_packages[@]}"
   # the postgres store's tests (a PostgreSQL 15 server, initdb; PgBouncer for
   # the check that catches transaction pooling).
   postgresql pgbouncer
   # the zookeeper and etcd stores' tests (real servers: ZooKeeper 3.8, etcd
   # 3.4 and etcdctl) and their benchmark peers (python3-kazoo's Election).
   zookeeper etcd-server etcd-client python3-kazoo
-  # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes (a
-  # Recommends of clang-14, so not installed by --no-install-recommends).
-  clang-14 libclang-rt-14-dev
   # bench/run.py: the redis-py peer (python3-redis) and the redlock peer (nodejs).
   python3 python3-redis nodejs
   # tests/faults: iptables rules inside a private network namespace, and
@@ -65,6 +76,7 @@ packages=(
 )
 
 if ((demo)); then packages=("${build_packages[@]}"); fi
+if ((compile)); then packages=("${compile_packages[@]}"); fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -77,7 +89,7 @@ done
 # The benchmark's redlock peer needs npm. Debian ships it apart from nodejs; a
 # nodejs from elsewhere usually brings its own npm, which Debian's npm package
 # would conflict with, so npm is asked for only when there is none.
-if ((demo == 0)) && ! command -v npm >/dev/null 2>&1; then
+if ((demo == 0 && compile == 0)) && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
@@ -108,8 +120,12 @@ run_apt() {
     exit 1
   fi
 }
-echo "install-deps: refreshing the package lists (apt-get update)"
-run_apt "${as_root[@]}" apt-get update -qq
+# BATON_APT_UPDATED=1: the lists were refreshed moments ago (scripts/test.sh's
+# second call).
+if [[ "${BATON_APT_UPDATED:-0}" != 1 ]]; then
+  echo "install-deps: refreshing the package lists (apt-get update)"
+  run_apt "${as_root[@]}" apt-get update -qq
+fi
 echo "install-deps: installing ${#missing[@]} packages and what they need: ${missing[*]}"
 run_apt "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq --no-install-recommends "${missing[@]}"

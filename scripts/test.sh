@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (CI runs it through .ci/run): install missing
-# packages, build, and run every test tier with ctest, each once:
+# packages (what the compiles need first, the rest while they run), build,
+# and run every test tier with ctest, each once:
 #
 #   - the normal build (build/, -O2 as shipped) runs the tiers that need the
 #     shipped binaries and realistic timing: faults, bench (smoke), deploy
@@ -53,6 +54,8 @@ finish() {
   if [[ -n "$background" ]] && kill -0 "$background" 2>/dev/null; then
     kill -- "-$background" 2>/dev/null || true
   fi
+  # apt is left to finish: killed, it could leave dpkg half done.
+  if [[ -n "${packages_rest:-}" ]]; then wait "$packages_rest" 2>/dev/null || true; fi
   echo "test: wall time per phase"
   local line
   for line in "${phases[@]}"; do echo "  $line"; done
@@ -60,14 +63,29 @@ finish() {
 }
 trap finish EXIT
 
-phase packages "$root/scripts/install-deps.sh"
-
 if [[ "${BATON_QUICK:-0}" == 1 ]]; then
+  phase packages "$root/scripts/install-deps.sh"
   phase build "$root/scripts/build.sh"
   phase tests ctest --test-dir "$root/build" --output-on-failure -j "${BATON_TEST_JOBS:-6}"
   echo "test: BATON_QUICK=1: every tier in the normal build; no sanitizer build, no fuzzers"
   exit 0
 fi
+
+# What the compiles need first; the rest (the servers, the deploy tier's
+# tools) installs while they run: on a fresh machine that is mostly download
+# and unpacking, which the compiles do not wait for.
+mkdir -p "$root/build"
+packages_marker="$root/build/.packages-started"
+touch "$packages_marker"
+phase packages "$root/scripts/install-deps.sh" --compile
+# The lists need no second refresh when the first call just made one.
+lists_fresh=0
+if [[ -n $(find /var/lib/apt/lists -maxdepth 0 -newer "$packages_marker" 2>/dev/null) ]]; then
+  lists_fresh=1
+fi
+packages_log="$root/build/install-deps.log"
+BATON_APT_UPDATED=$lists_fresh "$root/scripts/install-deps.sh" >"$packages_log" 2>&1 &
+packages_rest=$!
 
 # What the first tier's tests run: the daemon, its keeper, the man page and
 # completion (the .deb), the workers, the fault suites, the floor probe.
@@ -80,7 +98,6 @@ first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe fault_
 # not its own session (setsid): Linux shares the CPUs between sessions
 # (autogroup scheduling), which made nice ineffective and halved the normal
 # build's speed while the first tier waited for it.
-mkdir -p "$root/build"
 background_log="$root/build/background-builds.log"
 set -m
 bash -c 'BATON_BUILD_ONLY=1 nice -n 19 "$1/scripts/sanitize.sh" &&
@@ -91,6 +108,16 @@ set +m
 background_started=$SECONDS
 
 phase build env BATON_BUILD_TARGETS="$first_tier_targets" "$root/scripts/build.sh"
+
+# This phase is only what the run waited for the rest of the packages.
+wait_for_packages() {
+  local status=0
+  wait "$packages_rest" || status=$?
+  packages_rest=
+  cat "$packages_log"
+  return $status
+}
+phase packages-wait wait_for_packages
 
 phase tests ctest --test-dir "$root/build" --output-on-failure -j "${BATON_TEST_JOBS:-8}" \
   -L 'faults|bench|deploy|docs'

@@ -13,14 +13,13 @@
 #include <charconv>
 
 #include "daemon_fixture.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton::testing {
 namespace {
 
 std::filesystem::path example_client() {
-  // The repository root is three levels above this file's directory.
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
-         "examples" / "follow_lease.py";
+  return std::filesystem::path(source_root_path()) / "examples" / "follow_lease.py";
 }
 
 class safety_ack_test : public daemon_fixture {
@@ -55,7 +54,9 @@ class safety_ack_test : public daemon_fixture {
     auto text = logs();
     for (const auto& c : clients) text += "---- " + c->log_path().string() + "\n" + c->log_text();
     text += "---- events\n";
-    for (const auto& e : event_log::read(events).events()) {
+    // A named log: the range of a temporary's member would dangle.
+    const auto log = event_log::read(events);
+    for (const auto& e : log.events()) {
       text += std::to_string(e.ns) + " " + e.name + " " + e.word + " " + e.details + "\n";
     }
     return text;

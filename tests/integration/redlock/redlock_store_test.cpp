@@ -445,6 +445,20 @@ class redlock_switchover_test : public redlock_store_test {
     return server.command({"GET", lease_key(util::election)});
   }
 
+  // Runs the loop until every master's registry has `node`'s line: an acquire
+  // answers once a majority did, and the third master's write may still be
+  // on its way.
+  bool registered_everywhere(const std::string& node) {
+    const auto registry = candidates_key(util::election);
+    return util::run_until(io_, [&] {
+      for (const auto& server : servers_) {
+        const auto text = server.command({"GET", registry});
+        if (text.empty() || text.at(0).find(node + " ") == std::string::npos) return false;
+      }
+      return true;
+    });
+  }
+
   // The server's clock in ms, as the registry's lines count it.
   static long long registry_ms(const redis_server& server) {
     return std::stoll(server.command({"TIME"}).at(0)) * 1000;
@@ -511,6 +525,7 @@ TEST_F(redlock_switchover_test, a_won_renewal_never_takes_a_reserved_master) {
 TEST_F(redlock_switchover_test, candidates_are_the_union_of_the_masters_registries) {
   auto a = make("node-a", 5s, 1s);
   ASSERT_TRUE(acquire(*a).value.acquired());
+  ASSERT_TRUE(registered_everywhere("node-a"));
   // A candidate only master 3 saw (it reaches no other), priority 4.
   const auto now_ms = std::stoll(servers_[2].command({"TIME"}).at(0)) * 1000;
   servers_[2].command({"SET", candidates_key(util::election),
@@ -538,6 +553,7 @@ TEST_F(redlock_switchover_test, candidates_are_the_union_of_the_masters_registri
 TEST_F(redlock_switchover_test, a_refusal_counts_the_candidates_above_it_the_most_any_master_saw) {
   auto a = make("node-a", 5s, 1s, 9);
   ASSERT_TRUE(acquire(*a).value.acquired());
+  ASSERT_TRUE(registered_everywhere("node-a"));
   const auto registry = candidates_key(util::election);
   // node-x (priority 7) on masters 2 and 3, so that any two answers show it;
   // master 1's registry is gone.
@@ -564,6 +580,7 @@ TEST_F(redlock_switchover_test, a_refusal_counts_the_candidates_above_it_the_mos
 TEST_F(redlock_switchover_test, a_restarted_candidate_is_live_since_its_restart) {
   auto a = make("node-a", 5s, 1s);
   ASSERT_TRUE(acquire(*a).value.acquired());
+  ASSERT_TRUE(registered_everywhere("node-a"));
   const auto registry = candidates_key(util::election);
   // The predecessor: registered on every master a minute ago, still live.
   const auto predecessor = [&](const redis_server& server) {

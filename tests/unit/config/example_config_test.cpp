@@ -6,16 +6,15 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton {
 namespace {
 
 using namespace std::chrono_literals;
 
-// The repository root is three levels above this file (tests/unit/config).
 std::string example_path() {
-  const std::filesystem::path here(__FILE__);
-  return (here.parent_path().parent_path().parent_path().parent_path() / "config" / "baton.yaml")
+  return (std::filesystem::path(baton::testing::source_root_path()) / "config" / "baton.yaml")
       .string();
 }
 

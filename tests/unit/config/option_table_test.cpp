@@ -18,6 +18,7 @@
 #include "config/option_table.hpp"
 #include "config/option_value.hpp"
 #include "config_test_util.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton {
 namespace {
@@ -318,9 +319,8 @@ TEST(option_table, reloadable_options_are_the_documented_ones) {
 // config/baton.yaml is the reference users read: every option is in it with
 // its variable and flag.
 TEST(option_table, example_config_documents_every_option) {
-  const std::filesystem::path here(__FILE__);
-  const auto path = here.parent_path().parent_path().parent_path().parent_path() / "config" /
-                    "baton.yaml";
+  const auto path =
+      std::filesystem::path(baton::testing::source_root_path()) / "config" / "baton.yaml";
   std::ifstream file(path);
   ASSERT_TRUE(file) << path;
   std::stringstream buffer;
