@@ -61,7 +61,7 @@ packages=(
   # 3.4 and etcdctl) and their benchmark peers (python3-kazoo's Election).
   zookeeper etcd-server etcd-client python3-kazoo
   # bench/run.py: the redis-py peer (python3-redis) and the redlock peer (nodejs).
-  python3 python3-redis nodejs
+  python3-redis nodejs
   # tests/faults: iptables rules inside a private network namespace, and
   # libfaketime to run a candidate on a slow clock (redlock_faults) and to
   # make an expired certificate (tests/support/test_pki.cpp).

@@ -31,8 +31,6 @@
 namespace baton::testing {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
 // Beyond this many bytes waiting in one direction, the proxy stops reading
 // that side, so a delayed link applies back-pressure instead of growing.
 constexpr std::size_t max_queued_bytes = 4 * 1024 * 1024;
@@ -112,6 +110,7 @@ struct connection {
 }  // namespace fault_proxy_parts
 
 struct fault_proxy::impl {
+  using clock_type = fault_proxy_parts::clock_type;
   using chunk = fault_proxy_parts::chunk;
   using direction = fault_proxy_parts::direction;
   using connection = fault_proxy_parts::connection;
