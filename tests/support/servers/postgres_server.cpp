@@ -3,6 +3,7 @@
 // As root, initdb and postgres run as the `postgres` user (they refuse root).
 #include "support/servers/postgres_server.hpp"
 
+#include "support/built_paths.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/run_as_postgres.hpp"
 
@@ -16,7 +17,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -94,21 +94,46 @@ void run_to_completion(const std::vector<std::string>& argv, const fs::path& log
   }
 }
 
-// initdb takes about a second and a half; a copy of its result a tenth of
-// that. The first server of a test process runs initdb into a template
-// (removed at exit); every server copies it.
+// The directory a build tree's tests share a template in: next to the
+// binaries they test, so it goes with the tree. Named after the server's major
+// version (the data directory's format) and the initdb flags' revision.
+fs::path shared_template_dir(const std::string& bindir) {
+  const std::string major = fs::path(bindir).parent_path().filename().string();
+  return fs::path(baton_binary_path()).parent_path() / "test-cache" /
+         ("postgres-" + major + "-trust-utf8");
+}
+
+// initdb takes about a second and a half of CPU; a copy of its result a tenth
+// of that. ctest runs every test case in a process of its own, so a template
+// per process ran initdb a hundred times a run: the first process of a build
+// tree makes it, publishes it with a rename (atomic: a process that lost the
+// race throws its own copy away), and every server copies it.
 const fs::path& template_cluster(const std::string& bindir) {
   static const fs::path dir = [&bindir] {
+    const fs::path shared = shared_template_dir(bindir);
+    if (fs::is_directory(shared / "data")) return shared / "data";
     const fs::path root = make_postgres_owned_temp_dir("baton-pg-template-");
-    run_to_completion({bindir + "/initdb", "-D", (root / "data").string(), "-U", "postgres",
-                       "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"},
-                      root / "initdb.log");
-    static const std::string remove_at_exit = root.string();
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(remove_at_exit, ignored);
-    });
-    return root / "data";
+    const fs::path staging = shared.string() + ".staging-" + std::to_string(::getpid());
+    std::error_code ignored;
+    try {
+      run_to_completion({bindir + "/initdb", "-D", (root / "data").string(), "-U", "postgres",
+                         "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"},
+                        root / "initdb.log");
+      fs::create_directories(staging);
+      fs::copy(root / "data", staging / "data", fs::copy_options::recursive);
+    } catch (...) {
+      fs::remove_all(root, ignored);
+      fs::remove_all(staging, ignored);
+      throw;
+    }
+    fs::remove_all(root, ignored);
+    std::error_code lost_the_race;
+    fs::rename(staging, shared, lost_the_race);
+    if (lost_the_race) fs::remove_all(staging, ignored);
+    if (!fs::is_directory(shared / "data")) {
+      throw std::runtime_error("postgres: no template data directory in " + shared.string());
+    }
+    return shared / "data";
   }();
   return dir;
 }

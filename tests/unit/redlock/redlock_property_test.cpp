@@ -152,7 +152,8 @@ struct lead_interval {
 
 class simulation {
  public:
-  simulation(const config& cfg, unsigned seed) : cfg_(cfg), rng_(seed) {
+  simulation(const config& cfg, unsigned seed, bool tracing = false)
+      : cfg_(cfg), rng_(seed), tracing_(tracing) {
     masters_.resize(cfg.masters);
     if (!cfg.timing_holds) {
       for (auto& m : masters_) m.rate = 1.10;
@@ -169,7 +170,7 @@ class simulation {
       switch (pick(0, 2)) {
         case 0:
           schedule(at, [this, m] {
-            trace("restart m" + std::to_string(m));
+            trace([&] { return "restart m" + std::to_string(m); });
             masters_[m].restart();
           });
           break;
@@ -240,7 +241,12 @@ class simulation {
     actions_.push_back(std::move(f));
     events_.push({at, seq_++});
   }
-  void trace(const std::string& s) { trace_.emplace_back(now_, s); }
+  // The line is made only when tracing: a run that finds nothing never reads
+  // it, and the strings were most of the allocations ASan pays for.
+  template <class Line>
+  void trace(Line&& line) {
+    if (tracing_) trace_.emplace_back(now_, line());
+  }
 
   // Runs `f` for candidate `c` at `at`, or when its pause ends.
   void at_candidate(int c, us at, std::function<void()> f) {
@@ -324,8 +330,10 @@ class simulation {
           [this, c, m, answer] {
             *answer = masters_[m].grant(c, now_);
             if (answer->what == master_answer::kind::granted) {
-              trace("m" + std::to_string(m) + " grants c" + std::to_string(c) + ", counter " +
-                    std::to_string(answer->counter));
+              trace([&] {
+                return "m" + std::to_string(m) + " grants c" + std::to_string(c) + ", counter " +
+                       std::to_string(answer->counter);
+              });
             }
           },
           [this, c, m, sent, round, decided, answer](bool ok) {
@@ -369,7 +377,7 @@ class simulation {
                                    milliseconds(ttl_us / 1000),
                                    milliseconds(drift_us / 1000)) > mono_clock::duration::zero();
             if (v == verdict::reached && in_time) return won(c, sent, token);
-            trace("c" + std::to_string(c) + " gives up after the write-back");
+            trace([&] { return "c" + std::to_string(c) + " gives up after the write-back"; });
             give_up(c);
           });
     }
@@ -382,14 +390,14 @@ class simulation {
     cand.valid_until = sent + ttl_us - drift_us;
     cand.token = token;
     grants_.push_back({c, token, sent, now_});
-    trace("c" + std::to_string(c) + " leads, token " + std::to_string(token));
+    trace([&] { return "c" + std::to_string(c) + " leads, token " + std::to_string(token); });
     const auto generation = cand.generation;
     at_candidate(c, now_ + ttl_us / 3, [this, c, generation] { renew(c, generation); });
     // Some terms end by a voluntary release.
     if (chance(0.3)) {
       at_candidate(c, now_ + pick(10'000, 400'000), [this, c, generation] {
         if (cands_[c].generation != generation || !cands_[c].leading) return;
-        trace("c" + std::to_string(c) + " releases");
+        trace([&] { return "c" + std::to_string(c) + " releases"; });
         close_lead(cands_[c], c);
         release_all(c);
         retry_later(c);
@@ -435,8 +443,10 @@ class simulation {
           c, m,
           [this, c, m, renewed] {
             *renewed = masters_[m].renew(c, now_);
-            trace("m" + std::to_string(m) + (*renewed ? " renews c" : " refuses renewal of c") +
-                  std::to_string(c));
+            trace([&] {
+              return "m" + std::to_string(m) + (*renewed ? " renews c" : " refuses renewal of c") +
+                     std::to_string(c);
+            });
           },
           [this, c, m, sent, generation, tally, decided, renewed, not_ours, token](bool ok) {
             if (ok && !*renewed) not_ours->push_back(m);
@@ -450,8 +460,10 @@ class simulation {
             const bool in_time = now_ < sent + ttl_us - drift_us;
             if (v == verdict::reached && in_time && now_ < cand2.valid_until) {
               cand2.valid_until = sent + ttl_us - drift_us;
-              trace("c" + std::to_string(c) + " renewed, valid until " +
-                    std::to_string(cand2.valid_until));
+              trace([&] {
+                return "c" + std::to_string(c) + " renewed, valid until " +
+                       std::to_string(cand2.valid_until);
+              });
               for (const auto t : *not_ours) {
                 send(
                     c, t, [this, c, t, token] { masters_[t].take(c, token, now_); }, [](bool) {});
@@ -476,6 +488,7 @@ class simulation {
   std::vector<std::vector<us>> link_free_at_;
   std::vector<grant_record> grants_;
   std::vector<lead_interval> leads_;
+  bool tracing_;
   std::vector<std::pair<us, std::string>> trace_;
 };
 
@@ -499,6 +512,13 @@ findings check_runs(const config& cfg, unsigned seeds) {
   for (unsigned seed = 1; seed <= seeds; ++seed) {
     simulation sim(cfg, seed);
     sim.run();
+    // A finding's trace comes from the same seed run again with tracing on:
+    // the simulation is deterministic, and most runs find nothing.
+    const auto trace_of_this_run = [&cfg, seed](us from, us to) {
+      simulation replay(cfg, seed, true);
+      replay.run();
+      return replay.trace_text(from, to);
+    };
     const auto& g = sim.grants();
     f.grants += g.size();
     for (std::size_t i = 0; i < g.size() && f.token_problem.empty(); ++i) {
@@ -511,7 +531,7 @@ findings check_runs(const config& cfg, unsigned seeds) {
                                              : "a later grant got a smaller token: ") +
                             std::to_string(g[i].token) + " then " + std::to_string(g[j].token) +
                             "; " + describe(cfg, seed) + "\n" +
-                            sim.trace_text(g[i].acquire_sent, g[j].written);
+                            trace_of_this_run(g[i].acquire_sent, g[j].written);
           break;
         }
       }
@@ -528,7 +548,7 @@ findings check_runs(const config& cfg, unsigned seeds) {
                          ", " + std::to_string(l[i].until) + ") and c" +
                          std::to_string(l[j].candidate) + " [" + std::to_string(l[j].from) + ", " +
                          std::to_string(l[j].until) + ") both led; " + describe(cfg, seed) + "\n" +
-                         sim.trace_text(at - 150'000, at + 5'000);
+                         trace_of_this_run(at - 150'000, at + 5'000);
       }
     }
   }
