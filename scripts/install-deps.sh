@@ -126,7 +126,24 @@ if [[ "${BATON_APT_UPDATED:-0}" != 1 ]]; then
   echo "install-deps: refreshing the package lists (apt-get update)"
   run_apt "${as_root[@]}" apt-get update -qq
 fi
-echo "install-deps: installing ${#missing[@]} packages and what they need: ${missing[*]}"
+# The image's build stage (Dockerfile) installs the mirror's current packages,
+# and its compile is cache hits only if this machine compiled against the same
+# headers. A machine image ships some header packages older than the mirror's
+# (seen: linux-libc-dev, libssl-dev, libpq-dev), and nearly every file includes
+# one of them, so the image compiled baton all over again. Before the first
+# compile, those already installed are brought up to the mirror's version.
+if ((compile)); then
+  for package in libc6-dev linux-libc-dev libstdc++-12-dev libssl-dev libpq-dev libsystemd-dev; do
+    versions=$(LC_ALL=C apt-cache policy "$package" 2>/dev/null |
+      awk '$1 == "Installed:" { i = $2 } $1 == "Candidate:" { c = $2 } END { print i, c }')
+    read -r installed candidate <<<"$versions"
+    if [[ -n "$installed" && "$installed" != "(none)" && -n "$candidate" &&
+      "$candidate" != "(none)" && "$installed" != "$candidate" ]]; then
+      missing+=("$package")
+    fi
+  done
+fi
+echo "install-deps: installing (or bringing up to date) ${#missing[@]} packages and what they need: ${missing[*]}"
 run_apt "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "install-deps: done"

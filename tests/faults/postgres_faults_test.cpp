@@ -60,9 +60,17 @@ void expect_no_term_lost(fault_cluster& c, int nodes) {
 // server first, and nobody is held back.
 TEST(postgres_faults, restarted_in_immediate_mode_the_leader_keeps_its_term) {
   constexpr auto restart_ttl = 3000ms;
+  // Renewals go out every ttl/3. At worst the restart lands just before one is
+  // due, so the leader's renew deadline is one interval after the restart: the
+  // server must answer again within it. On a loaded machine the restart and the
+  // first session after it can take longer (seen: over a second with both CPUs
+  // busy); the leader then rightly stops, and the round does not count.
+  constexpr double bridgeable_ms = 1000.0;
+  constexpr int max_voided = 3;
+  int voided = 0;
   postgres_server pg;
   for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), restart_ttl, false);
+    fault_cluster c(round_name(round + 10 * voided), restart_ttl, false);
     c.start_node(1, on_postgres(pg));
     c.start_node(2, on_postgres(pg));
     auto leader = single_leader(c, pg);
@@ -72,19 +80,35 @@ TEST(postgres_faults, restarted_in_immediate_mode_the_leader_keeps_its_term) {
     const std::int64_t inject = mono_now_ns();
     pg.restart_immediate(400ms);
     const double down_ms = ms_between(inject, mono_now_ns());
+    pg.query("select 1");
+    const double answered_ms = ms_between(inject, mono_now_ns());
     c.start_node(3, on_postgres(pg));
     // Two ttls: long past the renew deadline of any renewal the restart
     // broke, and past the expiry of the lease the leader held before it.
-    EXPECT_FALSE(app.wait(2 * restart_ttl)) << "the restart cost the leader its term\n" << c.logs();
+    const bool term_lost = app.wait(2 * restart_ttl).has_value();
+    if (term_lost && answered_ms > bridgeable_ms && voided < max_voided) {
+      std::printf(
+          "restart round %d: PostgreSQL answered again only %.0f ms after the restart, "
+          "past the %.0f ms a renewal can bridge; the leader stopped its app, as it "
+          "must; the round is run again\n",
+          round, answered_ms, bridgeable_ms);
+      ++voided;
+      --round;
+      continue;
+    }
+    EXPECT_FALSE(term_lost) << "the restart cost the leader its term (PostgreSQL answered again "
+                            << answered_ms << " ms after it)\n"
+                            << c.logs();
     auto still = single_leader(c, pg);
     ASSERT_TRUE(still);
     EXPECT_EQ(still->pid, leader->pid) << c.logs();
     EXPECT_EQ(still->token, leader->token) << c.logs();
     EXPECT_FALSE(first_started_after(c.log(), inject)) << "a new term started\n" << c.logs();
     expect_no_term_lost(c, 3);
-    std::printf("restart round %d: PostgreSQL down and back in %.0f ms; the leader's app kept "
-                "working with token %s\n",
-                round, down_ms, leader->token.c_str());
+    std::printf(
+        "restart round %d: PostgreSQL down and back in %.0f ms, answering after %.0f ms; "
+        "the leader's app kept working with token %s\n",
+        round, down_ms, answered_ms, leader->token.c_str());
 
     const auto overlaps = check_no_overlap(c);
     auto record = round_record(c, "postgres: restart (immediate mode), ttl 3 s", inject,
