@@ -7,7 +7,7 @@
 
 #include "scenario.hpp"
 
-namespace baton::testing {
+namespace baton::testing::app_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -176,4 +176,4 @@ TEST(app_faults, child_exiting_at_once_in_a_loop_is_restarted_with_back_off) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::app_faults_test

@@ -28,7 +28,7 @@
 #include "support/servers/redis_cluster.hpp"
 #include "support/test_pki.hpp"
 
-namespace baton::testing {
+namespace baton::testing::cluster_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -546,4 +546,4 @@ TEST(cluster_faults, tls_cluster_one_leader_and_takeover_after_a_crash) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::cluster_faults_test

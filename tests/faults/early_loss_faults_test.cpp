@@ -10,7 +10,7 @@
 #include "redis/lease_keys.hpp"
 #include "scenario.hpp"
 
-namespace baton::testing {
+namespace baton::testing::early_loss_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -83,4 +83,4 @@ TEST(early_loss_faults, the_lease_key_evicted_under_a_leader_a_new_candidate_wai
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::early_loss_faults_test

@@ -16,7 +16,7 @@
 #include "support/private_network.hpp"
 #include "support/servers/etcd_cluster.hpp"
 
-namespace baton::testing {
+namespace baton::testing::etcd_daemon_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -418,4 +418,4 @@ TEST(etcd_daemon_restore_faults, snapshot_restores_under_a_leader_never_repeat_a
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::etcd_daemon_faults_test

@@ -25,7 +25,7 @@
 #include "support/built_paths.hpp"
 #include "support/servers/postgres_server.hpp"
 
-namespace baton::testing {
+namespace baton::testing::fence_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -550,4 +550,4 @@ TEST(fence_faults, whole_host_pause_without_a_fence_lets_the_old_app_write_betwe
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::fence_faults_test

@@ -17,7 +17,7 @@
 #include "support/fault_proxy.hpp"
 #include "support/private_network.hpp"
 
-namespace baton::testing {
+namespace baton::testing::network_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -255,4 +255,4 @@ TEST(network_faults, half_open_link_between_the_leader_and_redis_proxy) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::network_faults_test

@@ -12,7 +12,7 @@
 #include "scenario.hpp"
 #include "support/servers/postgres_server.hpp"
 
-namespace baton::testing {
+namespace baton::testing::postgres_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -316,4 +316,4 @@ TEST(postgres_faults, primary_killed_and_its_replica_promoted_under_a_leader) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::postgres_faults_test

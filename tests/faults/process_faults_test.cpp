@@ -9,7 +9,7 @@
 
 #include "scenario.hpp"
 
-namespace baton::testing {
+namespace baton::testing::process_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -250,4 +250,4 @@ TEST(process_faults, vm_pause_plain_app_is_killed_by_the_keeper_right_after_the_
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::process_faults_test

@@ -7,7 +7,7 @@
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
 
-namespace baton::testing {
+namespace baton::testing::redis_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -211,4 +211,4 @@ TEST(redis_faults, redis_slower_than_the_command_timeout_stops_the_app_in_time) 
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::redis_faults_test

@@ -13,7 +13,7 @@
 
 #include "scenario.hpp"
 
-namespace baton::testing {
+namespace baton::testing::redlock_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -425,4 +425,4 @@ TEST(redlock_faults, a_leader_whose_clock_runs_slow_within_the_drift_stops_in_ti
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::redlock_faults_test

@@ -22,7 +22,7 @@
 #include "support/servers/redis_sentinel_group.hpp"
 #include "support/test_pki.hpp"
 
-namespace baton::testing {
+namespace baton::testing::sentinel_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -814,4 +814,4 @@ TEST(sentinel_faults, partition_keeps_the_old_master_alive_ack_all_no_overlap) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::sentinel_faults_test

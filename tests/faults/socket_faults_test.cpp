@@ -13,7 +13,7 @@
 
 #include "scenario.hpp"
 
-namespace baton::testing {
+namespace baton::testing::socket_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -362,4 +362,4 @@ TEST(socket_faults, clients_that_disconnect_mid_line) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::socket_faults_test

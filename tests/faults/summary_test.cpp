@@ -12,7 +12,7 @@
 
 #include "fault_summary.hpp"
 
-namespace baton::testing {
+namespace baton::testing::summary_test {
 namespace {
 
 std::string env_or_empty(const char* name) {
@@ -78,4 +78,4 @@ TEST(fault_summary_format, groups_and_sorts_by_kind_with_min_median_max) {
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::summary_test

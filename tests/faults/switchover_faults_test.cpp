@@ -19,7 +19,7 @@
 #include "support/servers/postgres_server.hpp"
 #include "support/servers/zookeeper_server.hpp"
 
-namespace baton::testing {
+namespace baton::testing::switchover_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
@@ -301,13 +301,13 @@ TEST_P(crash_order_faults, priorities_decide_crash_takeovers_among_three_standby
 
 INSTANTIATE_TEST_SUITE_P(kinds, switchover_faults,
                          ::testing::Values("redis", "postgres", "zookeeper", "etcd"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
+                         [](const ::testing::TestParamInfo<std::string>& kind) {
+                           return kind.param;
                          });
 INSTANTIATE_TEST_SUITE_P(kinds, crash_order_faults, ::testing::Values("redis", "zookeeper"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
+                         [](const ::testing::TestParamInfo<std::string>& kind) {
+                           return kind.param;
                          });
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::switchover_faults_test

@@ -23,7 +23,7 @@
 #include "support/servers/zookeeper_server.hpp"
 #include "zookeeper/zk_link.hpp"
 
-namespace baton::testing {
+namespace baton::testing::zookeeper_daemon_faults_test {
 namespace {
 
 // The session timeout is the ttl (zookeeper.session_timeout 0): the fixture's
@@ -289,9 +289,9 @@ TEST_F(zookeeper_daemon_ensemble_faults, the_ensembles_leader_killed_baton_keeps
   // another server took more than 2000 / 3 ms on a loaded 2-core machine
   // (about 0.4 s when quiet). The claim is that an election shorter than
   // that window ends no term, not that elections are fast.
-  constexpr auto ttl = 4000ms;
+  constexpr auto election_ttl = 4000ms;
   for (int round = 1; round <= zk_rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
+    fault_cluster c(round_name(round), election_ttl, false);
     c.start_node(1, on_zookeeper(servers()));
     c.start_node(2, on_zookeeper(servers()));
     auto leader = single_leader(c, member_logs());
@@ -305,7 +305,7 @@ TEST_F(zookeeper_daemon_ensemble_faults, the_ensembles_leader_killed_baton_keeps
     ASSERT_TRUE(wait_until([&] { return ensemble_leader() != nullptr; }, 20s)) << member_logs();
     const double elected_ms = ms_between(inject, mono_now_ns());
     // Two ttls: past the deadline of every renewal the election delayed.
-    EXPECT_FALSE(app.wait(2 * ttl)) << "baton's leader lost its term\n" << c.logs();
+    EXPECT_FALSE(app.wait(2 * election_ttl)) << "baton's leader lost its term\n" << c.logs();
     EXPECT_FALSE(first_started_after(c.log(), inject)) << "a new term started\n" << c.logs();
     std::printf(
         "ensemble leader round %d: a new ensemble leader after %.0f ms; baton's leader "
@@ -478,4 +478,4 @@ TEST(zookeeper_daemon_partition_faults, a_follower_cut_off_with_the_leaders_clie
 }
 
 }  // namespace
-}  // namespace baton::testing
+}  // namespace baton::testing::zookeeper_daemon_faults_test

@@ -32,7 +32,7 @@
 #include "zookeeper/zk_link.hpp"
 #include "zookeeper/zookeeper_store.hpp"
 
-namespace baton {
+namespace baton::zookeeper_faults_test {
 namespace {
 
 namespace asio = boost::asio;
@@ -817,4 +817,4 @@ TEST_F(zookeeper_ensemble_faults, quorum_lost_longer_than_the_ttl) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::zookeeper_faults_test
