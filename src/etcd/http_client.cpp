@@ -262,38 +262,36 @@ void http_client::exchange(const std::string& path, const std::string& body,
   d.request.body() = body;
   d.request.prepare_payload();
   d.connection.tcp().expires_after(d.options.command_timeout);
-  d.connection.with_stream([&](auto& stream) {
-    http::async_write(
-        stream, d.request,
-        [self = shared_from_this(), &stream, next = std::move(next)](const beast::error_code& ec,
-                                                                     std::size_t) mutable {
-          if (ec) return self->broken(ec, "send");
-          auto& s = *self->impl_;
-          s.response = {};
-          http::async_read(
-              stream, s.buffer, s.response,
-              [self, next = std::move(next)](const beast::error_code& ec2, std::size_t) {
-                if (ec2) return self->broken(ec2, "read the answer");
-                auto& s2 = *self->impl_;
-                s2.connection.tcp().expires_never();
-                if (!s2.response.keep_alive()) {
-                  s2.connection.close();
-                  s2.connected = false;
-                  self->state_ = link_state::disconnected;
-                }
-                const auto status = s2.response.result_int();
-                auto parsed = nlohmann::json::parse(s2.response.body(), nullptr, false);
-                if (parsed.is_discarded()) {
-                  return self->fail({etcd_errc::unexpected_reply,
-                                     "etcd " + self->current().redacted() +
-                                         ": an answer that is not JSON (HTTP " +
-                                         std::to_string(status) +
-                                         "): " + printable_start(s2.response.body())});
-                }
-                next(status, std::move(parsed));
-              });
-        });
-  });
+  auto& stream = d.connection.stream();
+  http::async_write(
+      stream, d.request,
+      [self = shared_from_this(), &stream, next = std::move(next)](const beast::error_code& ec,
+                                                                   std::size_t) mutable {
+        if (ec) return self->broken(ec, "send");
+        auto& s = *self->impl_;
+        s.response = {};
+        http::async_read(
+            stream, s.buffer, s.response,
+            [self, next = std::move(next)](const beast::error_code& ec2, std::size_t) {
+              if (ec2) return self->broken(ec2, "read the answer");
+              auto& s2 = *self->impl_;
+              s2.connection.tcp().expires_never();
+              if (!s2.response.keep_alive()) {
+                s2.connection.close();
+                s2.connected = false;
+                self->state_ = link_state::disconnected;
+              }
+              const auto status = s2.response.result_int();
+              auto parsed = nlohmann::json::parse(s2.response.body(), nullptr, false);
+              if (parsed.is_discarded()) {
+                return self->fail(
+                    {etcd_errc::unexpected_reply,
+                     "etcd " + self->current().redacted() + ": an answer that is not JSON (HTTP " +
+                         std::to_string(status) + "): " + printable_start(s2.response.body())});
+              }
+              next(status, std::move(parsed));
+            });
+      });
 }
 
 void http_client::broken(const beast::error_code& ec, const char* what) {

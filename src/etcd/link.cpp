@@ -22,6 +22,26 @@ using tcp = asio::ip::tcp;
 link::link(asio::io_context& io, std::shared_ptr<ssl::context> tls)
     : io_(io), tls_(std::move(tls)), resolver_(io), plain_(io) {}
 
+asio::any_io_executor link::channel_executor() {
+  return io_.get_executor();
+}
+
+void link::read_some(asio::mutable_buffer into, erased_completion done) {
+  if (tls_stream_) {
+    tls_stream_->async_read_some(into, std::move(done));
+  } else {
+    plain_.async_read_some(into, std::move(done));
+  }
+}
+
+void link::write_some(std::vector<asio::const_buffer> from, erased_completion done) {
+  if (tls_stream_) {
+    tls_stream_->async_write_some(from, std::move(done));
+  } else {
+    plain_.async_write_some(from, std::move(done));
+  }
+}
+
 beast::tcp_stream& link::tcp() {
   return tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : plain_;
 }

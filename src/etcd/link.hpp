@@ -1,7 +1,8 @@
 // One connection to one etcd endpoint, plain TCP or TLS, for http_client and
 // watch_stream: resolve, connect and (for https) the TLS handshake with the
 // member's certificate checked against its host name, under one timeout.
-// with_stream() hands the stream to read and write on, whichever it is.
+// stream() is the stream to read and write on, whichever it is, as one type
+// (any_stream.hpp).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -12,12 +13,13 @@
 #include <functional>
 #include <memory>
 
+#include "any_stream.hpp"
 #include "baton/lease_store.hpp"
 #include "endpoint.hpp"
 
 namespace baton::etcd_detail {
 
-class link {
+class link final : private byte_channel {
  public:
   /// `tls` is required for an https endpoint, ignored for http.
   link(boost::asio::io_context& io, std::shared_ptr<boost::asio::ssl::context> tls);
@@ -31,18 +33,15 @@ class link {
 
   /// The TCP layer (its expiry is the timeout of each step).
   boost::beast::tcp_stream& tcp();
-  /// Calls `f` with the stream to read and write: the TLS stream for https,
-  /// the TCP stream for http.
-  template <typename F>
-  void with_stream(F&& f) {
-    if (tls_stream_) {
-      f(*tls_stream_);
-    } else {
-      f(plain_);
-    }
-  }
+  /// The stream to read and write: over the TLS stream for https, the TCP
+  /// stream for http.
+  any_stream& stream() { return stream_; }
 
  private:
+  boost::asio::any_io_executor channel_executor() override;
+  void read_some(boost::asio::mutable_buffer into, erased_completion done) override;
+  void write_some(std::vector<boost::asio::const_buffer> from, erased_completion done) override;
+
   boost::asio::io_context& io_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
   boost::asio::ip::tcp::resolver resolver_;
@@ -51,6 +50,7 @@ class link {
   // Completions of a connection that was closed meanwhile find a larger
   // number here and do nothing.
   std::shared_ptr<std::uint64_t> generation_ = std::make_shared<std::uint64_t>(0);
+  any_stream stream_{*this};
 };
 
 }  // namespace baton::etcd_detail

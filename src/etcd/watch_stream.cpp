@@ -67,63 +67,60 @@ void watch_stream::start(std::string body, const std::string& token) {
         if (s.done) return;
         if (e) return self->closed(std::move(e));
         s.connection.tcp().expires_after(s.connect_timeout);
-        s.connection.with_stream([&](auto& stream) {
-          http::async_write(stream, s.request, [self](const beast::error_code& ec, std::size_t) {
-            auto& w = *self->impl_;
-            if (w.done) return;
-            if (ec) {
-              return self->closed(
-                  {etcd_errc::connection_lost,
-                   "etcd watch " + w.where.redacted() + ": send: " + tls_error_text(ec)});
-            }
-            w.connection.tcp().expires_never();
-            w.parser.emplace();
-            w.parser->body_limit(boost::none);
-            // The parser that calls it lives in the same impl: a pointer, not
-            // a share of the stream, which would keep the stream alive for
-            // ever (it holds this function).
-            w.on_chunk = [state = &w](std::uint64_t, beast::string_view chunk,
-                                      beast::error_code&) {
-              state->pending.append(chunk.data(), chunk.size());
-              return chunk.size();
-            };
-            w.parser->on_chunk_body(w.on_chunk);
-            self->read_more();
-          });
-        });
+        http::async_write(
+            s.connection.stream(), s.request, [self](const beast::error_code& ec, std::size_t) {
+              auto& w = *self->impl_;
+              if (w.done) return;
+              if (ec) {
+                return self->closed(
+                    {etcd_errc::connection_lost,
+                     "etcd watch " + w.where.redacted() + ": send: " + tls_error_text(ec)});
+              }
+              w.connection.tcp().expires_never();
+              w.parser.emplace();
+              w.parser->body_limit(boost::none);
+              // The parser that calls it lives in the same impl: a pointer, not
+              // a share of the stream, which would keep the stream alive for
+              // ever (it holds this function).
+              w.on_chunk = [state = &w](std::uint64_t, beast::string_view chunk,
+                                        beast::error_code&) {
+                state->pending.append(chunk.data(), chunk.size());
+                return chunk.size();
+              };
+              w.parser->on_chunk_body(w.on_chunk);
+              self->read_more();
+            });
       });
 }
 
 void watch_stream::read_more() {
   auto& d = *impl_;
-  d.connection.with_stream([&](auto& stream) {
-    http::async_read_some(
-        stream, d.buffer, *d.parser,
-        [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
-          auto& s = *self->impl_;
-          if (s.done) return;
-          if (ec) {
-            return self->closed(
-                {etcd_errc::connection_lost,
-                 "etcd watch " + s.where.redacted() + ": the stream broke: " + tls_error_text(ec)});
-          }
-          if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
-            // The error's body is read whole before it is judged.
-            if (!s.parser->is_done()) return self->read_more();
-            auto body = nlohmann::json::parse(s.parser->get().body(), nullptr, false);
-            return self->closed(gateway_error(s.parser->get().result_int(),
-                                              body.is_discarded() ? nlohmann::json{} : body,
-                                              s.where.redacted()));
-          }
-          self->lines();
-          if (s.done) return;
-          if (s.parser->is_done()) {
-            return self->closed({etcd_errc::connection_lost,
-                                 "etcd watch " + s.where.redacted() + ": the stream ended"});
-          }
-          self->read_more();
-        });
-  });
+  http::async_read_some(
+      d.connection.stream(), d.buffer, *d.parser,
+      [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+        auto& s = *self->impl_;
+        if (s.done) return;
+        if (ec) {
+          return self->closed(
+              {etcd_errc::connection_lost,
+               "etcd watch " + s.where.redacted() + ": the stream broke: " + tls_error_text(ec)});
+        }
+        if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
+          // The error's body is read whole before it is judged.
+          if (!s.parser->is_done()) return self->read_more();
+          auto body = nlohmann::json::parse(s.parser->get().body(), nullptr, false);
+          return self->closed(gateway_error(s.parser->get().result_int(),
+                                            body.is_discarded() ? nlohmann::json{} : body,
+                                            s.where.redacted()));
+        }
+        self->lines();
+        if (s.done) return;
+        if (s.parser->is_done()) {
+          return self->closed({etcd_errc::connection_lost,
+                               "etcd watch " + s.where.redacted() + ": the stream ended"});
+        }
+        self->read_more();
+      });
 }
 
 // Hands over every complete line; on_line may stop the stream (or destroy
