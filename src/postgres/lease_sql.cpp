@@ -254,7 +254,7 @@ std::string lease_sql::acquire(bool with_registry) const {
          " THEN c.holder ELSE '' END AS holder,\n"
          "         c.token,\n"
          "         CASE WHEN c.lost OR c.restarted THEN greatest(0, ceil(extract(epoch FROM "
-         "greatest(c.held_back_until, c.expires_at) - c.now) * 1000))::bigint\n"
+         "greatest(c.held_back_until, c.expires_at, c.now) - c.now) * 1000))::bigint\n"
          "              ELSE $4::bigint END AS remaining_ms,\n"
          "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why,\n"
          "         -1::bigint AS free_in_us,\n"
@@ -274,8 +274,13 @@ std::string lease_sql::acquire(bool with_registry) const {
          " THEN l.holder\n"
          "              WHEN l.held_back_until > s.now THEN '' ELSE " + reserved_by("l") + " END,\n"
          "         l.token,\n"
-         "         greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, l.expires_at) - "
-         "s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL,\n"
+         // A row never held has '-infinity' in both columns, and PostgreSQL
+         // refuses to subtract an infinite timestamp: `s.now` keeps every
+         // difference here finite. Such a row reaches this branch when
+         // another candidate's acquire took it while this one waited for its
+         // lock (this statement's snapshot still shows it never held).
+         "         greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, l.expires_at, "
+         "s.now) - s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL,\n"
          // Held: the time until the lease is free to the microsecond (the
          // row's own resolution), so a standby tries right at the expiry
          // instead of up to 2 ms after it (the millisecond above, rounded
@@ -283,8 +288,9 @@ std::string lease_sql::acquire(bool with_registry) const {
          // Counted from the clock as this row is answered, not from the
          // statement's start: the standby counts it from its receipt, and
          // the statement's own run (0.3-0.6 ms) would make it that late.
-         "         CASE WHEN l.held_back_until > s.now THEN -1 ELSE greatest(0, ceil(extract("
-         "epoch FROM l.expires_at - clock_timestamp()) * 1000000))::bigint END,\n"
+         "         CASE WHEN l.held_back_until > s.now THEN -1 WHEN l.expires_at <= s.now THEN 0\n"
+         "              ELSE greatest(0, ceil(extract(epoch FROM l.expires_at - clock_timestamp()) * "
+         "1000000))::bigint END,\n"
          "         CASE WHEN l.expires_at > s.now AND l.held_back_until <= s.now AND " +
          reserved("l") + " THEN " + reserved_target("l") + " ELSE '' END,\n"
          "         CASE WHEN l.expires_at > s.now AND NOT " + reserved("l") +

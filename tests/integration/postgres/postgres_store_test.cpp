@@ -550,6 +550,55 @@ TEST_F(fixture, a_restarted_candidate_registers_anew) {
 
 // What a daemon from before switchovers reads in the row: a lease held
 // until the window's end by a holder that no node id can be, so it waits.
+// Two candidates race for a row nobody has held yet (as `init-store` makes
+// it: both times '-infinity'). The loser's statement waits for the winner's
+// row lock, finds the row taken, and answers from its own snapshot, where
+// the row is still never held: that answer is "held, free now", never an
+// error (it once failed with "cannot subtract infinite timestamps").
+TEST_F(fixture, losing_the_race_for_a_never_held_row_is_an_answer_not_an_error) {
+  auto a = store("postgres", true, "n1");
+  ASSERT_FALSE(create_record(*a).first);
+  ASSERT_EQ(pg.query("SELECT isfinite(expires_at), isfinite(held_back_until) FROM baton_lease")[0],
+            (std::vector<std::string>{"f", "f"}));
+  postgres_store_options o;
+  o.conninfo = pg.conninfo("postgres");
+  o.create_schema = true;
+  o.identity = {"e", "n2", milliseconds(3000)};
+  o.connect_timeout = 5000ms;
+  o.command_timeout = 5000ms;
+  o.registry_recheck = 0ms;
+  postgres_store b(io, std::move(o));
+  ASSERT_FALSE(candidates(b).first) << "b's session is set up before the race";
+
+  // The winner, mid-statement: the row taken, its lock held.
+  auto winner = pg.open_transaction(
+      "UPDATE baton_lease SET holder = 'n3', holder_session = 'n3-session', token = token + 1, "
+      "expires_at = clock_timestamp() + interval '3 s' WHERE election = 'e'");
+  std::optional<std::pair<store_error, acquire_answer>> out;
+  b.async_acquire(
+      [&](store_error e, acquire_answer r) { out.emplace(std::move(e), std::move(r)); });
+  bool waiting = false;
+  for (int i = 0; i < 200 && !waiting && !out; ++i) {
+    io.run_one_for(10ms);
+    waiting =
+        pg.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")[0][0] !=
+        "0";
+  }
+  ASSERT_TRUE(waiting) << "b's acquire never waited for the row lock";
+  winner->commit();
+  auto r = wait(out);
+  ASSERT_TRUE(r) << "no answer within 10 s";
+  EXPECT_FALSE(r->first) << r->first.message();
+  EXPECT_FALSE(r->second.acquired());
+  EXPECT_GE(r->second.remaining.count(), 0);
+  EXPECT_GE(r->second.free_in.count(), 0);
+  // The next attempt sees the winner.
+  auto [e, next] = acquire(b);
+  EXPECT_FALSE(e) << e.message();
+  EXPECT_FALSE(next.acquired());
+  EXPECT_EQ(next.holder, "n3");
+}
+
 TEST_F(fixture, a_reservation_reads_as_a_lease_held_until_the_window_ends) {
   auto a = store("postgres", true, "n1");
   ASSERT_FALSE(create_record(*a).first);

@@ -382,17 +382,33 @@ postgres_server::held_lock::~held_lock() {
   PQfinish(c);
 }
 
-std::unique_ptr<postgres_server::held_lock> postgres_server::lock_table(const std::string& table) const {
-  conn_ptr c(PQconnectdb((conninfo() + " connect_timeout=5").c_str()));
-  if (PQstatus(c.get()) != CONNECTION_OK) {
-    throw std::runtime_error(std::string("lock_table connect: ") + PQerrorMessage(c.get()));
-  }
-  PGresult* r = PQexec(c.get(), ("BEGIN; LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE").c_str());
+void postgres_server::held_lock::commit() {
+  auto* c = static_cast<PGconn*>(connection_);
+  PGresult* r = PQexec(c, "COMMIT");
   const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   const std::string message = PQresultErrorMessage(r);
   PQclear(r);
-  if (!ok) throw std::runtime_error("LOCK TABLE " + table + ": " + message);
+  if (!ok) throw std::runtime_error("COMMIT: " + message);
+}
+
+std::unique_ptr<postgres_server::held_lock> postgres_server::open_transaction(
+    const std::string& statements) const {
+  conn_ptr c(PQconnectdb((conninfo() + " connect_timeout=5").c_str()));
+  if (PQstatus(c.get()) != CONNECTION_OK) {
+    throw std::runtime_error(std::string("open_transaction connect: ") + PQerrorMessage(c.get()));
+  }
+  PGresult* r = PQexec(c.get(), ("BEGIN; " + statements).c_str());
+  const auto status = PQresultStatus(r);
+  const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+  const std::string message = PQresultErrorMessage(r);
+  PQclear(r);
+  if (!ok) throw std::runtime_error(statements + ": " + message);
   return std::unique_ptr<held_lock>(new held_lock(c.release()));
+}
+
+std::unique_ptr<postgres_server::held_lock> postgres_server::lock_table(
+    const std::string& table) const {
+  return open_transaction("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
 }
 
 std::string postgres_server::log_tail() const {

@@ -63,6 +63,8 @@ class postgres_server {
   class held_lock {
    public:
     ~held_lock();
+    /// Commits the transaction (the destructor rolls back what is left).
+    void commit();
     held_lock(const held_lock&) = delete;
     held_lock& operator=(const held_lock&) = delete;
 
@@ -72,6 +74,9 @@ class postgres_server {
     void* connection_;
   };
   std::unique_ptr<held_lock> lock_table(const std::string& table) const;
+  /// Runs `statements` in a transaction left open (their row locks held)
+  /// until committed or destroyed.
+  std::unique_ptr<held_lock> open_transaction(const std::string& statements) const;
 
   /// A streaming replica of this server (pg_basebackup -R), started as a
   /// hot standby on its own free port; it owns its own postmaster.
