@@ -17,8 +17,8 @@ namespace baton {
 /// value carries a user-info part or a password keyword.
 bool is_secret_variable(std::string_view name, std::string_view value);
 
-/// The names of the entries of `environment` ("NAME=value", null-terminated,
+/// The names of the `entries` ("NAME=value", null-terminated,
 /// as `environ`) for which is_secret_variable holds.
-std::vector<std::string> secret_variables_in(char* const* environment);
+std::vector<std::string> secret_variables_in(char* const* entries);
 
 }  // namespace baton

@@ -14,9 +14,9 @@ bool is_secret_variable(std::string_view name, std::string_view value) {
   return false;
 }
 
-std::vector<std::string> secret_variables_in(char* const* environment) {
+std::vector<std::string> secret_variables_in(char* const* entries) {
   std::vector<std::string> names;
-  for (auto entry = environment; entry != nullptr && *entry != nullptr; ++entry) {
+  for (auto entry = entries; entry != nullptr && *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
     const auto equals = text.find('=');
     if (equals == std::string_view::npos) continue;
