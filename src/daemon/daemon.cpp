@@ -27,8 +27,8 @@ constexpr std::chrono::seconds store_check_delay{1};
 // who never ran the command still learns that the eviction policy can drop
 // the lease or that the ACL lacks a command. The checks run beside the
 // election (their own connections) and decide nothing.
-void log_store_hazards(boost::asio::io_context& io, const config& cfg) {
-  async_check_store(io, cfg, [](check_report report) {
+void log_store_hazards(boost::asio::io_context& io, const config& cfg, driver& election) {
+  async_check_store(io, cfg, [&election](check_report report) {
     for (const auto& line : report.lines) {
       if (line.verdict == check_verdict::hazard) {
         spdlog::warn("store check: {}: {}", line.topic, line.text);
@@ -36,6 +36,9 @@ void log_store_hazards(boost::asio::io_context& io, const config& cfg) {
         spdlog::error("store check: {}: {}", line.topic, line.text);
       }
     }
+    // The check's connections (a TLS handshake's certificate checks, a
+    // PostgreSQL session) were start-up's last one-off work.
+    election.startup_work_done();
   });
 }
 
@@ -63,7 +66,7 @@ int daemon::run() {
   if (!election.start()) return 1;
   boost::asio::steady_timer check_later(io, store_check_delay);
   check_later.async_wait([&](const boost::system::error_code& ec) {
-    if (!ec) log_store_hazards(io, impl_->cfg);
+    if (!ec) log_store_hazards(io, impl_->cfg, election);
   });
   io.run();
   return election.exit_code().value_or(0);
