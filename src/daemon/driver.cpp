@@ -516,14 +516,17 @@ struct driver::impl {
       if (app.active() || (s != state::idle && s != state::acquiring) ||
           machine.known_leader(cfg.node_id, mono_clock::now()).empty())
         return;
+      const auto began = mono_clock::now();
       const auto given = give_back_startup_pages();
       if (!given.error.empty()) {
         spdlog::debug("standby memory: {}", given.error);
         return;
       }
       spdlog::debug(
-          "standby memory: gave back {} KB of read-only file pages ({} mappings, {} refused)",
-          given.resident_kb, given.mappings, given.refused);
+          "standby memory: gave back {} KB of read-only file pages ({} mappings, {} refused) in "
+          "{} us",
+          given.resident_kb, given.mappings, given.refused,
+          std::chrono::duration_cast<std::chrono::microseconds>(mono_clock::now() - began).count());
     });
   }
 

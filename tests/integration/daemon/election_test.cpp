@@ -51,6 +51,33 @@ TEST_F(daemon_fixture, sigkill_of_the_leader_is_taken_over_after_the_key_expires
   expect_no_overlap();
 }
 
+// A standby drops the read-only file pages start-up used once it knows who
+// leads (src/daemon/startup_pages.hpp); what it runs afterwards must fault
+// back in from the page cache, the winning path included.
+TEST_F(daemon_fixture, a_standby_that_gave_back_its_startup_pages_takes_over) {
+  start_node(1);
+  auto leader = wait_for_single_worker();
+  ASSERT_EQ(leader.name, "node-1");
+  auto& standby = start_node(2);
+  ASSERT_TRUE(standby.wait_for_log("standby memory: gave back", 20s)) << logs();
+  const auto text = standby.log_text();
+  const auto at = text.find("standby memory: gave back ");
+  const auto kb =
+      std::stoul(text.substr(at + std::string_view("standby memory: gave back ").size()));
+  EXPECT_GT(kb, 0u) << text.substr(at, 120);
+
+  nodes[0]->signal_group(SIGKILL);
+  event_log log(events);
+  ASSERT_TRUE(wait_for(
+      log, [](const event_log& l) { return l.start_count() >= 2; }, 15s))
+      << logs();
+  EXPECT_EQ(log.intervals()[1].name, "node-2");
+  EXPECT_TRUE(wait_for(
+      log, [](const event_log& l) { return l.intervals()[1].ticks > 0; }, 10s))
+      << "the new leader's app runs";
+  expect_no_overlap();
+}
+
 TEST_F(daemon_fixture, sigterm_of_the_leader_hands_over_without_overlap) {
   start_node(1);
   start_node(2);
