@@ -503,10 +503,9 @@ struct driver::impl {
   // At each leader (or term) a standby hears of once start-up's work is done
   // (startup_pages.hpp): it has reached the store, parked its keeper and
   // waits. A second later, not at once: a new leader's start is a burst on
-  // the machine (its app starting, every standby hearing of it), and a third
-  // candidate reading its page map and giving pages back in it cost the
-  // handover gap about 0.4 ms (docs/benchmarks.md). Each new leader moves the
-  // time on.
+  // the machine (its app starting, every standby hearing of it), and reading
+  // the page map and dropping pages take 1-3 ms of a CPU, which should not
+  // compete with it. Each new leader moves the time on.
   void give_back_pages_if_standing_by() {
     if (!startup_work_done) return;
     pages_timer.expires_after(std::chrono::seconds(1));

@@ -43,8 +43,8 @@ class driver {
   void shutdown(const std::string& why);
   /// Start-up's one-off work beside the election (the store check) is
   /// over: from now on a standby that knows who leads gives back the pages
-  /// start-up used (src/daemon/startup_pages.hpp), at once and at every new
-  /// leader or term.
+  /// start-up used (src/daemon/startup_pages.hpp), a second after this call
+  /// and a second after every new leader or term.
   void startup_work_done();
   /// The exit code once the machine asked to exit.
   std::optional<int> exit_code() const;

@@ -10,9 +10,9 @@
 //
 // Dropping a clean page of a read-only file mapping loses nothing: it is the
 // file's page, still in the page cache, and the next access maps it again (a
-// minor fault). So once a standby knows who leads, baton drops the resident
-// pages of every such mapping; what the waiting loop runs comes back at once,
-// and RSS then counts what the standby uses. The machine's memory does not
+// minor fault). So a second after a standby knows who leads (and after
+// `run`'s store check), baton drops the resident pages of every such mapping; what the waiting loop
+// runs comes back at once, and RSS then counts what the standby uses. The machine's memory does not
 // change (the pages stay cached, and PSS already split them among the
 // processes that map them); what changes is the figure operators and
 // container limits read, and that these pages are now the kernel's first to
