@@ -506,15 +506,22 @@ struct driver::impl {
   // the machine (its app starting, every standby hearing of it), and reading
   // the page map and dropping pages take 1-3 ms of a CPU, which should not
   // compete with it. Each new leader moves the time on.
-  void give_back_pages_if_standing_by() {
+  void give_back_pages_if_standing_by(int postponed = 0) {
     if (!startup_work_done) return;
     pages_timer.expires_after(std::chrono::seconds(1));
-    pages_timer.async_wait([this](const boost::system::error_code& ec) {
+    pages_timer.async_wait([this, postponed](const boost::system::error_code& ec) {
       if (ec) return;
       const auto s = machine.current();
       if (app.active() || (s != state::idle && s != state::acquiring) ||
           machine.known_leader(cfg.node_id, mono_clock::now()).empty())
         return;
+      // Nor near this standby's next attempt: that is when the lease may end,
+      // when the old leader's keeper stops its app and a standby takes over.
+      // A short ttl may leave no such quiet moment; then the pages stay.
+      if (machine_timer_due_within(std::min<milliseconds>(milliseconds(500), cfg.lease.ttl / 4))) {
+        if (postponed < 10) give_back_pages_if_standing_by(postponed + 1);
+        return;
+      }
       const auto began = mono_clock::now();
       const auto given = give_back_startup_pages();
       if (!given.error.empty()) {
@@ -527,6 +534,15 @@ struct driver::impl {
           given.resident_kb, given.mappings, given.refused,
           std::chrono::duration_cast<std::chrono::microseconds>(mono_clock::now() - began).count());
     });
+  }
+
+  // Whether one of the machine's timers fires within `window` from now.
+  bool machine_timer_due_within(milliseconds window) const {
+    const auto now = asio::steady_timer::clock_type::now();
+    for (const auto& t : timers) {
+      if (t.expiry() > now && t.expiry() <= now + window) return true;
+    }
+    return false;
   }
 
   // --- actions ---------------------------------------------------------------
