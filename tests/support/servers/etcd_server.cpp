@@ -3,6 +3,7 @@
 #include "support/servers/etcd_server.hpp"
 
 #include "support/free_port.hpp"
+#include "support/listening_process.hpp"
 #include "support/servers/redis_child.hpp"
 
 #include <arpa/inet.h>
@@ -243,8 +244,12 @@ bool etcd_server::wait_ready() {
       pid_ = -1;  // exited: most likely a port was taken
       return false;
     }
-    if (tls() ? run(etcdctl_command("endpoint health --command-timeout=1s")).first
-              : healthy(client_port_)) {
+    // Healthy, and the answer came from our member: another test's etcd
+    // on a port that was free a moment ago answers too, until ours fails
+    // to bind and exits.
+    if ((tls() ? run(etcdctl_command("endpoint health --command-timeout=1s")).first
+               : healthy(client_port_)) &&
+        process_listens_on(pid_, client_port_)) {
       return true;
     }
     std::this_thread::sleep_for(tls() ? 100ms : 20ms);

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "support/free_port.hpp"
+#include "support/listening_process.hpp"
 #include "support/servers/redis_child.hpp"
 
 namespace baton::testing {
@@ -195,7 +196,12 @@ bool zookeeper_server::start_once() {
       pid_ = -1;
       return false;
     }
-    if (options_.server_id > 0 || !four_letter("ruok").empty()) return true;
+    // Answered by our JVM: another test's server on a port that was free a
+    // moment ago answers ruok too, until ours fails to bind and exits.
+    if (options_.server_id > 0 ||
+        (!four_letter("ruok").empty() && process_listens_on(pid_, options_.client_port))) {
+      return true;
+    }
     std::this_thread::sleep_for(zookeeper_poll_interval);
   }
   return true;
