@@ -98,7 +98,8 @@ TEST(postgres_faults, restarted_in_immediate_mode_the_leader_keeps_its_term) {
     }
     EXPECT_FALSE(term_lost) << "the restart cost the leader its term (PostgreSQL answered again "
                             << answered_ms << " ms after it)\n"
-                            << c.logs();
+                            << c.logs() << "\npostgres log:\n"
+                            << pg.log_tail();
     auto still = single_leader(c, pg);
     ASSERT_TRUE(still);
     EXPECT_EQ(still->pid, leader->pid) << c.logs();
