@@ -117,7 +117,23 @@ struct postgres_store::impl {
                           schema_ready = false;
                         }
                         done(std::move(r));
+                        // `done` may have destroyed the store.
+                        if (!weak.expired()) start_listening();
                       });
+  }
+
+  // The listening session opens once the first statement was answered (or
+  // failed), when one was under way as watch() was called: opened beside the
+  // statement session, its connection (a server process forked, a backend's
+  // cold start) competed with the first acquire's for the server and the
+  // CPU. Nothing is missed meanwhile: a listener that starts listening
+  // reports a possibly missed release, and the standby tries again.
+  void start_listening() {
+    answered_once = true;
+    if (watcher && listen_after_first_answer) {
+      listen_after_first_answer = false;
+      watcher->start();
+    }
   }
 
   // A statement refused on the registry (its privileges were taken away;
@@ -232,7 +248,11 @@ struct postgres_store::impl {
     schema_ready = !e;
     auto waiters = std::move(schema_waiters);
     schema_waiters.clear();
+    const auto weak = shell.guard();
     for (auto& w : waiters) w(e);
+    // A check that failed runs no statement: listen all the same (unless a
+    // waiter's handler destroyed the store).
+    if (e && !weak.expired()) start_listening();
   }
 
   // The common tail: closed -> aborted; a failure -> its code and detail
@@ -312,6 +332,7 @@ struct postgres_store::impl {
 
   wakeup_state current_wakeups() const {
     if (!watcher) return wakeup_state::off;
+    if (listen_after_first_answer) return wakeup_state::connecting;
     switch (watcher->current_state()) {
       case listener::state::listening: return wakeup_state::subscribed;
       case listener::state::connecting: return wakeup_state::connecting;
@@ -332,6 +353,10 @@ struct postgres_store::impl {
   const std::string where;
   std::shared_ptr<connection> conn;
   std::shared_ptr<listener> watcher;
+  // Whether a statement was answered yet, and whether watch() came before
+  // that (start_listening).
+  bool answered_once = false;
+  bool listen_after_first_answer = false;
   std::optional<std::error_code> told_watch_failure;
   bool schema_ready = false;
   std::vector<std::function<void(store_error)>> schema_waiters;
@@ -560,7 +585,16 @@ void postgres_store::watch(event_listener listener_fn) {
     if (!weak.expired()) d.note_watch_failure(std::move(e));
   };
   d.watcher = listener::create(d.io, std::move(o));
-  d.watcher->start();
+  // Decided once the caller's handler has run: the daemon calls watch()
+  // right before its first acquire, which then goes first
+  // (start_listening). A store with no statement under way listens at once.
+  d.listen_after_first_answer = true;
+  asio::post(d.io, [&d, weak] {
+    if (weak.expired() || d.shell.closed()) return;
+    if (d.answered_once || d.conn->current_state() == connection::state::disconnected) {
+      d.start_listening();
+    }
+  });
 }
 
 void postgres_store::close() {

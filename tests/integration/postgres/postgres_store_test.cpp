@@ -678,5 +678,36 @@ TEST_F(fixture, a_registry_name_cut_onto_the_sequence_is_no_registry) {
   EXPECT_NE(ce.detail.find("choose a shorter postgres.table"), std::string::npos) << ce.detail;
 }
 
+// The daemon calls watch() and then acquires at once: the listening session
+// opens only after that first acquire was answered, so that its connection
+// (a server process forked, a cold backend) does not compete with the
+// acquire's. It then listens, and says so.
+TEST_F(fixture, the_listening_session_opens_after_the_first_answer) {
+  auto s = store("postgres", true);
+  auto wakeups = std::make_shared<std::vector<bool>>();
+  s->watch([wakeups](const store_event& e) {
+    if (const auto* w = std::get_if<store_events::wakeups>(&e)) wakeups->push_back(w->trusted);
+  });
+  EXPECT_EQ(s->status().wakeups, wakeup_state::connecting);
+  std::optional<std::string> listening_at_answer;
+  s->async_acquire([&](store_error e, acquire_answer) {
+    EXPECT_FALSE(e) << e.message();
+    listening_at_answer = pg.query(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'baton n1 (listen)'")[0][0];
+  });
+  ASSERT_TRUE(wait(listening_at_answer));
+  EXPECT_EQ(*listening_at_answer, "0") << "the listening session was open before the answer";
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (wakeups->empty() && std::chrono::steady_clock::now() < deadline) {
+    if (io.stopped()) io.restart();
+    io.run_one_for(50ms);
+  }
+  ASSERT_EQ(*wakeups, std::vector<bool>{true}) << "no wakeups event after the answer";
+  EXPECT_EQ(s->status().wakeups, wakeup_state::subscribed);
+  EXPECT_EQ(pg.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                     "'baton n1 (listen)'")[0][0],
+            "1");
+}
+
 }  // namespace
 }  // namespace baton
