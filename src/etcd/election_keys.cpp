@@ -156,6 +156,7 @@ std::optional<token_floor::finding> token_floor::observe_header(const header& h)
     found = finding{"the etcd cluster changed (id " + *cluster_ + ", now " + h.cluster_id + ")",
                     true, false};
     revision_ = h.revision;
+    stream_revision_ = 0;
   } else if (h.revision == 0) {
     // No revision at all: etcd leaves it out of some messages (a watch
     // cancelled for compaction says only the compacted revision). It tells
@@ -165,6 +166,7 @@ std::optional<token_floor::finding> token_floor::observe_header(const header& h)
                         std::to_string(h.revision) + " (a restore of an older snapshot?)",
                     true, false};
     revision_ = h.revision;
+    stream_revision_ = 0;
   } else {
     revision_ = h.revision;
   }
@@ -173,9 +175,27 @@ std::optional<token_floor::finding> token_floor::observe_header(const header& h)
   return found;
 }
 
+std::optional<token_floor::finding> token_floor::observe_linearizable_header(
+    const header& h, std::int64_t known_at_send) {
+  const bool same_cluster = !cluster_ || h.cluster_id.empty() || *cluster_ == h.cluster_id;
+  if (!same_cluster || h.revision == 0 || h.revision >= known_at_send) return observe_header(h);
+  // Below what was known before the call was sent, though maybe not below
+  // the calls' own mark (observe_header would miss it then).
+  if (h.revision < revision_) return observe_header(h);
+  const finding found{"etcd's revision went back from " + std::to_string(known_at_send) +
+                          " (seen before this call was sent) to " + std::to_string(h.revision) +
+                          " (a restore of an older snapshot?)",
+                      true, false};
+  revision_ = h.revision;
+  stream_revision_ = 0;
+  highest_ = std::max(highest_, offset() + revision_);
+  return found;
+}
+
 std::optional<token_floor::finding> token_floor::observe_stream_header(const header& h) {
   if (cluster_ && !h.cluster_id.empty() && *cluster_ != h.cluster_id) return observe_header(h);
   if (!h.cluster_id.empty()) cluster_ = h.cluster_id;
+  stream_revision_ = std::max(stream_revision_, h.revision);
   // Its revision was the data's: counted for the tokens, but never the mark
   // a call's answer is judged against.
   highest_ = std::max(highest_, offset() + h.revision);

@@ -184,6 +184,16 @@ class token_floor {
   /// reset, so its revision only raises the highest token; a changed
   /// cluster id is one. A restore breaks the stream, and the calls find it.
   std::optional<finding> observe_stream_header(const header& h);
+  /// The answer to a linearizable kv call (a txn) sent when this store had
+  /// seen revision `known_at_send` anywhere, its watch included
+  /// (revision_seen()): etcd answers such a call at a revision no lower
+  /// than any it had before, so a lower one is data gone back, even where
+  /// no earlier call's answer said a higher revision (a standby that
+  /// learned of the last term from its watch alone). Otherwise as
+  /// observe_header.
+  std::optional<finding> observe_linearizable_header(const header& h, std::int64_t known_at_send);
+  /// The highest revision seen, by the calls' answers and by the watch.
+  std::int64_t revision_seen() const { return std::max(revision_, stream_revision_); }
   /// A read of the record: missing, or an offset other than the known one.
   std::optional<finding> observe_record(const std::optional<key_value>& record);
 
@@ -201,6 +211,8 @@ class token_floor {
  private:
   std::optional<std::string> cluster_;
   std::int64_t revision_ = 0;
+  // The highest revision a watch message said (since the data last went back).
+  std::int64_t stream_revision_ = 0;
   std::optional<std::int64_t> offset_;
   std::int64_t highest_ = 0;
 };

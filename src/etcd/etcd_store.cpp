@@ -198,6 +198,11 @@ struct etcd_store::impl {
     heard(floor.observe_header(h));
     clock.observe(h.revision, mono_clock::now());
   }
+  // A txn's header, the txn sent when floor.revision_seen() was `known`.
+  void seen_txn(const header& h, std::int64_t known) {
+    heard(floor.observe_linearizable_header(h, known));
+    clock.observe(h.revision, mono_clock::now());
+  }
   // A watch message's header (token_floor::observe_stream_header).
   void seen_on_stream(const header& h) {
     heard(floor.observe_stream_header(h));
@@ -223,11 +228,12 @@ struct etcd_store::impl {
         registering_txn({{txn_op::kind::range, keys.state, {}, 0, keys.end}, registrations}, sent);
     request<acquire_answer>(
         h, "/v3/kv/txn", call.body,
-        [this, h, attempt, sent, reads = call.first_read](const json& j) {
+        [this, h, attempt, sent, reads = call.first_read, known = floor.revision_seen()](
+            const json& j) {
           const auto t = read_txn(j);
           const auto view = read_view(t.hdr, read_txn_range(j, reads), keys);
           const auto kvs = read_txn_range(j, reads + 1);
-          seen(t.hdr);
+          seen_txn(t.hdr, known);
           registered(t, reads > 0, sent, own_registration(kvs));
           auto judged = judge_candidates(kvs, keys.candidates, clock, mono_clock::now(),
                                          2 * options.identity.ttl);
@@ -495,12 +501,20 @@ struct etcd_store::impl {
       if (view.reserved) put.push_back({txn_op::kind::remove, keys.reserved, {}, 0, {}});
       request<acquire_answer>(
           h, "/v3/kv/txn", txn_request(as_read, put),
-          [this, h, lease, attempt, raft_term = view.hdr.raft_term](const json& j) {
+          [this, h, lease, attempt, view, raft_term = view.hdr.raft_term,
+           known = floor.revision_seen()](const json& j) {
             const auto t = read_txn(j);
-            seen(t.hdr);
+            seen_txn(t.hdr, known);
             if (!t.succeeded) {
               forget("/v3/lease/revoke", lease_id_request(lease));
               return retry(h, attempt);
+            }
+            // Written, but at a revision below one seen before: the data went
+            // back since the read, and this term's token would not be above
+            // an earlier term's. Its app must not start: fence instead.
+            if (pending_fence) {
+              forget("/v3/lease/revoke", lease_id_request(lease));
+              return fence(h, view, attempt);
             }
             if (term && term->lease != lease) {
               forget("/v3/lease/revoke", lease_id_request(term->lease));

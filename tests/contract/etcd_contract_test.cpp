@@ -404,6 +404,72 @@ TEST(etcd_candidates, a_standbys_tries_neither_wake_nor_unsettle_a_watcher) {
   }
 }
 
+// A standby that learned of the last term from its watch alone, its own
+// calls having said only older revisions: a restore of a snapshot from
+// before that term takes the revision back to no lower than the standby's
+// calls ever saw. Its next acquire must find the data gone back (the term it
+// watched is above what etcd now says) and hold back, never take the lease
+// with a token below that term's: the term's app may still be working.
+TEST(etcd_restore, a_standby_that_watched_the_last_term_holds_back_after_a_restore) {
+  baton::testing::etcd_server server;
+  boost::asio::io_context io;
+  auto make = [&](const std::string& node) {
+    etcd_store_options o;
+    o.endpoints = {server.client_url()};
+    o.identity = {election, node, milliseconds(2000), 0};
+    return std::make_unique<etcd_store>(io, std::move(o));
+  };
+  auto run_until = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 400 && !done(); ++i) io.run_one_for(std::chrono::milliseconds(25));
+    io.restart();
+    return done();
+  };
+  auto try_acquire = [&](etcd_store& s) {
+    std::optional<std::pair<store_error, acquire_answer>> out;
+    s.async_acquire([&](store_error e, acquire_answer a) { out.emplace(std::move(e), std::move(a)); });
+    EXPECT_TRUE(run_until([&] { return out.has_value(); }));
+    return out.value_or(std::pair<store_error, acquire_answer>{});
+  };
+  auto acquire = [&](etcd_store& s) {
+    auto [e, a] = try_acquire(s);
+    EXPECT_FALSE(e) << e.message();
+    return a;
+  };
+  auto standby = make("node-a");
+  bool done = false;
+  standby->async_create_record([&](store_error e, record_answer) {
+    EXPECT_FALSE(e) << e.message();
+    done = true;
+  });
+  ASSERT_TRUE(run_until([&] { return done; }));
+  std::optional<std::uint64_t> watched_token;
+  std::vector<std::string> resets;
+  standby->watch([&](const store_event& e) {
+    if (const auto* a = std::get_if<store_events::acquired>(&e)) watched_token = a->token;
+    if (const auto* r = std::get_if<store_events::reset>(&e)) resets.push_back(r->why);
+  });
+  ASSERT_TRUE(run_until([&] { return standby->status().wakeups == wakeup_state::subscribed; }));
+  server.save_snapshot();
+
+  auto leader = make("node-b");
+  const auto term = acquire(*leader);
+  ASSERT_TRUE(term.acquired());
+  ASSERT_TRUE(run_until([&] { return watched_token.has_value(); })) << "the standby never heard the term";
+  ASSERT_EQ(*watched_token, term.token);
+
+  server.restore_snapshot();
+  leader.reset();  // its keepalives would only fail now
+  // The first calls may meet the connection the restart broke.
+  auto [error, after] = try_acquire(*standby);
+  for (int i = 0; i < 3 && error; ++i) std::tie(error, after) = try_acquire(*standby);
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_NE(after.outcome, acquire_outcome::acquired)
+      << "took the lease with token " << after.token << " after a term with token " << term.token;
+  EXPECT_EQ(after.outcome, acquire_outcome::held_back);
+  ASSERT_FALSE(resets.empty()) << "no reset reported";
+  EXPECT_NE(resets.front().find("went back"), std::string::npos) << resets.front();
+}
+
 // Stores of one etcd member, and the io_context they run on, for the
 // registry's own cases.
 class etcd_registry : public ::testing::Test {

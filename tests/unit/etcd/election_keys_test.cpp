@@ -256,6 +256,34 @@ TEST(etcd_token_floor, a_watch_message_behind_the_calls_finds_nothing) {
   EXPECT_TRUE(other->must_fence);
 }
 
+// A standby that learned of the last term from its watch alone: its own
+// calls never said a revision as high as that term's. A txn it sends after
+// the event was seen, answered at a revision below the event's, is data gone
+// back (a restore of an older snapshot): a take there would issue a token
+// below the last term's. Sent before the event, the same answer is no news.
+TEST(etcd_token_floor, a_txn_answered_below_a_revision_the_watch_said_before_it_was_sent_must_fence) {
+  token_floor f;
+  f.observe_header({"c1", 10});
+  f.observe_record(kv("baton/e/record", "8", 2));
+  EXPECT_FALSE(f.observe_stream_header({"c1", 14}));  // the new leader's take, watched
+  EXPECT_EQ(f.revision_seen(), 14);
+  EXPECT_EQ(f.highest_token(), 22);
+  EXPECT_FALSE(f.observe_linearizable_header({"c1", 12}, 11)) << "sent before the event came";
+  const auto found = f.observe_linearizable_header({"c1", 12}, f.revision_seen());
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->must_fence);
+  EXPECT_NE(found->why.find("went back from 14 (seen before this call was sent) to 12"),
+            std::string::npos)
+      << found->why;
+  // Found once: the restored data's next answers are news no more.
+  EXPECT_EQ(f.revision_seen(), 12);
+  EXPECT_FALSE(f.observe_linearizable_header({"c1", 12}, f.revision_seen()));
+  EXPECT_FALSE(f.observe_linearizable_header({"c1", 13}, f.revision_seen()));
+  const auto offset = f.fence_offset(8);
+  f.fenced(offset, 14);
+  EXPECT_GT(f.token_of(15), 22) << "a token after the restore at or below the watched term's";
+}
+
 // A watch cancelled for compaction answers with a header that has no
 // revision ({"cluster_id": ..., "raft_term": ...}): no restore.
 TEST(etcd_token_floor, a_header_without_a_revision_finds_nothing) {
