@@ -16,18 +16,23 @@
 #include "tls.hpp"
 
 namespace baton::etcd_detail {
-namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-
-struct call {
+// One request waiting for the connection. Not in the anonymous namespace:
+// http_client::impl (declared in the header) holds a queue of them, and a
+// type with linkage may not hold one without (unity batches compile this
+// file as if it were a header, and GCC says so).
+struct gateway_call {
   std::string path;
   std::string body;
   http_client::handler done;
   bool retried = false;  // sent again once after a new authentication
 };
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
 
 // gRPC's unauthenticated: a token etcd no longer knows (it expired, or the
 // member restarted with simple tokens).
@@ -94,7 +99,7 @@ struct http_client::impl {
   beast::flat_buffer buffer;
   http::request<http::string_body> request;
   http::response<http::string_body> response;
-  std::deque<call> queue;
+  std::deque<gateway_call> queue;
   std::string token;
   std::size_t index = 0;
   // The endpoint the call in flight went to (index moves on before the

@@ -39,6 +39,13 @@ using redlock_detail::quorum_tally;
 using redlock_detail::verdict;
 using store_detail::store_shell;
 
+}  // namespace
+
+// Named, not anonymous: redlock_store::impl (declared in the header) holds
+// them, and a type with linkage may not hold one without (unity batches
+// compile this file as if it were a header, and GCC says so).
+namespace redlock_detail {
+
 // What went wrong on which master during one round.
 struct round_failures {
   std::vector<std::pair<std::size_t, store_error>> list;
@@ -48,12 +55,15 @@ struct round_failures {
 
 struct member {
   std::string endpoint;  // redacted
-  std::shared_ptr<redis_node> node;
-  std::shared_ptr<subscriber> watch;
-  redlock_detail::member_state state;
+  std::shared_ptr<redis_detail::redis_node> node;
+  std::shared_ptr<redis_detail::subscriber> watch;
+  member_state state;
 };
 
-}  // namespace
+}  // namespace redlock_detail
+
+using redlock_detail::member;
+using redlock_detail::round_failures;
 
 struct redlock_store::impl {
   struct acquire_call {

@@ -59,30 +59,6 @@ std::string state_text(int state) {
   return "not connected";
 }
 
-// One public call: its handler runs once, whoever finishes it first.
-struct op_base {
-  virtual ~op_base() = default;
-  virtual void abort() = 0;
-  bool done = false;
-};
-
-template <typename Answer>
-struct op final : op_base {
-  op(asio::io_context& io, std::function<void(store_error, Answer)> h)
-      : handler(std::move(h)), deadline(io) {}
-  void finish(store_error e, Answer a) {
-    if (done) return;
-    done = true;
-    deadline.cancel();
-    auto h = std::move(handler);
-    h(std::move(e), std::move(a));
-  }
-  void abort() override { finish(store_shell::aborted(), Answer{}); }
-
-  std::function<void(store_error, Answer)> handler;
-  asio::steady_timer deadline;
-};
-
 template <typename... Fs>
 struct overloaded : Fs... {
   using Fs::operator()...;
@@ -93,6 +69,40 @@ overloaded(Fs...) -> overloaded<Fs...>;
 constexpr int max_attempts = 4;
 
 }  // namespace
+
+// Named, not anonymous: zookeeper_store::impl (declared in the header) holds
+// them, and a type with linkage may not hold one without (unity batches
+// compile this file as if it were a header, and GCC says so).
+namespace zookeeper_detail {
+
+// One public call: its handler runs once, whoever finishes it first.
+struct op_base {
+  virtual ~op_base() = default;
+  virtual void abort() = 0;
+  bool done = false;
+};
+
+template <typename Answer>
+struct op final : op_base {
+  op(boost::asio::io_context& io, std::function<void(store_error, Answer)> h)
+      : handler(std::move(h)), deadline(io) {}
+  void finish(store_error e, Answer a) {
+    if (done) return;
+    done = true;
+    deadline.cancel();
+    auto h = std::move(handler);
+    h(std::move(e), std::move(a));
+  }
+  void abort() override { finish(store_detail::store_shell::aborted(), Answer{}); }
+
+  std::function<void(store_error, Answer)> handler;
+  boost::asio::steady_timer deadline;
+};
+
+}  // namespace zookeeper_detail
+
+using zookeeper_detail::op;
+using zookeeper_detail::op_base;
 
 struct zookeeper_store::impl {
   impl(asio::io_context& context, zookeeper_store_options opts, std::vector<server_address> list,
