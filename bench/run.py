@@ -92,6 +92,9 @@ def parse_args() -> argparse.Namespace:
                                          "build/tests/test_worker)")
     parser.add_argument("--floor-probe", help="floor_probe binary (default: $BATON_BENCH_FLOOR_PROBE "
                                               "or build/bench/floor_probe)")
+    parser.add_argument("--pg-floor-probe",
+                        help="pg_floor_probe binary, for baton-pg (default: "
+                             "$BATON_BENCH_PG_FLOOR_PROBE or build/bench/pg_floor_probe)")
     parser.add_argument("--redis-server", default=None, help="redis-server binary (default: PATH)")
     parser.add_argument("--python", default=None, help="python3 with redis-py for the redis-py peer")
     parser.add_argument("--cache-dir", default=None,
@@ -167,7 +170,7 @@ def binary(flag: str | None, variable: str, default: Path, what: str) -> Path:
     path = Path(flag or os.environ.get(variable) or default)
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise harness_error(f"{what} not found at {path}: build it (cmake --build build --target "
-                            f"baton test_worker floor_probe) or pass its path")
+                            f"baton test_worker floor_probe pg_floor_probe) or pass its path")
     return path.resolve()
 
 
@@ -178,7 +181,9 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
                     "test_worker")
     kinds["baton"] = baton_kind(baton, worker, cfg.ttl_ms)
     args.worker_path = worker
-    if "crash" in args.scenarios or "handover" in args.scenarios:
+    # The PostgreSQL start-up floor adds fork+exec of the worker to its own.
+    if ("crash" in args.scenarios or "handover" in args.scenarios
+            or ("startup" in args.scenarios and "baton-pg" in args.only)):
         args.floor_probe_path = binary(args.floor_probe, "BATON_BENCH_FLOOR_PROBE",
                                        REPO_ROOT / "build" / "bench" / "floor_probe", "floor_probe")
     if "baton-socket" in args.only:
@@ -187,6 +192,10 @@ def setup_kinds(args, cfg: settings, out_dir: Path, versions: dict) -> dict[str,
     if "baton-pg" in args.only:
         kinds["baton-pg"] = baton_postgres_kind(baton, worker, cfg.ttl_ms)
         versions["postgres"] = server_version(find_bindir())
+        if {"startup", "crash", "handover"} & set(args.scenarios):
+            args.pg_floor_probe_path = binary(args.pg_floor_probe, "BATON_BENCH_PG_FLOOR_PROBE",
+                                              REPO_ROOT / "build" / "bench" / "pg_floor_probe",
+                                              "pg_floor_probe")
     if "baton-zk" in args.only:
         kinds["baton-zk"] = baton_zookeeper_kind(baton, worker, cfg.ttl_ms)
     if "kazoo" in args.only:
@@ -304,12 +313,17 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
     floor_runs: list[dict] = []
 
     def measure_floor(when: str) -> None:
-        if not getattr(args, "floor_probe_path", None):
-            return
-        step(f"floor ({when}): fork+exec of the worker and a Redis round trip")
-        server = shared.get("redis") or server_for(kinds["baton"])
-        floor_runs.append(floor.probe(args.floor_probe_path, args.worker_path, server.port,
-                                      out_dir / f"floor-{when}.log", 10 if cfg.smoke else 50))
+        if getattr(args, "floor_probe_path", None):
+            step(f"floor ({when}): fork+exec of the worker and a Redis round trip")
+            server = shared.get("redis") or server_for(kinds["baton"])
+            floor_runs.append(floor.probe(args.floor_probe_path, args.worker_path, server.port,
+                                          out_dir / f"floor-{when}.log", 10 if cfg.smoke else 50))
+        if getattr(args, "pg_floor_probe_path", None):
+            step(f"floor ({when}): a libpq client's first write and a PostgreSQL write round trip")
+            pg = kinds["baton-pg"]
+            floor_runs.append(floor.probe_postgres(args.pg_floor_probe_path,
+                                                   pg.url(server_for(pg).port),
+                                                   5 if cfg.smoke else 20))
 
     try:
         measure_floor("before")

@@ -145,7 +145,7 @@ class baton_postgres_kind(baton_kind):
 
     def argv(self, port: int, election: str, name: str, log: Path, tick_ms: int) -> list[str]:
         return [str(self.baton), "run", "--election", election, "--node-id", name,
-                "--store-kind", "postgres", "--postgres-url", self._url(port),
+                "--store-kind", "postgres", "--postgres-url", self.url(port),
                 "--ttl", f"{self.ttl_ms}ms", "--log-level", BATON_LOG_LEVEL,
                 *self.daemon_args(election, name), "--",
                 str(self.worker), "--log", str(log), "--name", name, "--tick-ms", str(tick_ms)]
@@ -154,7 +154,7 @@ class baton_postgres_kind(baton_kind):
         return f"{self.table}[{election}]"
 
     @staticmethod
-    def _url(port: int) -> str:
+    def url(port: int) -> str:
         return f"postgresql://postgres@127.0.0.1:{port}/postgres"
 
     def prepare_election(self, port: int, election: str) -> None:
@@ -162,7 +162,7 @@ class baton_postgres_kind(baton_kind):
         # ttl (it could be a restored database); `init-store` is how operators
         # create it beforehand, and the table with it.
         argv = [str(self.baton), "init-store", "--election", election, "--store-kind", "postgres",
-                "--postgres-url", self._url(port)]
+                "--postgres-url", self.url(port)]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
         except subprocess.TimeoutExpired as error:

@@ -18,6 +18,12 @@ Floors per figure:
   - a socket app (no process to start): one round trip after expiry, two
     after a handover.
 Overhead = median - floor median; ratio = median / floor median.
+
+For baton-pg, PostgreSQL's own floor replaces the Redis round trip
+(bench/pg_floor_probe.cpp): a write transaction on an open session after
+rest, and, for start-up, a libpq client's first write from process start
+(libpq loaded, a session opened, one write answered) + fork+exec of the
+worker. Without its samples (pg_floor_probe not run) baton-pg has no rows.
 """
 
 from __future__ import annotations
@@ -46,6 +52,21 @@ def probe(floor_probe: Path, worker: Path, redis_port: int, log: Path, reps: int
         raise harness_error(f"floor_probe printed no JSON: {done.stdout[:200]!r}") from error
 
 
+def probe_postgres(pg_floor_probe: Path, url: str, reps: int) -> dict:
+    """Runs the PostgreSQL probe once against `url`; returns its samples (lists of ms)."""
+    argv = [str(pg_floor_probe), "--url", url, "--reps", str(reps)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as error:
+        raise harness_error("pg_floor_probe took over 120 s") from error
+    if done.returncode != 0:
+        raise harness_error(f"pg_floor_probe failed ({done.returncode}): {done.stderr.strip()}")
+    try:
+        return json.loads(done.stdout)
+    except ValueError as error:
+        raise harness_error(f"pg_floor_probe printed no JSON: {done.stdout[:200]!r}") from error
+
+
 def merge(runs: list[dict]) -> dict:
     merged: dict[str, list[float]] = {}
     for run in runs:
@@ -55,7 +76,24 @@ def merge(runs: list[dict]) -> dict:
 
 
 def floors(samples: dict) -> dict:
-    """Medians of the probe, and the floor of each takeover figure (ms)."""
+    """Medians of the probes, and the floor of each figure (ms)."""
+    out = redis_floors(samples) if "fork_exec_rested_ms" in samples else {}
+    if "pg_write_rtt_idle_ms" in samples and "fork_exec_ms" in out:
+        spawn = out["fork_exec_ms"]
+        rtt = statistics.median(samples["pg_write_rtt_idle_ms"])
+        first = statistics.median(samples["pg_first_write_ms"])
+        out.update({
+            "pg_write_rtt_ms": round(rtt, 3),
+            "pg_first_write_ms": round(first, 3),
+            "pg_startup_ms": round(first + spawn, 3),
+            "pg_crash_ms": round(spawn + rtt, 3),
+            "pg_handover_ms": round(spawn + 2 * rtt, 3),
+        })
+    return out
+
+
+def redis_floors(samples: dict) -> dict:
+    """The machine's and Redis's floors (floor_probe)."""
     spawn = statistics.median(samples["fork_exec_rested_ms"])
     rtt = statistics.median(samples["redis_rtt_idle_ms"])
     hot_spawn = statistics.median(samples["fork_exec_ms"])
@@ -82,6 +120,14 @@ ROWS = [
 ]
 
 
+# baton-pg's rows: (label, scenario, metric, floor key); no hot floor is measured.
+POSTGRES_ROWS = [
+    ("start-up: process start → worker running", "startup", "startup_ms", "pg_startup_ms"),
+    ("crash: lag after expiry", "crash", "lag_after_expiry_ms", "pg_crash_ms"),
+    ("graceful: handover gap", "handover", "handover_gap_ms", "pg_handover_ms"),
+]
+
+
 def overheads(results: dict, floor: dict, kinds: list[str]) -> list[dict]:
     """One row per baton kind and figure: median, floor, overhead, ratio."""
     rows = []
@@ -89,12 +135,19 @@ def overheads(results: dict, floor: dict, kinds: list[str]) -> list[dict]:
         if not kind.startswith("baton"):
             continue
         socket_app = kind.endswith("-socket")
-        for label, scenario, metric, worker_key, socket_key in ROWS:
+        if kind == "baton-pg":
+            table_rows = [(label, scenario, metric, key, key)
+                          for label, scenario, metric, key in POSTGRES_ROWS]
+        else:
+            table_rows = [(label, scenario, metric, socket_key if socket_app else worker_key,
+                           socket_key if socket_app else "hot_" + worker_key)
+                          for label, scenario, metric, worker_key, socket_key in ROWS]
+        for label, scenario, metric, base_key, hot_key in table_rows:
             summary = results.get(kind, {}).get(scenario, {}).get(metric)
-            if not summary or not summary.get("n"):
+            if not summary or not summary.get("n") or base_key not in floor:
                 continue
-            base = floor[socket_key if socket_app else worker_key]
-            hot = floor[socket_key if socket_app else "hot_" + worker_key]
+            base = floor[base_key]
+            hot = floor[hot_key]
             rows.append({"kind": kind, "figure": label, "median_ms": summary["median"],
                          "floor_ms": base, "overhead_ms": round(summary["median"] - base, 3),
                          "ratio": round(summary["median"] / base, 2) if base > 0 else None,
@@ -104,10 +157,14 @@ def overheads(results: dict, floor: dict, kinds: list[str]) -> list[dict]:
 
 
 def table(floor: dict, rows: list[dict]) -> str:
+    pg = ""
+    if "pg_write_rtt_ms" in floor:
+        pg = (f"; PostgreSQL: a write round trip {floor['pg_write_rtt_ms']:.3f} ms after rest, a "
+              f"libpq client's first write {floor['pg_first_write_ms']:.2f} ms from process start")
     lines = [f"floor (same run, medians): fork+exec of the worker {floor['fork_exec_ms']:.2f} ms "
              f"after rest ({floor['fork_exec_hot_ms']:.2f} back to back; posix_spawn "
              f"{floor['posix_spawn_ms']:.2f}), Redis round trip {floor['redis_rtt_ms']:.3f} ms "
-             f"after rest ({floor['redis_rtt_hot_ms']:.3f} back to back)", "",
+             f"after rest ({floor['redis_rtt_hot_ms']:.3f} back to back){pg}", "",
              "| kind | figure (median) | measured (ms) | floor (ms) | overhead (ms) | ratio "
              "| overhead over the hot floor (ms) |",
              "|---|---|---|---|---|---|---|"]
