@@ -39,19 +39,17 @@
 #include <string>
 #include <vector>
 
+#include "probe_output.hpp"
+
 extern char** environ;
 
 namespace {
 
-std::int64_t now_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
+using probe_output::now_ns;
+using probe_output::print_samples;
 
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "floor_probe: %s\n", what.c_str());
-  std::exit(1);
+  probe_output::fail("floor_probe", what);
 }
 
 struct options {
@@ -169,14 +167,6 @@ std::vector<double> redis_round_trips(int port, int reps, int pause_ms) {
   }
   ::close(fd);
   return samples;
-}
-
-void print_samples(const char* name, const std::vector<double>& samples, bool last) {
-  std::printf("  \"%s\": [", name);
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    std::printf("%s%.4f", i == 0 ? "" : ", ", samples[i]);
-  }
-  std::printf("]%s\n", last ? "" : ",");
 }
 
 }  // namespace

@@ -31,19 +31,17 @@
 #include <string>
 #include <vector>
 
+#include "probe_output.hpp"
+
 namespace {
+
+using probe_output::now_ns;
+using probe_output::print_samples;
 
 constexpr const char* write_transaction = "SELECT txid_current()";
 
-std::int64_t now_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
-
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "pg_floor_probe: %s\n", what.c_str());
-  std::exit(1);
+  probe_output::fail("pg_floor_probe", what);
 }
 
 // One write transaction on `conn`; fails the probe on an error.
@@ -116,14 +114,6 @@ std::vector<double> write_round_trips(const std::string& url, int reps) {
   }
   PQfinish(conn);
   return samples;
-}
-
-void print_samples(const char* name, const std::vector<double>& samples, bool last) {
-  std::printf("  \"%s\": [", name);
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    std::printf("%s%.4f", i == 0 ? "" : ", ", samples[i]);
-  }
-  std::printf("]%s\n", last ? "" : ",");
 }
 
 [[noreturn]] void usage() {

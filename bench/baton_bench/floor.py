@@ -36,35 +36,29 @@ from pathlib import Path
 from .redis_server import harness_error
 
 
-def probe(floor_probe: Path, worker: Path, redis_port: int, log: Path, reps: int) -> dict:
-    """Runs the probe once; returns its samples (lists of ms)."""
-    argv = [str(floor_probe), "--worker", str(worker), "--log", str(log),
-            "--redis-port", str(redis_port), "--reps", str(reps)]
+def _run_probe(name: str, argv: list[str]) -> dict:
+    """Runs a probe once; returns the samples it printed (lists of ms)."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired as error:
-        raise harness_error("floor_probe took over 120 s") from error
+        raise harness_error(f"{name} took over 120 s") from error
     if done.returncode != 0:
-        raise harness_error(f"floor_probe failed ({done.returncode}): {done.stderr.strip()}")
+        raise harness_error(f"{name} failed ({done.returncode}): {done.stderr.strip()}")
     try:
         return json.loads(done.stdout)
     except ValueError as error:
-        raise harness_error(f"floor_probe printed no JSON: {done.stdout[:200]!r}") from error
+        raise harness_error(f"{name} printed no JSON: {done.stdout[:200]!r}") from error
+
+
+def probe(floor_probe: Path, worker: Path, redis_port: int, log: Path, reps: int) -> dict:
+    """The machine's and Redis's floor (floor_probe), once."""
+    return _run_probe("floor_probe", [str(floor_probe), "--worker", str(worker), "--log", str(log),
+                                      "--redis-port", str(redis_port), "--reps", str(reps)])
 
 
 def probe_postgres(pg_floor_probe: Path, url: str, reps: int) -> dict:
-    """Runs the PostgreSQL probe once against `url`; returns its samples (lists of ms)."""
-    argv = [str(pg_floor_probe), "--url", url, "--reps", str(reps)]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired as error:
-        raise harness_error("pg_floor_probe took over 120 s") from error
-    if done.returncode != 0:
-        raise harness_error(f"pg_floor_probe failed ({done.returncode}): {done.stderr.strip()}")
-    try:
-        return json.loads(done.stdout)
-    except ValueError as error:
-        raise harness_error(f"pg_floor_probe printed no JSON: {done.stdout[:200]!r}") from error
+    """PostgreSQL's floor against `url` (pg_floor_probe), once."""
+    return _run_probe("pg_floor_probe", [str(pg_floor_probe), "--url", url, "--reps", str(reps)])
 
 
 def merge(runs: list[dict]) -> dict:
