@@ -88,8 +88,8 @@ BATON_APT_UPDATED=$lists_fresh "$root/scripts/install-deps.sh" >"$packages_log" 
 packages_rest=$!
 
 # What the first tier's tests run: the daemon, its keeper, the man page and
-# completion (the .deb), the workers, the fault suites, the floor probe.
-first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe fault_tests etcd_fault_tests"
+# completion (the .deb), the workers, the fault suites, the floor probes.
+first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe pg_floor_probe fault_tests etcd_fault_tests"
 
 # The sanitizer and fuzz builds start at once, at the lowest CPU priority: the
 # normal build below takes the CPUs first, and this one fills what it leaves
