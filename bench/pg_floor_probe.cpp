@@ -17,6 +17,9 @@
 //
 // Usage: pg_floor_probe --url CONNINFO [--reps N]
 //        (internal) pg_floor_probe --first-write CONNINFO --report-fd FD
+// CONNINFO travels on argv (this process's and its children's): give it no
+// password. The bench's server trusts loopback; elsewhere libpq reads one from
+// PGPASSWORD or PGPASSFILE, which the children inherit.
 // Exit: 0, 1 when a measurement fails (reason on stderr), 2 on bad arguments.
 #include <libpq-fe.h>
 #include <sys/wait.h>
