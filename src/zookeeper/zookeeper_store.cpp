@@ -461,7 +461,20 @@ struct zookeeper_store::impl {
   // a release by the lease node's deletion (to the others: not to us).
   void end_term(const std::shared_ptr<op<release_answer>>& o, const record_value& record,
                 const char* what) {
-    if (held.token == 0 || held.gen != link_gen) return o->finish({}, release_answer::not_ours);
+    if (o->done) return;
+    if (renewing && held.token != 0 && held.gen == link_gen) {
+      // A leader keeps renewing while its app stops, so a release can
+      // follow a renewal that is still unanswered. That renewal moves the
+      // lease node's version: sent now, the release would carry the version
+      // from before it, answer "not ours" and leave the lease to expire
+      // (a handover that took the session timeout). It goes once the
+      // renewal's answer is in, with the version that answer brings.
+      after_renewal.push_back([this, o, record, what] { end_term(o, record, what); });
+      return;
+    }
+    if (held.token == 0 || held.gen != link_gen || !link) {
+      return o->finish({}, release_answer::not_ours);
+    }
     const auto gen = link_gen;
     const auto token = held.token;
     link->multi(
@@ -1086,6 +1099,18 @@ struct zookeeper_store::impl {
 
   term held;
   bool renewing = false;
+  // The release or hand-over waiting for the renewal in flight (end_term).
+  std::vector<std::function<void()>> after_renewal;
+
+  // Runs what waited for the renewal, after the renewal's own handler has
+  // recorded the versions it brought.
+  void resume_after_renewal() {
+    for (auto& next : std::exchange(after_renewal, {})) {
+      asio::post(io, [w = shell.guard(), next = std::move(next)] {
+        if (!w.expired()) next();
+      });
+    }
+  }
   asio::steady_timer expiry_timer;
 
   std::string seen_hold;
@@ -1190,6 +1215,7 @@ void zookeeper_store::async_renew(renew_handler handler) {
          {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
         [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
           d.renewing = false;
+          d.resume_after_renewal();
           const bool same_term = gen == d.link_gen && d.held.token == token;
           switch (classify_write(rc)) {
             case write_outcome::done:

@@ -389,6 +389,33 @@ TEST_P(lease_store_contract, release_of_our_own_lease_frees_it_at_once) {
   EXPECT_EQ(again.value, release_answer::not_ours) << "released b's lease";
 }
 
+// A leader that stops keeps renewing until its app has stopped, so its
+// release can go out while a renewal is still unanswered: the release must
+// free the lease all the same (on ZooKeeper, the renewal moved the lease
+// node's version, and a release sent with the version from before answered
+// "not ours" and left the lease to expire).
+TEST_P(lease_store_contract, a_release_sent_while_a_renewal_is_in_flight_frees_the_lease) {
+  auto& io = harness().io();
+  auto a = harness().make_store("node-a", ttl);
+  auto b = harness().make_store("node-b", ttl);
+  auto first = acquire(io, *a);
+  ASSERT_TRUE(first.value.acquired()) << first.error.message();
+
+  auto renewal = start_renew(*a);
+  auto freed = start_release(*a);
+  // The renewal may land first (renewed) or after the release (lost: the
+  // lease is no longer ours); either is true.
+  auto renewed = await(io, renewal, "renew");
+  ASSERT_FALSE(renewed.error) << renewed.error.message();
+  auto r = await(io, freed, "release");
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_EQ(r.value, release_answer::released);
+
+  auto taken = acquire(io, *b);
+  ASSERT_FALSE(taken.error) << taken.error.message();
+  EXPECT_TRUE(taken.value.acquired()) << "the lease outlived its release: " << describe(taken.value);
+}
+
 TEST_P(lease_store_contract, release_of_a_lease_not_ours_changes_nothing) {
   auto& io = harness().io();
   auto a = harness().make_store("node-a", ttl);
