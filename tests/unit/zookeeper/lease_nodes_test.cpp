@@ -189,6 +189,8 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
   saw_version.seen_lease_czxid = 20;
   saw_version.seen_lease_version = 4;
   saw_version.seen_lease_at = t0 - 1500ms;
+  auto saw_version_long_ago = saw_version;
+  saw_version_long_ago.seen_lease_at = t0 - 2900ms;
   const node_seen none;
   auto saw_renewal_recently = me();
   saw_renewal_recently.seen_lease_czxid = 20;
@@ -210,6 +212,8 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
        saw_version, "held", 500ms},
       {"a new version starts a full ttl", record_node(5), lease_node("node-b", "theirs", 222, 5),
        saw_version, "held", 2000ms},
+      {"a version unchanged for a ttl: a tenth of it, which the watch cuts short", record_node(5),
+       lease_node("node-b", "theirs", 222, 4), saw_version_long_ago, "held", 200ms},
       {"a hold seen for the first time: one ttl", record_node(5, "other-1"), none, me(),
        "held_back", 2000ms},
       {"a hold seen 500 ms ago: the rest", record_node(5, "other-1"), none, saw_hold_recently,
