@@ -1101,16 +1101,6 @@ struct zookeeper_store::impl {
   bool renewing = false;
   // The release or hand-over waiting for the renewal in flight (end_term).
   std::vector<std::function<void()>> after_renewal;
-
-  // Runs what waited for the renewal, after the renewal's own handler has
-  // recorded the versions it brought.
-  void resume_after_renewal() {
-    for (auto& next : std::exchange(after_renewal, {})) {
-      asio::post(io, [w = shell.guard(), next = std::move(next)] {
-        if (!w.expired()) next();
-      });
-    }
-  }
   asio::steady_timer expiry_timer;
 
   std::string seen_hold;
@@ -1215,7 +1205,8 @@ void zookeeper_store::async_renew(renew_handler handler) {
          {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
         [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
           d.renewing = false;
-          d.resume_after_renewal();
+          // Later: after this handler has recorded the versions it brought.
+          for (auto& next : std::exchange(d.after_renewal, {})) d.later(std::move(next));
           const bool same_term = gen == d.link_gen && d.held.token == token;
           switch (classify_write(rc)) {
             case write_outcome::done:

@@ -405,8 +405,8 @@ TEST_P(lease_store_contract, a_release_sent_while_a_renewal_is_in_flight_frees_t
   auto freed = start_release(*a);
   // The renewal may land first (renewed) or after the release (lost: the
   // lease is no longer ours); either is true.
-  auto renewed = await(io, renewal, "renew");
-  ASSERT_FALSE(renewed.error) << renewed.error.message();
+  auto renew_answered = await(io, renewal, "renew");
+  ASSERT_FALSE(renew_answered.error) << renew_answered.error.message();
   auto r = await(io, freed, "release");
   ASSERT_FALSE(r.error) << r.error.message();
   EXPECT_EQ(r.value, release_answer::released);
