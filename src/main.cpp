@@ -19,6 +19,7 @@
 #include "baton/daemon.hpp"
 #include "baton/keeper.hpp"
 #include "baton/logging.hpp"
+#include "baton/private_memory.hpp"
 
 namespace {
 
@@ -44,6 +45,9 @@ baton::daemon::reload_source reload_from(int argc, char** argv, std::string runn
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all, before any secret is read: the app and the hooks run as
+  // this user and must not read this process's memory or environment block.
+  baton::keep_memory_private();
   // The keeper (baton/keeper.hpp) is this binary in an internal mode: it
   // parses nothing else, reads no config and sets up no logging.
   if (argc > 1 && std::string_view(argv[1]) == baton::process::keeper_verb) {

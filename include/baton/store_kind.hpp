@@ -74,6 +74,11 @@ struct store_kind {
   /// What a DBA applies before the first start (`init-store --print`);
   /// nullptr for kinds that need no schema.
   std::string (*schema_text)(const config& cfg) = nullptr;
+  /// Variables the kind's client library reads by itself that carry a
+  /// secret (libpq's PGPASSWORD). resolve_secrets reads them into `cfg`, and
+  /// while this kind is in use the daemon removes them from its environment
+  /// like its own secret options, so hooks and the app never see them.
+  std::span<const std::string_view> client_secret_variables = {};
   /// `baton status` also shows the link and last reset under the names of
   /// the days when the store was always one Redis ("redis", "redis_reset"),
   /// for the scripts that read them.

@@ -48,6 +48,7 @@
 #include "baton/http_routes.hpp"
 #include "baton/http_server.hpp"
 #include "baton/logging.hpp"
+#include "baton/store_kind.hpp"
 #include "baton/metrics.hpp"
 #include "baton/stop_gate.hpp"
 #include "baton/systemd_notify.hpp"
@@ -211,10 +212,11 @@ struct driver::impl {
   }
 
   bool start(bool handle_signals) {
-    for (const auto& name : scrub_secret_environment()) {
-      spdlog::debug("{} removed from the environment of hooks and the child: it holds a store's "
-                    "secret",
-                    name);
+    for (const auto& name :
+         scrub_secret_environment(store_kind_of(cfg).client_secret_variables)) {
+      spdlog::info("{} removed from the environment of hooks and the child: it holds a store's "
+                   "secret",
+                   name);
     }
     std::error_code ec;
     socket.add_command("stopped", [this](const nlohmann::json& request, const peer_info& peer) {

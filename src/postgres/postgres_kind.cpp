@@ -54,15 +54,24 @@ void validate_postgres(const config& cfg) {
   }
 }
 
+// libpq reads PGPASSWORD at every connect. The daemon removes it from its
+// environment once started (the app must not see it), so baton reads it
+// here, once, and hands it to libpq itself.
+constexpr std::string_view libpq_secret_variables[] = {"PGPASSWORD"};
+
 // BATON_POSTGRES_PASSWORD, postgres.password_file, or the password in
-// postgres.url ("" = none, and libpq may still find one in PGPASSWORD or its
-// password file).
+// postgres.url; failing those, libpq's PGPASSWORD, which libpq too ranks
+// below a password in the connection string ("" = none, and libpq may still
+// find one in its password file, PGPASSFILE or ~/.pgpass).
 void resolve_postgres_password(config& cfg, const environment& env, const option_origins& origins) {
   cfg.postgres.password = resolve_password(
       {option_at(cfg, cfg.postgres.password), option_name(cfg, cfg.postgres.password_file),
        cfg.postgres.password_file, option_name(cfg, cfg.postgres.url),
        summarize_conninfo(cfg.postgres.url).password, "PostgreSQL"},
       env, origins);
+  if (cfg.postgres.password.empty()) {
+    if (auto libpq_password = env("PGPASSWORD")) cfg.postgres.password = *libpq_password;
+  }
 }
 
 // --- the store ---------------------------------------------------------------
@@ -105,6 +114,7 @@ const store_kind postgres_kind{
     .check = store_check_detail::async_check_postgres,
     .call_bound = postgres_call_bound,
     .schema_text = postgres_schema_text,
+    .client_secret_variables = libpq_secret_variables,
 };
 
 }  // namespace baton

@@ -38,6 +38,8 @@
 #include <string>
 #include <string_view>
 
+#include "baton/private_memory.hpp"
+
 namespace baton::process {
 
 namespace {
@@ -443,6 +445,10 @@ void release_command(int release_fd, int sfd) {
 }  // namespace
 
 int run_keeper(int argc, char** argv) {
+  // A keeper forked from the daemon shares its memory image (the store's
+  // password among it); an exec'd one does not, but is kept the same way so
+  // that both modes show the app the same thing (baton/private_memory.hpp).
+  keep_memory_private();
   // Block the stop signals before anything else: from here on they are read,
   // never acted upon. (One arriving earlier kills the keeper before the
   // command exists, which is the right outcome of a stop.)

@@ -2,12 +2,20 @@
 // BATON_REDIS_PASSWORD, not from a password embedded in BATON_REDIS_URL, and
 // not from another kind's secret variables set beside a Redis election.
 // Hooks and the child get a defined environment: the daemon's minus the
-// secrets, plus the BATON_* term variables.
+// secrets, plus the BATON_* term variables. Nor can they take the password
+// out of the daemon or the keeper through /proc (environ, mem) as a process
+// of the same user may, whatever the kind: PostgreSQL's password and libpq's
+// PGPASSWORD included.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "config/option_table.hpp"
 #include "daemon_fixture.hpp"
+#include "support/servers/postgres_server.hpp"
 
 namespace baton::testing {
 namespace {
@@ -113,6 +121,137 @@ TEST_F(safety_secrets_test, no_stores_secret_reaches_the_app_whatever_the_kind) 
       EXPECT_EQ(text.find(variable + "="), std::string::npos) << variable << " reached the app";
     }
   }
+}
+
+// What a process of the daemon's user sees of the daemon and the keeper.
+// As root the daemon runs as nobody (setpriv): root reads any process's
+// memory anyway, and the hazard is an app of the daemon's own, unprivileged
+// user. The app and a hook are secret_seeker (tests/worker), which walks up
+// to the daemon and scans each baton process's environ and memory.
+class secret_memory_test : public ::testing::Test {
+ protected:
+  temp_dir dir{"baton-mem-"};
+  std::unique_ptr<baton_process> node;
+
+  std::string election() const {
+    return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+
+  static std::filesystem::path seeker() {
+    return test_worker_binary().parent_path() / "secret_seeker";
+  }
+
+  /// Starts one candidate with `store_args` and `env`, whose on_start hook
+  /// and child are the seeker.
+  void start(std::vector<std::string> store_args, env_list env) {
+    // nobody writes its socket here and reads the secret's file (the
+    // seeker's only way to know what to look for: not argv, which the
+    // daemon's memory holds).
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+    {
+      std::ofstream out(dir / "secret");
+      out << secret << '\n';
+    }
+    ASSERT_EQ(::chmod((dir / "secret").c_str(), 0644), 0);
+    const auto secret_file = (dir / "secret").string();
+    std::vector<std::string> args{"run", "--election", election(), "--node-id", "node-1",
+                                  "--ttl", "2s", "--socket", (dir / "n1.sock").string(),
+                                  "--log-level", "debug"};
+    args.insert(args.end(), store_args.begin(), store_args.end());
+    args.insert(args.end(), {"--on-start", R"([")" + seeker().string() + R"(","--secret-file",")" +
+                                               secret_file + R"(","--report",")" +
+                                               (dir / "hook.report").string() + R"("])",
+                             "--", seeker().string(), "--secret-file", secret_file, "--report",
+                             (dir / "child.report").string(), "--stay"});
+    if (::geteuid() == 0) {
+      std::vector<std::string> as_nobody{"--reuid=65534", "--regid=65534", "--clear-groups",
+                                         baton_binary().string()};
+      as_nobody.insert(as_nobody.end(), args.begin(), args.end());
+      node = std::make_unique<baton_process>(
+          baton_process::start("/usr/bin/setpriv", as_nobody, std::move(env), dir / "n1.log"));
+    } else {
+      node = std::make_unique<baton_process>(args, std::move(env), dir / "n1.log");
+    }
+  }
+
+  std::vector<std::string> report(const std::string& name) {
+    std::string text;
+    const bool written = wait_until(
+        [&] {
+          std::ifstream in(dir / name);
+          std::stringstream all;
+          all << in.rdbuf();
+          text = all.str();
+          return !text.empty() || node->exited();
+        },
+        20s, 20ms);
+    EXPECT_TRUE(written && !text.empty()) << name << " never written\n" << node->log_text();
+    std::cout << name << ":\n" << text;  // what was tried, and what each try met
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line) && lines.size() < 10;) lines.push_back(line);
+    return lines;
+  }
+
+  /// The seeker found the secret in its own memory (the scan works here),
+  /// examined `ancestors` baton processes up to the daemon, and found the
+  /// secret in none of their environments or memories.
+  void expect_nothing_found(const std::string& name, std::size_t ancestors) {
+    const auto lines = report(name);
+    ASSERT_EQ(lines.size(), 1 + ancestors) << name << ":\n" << ::testing::PrintToString(lines);
+    EXPECT_NE(lines[0].find("self "), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("mem=FOUND"), std::string::npos)
+        << "the scan cannot find the secret even in the seeker's own memory: " << lines[0];
+    EXPECT_EQ(lines[0].find("environ=FOUND"), std::string::npos)
+        << "the secret reached the " << name << "'s environment: " << lines[0];
+    EXPECT_NE(lines.back().find(" argv1=run "), std::string::npos)
+        << "the walk did not reach the daemon: " << lines.back();
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      EXPECT_EQ(lines[i].find("FOUND"), std::string::npos) << name << ": " << lines[i];
+    }
+  }
+};
+
+TEST_F(secret_memory_test, no_redis_password_in_daemon_or_keeper) {
+  redis_server redis{redis_server_options{secret, false}};
+  redis.command({"SET", "baton:{" + election() + "}:token", "1"});
+  start({"--redis-url", redis.url()}, {{"BATON_REDIS_PASSWORD", secret}});
+  expect_nothing_found("hook.report", 1);   // the daemon
+  expect_nothing_found("child.report", 2);  // the keeper, the daemon
+}
+
+TEST_F(secret_memory_test, no_postgres_or_libpq_password_in_daemon_or_keeper) {
+  postgres_server postgres;
+  // The server trusts loopback: baton sends both passwords, and the test is
+  // whether they stay in baton.
+  start({"--store-kind", "postgres", "--postgres-url", postgres.conninfo()},
+        {{"BATON_POSTGRES_PASSWORD", secret}, {"PGPASSWORD", secret + "-libpq"}});
+  expect_nothing_found("hook.report", 1);
+  expect_nothing_found("child.report", 2);
+  EXPECT_TRUE(node->wait_for_log("PGPASSWORD removed from the environment", 5s))
+      << node->log_text();
+}
+
+// The start-up environment block keeps the value of a variable however the
+// process unsets it, and /proc/PID/environ shows that block: baton overwrites
+// the value there. Root still reads the non-dumpable daemon's block, and
+// sees the variable's name with nothing after it; any other user is denied.
+TEST_F(safety_secrets_test, the_start_up_environment_block_keeps_no_password) {
+  start({{"BATON_REDIS_PASSWORD", secret}, {"BATON_REDIS_URL", redis.url()}});
+  expect_no_secret_anywhere();
+  const auto path = "/proc/" + std::to_string(node->pid()) + "/environ";
+  std::ifstream in(path);
+  if (::geteuid() != 0) {
+    std::string text;
+    EXPECT_FALSE(in && std::getline(in, text)) << "a same-user process read " << path;
+    return;
+  }
+  ASSERT_TRUE(in) << path;
+  std::stringstream all;
+  all << in.rdbuf();
+  const auto block = all.str();
+  EXPECT_NE(block.find("BATON_REDIS_PASSWORD="), std::string::npos);
+  EXPECT_EQ(block.find(secret), std::string::npos) << "the password is still in " << path;
 }
 
 }  // namespace

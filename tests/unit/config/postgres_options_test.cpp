@@ -158,6 +158,22 @@ TEST(postgres_options, the_password_comes_from_the_environment_or_a_file_never_a
   EXPECT_EQ(inv.message.find("hunter2"), std::string::npos) << inv.message;
 }
 
+// libpq's own PGPASSWORD is read into the config, below every baton source
+// as libpq ranks it below the connection string's: the daemon removes it from
+// its environment at start, and libpq would no longer find it at a reconnect.
+TEST(postgres_options, libpqs_pgpassword_is_read_below_every_baton_source) {
+  EXPECT_EQ(from_yaml(pg, {{"PGPASSWORD", "from-libpq"}}).postgres.password, "from-libpq");
+  EXPECT_EQ(from_yaml(pg, {{"PGPASSWORD", "from-libpq"}, {"BATON_POSTGRES_PASSWORD", "mine"}})
+                .postgres.password,
+            "mine");
+  EXPECT_EQ(
+      from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}", {{"PGPASSWORD", "from-libpq"}})
+          .postgres.password,
+      "inurl");
+  // Another kind leaves it to the app, whose business it then is.
+  EXPECT_EQ(from_yaml("", {{"PGPASSWORD", "from-libpq"}}).postgres.password, "");
+}
+
 TEST(postgres_options, check_config_masks_a_password_in_the_url) {
   const auto cfg = from_yaml("postgres: {url: \"postgresql://baton:hunter2@db/app\"}");
   const auto shown = describe_config(cfg);
