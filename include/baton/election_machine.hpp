@@ -191,10 +191,14 @@ namespace actions {
 struct acquire {};
 struct renew {};
 /// Give the lease back; to `hand_over_to` alone for `window` when set (a
-/// switchover: lease_store::async_hand_over).
+/// switchover: lease_store::async_hand_over). A `cooldown` above 0 follows
+/// it (a resign, a switchover, a preemption): registered with the store
+/// (lease_store::register_cooldown) so that no leader hands over to this
+/// node meanwhile.
 struct release {
   std::string hand_over_to;
   milliseconds window{0};
+  milliseconds cooldown{0};
 };
 struct start_app {
   reason why;
@@ -382,6 +386,12 @@ class election_machine {
   void arm_kill(step_context& ctx, time_point at);
   void record_success(step_context& ctx, time_point sent);
   void wait_then_retry(step_context& ctx, mono_clock::duration delay);
+  // The term ends by a resign, a switchover or a preemption: a cool-down
+  // follows.
+  bool stepped_down() const {
+    return stop_reason_ == reason::resigned || stop_reason_ == reason::switchover ||
+           stop_reason_ == reason::preempted;
+  }
   /// How widely standbys spread an attempt at an expiry or after a release:
   /// 0-300 us, wider with the number of candidates the store last reported.
   std::chrono::microseconds herd_window() const;

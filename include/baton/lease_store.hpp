@@ -162,6 +162,14 @@ struct candidate_info {
   /// How long it has been a candidate without a gap; negative = the store
   /// cannot tell.
   milliseconds live_for{-1};
+  /// How long ago, at the store's answer, it last tried to acquire or
+  /// renewed; negative = the store cannot tell (a kind whose candidates keep
+  /// a session, or one that registers only now and then).
+  milliseconds last_attempt_ago{-1};
+  /// How much is left, at the store's answer, of the cool-down it registered
+  /// after it gave the lease up (register_cooldown); 0 = none, or the kind
+  /// does not record one.
+  milliseconds cooling_down_for{0};
 };
 
 // --- events ------------------------------------------------------------------
@@ -285,6 +293,13 @@ class lease_store {
   /// store (node id, priority) as they run: a candidate costs the store no
   /// call of its own. A crashed candidate stays listed for up to two ttls.
   virtual void async_candidates(candidates_handler handler) = 0;
+  /// This candidate makes no acquire attempt for `cooldown` from now (a
+  /// resign, a switchover or a preemption ended its term): its registration
+  /// says so (candidate_info::cooling_down_for) until its next attempt, so
+  /// that a leader does not hand over to a node that would not take the
+  /// lease. Best effort, as every registration is: nothing is answered. A
+  /// kind that does not record it does nothing.
+  virtual void register_cooldown(milliseconds cooldown) { (void)cooldown; }
   /// Create the election's record if it has none (`baton init-store`), so
   /// that its first start is not held back as a store that lost its data
   /// would be. Creating it while a leader may be working on a store that did

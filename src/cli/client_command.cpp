@@ -48,10 +48,12 @@ constexpr std::array<verb_spec, 5> client_verb_specs{{
      cli::run_resign},
     {"switchover",
      "Make the leader hand over to the node --to names: stop its app, release the lease reserved "
-     "for that node alone for a window, then stay out of the election for a cooldown. Refused "
-     "unless that node is a live candidate. Exit 0 when under way, 3 if this node is not the "
-     "leader, 1 when refused or on failure; with --wait, 4 if that node does not take over in "
-     "time.",
+     "for that node alone for a window, then stay out of the election for a cooldown. Refused, "
+     "with the reason, unless that node would take the lease: a live candidate, not cooling "
+     "down, heard from lately, and outranked by no other live candidate (which would take the "
+     "lease back after lease.preempt_delay; --force hands over anyway). Exit 0 when under way, "
+     "3 if this node is not the leader, 1 when refused or on failure; with --wait, 4 if that "
+     "node does not take over in time.",
      cli::run_switchover},
 }};
 
@@ -102,6 +104,9 @@ constexpr const char* switchover_wait_help = "Then wait until that node holds th
 constexpr const char* to_help = "The node id to hand over to (required)";
 constexpr const char* window_help =
     "How long the lease stays reserved for it (default: the daemon's ttl; at most ten ttls)";
+constexpr const char* force_help =
+    "Hand over even when another live candidate outranks that node: it will take the lease "
+    "back after lease.preempt_delay (the reply says who)";
 constexpr const char* wait_timeout_help =
     "Bound on connecting and each reply (default 5s); with --wait, how long to wait for the "
     "new leader (default 30s)";
@@ -156,6 +161,7 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
     app.add_option("--to", settings.to, to_help)->type_name("NODE")->required();
     window_option = app.add_option("--window", window_text, window_help)->type_name("DURATION");
     app.add_flag("--wait", settings.wait, switchover_wait_help);
+    app.add_flag("--force", settings.force, force_help);
   }
 
   std::vector<std::string> args;
@@ -247,6 +253,7 @@ std::vector<client_verb_doc> client_verb_docs() {
       doc.flags.push_back({"--to", "NODE", to_help});
       doc.flags.push_back({"--window", "DURATION", window_help});
       doc.flags.push_back({"--wait", "", switchover_wait_help});
+      doc.flags.push_back({"--force", "", force_help});
     }
     doc.flags.push_back({"--socket", "PATH", socket_help});
     doc.flags.push_back({"-c,--config", "FILE", config_help});

@@ -38,6 +38,8 @@ struct client_settings {
   /// switchover: how long the lease stays reserved for it (default: the
   /// daemon's ttl).
   std::optional<milliseconds> window;
+  /// switchover: hand over even to a node that a live candidate outranks.
+  bool force = false;
 };
 
 /// One flag of a client verb, for the man page and the completion.

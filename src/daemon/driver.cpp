@@ -56,6 +56,7 @@
 #include "startup_pages.hpp"
 #include "status_report.hpp"
 #include "switchover.hpp"
+#include "switchover_vetting.hpp"
 
 namespace baton {
 
@@ -625,7 +626,8 @@ struct driver::impl {
 
   void carry_out(const actions::release& a, time_point) {
     auto sent = mono_clock::now();
-    auto done = [this, sent, to = a.hand_over_to](store_error e, release_answer r) {
+    lease_store::release_handler done = [this, sent, to = a.hand_over_to](store_error e,
+                                                                          release_answer r) {
       if (cancelled(e)) return;
       observe_command("release", sent, e);
       if (e) {
@@ -647,6 +649,15 @@ struct driver::impl {
       }
       deliver(events::release_done{});
     };
+    // The cool-down that follows is registered after the release, on the
+    // same connection, so the leader that comes next can see it.
+    if (a.cooldown > milliseconds(0)) {
+      done = [this, done = std::move(done), cooldown = a.cooldown](store_error e,
+                                                                    release_answer r) {
+        if (!cancelled(e)) store.register_cooldown(cooldown);
+        done(std::move(e), r);
+      };
+    }
     if (a.hand_over_to.empty()) {
       store.async_release(std::move(done));
     } else {
@@ -811,13 +822,13 @@ struct driver::impl {
       throw std::runtime_error(std::string("not the leader (state ") + to_string(machine.current()) +
                                "): ask the leader's daemon");
     }
-    // Listed with the last renewal: at most two renew intervals old while
-    // renewals succeed.
-    const auto why = switchover_refusal(r.to, cfg.node_id, candidates, mono_clock::now(),
-                                        2 * cfg.lease.renew_interval + cfg.lease.ttl / 10);
-    if (!why.empty()) {
-      spdlog::warn("switchover to {} refused: {}", r.to, why);
-      throw std::runtime_error("refused: " + why);
+    const auto verdict = vet_switchover(switchover_question_for(r), candidates);
+    if (verdict.decision == switchover_decision::refuse) {
+      spdlog::warn("switchover to {} refused: {}", r.to, verdict.why);
+      throw std::runtime_error("refused: " + verdict.why);
+    }
+    if (verdict.decision == switchover_decision::warn) {
+      spdlog::warn("switchover to {} forced: {}", r.to, verdict.why);
     }
     const auto token = machine.token();
     spdlog::info("switchover to {} requested by pid {} (uid {}): stopping the app, releasing the "
@@ -826,11 +837,31 @@ struct driver::impl {
                  cfg.lease.resign_cooldown.count());
     stats.count_switchover();
     deliver(events::resign{r.to, r.window});
-    return {{"node_id", cfg.node_id},
-            {"to", r.to},
-            {"token", token},
-            {"window_ms", r.window.count()},
-            {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
+    nlohmann::json reply{{"node_id", cfg.node_id},
+                         {"to", r.to},
+                         {"token", token},
+                         {"window_ms", r.window.count()},
+                         {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
+    if (verdict.decision == switchover_decision::warn) reply["warning"] = verdict.why;
+    return reply;
+  }
+
+  switchover_question switchover_question_for(const switchover_request& r) const {
+    switchover_question q;
+    q.to = r.to;
+    q.self = cfg.node_id;
+    q.own_priority = static_cast<int>(cfg.priority);
+    q.now = mono_clock::now();
+    // Listed with the last renewal: at most two renew intervals old while
+    // renewals succeed.
+    q.list_max_age = 2 * cfg.lease.renew_interval + cfg.lease.ttl / 10;
+    // A standby tries again just after the lease could end (at most a ttl
+    // after its attempt), plus its stagger and yield (under a sixth of a
+    // ttl); a renew interval more for a loaded host and the store's clock.
+    q.attempt_gap = cfg.lease.ttl + cfg.lease.ttl / 6 + cfg.lease.renew_interval;
+    q.preempt_delay = cfg.lease.preempt_delay;
+    q.force = r.force;
+    return q;
   }
 
   // --- resign ----------------------------------------------------------------

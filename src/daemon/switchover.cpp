@@ -6,32 +6,6 @@
 #include "baton/duration.hpp"
 
 namespace baton {
-namespace {
-
-// A node id as it may appear in an error line: control characters and
-// anything past 64 bytes would make the line unreadable.
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f) ? '?' : c;
-  }
-  if (text.size() > 64) out += "...";
-  return out + "'";
-}
-
-std::string names_of(const std::vector<candidate_info>& list, const std::string& self) {
-  std::vector<std::string> names;
-  for (const auto& c : list)
-    if (c.node != self) names.push_back(quoted(c.node));
-  std::sort(names.begin(), names.end());
-  if (names.empty()) return "none besides this node";
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-}  // namespace
 
 void candidate_snapshot::update(std::vector<candidate_info> listed, time_point now) {
   std::map<std::string, time_point> seen;
@@ -95,26 +69,11 @@ switchover_request parse_switchover_request(const nlohmann::json& request,
     }
     r.window = milliseconds(ms);
   }
-  return r;
-}
-
-std::string switchover_refusal(const std::string& to, const std::string& self,
-                               const candidate_snapshot& known, time_point now,
-                               milliseconds max_age) {
-  if (to == self) return quoted(to) + " is this node, which leads already";
-  if (!known.at || now - *known.at > max_age) {
-    std::string why = "the store's list of candidates is not known yet";
-    if (known.at) why = "the store's list of candidates is out of date";
-    if (!known.error.empty()) why += " (" + known.error + ")";
-    return why + ": cannot tell whether " + quoted(to) + " would take the lease";
+  if (const auto f = request.find("force"); f != request.end() && !f->is_null()) {
+    if (!f->is_boolean()) throw std::runtime_error("\"force\" must be true or false");
+    r.force = f->get<bool>();
   }
-  for (const auto& c : known.list)
-    if (c.node == to) return {};
-  return quoted(to) +
-         " is not a live candidate: the store saw no acquire attempt from it within "
-         "two ttls (live candidates: " +
-         names_of(known.list, self) +
-         "); handing over to it would leave the election without a leader";
+  return r;
 }
 
 nlohmann::json candidates_report(const candidate_snapshot& known, const std::string& self) {
@@ -129,7 +88,11 @@ nlohmann::json candidates_report(const candidate_snapshot& known, const std::str
     out.push_back({{"node", c.node},
                    {"priority", c.priority},
                    {"live_for_ms", c.live_for.count() < 0 ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(c.live_for.count())}});
+                                                          : nlohmann::json(c.live_for.count())},
+                   {"last_attempt_ms_ago", c.last_attempt_ago.count() < 0
+                                               ? nlohmann::json(nullptr)
+                                               : nlohmann::json(c.last_attempt_ago.count())},
+                   {"cooling_down_ms", c.cooling_down_for.count()}});
   }
   return out;
 }

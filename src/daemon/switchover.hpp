@@ -1,8 +1,10 @@
 // The socket command `switchover`: the leader hands over to a named node,
-// {"cmd":"switchover","to":"NODE","window_ms":N}. What the request says, and
-// whether the target is a live candidate (the store's list, which the leader
-// refreshes with every renewal), are pure functions here, unit-tested without
-// a daemon; the driver carries the step down out through the machine.
+// {"cmd":"switchover","to":"NODE","window_ms":N,"force":B}. What the request
+// says, the candidates as the leader knows them (the store's list, which the
+// leader refreshes with every renewal) and the preemption they call for are
+// pure functions here, unit-tested without a daemon; whether the target may
+// take the lease is switchover_vetting's; the driver carries the step down
+// out through the machine.
 #pragma once
 
 #include <map>
@@ -35,21 +37,16 @@ struct candidate_snapshot {
 struct switchover_request {
   std::string to;
   milliseconds window{0};
+  /// Hand over even to a node that a live candidate outranks.
+  bool force = false;
 };
 
 /// The request's target ("to": a non-empty string of at most 256 bytes) and
 /// window ("window_ms": a positive integer up to `max_window`, or absent for
-/// `default_window`). Throws std::runtime_error naming the field.
+/// `default_window`), and "force" (true or false; absent = false). Throws
+/// std::runtime_error naming the field.
 switchover_request parse_switchover_request(const nlohmann::json& request,
                                             milliseconds default_window, milliseconds max_window);
-
-/// Why the leader `self` must not hand over to `to` now, in words for the
-/// operator ("" = it may): the target is itself, or not among the live
-/// candidates of a list at most `max_age` old (a switchover to a node that
-/// will not take the lease leaves the election leaderless for the window).
-std::string switchover_refusal(const std::string& to, const std::string& self,
-                               const candidate_snapshot& known, time_point now,
-                               milliseconds max_age);
 
 /// A leader's preemption: the candidate it should hand over to, if any. The
 /// highest priority above `own_priority` among the candidates (not `self`)
@@ -65,8 +62,10 @@ std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
                                                 milliseconds preempt_delay, milliseconds led_for,
                                                 milliseconds settle, time_point now);
 
-/// The "candidates" of the status: node, priority and live_for_ms of each,
-/// this node's first, then by node id; null when never listed.
+/// The "candidates" of the status: node, priority, live_for_ms,
+/// last_attempt_ms_ago and cooling_down_ms of each (null where the store
+/// cannot tell; as of the listing), this node's first, then by node id; null
+/// when never listed.
 nlohmann::json candidates_report(const candidate_snapshot& known, const std::string& self);
 
 }  // namespace baton

@@ -394,8 +394,9 @@ void election_machine::on(const events::app_stopped&, step_context& ctx) {
   if (holding_) {
     // Only now may the next leader start: give the lease back (reserved
     // for a switchover's target).
-    ctx.emit(hand_over_to_.empty() ? actions::release{}
-                                   : actions::release{hand_over_to_, hand_over_window_});
+    ctx.emit(actions::release{hand_over_to_,
+                              hand_over_to_.empty() ? milliseconds(0) : hand_over_window_,
+                              stepped_down() ? timing_.resign_cooldown : milliseconds(0)});
     go(ctx, state::releasing, reason::app_stopped);
     return;
   }
@@ -425,8 +426,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
   if (app_failed && app_failures_ > 0) {
     delay = failure_backoff();
     backoff_until_ = ctx.now + delay;
-  } else if (stop_reason_ == reason::resigned || stop_reason_ == reason::switchover ||
-             stop_reason_ == reason::preempted) {
+  } else if (stepped_down()) {
     // Stay out long enough for another node to take the lease: release
     // announcements and busy replies do not bring us back before then.
     delay = timing_.resign_cooldown;

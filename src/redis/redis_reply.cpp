@@ -309,30 +309,38 @@ parsed_reply<required_renewal> parse_required_renew_reply(const redis_reply& rep
   return r;
 }
 
-parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply) {
+parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply,
+                                                                      milliseconds ttl) {
   constexpr std::string_view what = "candidates";
   using type = redis_reply::type;
   using result = std::vector<registered_candidate>;
+  constexpr std::size_t fields = 6;
   if (reply.kind == type::error) return server_error<result>(what, reply);
   const auto& e = reply.elements;
-  if (reply.kind != type::array || e.size() % 5 != 0) return unexpected<result>(what, reply);
+  if (reply.kind != type::array || e.size() % fields != 0) return unexpected<result>(what, reply);
   parsed_reply<result> r;
-  for (std::size_t i = 0; i < e.size(); i += 5) {
+  for (std::size_t i = 0; i < e.size(); i += fields) {
     const auto& node = e[i];
     const auto& priority = e[i + 1];
     const auto& live = e[i + 2];
     const auto& left = e[i + 3];
     const auto& nonce = e[i + 4];
+    const auto& cooling = e[i + 5];
     if (node.kind != type::string || node.str.empty() || priority.kind != type::integer ||
         priority.integer < std::numeric_limits<int>::min() ||
         priority.integer > std::numeric_limits<int>::max() || live.kind != type::integer ||
         live.integer < 0 || left.kind != type::integer || left.integer <= 0 ||
-        nonce.kind != type::string || nonce.str.empty())
+        nonce.kind != type::string || nonce.str.empty() || cooling.kind != type::integer ||
+        cooling.integer < 0)
       return unexpected<result>(what, reply);
     registered_candidate c;
     c.info.node = node.str;
     c.info.priority = static_cast<int>(priority.integer);
     c.info.live_for = milliseconds(live.integer);
+    // A line whose end the server's clock moved is cut to two ttls ahead:
+    // never a negative age.
+    c.info.last_attempt_ago = std::max(2 * ttl - milliseconds(left.integer), milliseconds(0));
+    c.info.cooling_down_for = milliseconds(cooling.integer);
     c.left = milliseconds(left.integer);
     c.nonce = nonce.str;
     r.value.push_back(std::move(c));

@@ -143,8 +143,11 @@ struct registered_candidate {
   std::string nonce;
 };
 /// The candidates script answers a flat array: node id, priority, ms
-/// registered without a gap, ms until it lapses, nonce, for each candidate.
-parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply);
+/// registered without a gap, ms until it lapses, nonce, ms left of its
+/// cool-down, for each candidate. A registration lives two of `ttl` from its
+/// node's last attempt, which gives last_attempt_ago.
+parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply,
+                                                                      milliseconds ttl);
 
 /// The create-record script answers 1 (created) or 0 (it existed).
 parsed_reply<record_answer> parse_record_reply(const redis_reply& reply);

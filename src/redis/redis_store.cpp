@@ -502,13 +502,24 @@ void redis_store::async_candidates(candidates_handler handler) {
   d.eval(redis_detail::candidates_script(), {d.keys.candidates}, {},
          [&d, handler = std::move(handler)](command_result r) {
            d.finish<std::vector<registered_candidate>>(
-               r, parse_candidates_reply,
+               r,
+               [ttl = d.options.identity.ttl](const redis_reply& reply) {
+                 return parse_candidates_reply(reply, ttl);
+               },
                [&handler](store_error e, std::vector<registered_candidate> found) {
                  std::vector<candidate_info> out;
                  for (auto& c : found) out.push_back(std::move(c.info));
                  handler(std::move(e), std::move(out));
                });
          });
+}
+
+void redis_store::register_cooldown(milliseconds cooldown) {
+  auto& d = *impl_;
+  if (d.shell.closed() || cooldown <= milliseconds(0)) return;
+  d.eval(redis_detail::cooldown_script(), {d.keys.candidates},
+         {d.options.identity.node_id, d.value, std::to_string(cooldown.count())},
+         [](command_result) {});
 }
 
 void redis_store::async_create_record(record_handler handler) {

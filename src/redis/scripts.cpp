@@ -145,7 +145,10 @@ namespace {
 
 // The candidates' registry (candidates_key): lines "<node> <priority>
 // <since ms> <until ms> <nonce>" in the server's clock, the nonce being the
-// one of the registering process's lease value (`<node>:<nonce>`). A
+// one of the registering process's lease value (`<node>:<nonce>`), and
+// " <cool-down end ms>" after them while the node cools down after giving
+// the lease up (BATON_LUA_COOLDOWN writes it; its next attempt, which ends
+// the cool-down, drops it; other lines are kept with it as they were). A
 // registration lives two ttls; one renewed before it lapsed, by the same
 // process, keeps its start (live_for counts from it): a process that
 // restarted under the node id starts again, however soon it came back, so
@@ -166,7 +169,12 @@ namespace {
 // are sorted only when some must go: the registry's cost grows with its
 // lines, and a large election pays it at every attempt.
 #define BATON_MAX_CANDIDATES "128"
+// A registry line's fields; the last capture is what follows the nonce (""
+// or the cool-down's " <end ms>").
+#define BATON_LUA_LINE \
+  "local registry_line = '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)(.*)$'\n"
 #define BATON_LUA_REGISTER \
+  BATON_LUA_LINE \
   "local function register(key, node, value, priority, now_ms, ttl)\n" \
   "  if node == nil or node == '' or string.find(node, '%s') then return nil end\n" \
   "  if not string.match(priority or '', '^%-?%d+$') then priority = '0' end\n" \
@@ -178,14 +186,14 @@ namespace {
   "  local since = now_ms\n" \
   "  local others = {}\n" \
   "  for line in string.gmatch(text, '[^\\n]+') do\n" \
-  "    local name, prio, began, ends, by = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)$')\n" \
+  "    local name, prio, began, ends, by, rest = string.match(line, registry_line)\n" \
   "    ends = tonumber(ends)\n" \
   "    if name and ends > now_ms then\n" \
   "      if name ~= node then\n" \
   "        local kept = line\n" \
   "        if ends > till then\n" \
   "          ends = till\n" \
-  "          kept = name .. ' ' .. prio .. ' ' .. began .. ' ' .. string.format('%.0f', till) .. ' ' .. by\n" \
+  "          kept = name .. ' ' .. prio .. ' ' .. began .. ' ' .. string.format('%.0f', till) .. ' ' .. by .. rest\n" \
   "        end\n" \
   "        others[#others + 1] = {name, tonumber(prio), ends, kept}\n" \
   "      elseif by == nonce then\n" \
@@ -589,24 +597,55 @@ return 2
 )lua";
 
 // The registry's live lines (BATON_LUA_REGISTER), read only: a flat array of
-// node, priority, ms registered without a gap, ms until the line lapses, and
-// the nonce of the process that registered it.
-constexpr std::string_view candidates_source = BATON_LUA_CALL R"lua(
+// node, priority, ms registered without a gap, ms until the line lapses, the
+// nonce of the process that registered it, and ms left of its cool-down (0 =
+// none). A line a version before the cool-down wrote reads as one without.
+constexpr std::string_view candidates_source = BATON_LUA_CALL BATON_LUA_LINE R"lua(
 local text = call('GET', KEYS[1]) or ''
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local out = {}
 for line in string.gmatch(text, '[^\n]+') do
-  local name, prio, began, ends, by = string.match(line, '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)$')
+  local name, prio, began, ends, by, rest = string.match(line, registry_line)
   if name and tonumber(ends) > now_ms then
+    local cool = tonumber(string.match(rest, '^ (%d+)$') or '0')
     out[#out + 1] = name
     out[#out + 1] = tonumber(prio)
     out[#out + 1] = math.max(0, now_ms - tonumber(began))
     out[#out + 1] = tonumber(ends) - now_ms
     out[#out + 1] = by
+    out[#out + 1] = math.max(0, cool - now_ms)
   end
 end
 return out
+)lua";
+
+// A cool-down after giving the lease up: the caller's own line (its node and
+// nonce) gains " <end ms>", now + ARGV[3] ms, in the server's clock; every
+// other line, and the key's expiry, stay as they were. Nothing when the line
+// has lapsed or another process wrote it. Through redis.pcall, as the
+// registry: a preference, never an error for the lease's sake.
+constexpr std::string_view cooldown_source = BATON_LUA_LINE R"lua(
+local text = redis.pcall('GET', KEYS[1])
+if type(text) ~= 'string' then return 0 end
+local nonce = string.match(ARGV[2], ':(%w+)$') or '-'
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local lines, found = {}, 0
+for line in string.gmatch(text, '[^\n]+') do
+  local name, prio, began, ends, by = string.match(line, registry_line)
+  if name == ARGV[1] and by == nonce and tonumber(ends) > now_ms then
+    line = name .. ' ' .. prio .. ' ' .. began .. ' ' .. ends .. ' ' .. by .. ' ' ..
+           string.format('%.0f', now_ms + tonumber(ARGV[3]))
+    found = 1
+  end
+  lines[#lines + 1] = line
+end
+if found == 0 then return 0 end
+local left = redis.pcall('PTTL', KEYS[1])
+if type(left) ~= 'number' or left <= 0 then return 0 end
+redis.pcall('SET', KEYS[1], table.concat(lines, '\n'), 'PX', left)
+return 1
 )lua";
 
 // `baton init-store`: the counter, seeded as the acquire script seeds a
@@ -675,6 +714,7 @@ return 0
 #undef BATON_LUA_OUTRANKING
 #undef BATON_LUA_FRONT_RUNNERS
 #undef BATON_MAX_CANDIDATES
+#undef BATON_LUA_LINE
 
 }  // namespace
 
@@ -726,6 +766,11 @@ const lua_script& renew_script() {
 
 const lua_script& candidates_script() {
   static const lua_script script{candidates_source, sha1_hex(candidates_source)};
+  return script;
+}
+
+const lua_script& cooldown_script() {
+  static const lua_script script{cooldown_source, sha1_hex(cooldown_source)};
   return script;
 }
 

@@ -96,10 +96,15 @@ const lua_script& release_script();
 
 /// KEYS: candidates. Reads the registry (nothing written): a flat array of
 /// node id, priority, ms registered without a gap, ms until the
-/// registration lapses, and the nonce of the process that registered (the
-/// end of its lease value; "-" when it had none), for each live
-/// registration.
+/// registration lapses, the nonce of the process that registered (the end
+/// of its lease value; "-" when it had none), and ms left of its cool-down
+/// (0 = none), for each live registration.
 const lua_script& candidates_script();
+
+/// KEYS: candidates. ARGV: our node id, our value, the cool-down in ms.
+/// Marks our live registration as cooling down for that long (see
+/// BATON_LUA_REGISTER): 1, or 0 when there was none of ours to mark.
+const lua_script& cooldown_script();
 
 /// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the
 /// token, channel, "1" to announce a new term. Sets the counter and the term

@@ -24,6 +24,7 @@ std::vector<candidate_info> merge_candidates(
       auto& m = by_node.at(r.info.node);
       if (r.nonce == latest.at(r.info.node)->nonce) {
         m.live_for = std::max(m.live_for, r.info.live_for);
+        m.cooling_down_for = std::max(m.cooling_down_for, r.info.cooling_down_for);
       }
     }
   }

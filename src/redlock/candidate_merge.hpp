@@ -24,7 +24,10 @@ namespace baton::redlock_detail {
 /// recent registration (the longest time left) tells its current process
 /// (the nonce) and priority; its live_for is the longest any master reports
 /// for that process (the registration that began first without a gap: a
-/// master that restarted empty saw less of it). A master that still holds
+/// master that restarted empty saw less of it); its last attempt is that of
+/// the most recent registration, and its cool-down the longest any master
+/// holds for that process (one the cool-down did not reach shows none). A
+/// master that still holds
 /// an earlier process's line (the restarted one has not reached it) is
 /// ignored: the restart began a new life.
 std::vector<candidate_info> merge_candidates(

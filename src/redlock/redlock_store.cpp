@@ -550,7 +550,7 @@ struct redlock_store::impl {
     if (!shell.closed()) {
       if (r.ec) {
         failed_in(call.failures, i, {r.ec, r.detail});
-      } else if (auto parsed = parse_candidates_reply(r.reply); parsed.ec) {
+      } else if (auto parsed = parse_candidates_reply(r.reply, options.identity.ttl); parsed.ec) {
         failed_in(call.failures, i, {parsed.ec, parsed.detail});
       } else {
         call.answered.push_back(std::move(parsed.value));
@@ -565,6 +565,15 @@ struct redlock_store::impl {
                      {});
     }
     handler({}, redlock_detail::merge_candidates(call.answered));
+  }
+
+  // Every master it reaches: the merge keeps the longest cool-down.
+  void register_cooldown(milliseconds cooldown) {
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::cooldown_script(), {keys.candidates},
+           {options.identity.node_id, value, std::to_string(cooldown.count())},
+           [](command_result) {});
+    }
   }
 
   // --- record ------------------------------------------------------------------------
@@ -728,6 +737,11 @@ void redlock_store::async_hand_over(const std::string& to_node, milliseconds win
 void redlock_store::async_candidates(candidates_handler handler) {
   if (impl_->shell.reject_if_closed(handler)) return;
   impl_->candidates(std::move(handler));
+}
+
+void redlock_store::register_cooldown(milliseconds cooldown) {
+  if (impl_->shell.closed() || cooldown <= milliseconds(0)) return;
+  impl_->register_cooldown(cooldown);
 }
 
 void redlock_store::async_create_record(record_handler handler) {

@@ -85,6 +85,7 @@ class cluster_harness final : public contract_harness {
     cluster_.kill_node(port);
     cluster_.restart_node(port);
   }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override {
     broken_ = true;

@@ -52,6 +52,10 @@ class contract_harness {
   /// lease checked every 500 ms) free them up to this long after the ttl.
   /// The cases that wait for an expiry wait this much longer.
   virtual milliseconds expiry_slack() const { return milliseconds(0); }
+  /// Whether this kind records a cool-down (lease_store::register_cooldown)
+  /// and tells each candidate's last attempt (candidate_info): the kinds
+  /// built on the Redis scripts, and the memory fake.
+  virtual bool records_cooldown() const { return false; }
   /// Extra text for failure messages (a server's log tail); "" = none.
   virtual std::string diagnostics() const { return {}; }
 };

@@ -686,6 +686,50 @@ TEST_P(lease_store_contract, a_held_answer_counts_the_live_candidates_of_a_highe
   EXPECT_EQ(rc.value.outranked_by, 1);
 }
 
+// A switchover's target must not be cooling down, nor silent for longer
+// than a standby waits between attempts: what the list says of both.
+TEST_P(lease_store_contract, a_registered_cooldown_is_listed_until_the_next_attempt) {
+  if (!harness().records_cooldown()) GTEST_SKIP() << "this kind records no cool-down";
+  auto& io = harness().io();
+  auto a = harness().make_store("node-a", ttl);
+  auto b = harness().make_store("node-b", ttl);
+  ASSERT_TRUE(acquire(io, *a).value.acquired());
+  ASSERT_EQ(acquire(io, *b).value.outcome, acquire_outcome::held);
+  auto fresh = candidates(io, *b);
+  ASSERT_FALSE(fresh.error) << fresh.error.message();
+  const auto* listed = find_candidate(fresh.value, "node-a");
+  ASSERT_NE(listed, nullptr);
+  EXPECT_EQ(listed->cooling_down_for, 0ms);
+  EXPECT_GE(listed->last_attempt_ago, 0ms);
+  EXPECT_LE(listed->last_attempt_ago, limit);
+
+  ASSERT_EQ(release(io, *a).value, release_answer::released);
+  constexpr milliseconds cooldown{30s};
+  a->register_cooldown(cooldown);
+  const candidate_info* cooling = nullptr;
+  outcome<std::vector<candidate_info>> seen;
+  // Nothing answers the registration: look until it shows (bounded).
+  for (int looks = 0; looks < 50; ++looks) {
+    seen = candidates(io, *b);
+    cooling = seen.error ? nullptr : find_candidate(seen.value, "node-a");
+    if (cooling != nullptr && cooling->cooling_down_for > 0ms) break;
+    pass(io, 100ms);
+  }
+  ASSERT_TRUE(cooling != nullptr && cooling->cooling_down_for > 0ms)
+      << "the cool-down was never listed";
+  EXPECT_LE(cooling->cooling_down_for, cooldown);
+  EXPECT_GT(cooling->cooling_down_for, cooldown - limit);
+  EXPECT_EQ(find_candidate(seen.value, "node-b")->cooling_down_for, 0ms) << "only a's";
+
+  // Its next attempt ends the cool-down, and the registration says so.
+  ASSERT_FALSE(acquire(io, *a).error);
+  auto after = candidates(io, *b);
+  ASSERT_FALSE(after.error) << after.error.message();
+  const auto* back = find_candidate(after.value, "node-a");
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->cooling_down_for, 0ms);
+}
+
 TEST_P(lease_store_contract, a_candidate_gone_leaves_the_list_within_two_ttls) {
   auto& io = harness().io();
   auto a = harness().make_store("node-a", short_ttl);

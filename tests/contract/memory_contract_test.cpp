@@ -24,6 +24,7 @@ class memory_harness final : public contract_harness {
                                                          store_identity{"jobs", node_id, ttl, priority});
   }
   void reset_store() override { backend_.reset("memory backend reset by the test"); }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override { backend_.set_unavailable(true); }
 

@@ -34,6 +34,7 @@ class redis_harness final : public contract_harness {
     return std::make_unique<redis_store>(io_, std::move(o));
   }
   void reset_store() override { server_.restart(); }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override { server_.kill_and_wait(); }
   std::string diagnostics() const override { return "redis-server log:\n" + server_.log_tail(); }

@@ -46,6 +46,7 @@ class redlock_harness final : public contract_harness {
   void reset_store() override {
     for (auto& server : servers_) server.restart();
   }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override {
     for (auto& server : servers_) server.kill_and_wait();

@@ -63,6 +63,7 @@ class sentinel_harness final : public contract_harness {
     return std::make_unique<redis_store>(io_, std::move(o));
   }
   void reset_store() override { group_.node(group_.initial_master_port()).restart(); }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override {
     group_.kill_all_sentinels();

@@ -81,6 +81,8 @@ struct election_state {
     int priority = 0;
     time_point since{};
     time_point until{};
+    time_point attempted{};
+    time_point cooling_until{};  ///< register_cooldown's; an attempt clears it
   };
   std::map<std::string, registration> candidates;
 
@@ -100,6 +102,8 @@ struct election_state {
     if (r.until <= now) r.since = now;
     r.priority = id.priority;
     r.until = now + 2 * id.ttl;
+    r.attempted = now;
+    r.cooling_until = {};
   }
 };
 
@@ -315,8 +319,11 @@ struct memory_lease_store::impl {
         it = all.erase(it);
         continue;
       }
-      out.push_back({it->first, it->second.priority,
-                     std::chrono::floor<milliseconds>(now - it->second.since)});
+      const auto& r = it->second;
+      out.push_back({it->first, r.priority, std::chrono::floor<milliseconds>(now - r.since),
+                     std::chrono::floor<milliseconds>(now - r.attempted),
+                     r.cooling_until > now ? std::chrono::ceil<milliseconds>(r.cooling_until - now)
+                                           : milliseconds(0)});
       ++it;
     }
     return out;
@@ -430,6 +437,16 @@ void memory_lease_store::async_hand_over(const std::string& to_node, millisecond
 void memory_lease_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;
   d.start<std::vector<candidate_info>>(std::move(handler), [&d] { return d.do_candidates(); });
+}
+
+void memory_lease_store::register_cooldown(milliseconds cooldown) {
+  auto& d = *impl_;
+  if (d.shell.closed() || d.backend->unavailable) return;
+  const auto now = mono_clock::now();
+  auto& all = d.election().candidates;
+  if (auto it = all.find(d.id.node_id); it != all.end() && it->second.until > now) {
+    it->second.cooling_until = now + cooldown;
+  }
 }
 
 void memory_lease_store::async_create_record(record_handler handler) {

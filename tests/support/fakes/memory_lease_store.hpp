@@ -21,7 +21,8 @@
 // - a switchover (async_hand_over) leaves the free lease reserved for its
 //   target for the window: any other node's acquire answers held, naming the
 //   target; every acquire and renewal registers its store as a candidate for
-//   two ttls (async_candidates);
+//   two ttls (async_candidates), and register_cooldown marks it cooling down
+//   until its next one;
 // - a lease is identified by node id, as a Redis lease value is by node id
 //   plus a nonce fixed per process: two stores with the same node id on one
 //   backend act on the same lease.
@@ -136,6 +137,7 @@ class memory_lease_store final : public lease_store {
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
+  void register_cooldown(milliseconds cooldown) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   /// kind "memory", label "in-memory", endpoint "memory"; link connected

@@ -1,6 +1,7 @@
-// The socket command `switchover`: what a request may say, when the leader
-// refuses to hand over, and the candidates the status shows
-// (src/daemon/switchover.hpp).
+// The socket command `switchover`: what a request may say, the preemption the
+// candidates call for, and the candidates the status shows
+// (src/daemon/switchover.hpp). Whether the target may take the lease:
+// switchover_vetting_test.cpp.
 #include <gtest/gtest.h>
 
 #include "daemon/switchover.hpp"
@@ -49,40 +50,15 @@ TEST(switchover_request, bad_fields_are_named) {
   EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", 1.5}}).find("window_ms"), std::string::npos);
   EXPECT_NE(refusal_of({{"to", "b"}, {"window_ms", 100001}}).find("ten ttls"), std::string::npos);
   EXPECT_EQ(refusal_of({{"to", "b"}, {"window_ms", 100000}}), "");
-}
-
-TEST(switchover_refusal, a_live_candidate_in_a_fresh_list_is_accepted) {
-  const time_point now{100s};
-  const auto known = listed({{"node-a", 0, 5s}, {"node-b", 3, 2s}}, now - 1s);
-  EXPECT_EQ(switchover_refusal("node-b", "node-a", known, now, 7s), "");
-}
-
-TEST(switchover_refusal, itself_an_unknown_node_and_a_stale_list_are_refused_with_the_reason) {
-  const time_point now{100s};
-  auto known = listed({{"node-a", 0, 5s}, {"node-b", 0, 2s}, {"node-c", 0, -1ms}}, now - 1s);
-  EXPECT_NE(switchover_refusal("node-a", "node-a", known, now, 7s).find("is this node"),
+  EXPECT_NE(refusal_of({{"to", "b"}, {"force", "yes"}}).find("\"force\" must be true or false"),
             std::string::npos);
-  const auto unknown = switchover_refusal("node-z", "node-a", known, now, 7s);
-  EXPECT_NE(unknown.find("'node-z' is not a live candidate"), std::string::npos) << unknown;
-  EXPECT_NE(unknown.find("'node-b', 'node-c'"), std::string::npos) << unknown;
-  EXPECT_EQ(unknown.find("'node-a'"), std::string::npos) << "the leader itself is not offered";
-  EXPECT_NE(unknown.find("without a leader"), std::string::npos) << unknown;
-
-  const auto stale = switchover_refusal("node-b", "node-a", known, now + 10s, 7s);
-  EXPECT_NE(stale.find("out of date"), std::string::npos) << stale;
-  candidate_snapshot never;
-  never.error = "connect 127.0.0.1:6390: Connection refused";
-  const auto unknown_list = switchover_refusal("node-b", "node-a", never, now, 7s);
-  EXPECT_NE(unknown_list.find("not known yet (connect 127.0.0.1:6390"), std::string::npos)
-      << unknown_list;
+  EXPECT_NE(refusal_of({{"to", "b"}, {"force", 1}}).find("\"force\""), std::string::npos);
 }
 
-TEST(switchover_refusal, a_node_id_with_control_characters_is_printed_safely) {
-  const time_point now{100s};
-  const auto known = listed({{"node-a", 0, 5s}}, now);
-  const auto why = switchover_refusal("evil\n\x1b[2J", "node-a", known, now, 7s);
-  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
-  EXPECT_EQ(why.find('\x1b'), std::string::npos) << why;
+TEST(switchover_request, force_is_false_unless_asked) {
+  EXPECT_FALSE(parse_switchover_request({{"to", "b"}}, ttl, 10 * ttl).force);
+  EXPECT_FALSE(parse_switchover_request({{"to", "b"}, {"force", nullptr}}, ttl, 10 * ttl).force);
+  EXPECT_TRUE(parse_switchover_request({{"to", "b"}, {"force", true}}, ttl, 10 * ttl).force);
 }
 
 TEST(preemption_target, only_a_higher_priority_live_for_the_delay_preempts) {
@@ -145,6 +121,16 @@ TEST(candidates_report, lists_this_node_first_then_by_id_and_null_before_any_lis
   EXPECT_EQ(r[2]["node"], "node-c");
   EXPECT_EQ(r[2]["priority"], 1);
   EXPECT_EQ(r[2]["live_for_ms"], 4000);
+  EXPECT_TRUE(r[2]["last_attempt_ms_ago"].is_null()) << "the store cannot tell";
+  EXPECT_EQ(r[2]["cooling_down_ms"], 0);
+}
+
+TEST(candidates_report, shows_the_last_attempt_and_the_cooldown_as_listed) {
+  const auto known = listed({{"node-b", 0, 5s, 1200ms, 7s}}, time_point{1s});
+  const auto r = candidates_report(known, "node-a");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]["last_attempt_ms_ago"], 1200);
+  EXPECT_EQ(r[0]["cooling_down_ms"], 7000);
 }
 
 }  // namespace

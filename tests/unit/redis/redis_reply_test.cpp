@@ -377,10 +377,13 @@ TEST(acquire_reply_parsing, a_reservation_for_another_node_is_held_naming_it) {
 }
 
 TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
+  constexpr baton::milliseconds ttl{5000};
   auto p = baton::parse_candidates_reply(
       r::array({r::string("node-a"), r::integer_reply(0), r::integer_reply(1500),
-                r::integer_reply(9000), r::string("0123abcd"), r::string("node-b"),
-                r::integer_reply(-2), r::integer_reply(0), r::integer_reply(12), r::string("-")}));
+                r::integer_reply(9000), r::string("0123abcd"), r::integer_reply(0),
+                r::string("node-b"), r::integer_reply(-2), r::integer_reply(0),
+                r::integer_reply(12), r::string("-"), r::integer_reply(7400)}),
+      ttl);
   ASSERT_FALSE(p.ec) << p.detail;
   ASSERT_EQ(p.value.size(), 2u);
   EXPECT_EQ(p.value[0].info.node, "node-a");
@@ -388,33 +391,51 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   EXPECT_EQ(p.value[0].info.live_for, baton::milliseconds(1500));
   EXPECT_EQ(p.value[0].left, baton::milliseconds(9000));
   EXPECT_EQ(p.value[0].nonce, "0123abcd");
+  EXPECT_EQ(p.value[0].info.last_attempt_ago, baton::milliseconds(1000)) << "two ttls less left";
+  EXPECT_EQ(p.value[0].info.cooling_down_for, baton::milliseconds(0));
   EXPECT_EQ(p.value[1].info.priority, -2);
   EXPECT_EQ(p.value[1].nonce, "-");
-  auto none = baton::parse_candidates_reply(r::array({}));
+  EXPECT_EQ(p.value[1].info.last_attempt_ago, baton::milliseconds(9988));
+  EXPECT_EQ(p.value[1].info.cooling_down_for, baton::milliseconds(7400));
+  // A line cut to two ttls ahead (the server's clock went back) was just made.
+  auto ahead = baton::parse_candidates_reply(
+      r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(10001),
+                r::string("n"), r::integer_reply(0)}),
+      ttl);
+  ASSERT_FALSE(ahead.ec) << ahead.detail;
+  EXPECT_EQ(ahead.value[0].info.last_attempt_ago, baton::milliseconds(0));
+  auto none = baton::parse_candidates_reply(r::array({}), ttl);
   ASSERT_FALSE(none.ec);
   EXPECT_TRUE(none.value.empty());
   const auto n = r::string("ab");
+  const auto z = r::integer_reply(0);
   for (const auto& reply :
        {r::nil(), r::integer_reply(1), r::array({r::string("a"), r::integer_reply(0)}),
-        r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n}),
-        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n}),
+        r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  z}),
+        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n, z}),
         r::array({r::string("a"), r::integer_reply(1LL << 40), r::integer_reply(1),
-                  r::integer_reply(1), n}),
+                  r::integer_reply(1), n, z}),
         r::array(
-            {r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n}),
+            {r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n, z}),
         r::array(
-            {r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n}),
-        // The four fields of a line without its nonce, and an empty or numeric nonce.
-        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1)}),
+            {r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n, z}),
+        // The five fields of a version before the cool-down, and a bad cool-down.
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  r::integer_reply(-1)}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  r::string("5")}),
+        // An empty or numeric nonce.
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
-                  r::string("")}),
+                  r::string(""), z}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
-                  r::integer_reply(7)})}) {
-    auto bad = baton::parse_candidates_reply(reply);
+                  r::integer_reply(7), z})}) {
+    auto bad = baton::parse_candidates_reply(reply, ttl);
     EXPECT_EQ(bad.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
     EXPECT_NE(bad.detail.find("candidates"), std::string::npos);
   }
-  auto err = baton::parse_candidates_reply(r::error("WRONGTYPE x"));
+  auto err = baton::parse_candidates_reply(r::error("WRONGTYPE x"), ttl);
   EXPECT_EQ(err.ec, redis_errc::server_error);
 }
 

@@ -60,5 +60,20 @@ TEST(candidate_merge, no_registrations_are_no_candidates) {
   EXPECT_TRUE(merge_candidates({{}, {}}).empty());
 }
 
+TEST(candidate_merge, the_latest_attempt_and_the_longest_cooldown_of_the_process_win) {
+  auto first = entry("a", 0, 4000, 7000);
+  first.info.last_attempt_ago = milliseconds(3000);
+  first.info.cooling_down_for = milliseconds(8000);
+  auto latest = entry("a", 0, 900, 9500);
+  latest.info.last_attempt_ago = milliseconds(500);
+  auto earlier_process = entry("a", 0, 100, 6000, "n0");
+  earlier_process.info.cooling_down_for = milliseconds(60000);
+  const auto merged = merge_candidates({{first}, {latest}, {earlier_process}});
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].last_attempt_ago, milliseconds(500));
+  EXPECT_EQ(merged[0].cooling_down_for, milliseconds(8000))
+      << "a master the cool-down did not reach hides nothing; an earlier process's is ignored";
+}
+
 }  // namespace
 }  // namespace baton::redlock_detail
