@@ -238,7 +238,8 @@ struct etcd_check : std::enable_shared_from_this<etcd_check> {
     if (leader.empty() || leader == "0") {
       add(check_verdict::failure, "leader", "the member knows no leader: no write can succeed");
     } else {
-      add(check_verdict::ok, "leader", "member id " + leader);
+      // In hex, as etcdctl prints member ids.
+      add(check_verdict::ok, "leader", "member id " + etcd_detail::member_id_text(leader));
     }
     // The call above paid for the connection and, with a user, for the
     // password's check (bcrypt on the server): time a second one.
