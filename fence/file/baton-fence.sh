@@ -2,7 +2,12 @@
 # baton fence for files: put a file into a shared directory only if this
 # term's fencing token is at least the highest token that has written there.
 #
-#   baton-fence.sh DIR SOURCE NAME    move SOURCE to DIR/NAME under the fence
+#   baton-fence.sh DIR SOURCE NAME    put a copy of SOURCE at DIR/NAME under the fence
+#
+# The copy is staged in DIR and renamed into place under the lock, so DIR/NAME
+# appears whole or not at all (a rename is atomic within one filesystem, which
+# a move of SOURCE from elsewhere would not be). SOURCE is left as it is: a
+# refused or failed write loses nothing, and the app removes it when it likes.
 #
 # The token comes from BATON_TOKEN (set by baton for the command it runs);
 # BATON_FENCE_TOKEN overrides it, for an app that reads the token from the

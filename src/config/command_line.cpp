@@ -9,6 +9,7 @@
 #include <optional>
 #include <exception>
 #include <new>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include "baton/config_load.hpp"
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
+#include "baton/store_kind.hpp"
 #include "flag_words.hpp"
 #include "option_table.hpp"
 
@@ -28,6 +30,18 @@ constexpr const char* footer =
     "BATON_* environment variables (shown in brackets), flags. The Redis password comes only from\n"
     "BATON_REDIS_PASSWORD, redis.password_file or the URL in the file or environment; never a flag.\n"
     "Durations need a unit: 250ms, 10s, 1.5s, 2m, 1h.";
+
+// --help's first line names the stores by the registry's labels, so that a
+// new kind needs no edit here.
+std::string program_description() {
+  std::string text = "baton: leader election for workers, on a lease in ";
+  const auto kinds = store_kinds();
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0) text += i + 1 == kinds.size() ? " or " : ", ";
+    text += kinds[i]->label;
+  }
+  return text + ".";
+}
 
 // One flag of the option table and where CLI11 stores what it was given.
 // Most flags take one text value (the last one wins); a boolean is a bare
@@ -213,7 +227,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   const std::vector<std::string> other_flags{"--config", "--help", "--version", "--print"};
   const std::vector<std::string> given = args;
 
-  CLI::App app("baton: leader election for workers, on a Redis lease.", "baton");
+  CLI::App app(program_description(), "baton");
   app.footer(footer);
   app.require_subcommand(0, 1);
   bool want_version = false;

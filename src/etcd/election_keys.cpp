@@ -204,14 +204,19 @@ std::optional<token_floor::finding> token_floor::observe_stream_header(const hea
 
 std::optional<token_floor::finding> token_floor::observe_record(
     const std::optional<key_value>& record) {
-  if (!record) {
-    return finding{"the election's record is missing from etcd", true, true};
-  }
+  // The same trouble read again is no news.
+  const auto trouble = [this](std::string why, bool missing) -> std::optional<finding> {
+    if (why == record_trouble_) return std::nullopt;
+    record_trouble_ = why;
+    return finding{std::move(why), true, missing};
+  };
+  if (!record) return trouble("the election's record is missing from etcd", true);
   const auto offset = parse_offset(record->value);
   if (!offset) {
-    return finding{"the election's record holds \"" + record->value + "\", not a token offset",
-                   true, false};
+    return trouble("the election's record holds \"" + record->value + "\", not a token offset",
+                   false);
   }
+  record_trouble_.clear();
   const auto before = std::exchange(offset_, *offset);
   highest_ = std::max(highest_, *offset + revision_);
   if (!before || *before == *offset) return std::nullopt;
@@ -232,6 +237,7 @@ std::int64_t token_floor::fence_offset(std::optional<std::int64_t> current) cons
 }
 
 void token_floor::fenced(std::int64_t offset, std::int64_t revision) {
+  record_trouble_.clear();
   offset_ = offset;
   revision_ = revision;
   highest_ = std::max(highest_, offset + revision);

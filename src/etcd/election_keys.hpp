@@ -195,6 +195,9 @@ class token_floor {
   /// The highest revision seen, by the calls' answers and by the watch.
   std::int64_t revision_seen() const { return std::max(revision_, stream_revision_); }
   /// A read of the record: missing, or an offset other than the known one.
+  /// A record missing (or holding no offset) is found once, however many
+  /// reads see it, until a record with an offset is read or fenced() wrote
+  /// one: a start reads it twice (the acquire and the watch).
   std::optional<finding> observe_record(const std::optional<key_value>& record);
 
   /// The offset the known record holds (0 before any read).
@@ -215,6 +218,9 @@ class token_floor {
   std::int64_t stream_revision_ = 0;
   std::optional<std::int64_t> offset_;
   std::int64_t highest_ = 0;
+  // Why the record was last found missing or unreadable ("" = it was not,
+  // or a record with an offset was read or written since).
+  std::string record_trouble_;
 };
 
 /// What a watch event on the election's keys means to a store.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/option_rules.hpp"
+#include "auth_line.hpp"
 #include "config/option_table.hpp"
 #include "etcd_option_rows.hpp"
 #include "etcd_store.hpp"
@@ -238,7 +239,8 @@ struct etcd_check : std::enable_shared_from_this<etcd_check> {
     if (leader.empty() || leader == "0") {
       add(check_verdict::failure, "leader", "the member knows no leader: no write can succeed");
     } else {
-      add(check_verdict::ok, "leader", "member id " + leader);
+      // In hex, as etcdctl prints member ids.
+      add(check_verdict::ok, "leader", "member id " + etcd_detail::member_id_text(leader));
     }
     // The call above paid for the connection and, with a user, for the
     // password's check (bcrypt on the server): time a second one.
@@ -325,12 +327,8 @@ void check_etcd(boost::asio::io_context& io, const config& cfg,
     callback(std::move(check->report));
     return;
   }
-  if (!cfg.etcd.username.empty()) {
-    check->add(check_verdict::note, "auth",
-               "as user " + cfg.etcd.username + " (a refused password fails the next line)");
-  } else {
-    check->add(check_verdict::note, "auth", "none: anyone who reaches the members can take the lease");
-  }
+  check->report.lines.push_back(
+      etcd_detail::auth_line(cfg.etcd.username, check->connection.endpoints));
   check->start();
 }
 

@@ -121,8 +121,9 @@ struct etcd_store::impl {
     endpoint_errors.resize(connection.endpoints.size());
     // A member's last error stands until it answers again.
     connection.on_outcome = [this, weak = shell.guard()](std::size_t at, const store_error& e) {
-      if (!weak.expired() && at < endpoint_errors.size())
-        endpoint_errors[at] = e ? e.message() : "";
+      if (weak.expired()) return;
+      if (at < endpoint_errors.size()) endpoint_errors[at] = e ? e.message() : "";
+      if (e) watch_where_the_calls_are();
     };
     client = http_client::create(io, std::move(connection));
     backoff = options.rewatch_backoff_initial;
@@ -875,6 +876,29 @@ struct etcd_store::impl {
                   });
   }
 
+  // The calls moved on from a member that failed them or cannot serve: the
+  // watch moves with them, so that the store uses one member at a time. A
+  // watch left on a frozen member keeps its stream open and silent, and
+  // would pass for a working one until a ping found a change it missed.
+  // Called from the client's outcome, before the failed call's handler: the
+  // listener is told from the executor, as it may destroy the store.
+  void watch_where_the_calls_are() {
+    if (!stream || !watching || shell.closed() || watch_at == client->current_index()) return;
+    const auto& all = client->options().endpoints;
+    const std::string why = "etcd watch " + all[watch_at].redacted() + ": moved to " + where() +
+                            " with the calls, which found it failing";
+    stream->stop();
+    stream.reset();
+    ping_timer.cancel();
+    arm_watch();  // a new generation: answers for the old watch are dropped
+    asio::post(io, [this, weak = shell.guard(), generation = watch_generation, why] {
+      if (weak.expired() || shell.closed() || generation != watch_generation ||
+          watch_state == wakeup_state::subscribed)
+        return;
+      shell.set_wakeups(false, why);
+    });
+  }
+
   // The watch stream itself failed: its member's row keeps the error.
   void stream_failed(store_error e) {
     if (watch_at < endpoint_errors.size()) endpoint_errors[watch_at] = e.message();
@@ -1078,28 +1102,35 @@ store_status etcd_store::status() const {
     }
   }
   s.endpoint = endpoints + " prefix " + d.keys.dir;
-  s.link = d.client->state();
   s.wakeups = d.watching ? d.watch_state : wakeup_state::off;
   d.shell.fill_status(s);
   // One row per endpoint: connected while the calls' connection or the
   // watch stream is open to it, connecting while one of them is being
   // opened; the others have no connection (the store uses one member at a
-  // time and moves on when it fails).
+  // time, and the watch follows the calls when they move on). The store's
+  // own link is the best of the two connections: a watch open alone is a
+  // connection to etcd too.
   const auto& all = d.client->options().endpoints;
   const bool stream_open = d.stream && d.watching && !d.shell.closed();
+  const auto calls = d.client->state();
+  const auto watch = !stream_open                                  ? link_state::disconnected
+                     : d.watch_state == wakeup_state::subscribed ? link_state::connected
+                     : d.watch_state == wakeup_state::connecting ? link_state::connecting
+                                                                 : link_state::disconnected;
+  const auto best = [](link_state a, link_state b) {
+    if (a == link_state::connected || b == link_state::connected) return link_state::connected;
+    if (a == link_state::connecting || b == link_state::connecting) return link_state::connecting;
+    return link_state::disconnected;
+  };
+  s.link = best(calls, watch);
   for (std::size_t i = 0; i < all.size(); ++i) {
     store_member_status m;
     m.endpoint = all[i].redacted();
     m.role = "endpoint";
     const bool calls_here = d.client->current_index() == i;
     const bool watch_here = stream_open && d.watch_at == i;
-    if ((calls_here && s.link == link_state::connected) ||
-        (watch_here && d.watch_state == wakeup_state::subscribed)) {
-      m.link = link_state::connected;
-    } else if ((calls_here && s.link == link_state::connecting) ||
-               (watch_here && d.watch_state == wakeup_state::connecting)) {
-      m.link = link_state::connecting;
-    }
+    m.link = best(calls_here ? calls : link_state::disconnected,
+                  watch_here ? watch : link_state::disconnected);
     m.last_error = i < d.endpoint_errors.size() ? d.endpoint_errors[i] : "";
     s.members.push_back(std::move(m));
   }

@@ -78,6 +78,24 @@ store_error gateway_error(unsigned status, const nlohmann::json& body, const std
           "etcd " + where + ": " + message};
 }
 
+store_error non_json_answer(unsigned status, const std::string& body, const std::string& where) {
+  auto quoted = printable_start(body);
+  while (!quoted.empty() && quoted.back() == ' ') quoted.pop_back();
+  // etcd's gateway (embed/serve.go) answers so, in plain text, to a client
+  // certificate with a common name while client certificate auth and the
+  // cluster's authentication are both on: it would not pass the name on.
+  if (body.find("CommonName of client sending a request against gateway") != std::string::npos) {
+    return {etcd_errc::auth_failed,
+            "etcd " + where +
+                ": the client certificate of etcd.tls_cert_file has a common name, which etcd's "
+                "JSON gateway refuses while the cluster's authentication is on (HTTP " +
+                std::to_string(status) + ": \"" + quoted +
+                "\"): issue it without a common name (a subjectAltName can name it)"};
+  }
+  return {etcd_errc::unexpected_reply, "etcd " + where + ": an answer that is not JSON (HTTP " +
+                                           std::to_string(status) + "): " + quoted};
+}
+
 std::string read_password_file(const std::string& path) {
   std::ifstream in(path);
   if (!in)
@@ -290,9 +308,7 @@ void http_client::exchange(const std::string& path, const std::string& body,
               auto parsed = nlohmann::json::parse(s2.response.body(), nullptr, false);
               if (parsed.is_discarded()) {
                 return self->fail(
-                    {etcd_errc::unexpected_reply,
-                     "etcd " + self->current().redacted() + ": an answer that is not JSON (HTTP " +
-                         std::to_string(status) + "): " + printable_start(s2.response.body())});
+                    non_json_answer(status, s2.response.body(), self->current().redacted()));
               }
               next(status, std::move(parsed));
             });
@@ -314,7 +330,7 @@ void http_client::broken(const beast::error_code& ec, const char* what) {
     return fail({etcd_errc::timeout, "etcd " + where + ": no answer within the command timeout"});
   }
   fail({etcd_errc::connection_lost,
-        "etcd " + current().redacted() + ": " + what + ": " + tls_error_text(ec)});
+        "etcd " + current().redacted() + ": " + what + ": " + d.connection.failure_text(ec)});
 }
 
 void http_client::move_on() {

@@ -94,6 +94,12 @@ class http_client : public std::enable_shared_from_this<http_client> {
 /// body is a plain answer.
 store_error gateway_error(unsigned status, const nlohmann::json& body, const std::string& where);
 
+/// An answer (HTTP `status`, `body`) that is not JSON from the member at
+/// `where`, as an error: the gateway's refusal of a client certificate with
+/// a common name is an auth failure that names etcd.tls_cert_file and the
+/// cure; anything else an unexpected reply quoting the answer's start.
+store_error non_json_answer(unsigned status, const std::string& body, const std::string& where);
+
 /// The first line of the file at `path`, without its line ending; throws
 /// std::runtime_error saying why not, never showing the contents.
 std::string read_password_file(const std::string& path);

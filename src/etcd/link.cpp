@@ -46,6 +46,14 @@ beast::tcp_stream& link::tcp() {
   return tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : plain_;
 }
 
+bool link::has_client_certificate() const {
+  return tls_ && SSL_CTX_get0_certificate(tls_->native_handle()) != nullptr;
+}
+
+std::string link::failure_text(const boost::system::error_code& ec) const {
+  return tls_failure_text(tls_error_text(ec), has_client_certificate());
+}
+
 void link::close() {
   ++*generation_;
   resolver_.cancel();
@@ -95,13 +103,15 @@ void link::async_connect(const endpoint& where, milliseconds timeout, std::strin
       tls_stream_->set_verify_callback(ssl::host_name_verification(where.host));
       tls_stream_->async_handshake(
           ssl::stream_base::client,
-          [alive, generation, where, what, done = std::move(done)](const beast::error_code& ec3) {
+          [alive, generation, where, what, cert = has_client_certificate(),
+           done = std::move(done)](const beast::error_code& ec3) {
             if (*alive != generation) return done({etcd_errc::connection_lost, what + ": closed"});
             if (ec3) {
               const bool timed_out = ec3 == beast::error::timeout;
               return done(
                   {timed_out ? etcd_errc::timeout : etcd_errc::connect_failed,
-                   what + ": TLS handshake with " + where.redacted() + ": " + tls_error_text(ec3)});
+                   what + ": TLS handshake with " + where.redacted() + ": " +
+                       tls_failure_text(tls_error_text(ec3), cert)});
             }
             done({});
           });

@@ -12,6 +12,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "any_stream.hpp"
 #include "baton/lease_store.hpp"
@@ -31,6 +32,10 @@ class link final : private byte_channel {
                      std::function<void(store_error)> done);
   void close();
 
+  /// What a failure of this connection means (tls_failure_text): the
+  /// reason, with the option that cures it where a TLS alert tells.
+  std::string failure_text(const boost::system::error_code& ec) const;
+
   /// The TCP layer (its expiry is the timeout of each step).
   boost::beast::tcp_stream& tcp();
   /// The stream to read and write: over the TLS stream for https, the TCP
@@ -38,6 +43,7 @@ class link final : private byte_channel {
   any_stream& stream() { return stream_; }
 
  private:
+  bool has_client_certificate() const;
   boost::asio::any_io_executor channel_executor() override;
   void read_some(boost::asio::mutable_buffer into, erased_completion done) override;
   void write_some(std::vector<boost::asio::const_buffer> from, erased_completion done) override;

@@ -1,5 +1,6 @@
 #include "member_status.hpp"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -26,6 +27,16 @@ std::int64_t int64_of(const nlohmann::json& object, const char* name) {
 }
 
 }  // namespace
+
+std::string member_id_text(std::string_view decimal) {
+  std::uint64_t id = 0;
+  const auto* end = decimal.data() + decimal.size();
+  const auto [stop, error] = std::from_chars(decimal.data(), end, id);
+  if (decimal.empty() || id == 0 || error != std::errc{} || stop != end) return std::string(decimal);
+  char hex[17];
+  const auto written = std::to_chars(hex, hex + sizeof hex, id, 16);
+  return std::string(hex, written.ptr);
+}
 
 member_status read_member_status(const nlohmann::json& answer) {
   if (!answer.is_object()) throw std::runtime_error("the status answer is not an object");

@@ -25,6 +25,12 @@ struct member_status {
   std::int64_t raft_index = 0;
 };
 
+/// A member id as etcdctl prints it (`8e9e05c52164694d`: lowercase hex,
+/// no leading zeros), from the decimal the JSON gateway says. "" (not
+/// said) and "0" (none) come back unchanged, and so does text that is not
+/// a uint64, rather than a number it does not hold.
+std::string member_id_text(std::string_view decimal);
+
 /// Throws std::runtime_error naming what is wrong with the answer.
 member_status read_member_status(const nlohmann::json& answer);
 

@@ -49,6 +49,35 @@ std::string tls_error_text(const boost::system::error_code& ec) {
   return store_detail::tls_error_text(ec);
 }
 
+std::string tls_failure_text(std::string_view reason, bool client_certificate) {
+  const std::string text(reason);
+  const auto says = [&text](const char* words) { return text.find(words) != std::string::npos; };
+  // A member asking for a certificate it did not get sends "certificate
+  // required" (TLS 1.3) or, as etcd 3.4's Go does, "bad certificate".
+  if (!client_certificate && (says("certificate required") || says("bad certificate"))) {
+    return text + ": the member asks for a client certificate and none is set (give one with "
+                  "etcd.tls_cert_file and etcd.tls_key_file)";
+  }
+  if (client_certificate && says("certificate expired")) {
+    return text + ": the member refused the client certificate, which has expired (renew "
+                  "etcd.tls_cert_file)";
+  }
+  if (client_certificate && (says("bad certificate") || says("unknown ca") ||
+                             says("certificate unknown") || says("unsupported certificate"))) {
+    return text + ": the member refused the client certificate of etcd.tls_cert_file (is it "
+                  "signed by a CA the members trust, their --trusted-ca-file, and made for "
+                  "client use, extendedKeyUsage clientAuth?)";
+  }
+  if (says("certificate verify failed")) {
+    return text + ": the member's certificate is not signed by a CA of etcd.tls_ca_file (the "
+                  "system's trust store when it is not set), or does not name the endpoint's host";
+  }
+  if (says("wrong version number") || says("packet length too long")) {
+    return text + ": the member does not speak TLS on this port (write http:// for a plain one)";
+  }
+  return text;
+}
+
 bool is_ip_address(const std::string& host) {
   boost::system::error_code ec;
   boost::asio::ip::make_address(host, ec);

@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace baton::etcd_detail {
 
@@ -22,6 +23,13 @@ std::shared_ptr<boost::asio::ssl::context> make_tls_context(const tls_files& fil
 
 /// The reason of a TLS failure for people ("certificate verify failed").
 std::string tls_error_text(const boost::system::error_code& ec);
+
+/// `reason` (tls_error_text) with what it means and the option that cures
+/// it, where the alert tells: a member that asks for a client certificate
+/// when `client_certificate` is false (none was given); one that refused
+/// the certificate given; a member's certificate baton did not trust.
+/// Other reasons come back as they are.
+std::string tls_failure_text(std::string_view reason, bool client_certificate);
 
 /// Whether `host` is an IPv4 or IPv6 address (no SNI for those, and the
 /// certificate check matches an IP address entry).

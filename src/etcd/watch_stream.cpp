@@ -74,7 +74,7 @@ void watch_stream::start(std::string body, const std::string& token) {
               if (ec) {
                 return self->closed(
                     {etcd_errc::connection_lost,
-                     "etcd watch " + w.where.redacted() + ": send: " + tls_error_text(ec)});
+                     "etcd watch " + w.where.redacted() + ": send: " + w.connection.failure_text(ec)});
               }
               w.connection.tcp().expires_never();
               w.parser.emplace();
@@ -103,7 +103,8 @@ void watch_stream::read_more() {
         if (ec) {
           return self->closed(
               {etcd_errc::connection_lost,
-               "etcd watch " + s.where.redacted() + ": the stream broke: " + tls_error_text(ec)});
+               "etcd watch " + s.where.redacted() + ": the stream broke: " +
+                   s.connection.failure_text(ec)});
         }
         if (s.parser->is_header_done() && s.parser->get().result_int() != 200) {
           // The error's body is read whole before it is judged.

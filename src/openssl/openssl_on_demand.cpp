@@ -48,6 +48,10 @@ void SSL_CTX_free(SSL_CTX* ctx) {
   BATON_OPENSSL(ssl, SSL_CTX_free);
   target(ctx);
 }
+X509* SSL_CTX_get0_certificate(const SSL_CTX* ctx) {
+  BATON_OPENSSL(ssl, SSL_CTX_get0_certificate);
+  return target(ctx);
+}
 void* SSL_CTX_get_default_passwd_cb_userdata(SSL_CTX* ctx) {
   BATON_OPENSSL(ssl, SSL_CTX_get_default_passwd_cb_userdata);
   return target(ctx);

@@ -54,12 +54,6 @@ return refused
 )lua";
 
 
-bool is_loopback(const std::string& host) {
-  if (host == "localhost") return true;
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  return !ec && address.is_loopback();
-}
 
 class server_check : public std::enable_shared_from_this<server_check> {
  public:
@@ -107,27 +101,8 @@ class server_check : public std::enable_shared_from_this<server_check> {
   }
 
   void tls_line() {
-    const auto& e = settings_.endpoint;
-    if (e.kind == redis_endpoint::transport::unix_socket) {
-      add(check_verdict::ok, "tls", "not needed: a Unix socket stays on this host");
-    } else if (!e.tls) {
-      if (is_loopback(e.host)) {
-        add(check_verdict::ok, "tls", "off: plain TCP on loopback");
-      } else {
-        add(check_verdict::note, "tls",
-            "off: the password and the lease travel unencrypted (use rediss:// where the "
-            "network is not yours)");
-      }
-    } else if (e.tls_settings.verify == tls_verify::full) {
-      add(check_verdict::ok, "tls",
-          "verified: the chain up to a trusted CA and the name " + e.tls_settings.server_name);
-    } else if (e.tls_settings.verify == tls_verify::ca) {
-      add(check_verdict::ok, "tls", "verified: the chain up to a trusted CA (tls_verify ca: the name is not checked)");
-    } else {
-      add(check_verdict::hazard, "tls",
-          "not verified (tls_verify none): whoever is on the path can read the password and "
-          "answer as the server");
-    }
+    const bool password = !settings_.endpoint.password.empty() || !settings_.password_file.empty();
+    lines_.push_back(store_check_detail::tls_line(settings_.endpoint, password));
   }
 
   void whoami() {
@@ -465,6 +440,36 @@ const std::vector<std::string>& required_redis_commands() {
       "evalsha", "eval", "info", "subscribe", "ping", "get", "set",
       "pexpire", "pttl", "exists", "incr", "del", "time", "publish"};
   return commands;
+}
+
+check_line tls_line(const redis_endpoint& e, bool password) {
+  if (e.kind == redis_endpoint::transport::unix_socket) {
+    return {check_verdict::ok, "tls", "not needed: a Unix socket stays on this host"};
+  }
+  if (!e.tls) {
+    if (is_loopback_host(e.host)) return {check_verdict::ok, "tls", "off: plain TCP on loopback"};
+    // The agreed rule: a password in plain text beyond this host is a
+    // hazard (AUTH sends it as it is); plain TCP without one a note.
+    if (password) {
+      return {check_verdict::hazard, "tls",
+              "off: the password travels unencrypted to " + e.host +
+                  " (AUTH sends it as it is): whoever is on the path can read it (use "
+                  "rediss://)"};
+    }
+    return {check_verdict::note, "tls",
+            "off: the lease travels unencrypted (use rediss:// where the network is not yours)"};
+  }
+  if (e.tls_settings.verify == tls_verify::full) {
+    return {check_verdict::ok, "tls",
+            "verified: the chain up to a trusted CA and the name " + e.tls_settings.server_name};
+  }
+  if (e.tls_settings.verify == tls_verify::ca) {
+    return {check_verdict::ok, "tls",
+            "verified: the chain up to a trusted CA (tls_verify ca: the name is not checked)"};
+  }
+  return {check_verdict::hazard, "tls",
+          "not verified (tls_verify none): whoever is on the path can read the password and "
+          "answer as the server"};
 }
 
 check_line eviction_line(const std::string& policy, long long maxmemory) {

@@ -45,6 +45,12 @@ void async_check_redis_server(boost::asio::io_context& io, redis_server_settings
 /// The commands baton needs, as README's minimal ACL lists them (lowercase).
 const std::vector<std::string>& required_redis_commands();
 
+/// The "tls" line of a server at `e`: plain TCP that leaves this host is a
+/// hazard when `password` (one is configured: it goes out in AUTH) and a
+/// note otherwise; loopback, a Unix socket and verified TLS are ok; TLS that
+/// checks nothing is a hazard.
+check_line tls_line(const redis_endpoint& e, bool password);
+
 /// The policy's verdict and words: noeviction (or no maxmemory) is ok,
 /// volatile-* and allkeys-* are hazards.
 check_line eviction_line(const std::string& policy, long long maxmemory);

@@ -1,8 +1,19 @@
 #include "check_lines.hpp"
 
+#include <boost/asio/ip/address.hpp>
 #include <cstdio>
 
 namespace baton::store_check_detail {
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  // An IPv6 address may come in brackets, as URLs write it.
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  boost::system::error_code ec;
+  const auto address =
+      boost::asio::ip::make_address(bracketed ? host.substr(1, host.size() - 2) : host, ec);
+  return !ec && address.is_loopback();
+}
 
 std::string ms_text(std::chrono::nanoseconds d) {
   char buf[32];

@@ -9,6 +9,13 @@
 
 namespace baton::store_check_detail {
 
+/// Whether traffic to `host` stays on this host: "localhost" or a loopback
+/// address (127.0.0.0/8, ::1). Any other name counts as leaving it, since
+/// what it resolves to is not known here. check-store's rule for every
+/// kind: a password sent in plain text to a host that is not this one is a
+/// hazard; no authentication at all is a note.
+bool is_loopback_host(const std::string& host);
+
 /// "0.42 ms".
 std::string ms_text(std::chrono::nanoseconds d);
 

@@ -329,6 +329,15 @@ TEST(check_store, etcd_reports_each_endpoint) {
       ++leaders;
   }
   EXPECT_EQ(leaders, 1) << r.output;
+  // The leader is named as etcdctl names members: its id in hex, the first
+  // field of a `member list` line.
+  const auto members = cluster.member(0).etcdctl("member list");
+  const auto named = r.output.find("member id ");
+  ASSERT_NE(named, std::string::npos) << r.output;
+  const auto id = r.output.substr(named + 10, r.output.find('\n', named) - named - 10);
+  EXPECT_NE(members.find(id + ", started"), std::string::npos)
+      << "check-store names the leader " << id << "; etcdctl member list says:\n"
+      << members;
 
   cluster.member(2).stop(true);
   ASSERT_TRUE(cluster.wait_for_leader());

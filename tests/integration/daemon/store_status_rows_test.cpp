@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "support/baton_process.hpp"
 #include "support/servers/etcd_cluster.hpp"
@@ -166,6 +167,40 @@ TEST_F(store_status_rows, etcd_shows_each_endpoint_and_the_one_in_use) {
       after.find("endpoint  " + cluster.member(0).client_url() + " disconnected, last error: "),
       std::string::npos)
       << after;
+}
+
+// The rows of the store's connected rows (calls or watch).
+int connected_rows(const json& store) {
+  int n = 0;
+  for (const auto& m : store["members"]) n += m.value("link", "") == "connected" ? 1 : 0;
+  return n;
+}
+
+// The member in use freezes: its connections stay open and say nothing.
+// The calls time out and move to the next member, and the watch moves with
+// them: at no moment are two rows connected (the store uses one member at a
+// time), nor is a row connected under a store line that says it is not.
+TEST_F(store_status_rows, etcd_a_frozen_member_leaves_one_row_connected) {
+  etcd_cluster cluster(3);
+  start_daemon({"--store-kind", "etcd", "--etcd-endpoints", cluster.endpoints()});
+  auto store = wait_for_store([](const json& s) {
+    return has_rows(s, 3) && connected_row(s) == 0 && s.value("wakeups", "") == "subscribed";
+  });
+  ASSERT_FALSE(store.is_null());
+
+  cluster.member(0).freeze();
+  std::vector<std::string> contradictions;
+  store = wait_for_store([&](const json& s) {
+    if (!has_rows(s, 3)) return false;
+    const int n = connected_rows(s);
+    if (n > 1 || (n == 1 && s.value("link", "") != "connected")) contradictions.push_back(s.dump());
+    return connected_row(s) > 0 && s["members"][0].value("link", "") == "disconnected" &&
+           s.value("wakeups", "") == "subscribed";
+  });
+  cluster.member(0).thaw();
+  ASSERT_FALSE(store.is_null());
+  EXPECT_TRUE(contradictions.empty())
+      << contradictions.size() << " contradictory answers, the first: " << contradictions.front();
 }
 
 }  // namespace

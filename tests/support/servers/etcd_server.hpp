@@ -41,8 +41,8 @@ struct etcd_server_tls {
 /// the CA in `pki_dir` (ca.pem, ca.key, as test_pki makes them), as PEM files
 /// in `pki_dir`. What etcd 3.4 needs of them: the member's certificate is
 /// also a client certificate (its JSON gateway dials the member's gRPC port
-/// with it), and a client's certificate has no common name (the gateway
-/// refuses one that has: "CommonName of client sending a request against
+/// with it), and a client's certificate has no common name (while auth is
+/// on, the gateway refuses one that has: "CommonName of client sending a request against
 /// gateway will be ignored").
 struct etcd_certs {
   std::string server_cert;  ///< serverAuth and clientAuth, localhost and 127.0.0.1

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "baton/store_kind.hpp"
 #include "config_test_util.hpp"
 
 namespace baton {
@@ -218,6 +220,17 @@ TEST(command_line, help_exits_zero_with_text) {
   EXPECT_NE(run_help.message.find("--ttl"), std::string::npos) << run_help.message;
   EXPECT_NE(run_help.message.find("BATON_LEASE_TTL"), std::string::npos) << run_help.message;
   EXPECT_EQ(run_help.message.find("--redis-password "), std::string::npos);
+}
+
+// Its first line says what baton is: on every store the registry holds, not
+// on Redis alone.
+TEST(command_line, help_names_every_store_kind) {
+  const auto help = parse({"--help"}).message;
+  const auto first_line = help.substr(0, help.find('\n'));
+  for (const store_kind* kind : store_kinds()) {
+    EXPECT_NE(first_line.find(std::string(kind->label)), std::string::npos)
+        << kind->name << " is missing from: " << first_line;
+  }
 }
 
 TEST(command_line, help_does_not_need_a_valid_config) {

@@ -216,6 +216,27 @@ TEST(etcd_token_floor, revisions_moving_on_find_nothing) {
   EXPECT_EQ(f.highest_token(), 9);
 }
 
+// A first start reads the missing record twice (the acquire's read and the
+// watch's): one finding, so the daemon warns once. It is news again once a
+// record was there in between, read or written by this store's fence.
+TEST(etcd_token_floor, a_missing_record_is_found_once_until_a_record_is_back) {
+  token_floor f;
+  ASSERT_TRUE(f.observe_record(std::nullopt));
+  EXPECT_FALSE(f.observe_record(std::nullopt)) << "the same missing record, read again";
+  f.fenced(5, 7);
+  const auto after_fence = f.observe_record(std::nullopt);
+  ASSERT_TRUE(after_fence) << "deleted after this store's fence wrote it";
+  EXPECT_TRUE(after_fence->record_missing);
+  EXPECT_FALSE(f.observe_record(std::nullopt));
+  EXPECT_FALSE(f.observe_record(kv("baton/e/record", "5", 7)));
+  EXPECT_TRUE(f.observe_record(std::nullopt)) << "deleted after it was read";
+  // A record that holds no offset: found once too, and again when it is
+  // missing instead.
+  ASSERT_TRUE(f.observe_record(kv("baton/e/record", "x", 9)));
+  EXPECT_FALSE(f.observe_record(kv("baton/e/record", "x", 9)));
+  EXPECT_TRUE(f.observe_record(std::nullopt));
+}
+
 TEST(etcd_token_floor, a_revision_gone_back_must_fence_and_later_tokens_pass_every_earlier_one) {
   token_floor f;
   f.observe_header({"c1", 2});

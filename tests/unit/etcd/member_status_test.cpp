@@ -32,6 +32,19 @@ TEST(etcd_member_status, reads_the_status_answer) {
   EXPECT_THROW(read_member_status(json::parse(R"({"raftTerm":"x"})")), std::runtime_error);
 }
 
+// check-store names members as etcdctl does (`etcdctl member list`,
+// `endpoint status`): in hex.
+TEST(etcd_member_status, member_ids_read_as_etcdctl_prints_them) {
+  EXPECT_EQ(member_id_text("10276657743932975437"), "8e9e05c52164694d");
+  EXPECT_EQ(member_id_text("16349957551577246028"), "e2e6b7c4727a294c");
+  EXPECT_EQ(member_id_text("18446744073709551615"), "ffffffffffffffff");
+  EXPECT_EQ(member_id_text("7"), "7");
+  EXPECT_EQ(member_id_text("0"), "0");
+  EXPECT_EQ(member_id_text(""), "");
+  EXPECT_EQ(member_id_text("18446744073709551616"), "18446744073709551616");  // above uint64
+  EXPECT_EQ(member_id_text("12ab"), "12ab");
+}
+
 TEST(etcd_member_status, one_line_per_endpoint) {
   const std::string url = "http://10.0.0.1:2379";
   const struct {

@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "config/option_table.hpp"
+#include "support/built_paths.hpp"
 
 namespace baton {
 namespace {
@@ -77,6 +81,33 @@ TEST(store_kind_registry, a_kind_reads_the_sections_its_descriptor_lists_and_eve
   };
   for (const auto& r : rows) {
     EXPECT_EQ(store_reads_section(r.kind, r.section), r.reads) << r.kind << " " << r.section;
+  }
+}
+
+// README's store.kind row names every kind and its section, and its Stores
+// table has a row for each: a kind left out of them is one users are not
+// told of.
+TEST(store_kind_registry, the_readme_lists_every_kind) {
+  std::ifstream file(std::filesystem::path(baton::testing::source_root_path()) / "README.md");
+  ASSERT_TRUE(file);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  const std::string readme = buffer.str();
+  const auto row_at = readme.find("\n| `store.kind` |");
+  ASSERT_NE(row_at, std::string::npos);
+  const std::string row = readme.substr(row_at + 1, readme.find('\n', row_at + 1) - row_at - 1);
+  const auto stores_at = readme.find("\n## Stores\n");
+  ASSERT_NE(stores_at, std::string::npos);
+  const std::string stores = readme.substr(stores_at, readme.find("\n### ", stores_at) - stores_at);
+  for (const store_kind* kind : store_kinds()) {
+    const std::string name(kind->name);
+    EXPECT_NE(row.find("`" + name + "`"), std::string::npos) << name << " is not in: " << row;
+    for (auto section : kind->sections) {
+      EXPECT_NE(row.find("`" + std::string(section) + ":`"), std::string::npos)
+          << name << ": section " << section << " is not in: " << row;
+    }
+    EXPECT_NE(stores.find("\n| `" + name + "` |"), std::string::npos)
+        << name << " has no row in README's Stores table";
   }
 }
 
