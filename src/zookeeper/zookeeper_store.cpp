@@ -224,6 +224,14 @@ struct zookeeper_store::impl {
     o.on_node_event = [this, gen](int type, const std::string& path) {
       if (gen == link_gen) node_event(type, path);
     };
+    // With three servers or more the client's next server is another one
+    // (it steps two ahead after a broken connection: with two, it comes
+    // back to the one it left). A stalled server is left after
+    // command_timeout, within the room a leader's renewals have.
+    if (addresses.size() >= 3) o.silence_limit = options.command_timeout;
+    o.on_move = [this, gen](const std::string& server, milliseconds silent) {
+      if (gen == link_gen) on_move(server, silent);
+    };
     std::string error;
     session_up = false;
     last_state_code = 0;
@@ -279,11 +287,29 @@ struct zookeeper_store::impl {
     }
   }
 
+  // The link left a server that answered nothing: the calls in flight fail
+  // with a connection loss that says why, and the server's row too.
+  void on_move(const std::string& server, milliseconds silent) {
+    move_reason = "ZooKeeper server " + server + " answered nothing for " +
+                  std::to_string(silent.count()) + " ms: the session moves to the next server";
+    note_failure({zookeeper_errc::connection_lost, move_reason});
+  }
+
+  // A call's failure; a connection loss the link caused by leaving a silent
+  // server says so.
+  store_error call_failure(int rc, const std::string& what) const {
+    auto e = zoo_failure(rc, what);
+    if (rc == ZCONNECTIONLOSS && !move_reason.empty())
+      e = {e.code, e.message() + " (" + move_reason + ")"};
+    return e;
+  }
+
   void on_state(int state) {
     // The watcher and the link's own check may both tell one change.
     if (state == last_state_code) return;
     last_state_code = state;
     if (state == ZOO_CONNECTED_STATE) {
+      move_reason.clear();
       lost_timer.cancel();
       session_up = true;
       server_in_use = server_of(addresses, link->connected_server());
@@ -307,7 +333,8 @@ struct zookeeper_store::impl {
     if (server_in_use && state != ZOO_AUTH_FAILED_STATE) {
       // The server the session was on let it go (it stopped, was cut off,
       // or the connection broke): the client tries the next one.
-      server_errors[*server_in_use] = "the connection was lost (" + last_state + ")";
+      server_errors[*server_in_use] =
+          move_reason.empty() ? "the connection was lost (" + last_state + ")" : move_reason;
       server_in_use.reset();
     }
     if (state == ZOO_EXPIRED_SESSION_STATE) {
@@ -1087,6 +1114,9 @@ struct zookeeper_store::impl {
   bool session_up = false;
   milliseconds negotiated{0};
   store_error session_problem;
+  // Why the link left the server it was on ("" = it did not, or the
+  // session is up again).
+  std::string move_reason;
   std::string last_state = "not connected";
   int last_state_code = 0;
   asio::steady_timer lost_timer;
@@ -1223,7 +1253,8 @@ void zookeeper_store::async_renew(renew_handler handler) {
               return o->finish({}, renew_answer::lost);
             case write_outcome::failed:
               if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
-              return o->finish(d.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+              return o->finish(d.note_failure(d.call_failure(rc, "renew on " + d.paths.election)),
+                               {});
           }
         });
   });
