@@ -338,7 +338,14 @@ struct zookeeper_store::impl {
       server_in_use.reset();
     }
     if (state == ZOO_EXPIRED_SESSION_STATE) {
-      session_lost("the ZooKeeper session expired");
+      // A plain expiry: the ensemble has its data; only this session (and
+      // its ephemeral nodes) ended.
+      session_lost(
+          "the ZooKeeper session expired",
+          "ZooKeeper expired this node's session: no server heard from it for the "
+          "session timeout of " +
+              std::to_string((negotiated.count() > 0 ? negotiated : session_timeout()).count()) +
+              " ms; the ensemble's data is intact");
       return;
     }
     if (state == ZOO_AUTH_FAILED_STATE) {
@@ -379,7 +386,8 @@ struct zookeeper_store::impl {
     }
   }
 
-  void session_lost(const std::string& why) {
+  // `what`: what happened, when it is known not to be lost data (reset::what).
+  void session_lost(const std::string& why, const std::string& what = {}) {
     lost_timer.cancel();
     lost_timer_running = false;
     drop_link();
@@ -392,7 +400,7 @@ struct zookeeper_store::impl {
     const auto alive = shell.guard();
     if (watching) shell.set_wakeups(false, why);
     if (alive.expired() || shell.closed()) return;
-    shell.report_reset(store_events::reset{why, false, {}});
+    shell.report_reset(store_events::reset{why, false, {}, what});
     if (alive.expired() || shell.closed()) return;
     if (!waiters.empty() || watching) ensure_link();
   }
@@ -572,11 +580,14 @@ struct zookeeper_store::impl {
         seen_hold = rec->hold;
         seen_hold_at = now;
         if (!rec->hold.empty() && rec->hold.rfind(nonce + "-", 0) != 0) {
-          shell.report_reset(store_events::reset{"another candidate holds election " +
-                                                     options.identity.election +
-                                                     " back for one ttl: " + rec->why,
-                                                 false,
-                                                 {}});
+          // Its cause is the other candidate's (rec->why); what this store
+          // saw is the hold, not lost data.
+          shell.report_reset(store_events::reset{
+              rec->why,
+              false,
+              {},
+              "another candidate of election " + options.identity.election +
+                  " found the store reset and wrote a hold-back into the record"});
           if (alive.expired() || shell.closed()) return false;
         }
       }
