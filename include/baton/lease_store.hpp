@@ -197,6 +197,10 @@ struct reset {
   /// endpoint); only it holds its grants back, the others decide meanwhile.
   /// "" = the whole store.
   std::string member;
+  /// What happened, said whole, when the store knows it was neither lost
+  /// data nor a failover (a ZooKeeper session the ensemble expired: its data
+  /// is intact). "" = lost data or a failover, as far as the store can tell.
+  std::string what{};
 };
 /// Whether release and term announcements reach this node right now. While
 /// false, a standby must not wait for an announcement it may never hear.

@@ -317,6 +317,15 @@ struct driver::impl {
                                     : "");
       return;
     }
+    if (!e.what.empty()) {
+      // The store knows what it was: no guess at lost data, and no length
+      // promised here (each candidate waits one ttl from when it first sees
+      // the hold, so the wait it gets is its own; its transitions say it).
+      spdlog::warn("{} ({}): the store holds acquisitions back for one ttl ({}ms) from when each "
+                   "candidate first sees the hold",
+                   e.what, e.why, cfg.lease.ttl.count());
+      return;
+    }
     if (e.record_missing) {
       // A missing record cannot be told apart from lost data: say both.
       spdlog::warn("{} has no record of election {} ({}): holding every acquisition back for one "

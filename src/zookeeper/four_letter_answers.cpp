@@ -1,5 +1,6 @@
 #include "four_letter_answers.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -24,6 +25,24 @@ std::string ms(std::int64_t v) {
 
 bool refused_by_whitelist(std::string_view answer) {
   return answer.find("not in the whitelist") != std::string_view::npos;
+}
+
+bool not_serving(std::string_view answer) {
+  return answer.find("not currently serving requests") != std::string_view::npos;
+}
+
+check_line auth_line(const std::string& username) {
+  if (username.empty()) {
+    return {check_verdict::note, "auth",
+            "none: any client of the ensemble can change or delete the election's nodes; keep the "
+            "client port on loopback or a private network (or set zookeeper.username for digest "
+            "ACLs)"};
+  }
+  return {check_verdict::hazard, "auth",
+          "digest as " + username +
+              ": its password crosses the connection in plaintext at every connect (the "
+              "ZooKeeper C client has no TLS), readable by anyone who sees the traffic to the "
+              "client port; the election's nodes get ACLs creator-all + world-read"};
 }
 
 std::vector<check_line> srvr_lines(std::string_view answer, std::string_view where,
@@ -109,17 +128,14 @@ check_line weigh_stale_follower_window(std::int64_t tick_ms, std::int64_t sync_l
   return line;
 }
 
-std::vector<check_line> conf_lines(std::string_view answer, const lease_timing& timing) {
+check_line conf_line(std::string_view answer) {
   if (refused_by_whitelist(answer)) {
-    return {{check_verdict::note, "stale reads",
-             "conf is not allowed (4lw.commands.whitelist): syncLimit * tickTime is not weighed "
-             "against the ttl here; add conf to the whitelist to have it checked"}};
+    return {check_verdict::note, "conf",
+            "conf is not allowed (4lw.commands.whitelist): syncLimit * tickTime is not weighed "
+            "against the ttl here; add conf to the whitelist to have it checked"};
   }
   const auto c = parse_conf(answer);
-  if (!c.tick_ms) {
-    return {{check_verdict::note, "stale reads",
-             "conf answered no tickTime: syncLimit * tickTime is not weighed here"}};
-  }
+  if (!c.tick_ms) return {check_verdict::note, "conf", "conf answered no tickTime"};
   std::string figures = "tickTime " + ms(*c.tick_ms);
   if (c.init_limit) figures += ", initLimit " + std::to_string(*c.init_limit);
   if (c.sync_limit) figures += ", syncLimit " + std::to_string(*c.sync_limit);
@@ -127,15 +143,86 @@ std::vector<check_line> conf_lines(std::string_view answer, const lease_timing& 
     figures += ", sessions granted within [" + std::to_string(*c.min_session_ms) + ", " +
                ms(*c.max_session_ms) + "]";
   }
-  std::vector<check_line> out{{check_verdict::note, "conf", figures}};
-  if (!c.sync_limit) {
-    out.push_back({check_verdict::note, "stale reads",
-                   "standalone: no followers, so no stale-follower window (an ensemble's "
-                   "syncLimit * tickTime is weighed against the ttl)"});
-  } else {
-    out.push_back(weigh_stale_follower_window(*c.tick_ms, *c.sync_limit, timing));
+  return {check_verdict::note, "conf", figures};
+}
+
+check_line stale_follower_line(const std::vector<std::optional<server_conf>>& confs,
+                               const lease_timing& timing, std::size_t servers_listed) {
+  std::optional<server_conf> widest;
+  bool standalone = false;
+  for (const auto& c : confs) {
+    if (!c || !c->tick_ms) continue;
+    if (!c->sync_limit) {
+      standalone = true;
+      continue;
+    }
+    if (!widest || *c->tick_ms * *c->sync_limit > *widest->tick_ms * *widest->sync_limit)
+      widest = c;
   }
-  return out;
+  if (widest && servers_listed < 3) {
+    return weigh_stale_follower_window(*widest->tick_ms, *widest->sync_limit, timing);
+  }
+  if (widest) {
+    // A cut-off follower answers no write: the leader's session leaves it
+    // as it leaves a stalled server (the stall line); what is left is how
+    // late a standby reading from it hears of a change.
+    const auto window = *widest->tick_ms * *widest->sync_limit;
+    check_line line{check_verdict::ok, "stale reads",
+                    "syncLimit * tickTime = " + std::to_string(*widest->sync_limit) + " * " +
+                        ms(*widest->tick_ms) + " = " + ms(window) +
+                        ": a follower cut off from the quorum serves reads that long; a leader's "
+                        "session leaves it as it leaves a stalled server"};
+    if (window >= timing.ttl.count()) {
+      line.verdict = check_verdict::note;
+      line.text += "; standbys on it hear of a change up to a whole ttl late";
+    }
+    return line;
+  }
+  if (standalone) {
+    return {check_verdict::note, "stale reads",
+            "standalone: no followers, so no stale-follower window (an ensemble's "
+            "syncLimit * tickTime is weighed against the ttl)"};
+  }
+  return {check_verdict::note, "stale reads",
+          "no server's conf gave tickTime and syncLimit: syncLimit * tickTime is not weighed here"};
+}
+
+check_line stall_line(const lease_timing& timing, milliseconds command_timeout,
+                      std::size_t servers_listed) {
+  const auto ttl = timing.ttl.count();
+  const auto interval = timing.renew_interval.count() > 0 ? timing.renew_interval.count() : ttl / 3;
+  const auto deadline =
+      timing.renew_deadline.count() > 0 ? timing.renew_deadline.count() : ttl * 2 / 3;
+  const auto room = deadline - interval;
+  if (servers_listed < 3) {
+    return {check_verdict::note, "stall",
+            "one server may stall (a GC pause, a stalled VM) for less than " + ms(room) +
+                " (lease.renew_deadline - lease.renew_interval) before a leader whose session is "
+                "on it stops: with " +
+                std::to_string(servers_listed) +
+                " server(s) listed the session has nowhere to move (list three or more)"};
+  }
+  // The worst case: the stall begins as a renewal is sent; the store leaves
+  // the server command_timeout later, the retry goes renew_interval / 4
+  // after that failure, on the next server.
+  const auto retry = std::max<std::int64_t>(interval / 4, 1);
+  const auto needed = command_timeout.count() + retry;
+  const std::string how = "the session leaves a server that answers nothing for " +
+                          ms(command_timeout.count()) +
+                          " (zookeeper.command_timeout) and the renewal is tried again " +
+                          ms(retry) + " later on another";
+  if (needed < room) {
+    return {check_verdict::ok, "stall",
+            "one server may stall (a GC pause, a stalled VM) for any length: " + how + ", " +
+                ms(needed) + " of the " + ms(room) +
+                " a leader's renewals may fail (lease.renew_deadline - lease.renew_interval); "
+                "the ensemble's leader stalls every write until the others elect another"};
+  }
+  return {check_verdict::hazard, "stall",
+          "a stalled server ends the term of a leader whose session is on it: " + how + ", " +
+              ms(needed) + ", not within the " + ms(room) +
+              " a leader's renewals may fail (lower zookeeper.command_timeout below " +
+              ms(room - retry) + ")"};
 }
 
 }  // namespace baton::zookeeper_detail

@@ -269,6 +269,22 @@ std::optional<std::string> session_timeout_problem(milliseconds negotiated, mill
          "the server's maxSessionTimeout (it is at most 20 ticks by default) or shorten the ttl";
 }
 
+std::optional<std::string> session_timeout_too_long(milliseconds granted, milliseconds asked,
+                                                    milliseconds ttl) {
+  if (granted <= 2 * ttl) return std::nullopt;
+  std::string text = "the server granted a session timeout of " + std::to_string(granted.count()) +
+                     " ms, more than twice the lease ttl of " + std::to_string(ttl.count()) +
+                     " ms: a crashed leader's node lives that long, and a standby waits for it. ";
+  // The server grants the asked timeout clamped to [min, max]: above what
+  // was asked, only its minimum can have raised it.
+  if (granted > asked) {
+    text += "Lower the servers' minSessionTimeout (2 ticks by default) or raise lease.ttl";
+  } else {
+    text += "Lower zookeeper.session_timeout (0 = the ttl)";
+  }
+  return text;
+}
+
 milliseconds held_remaining(const node_seen& lease, const acquire_facts& facts) {
   auto remaining = facts.ttl;
   if (lease.czxid == facts.seen_lease_czxid && lease.version == facts.seen_lease_version) {

@@ -168,7 +168,15 @@ milliseconds registered_for(std::int64_t ctime_ms, std::int64_t server_now_ms);
 /// that expires sooner than the ttl would let the server delete a live
 /// holder's lease node (and a standby take it) while the holder still
 /// counts on its lease. nullopt when it can.
+/// The daemon's acquire error and check-store both say it in these words.
 std::optional<std::string> session_timeout_problem(milliseconds negotiated, milliseconds ttl);
+
+/// Why a granted timeout past twice the ttl costs (a crashed leader's node
+/// lives that long, and the takeover waits for it) and what sets it: the
+/// servers' minSessionTimeout raised it above `asked`, or `asked` itself.
+/// nullopt when the grant is at most 2 * ttl.
+std::optional<std::string> session_timeout_too_long(milliseconds granted, milliseconds asked,
+                                                    milliseconds ttl);
 
 // --- one acquire -------------------------------------------------------------
 

@@ -50,6 +50,7 @@ struct call {
 };
 
 void deliver_node(std::unique_ptr<call> c, int rc, node_seen seen) {
+  c->link->answered();
   c->link->post([done = std::move(c->node_done), rc, seen = std::move(seen)] { done(rc, seen); });
 }
 
@@ -82,6 +83,7 @@ void on_children(int rc, const String_vector* strings, const void* data) {
       if (strings->data[i]) names.emplace_back(strings->data[i]);
     }
   }
+  c->link->answered();
   c->link->post(
       [done = std::move(c->children_done), rc, names = std::move(names)] { done(rc, names); });
 }
@@ -95,6 +97,7 @@ void on_multi(int rc, const void* data) {
       results[i].stat = from_stat(c->stats[i]);
     }
   }
+  c->link->answered();
   c->link->post(
       [done = std::move(c->multi_done), rc, results = std::move(results)] { done(rc, results); });
 }
@@ -129,7 +132,12 @@ void on_watch(zhandle_t*, int type, int state, const char* path, void* ctx) {
 }  // namespace
 
 zk_link::zk_link(asio::io_context& io, zk_link_options options)
-    : io_(io), options_(std::move(options)), descriptor_(io), timer_(io) {}
+    : io_(io),
+      options_(std::move(options)),
+      descriptor_(io),
+      timer_(io),
+      silence_timer_(io),
+      handshake_timer_(io) {}
 
 std::shared_ptr<zk_link> zk_link::open(asio::io_context& io, zk_link_options options,
                                        std::string& error) {
@@ -218,6 +226,7 @@ void zk_link::pump() {
   pumping_ = false;
   fd_ = fd;
   report_state();
+  watch_handshake();
   if (rc == ZINVALIDSTATE) {
     // Expired or refused: the handle is done; the state event says so.
     arm(-1, 0, milliseconds(-1));
@@ -284,6 +293,86 @@ void zk_link::arm(int fd, int interest, milliseconds wait) {
   });
 }
 
+void zk_link::sent() {
+  if (unanswered_++ > 0) return;
+  quiet_since_ = mono_clock::now();
+  arm_silence();
+}
+
+void zk_link::answered() {
+  if (unanswered_ > 0) --unanswered_;
+  quiet_since_ = mono_clock::now();
+  if (unanswered_ == 0) silence_timer_.cancel();
+}
+
+void zk_link::arm_silence() {
+  if (closed_ || options_.silence_limit <= milliseconds(0)) return;
+  silence_timer_.expires_at(quiet_since_ + options_.silence_limit);
+  silence_timer_.async_wait(
+      [this, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& e) {
+        if (alive.expired() || e || closed_ || unanswered_ == 0) return;
+        // An answer since the timer was set moved the quiet time on.
+        if (mono_clock::now() < quiet_since_ + options_.silence_limit) return arm_silence();
+        move_off_silent_server();
+      });
+}
+
+namespace {
+
+// The local port of the client's socket (0 = none): a new connection
+// attempt has a new socket, which may reuse the number of the one before.
+int local_port(int fd) {
+  if (fd < 0) return 0;
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
+  if (addr.ss_family == AF_INET)
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
+  if (addr.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+  return 0;
+}
+
+}  // namespace
+
+// A stalled server still accepts connections (the kernel does), and then
+// answers nothing to the session's handshake: the client would wait two
+// thirds of the session timeout on it. Each attempt gets the silence limit
+// too, so that a move that lands on a stalled server (or a cycle through
+// servers that refuse clients while they elect a leader) goes on.
+void zk_link::watch_handshake() {
+  const int attempt = connected() ? 0 : local_port(fd_);
+  if (attempt == attempt_) return;
+  attempt_ = attempt;
+  handshake_timer_.cancel();
+  if (attempt == 0 || closed_ || options_.silence_limit <= milliseconds(0)) return;
+  handshake_timer_.expires_after(options_.silence_limit);
+  handshake_timer_.async_wait(
+      [this, alive = std::weak_ptr<int>(alive_), attempt](const boost::system::error_code& e) {
+        if (alive.expired() || e || closed_ || !zh_ || connected() || attempt != attempt_) return;
+        if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+        process(ZOOKEEPER_READ);
+      });
+}
+
+// The socket is shut down under the client, which reads its end as a broken
+// connection: the requests in flight fail with ZCONNECTIONLOSS and the next
+// turn connects to another server (the client steps past the one it was on)
+// with the same session. The stalled server, once it runs again, gets the
+// session's requests it had not read yet refused: the ensemble's leader
+// checks that a request comes from the server the session is on now.
+void zk_link::move_off_silent_server() {
+  // Moving needs a connection to leave; while connecting, the client's own
+  // limit stands.
+  if (!zh_ || !connected() || fd_ < 0) return arm_silence();
+  const auto silent = std::chrono::duration_cast<milliseconds>(mono_clock::now() - quiet_since_);
+  post([fn = options_.on_move, server = connected_server(), silent] {
+    if (fn) fn(server, silent);
+  });
+  ::shutdown(fd_, SHUT_RDWR);
+  process(ZOOKEEPER_READ);
+}
+
 void zk_link::get(const std::string& path, node_handler done) {
   auto c = std::make_unique<call>();
   c->link = this;
@@ -295,6 +384,7 @@ void zk_link::get(const std::string& path, node_handler done) {
     return;
   }
   c.release();
+  sent();
   pump();
 }
 
@@ -309,6 +399,7 @@ void zk_link::children(const std::string& path, children_handler done) {
     return;
   }
   c.release();
+  sent();
   pump();
 }
 
@@ -325,6 +416,7 @@ void zk_link::children_watch(const std::string& path, children_handler done) {
     return;
   }
   c.release();
+  sent();
   pump();
 }
 
@@ -340,6 +432,7 @@ void zk_link::exists_watch(const std::string& path, node_handler done) {
     return;
   }
   c.release();
+  sent();
   pump();
 }
 
@@ -359,6 +452,7 @@ void zk_link::create(const std::string& path, const std::string& data, bool ephe
     return;
   }
   c.release();
+  sent();
   pump();
 }
 
@@ -400,6 +494,7 @@ void zk_link::multi(std::vector<zk_op> ops, multi_handler done) {
     return;
   }
   c.release();
+  sent();
   pump();
 }
 
@@ -416,6 +511,8 @@ void zk_link::close() {
     descriptor_.release();
   }
   timer_.cancel();
+  silence_timer_.cancel();
+  handshake_timer_.cancel();
   if (!zh_) return;
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
   // Pending completions run here with ZCLOSING, posted to the owner.

@@ -9,6 +9,13 @@
 // client from its own callbacks.
 //
 // Requests are sent only while connected (the store waits for that).
+// A server that stops answering (a GC pause, a stalled VM, a SIGSTOP) is
+// noticed by the client only after two thirds of the session timeout, later
+// than a leader's renewals can wait: with a silence limit, the link watches
+// its requests itself, and one left unanswered that long makes it let go of
+// the connection, so that the client takes the session (its id, its watches
+// and its ephemeral nodes) to the next server of the list.
+//
 // Closing the link completes the requests in flight with ZCLOSING (posted,
 // while the owner lives); state and node events stop at close(). Internal
 // to the zookeeper store.
@@ -58,6 +65,17 @@ struct zk_link_options {
   std::function<void(int state)> on_state;
   /// A watched node changed (ZOO_CREATED_EVENT, ...; never session events).
   std::function<void(int type, std::string path)> on_node_event;
+  /// How long a request may go unanswered (no answer to any request since
+  /// it was sent, or since the last answer) before the server is taken for
+  /// stalled and the session moves to the next server; 0 = never (the
+  /// client's own limit, two thirds of the session timeout, stays). The
+  /// requests in flight then complete with ZCONNECTIONLOSS. A connection
+  /// attempt whose handshake goes unanswered that long is left for the next
+  /// server too.
+  milliseconds silence_limit{0};
+  /// The session moved off `server` after `silent` without an answer
+  /// (called before the state events of the move).
+  std::function<void(std::string server, milliseconds silent)> on_move;
   /// The owner's life: completions, also those the client gives when the
   /// link is closed (ZCLOSING), are posted and run while it lives.
   std::weak_ptr<void> owner;
@@ -107,6 +125,9 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
 
   /// Called by the C trampolines; not for the store.
   void post(std::function<void()> fn);
+  /// A request's answer came (also ZCONNECTIONLOSS or ZCLOSING): called by
+  /// the C trampolines; not for the store.
+  void answered();
   const zk_link_options& options() const { return options_; }
 
  private:
@@ -115,6 +136,11 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
   void process(int events);
   void report_state();
   void arm(int fd, int interest, milliseconds wait);
+  // The silence watch: a request went out; the timer; the move.
+  void sent();
+  void arm_silence();
+  void move_off_silent_server();
+  void watch_handshake();
 
   boost::asio::io_context& io_;
   zk_link_options options_;
@@ -129,6 +155,15 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   std::shared_ptr<int> watch_alive_ = std::make_shared<int>(0);
   bool closed_ = false;
+  // Requests sent and not answered yet, and since when the server has been
+  // quiet: the first of them was sent, or the last answer came.
+  std::size_t unanswered_ = 0;
+  time_point quiet_since_{};
+  boost::asio::steady_timer silence_timer_;
+  // The connection attempt under way (its socket's local port; 0 = none, or
+  // connected) and the limit on its handshake.
+  int attempt_ = 0;
+  boost::asio::steady_timer handshake_timer_;
 
  public:
   struct watch_context;

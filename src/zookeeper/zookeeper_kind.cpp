@@ -15,6 +15,7 @@
 #include "config/option_rules.hpp"
 #include "config/option_table.hpp"
 #include "four_letter_answers.hpp"
+#include "lease_nodes.hpp"
 #include "server_list.hpp"
 #include "store/check_lines.hpp"
 #include "zk_link.hpp"
@@ -191,33 +192,51 @@ struct four_letter_probe : std::enable_shared_from_this<four_letter_probe> {
   }
 };
 
+// What one server answered: its lines (srvr, then conf's figures), whether
+// it serves clients (srvr answered, and not "not currently serving"), and
+// its conf (nullopt when conf was refused or unanswered).
+struct server_answers {
+  std::vector<check_line> lines;
+  bool serving = false;
+  std::optional<zookeeper_detail::server_conf> conf;
+};
+
 // One server: `srvr` (reachable, version, mode, latency), then `conf` (the
-// tick and the followers' limits, the stale-follower window weighed against
-// the lease timing).
+// tick and the followers' limits; the ensemble's stale-follower window is
+// weighed once, from every server's).
 void check_server(asio::io_context& io, const zookeeper_detail::server_address& s,
-                  milliseconds timeout, zookeeper_detail::lease_timing timing,
-                  std::function<void(std::vector<check_line>)> done) {
+                  milliseconds timeout, std::function<void(server_answers)> done) {
   const auto where = s.host + ":" + std::to_string(s.port);
   auto srvr = std::make_shared<four_letter_probe>(
       io, "srvr",
-      [&io, s, where, timeout, timing, done = std::move(done)](
-          std::string error, std::string answer, std::chrono::nanoseconds took) mutable {
-        if (!error.empty())
-          return done({{check_verdict::failure, "reachable", where + ": " + error}});
-        auto lines = zookeeper_detail::srvr_lines(answer, where, took);
+      [&io, s, where, timeout, done = std::move(done)](std::string error, std::string answer,
+                                                       std::chrono::nanoseconds took) mutable {
+        server_answers a;
+        if (!error.empty()) {
+          a.lines.push_back({check_verdict::failure, "reachable", where + ": " + error});
+          return done(std::move(a));
+        }
+        if (zookeeper_detail::not_serving(answer)) {
+          a.lines.push_back({check_verdict::failure, "reachable",
+                             where + ": not serving clients (starting, or cut off from the "
+                                     "quorum)"});
+          return done(std::move(a));
+        }
+        a.lines = zookeeper_detail::srvr_lines(answer, where, took);
+        a.serving = true;
         auto conf = std::make_shared<four_letter_probe>(
             io, "conf",
-            [lines = std::move(lines), timing, done = std::move(done)](
+            [a = std::move(a), done = std::move(done)](
                 std::string conf_error, std::string conf_answer, std::chrono::nanoseconds) mutable {
               if (!conf_error.empty()) {
-                lines.push_back({check_verdict::note, "stale reads",
-                                 "conf went unanswered (" + conf_error +
-                                     "): syncLimit * tickTime is not weighed here"});
+                a.lines.push_back(
+                    {check_verdict::note, "conf", "conf went unanswered (" + conf_error + ")"});
               } else {
-                for (auto& l : zookeeper_detail::conf_lines(conf_answer, timing))
-                  lines.push_back(std::move(l));
+                a.lines.push_back(zookeeper_detail::conf_line(conf_answer));
+                if (!zookeeper_detail::refused_by_whitelist(conf_answer))
+                  a.conf = zookeeper_detail::parse_conf(conf_answer);
               }
-              done(std::move(lines));
+              done(std::move(a));
             });
         conf->start(s, timeout);
       });
@@ -227,23 +246,49 @@ void check_server(asio::io_context& io, const zookeeper_detail::server_address& 
 // The srvr answers of every server, then (for servers given as addresses)
 // one session, to read the timeout the ensemble grants against the ttl.
 struct zookeeper_check : std::enable_shared_from_this<zookeeper_check> {
-  std::vector<std::vector<check_line>> per_server;
+  std::vector<server_answers> per_server;
   std::size_t left = 0;
   check_report report;
   std::function<void(check_report)> done;
   milliseconds ttl{0};
   milliseconds asked{0};
   milliseconds connect_timeout{0};
+  zookeeper_detail::lease_timing timing;
+  milliseconds command_timeout{0};
   std::string hosts;  // "" = a server is a name: no session check
   std::shared_ptr<zookeeper_detail::zk_link> link;
   std::unique_ptr<asio::steady_timer> timer;
 
   void servers_done(asio::io_context& io) {
+    std::size_t serving = 0;
+    std::vector<std::optional<zookeeper_detail::server_conf>> confs;
+    for (const auto& a : per_server) {
+      serving += a.serving ? 1 : 0;
+      confs.push_back(a.conf);
+    }
     for (std::size_t i = 0; i < per_server.size(); ++i) {
-      for (auto line : per_server[i]) {
-        if (per_server.size() > 1) line.topic = "server " + std::to_string(i + 1) + " " + line.topic;
+      for (auto line : per_server[i].lines) {
+        if (per_server.size() > 1) {
+          line.topic = "server " + std::to_string(i + 1) + " " + line.topic;
+          // One server down of an ensemble that serves: the session goes to
+          // the others; the report fails only when none serves.
+          if (line.verdict == check_verdict::failure && serving > 0) {
+            line.verdict = check_verdict::hazard;
+            line.text += "; the session goes to the others";
+          }
+        }
         report.lines.push_back(std::move(line));
       }
+    }
+    report.lines.push_back(zookeeper_detail::stale_follower_line(confs, timing, per_server.size()));
+    report.lines.push_back(
+        zookeeper_detail::stall_line(timing, command_timeout, per_server.size()));
+    if (serving == 0) {
+      // A session opened now could find a server that came up meanwhile,
+      // and say "ok" under a report that says none serves.
+      report.lines.push_back(
+          {check_verdict::failure, "session", "not tried: no server serves clients (see above)"});
+      return finish();
     }
     if (hosts.empty()) {
       report.lines.push_back({check_verdict::note, "session",
@@ -288,14 +333,14 @@ struct zookeeper_check : std::enable_shared_from_this<zookeeper_check> {
                     "granted " + std::to_string(granted.count()) + " ms (asked " +
                         std::to_string(asked.count()) + " ms; lease.ttl " +
                         std::to_string(ttl.count()) + " ms)"};
-    if (granted < ttl) {
+    // The words of the daemon's own acquire error.
+    if (const auto problem = zookeeper_detail::session_timeout_problem(granted, ttl)) {
       line.verdict = check_verdict::failure;
-      line.text += ": shorter than the ttl, baton refuses to lead (raise the servers' "
-                   "minSessionTimeout or lower lease.ttl)";
-    } else if (granted > 2 * ttl) {
+      line.text += ": baton refuses to lead: " + *problem;
+    } else if (const auto long_one =
+                   zookeeper_detail::session_timeout_too_long(granted, asked, ttl)) {
       line.verdict = check_verdict::hazard;
-      line.text += ": a crashed leader's node lives that long (lower the servers' "
-                   "maxSessionTimeout or raise lease.ttl)";
+      line.text += ": " + *long_one;
     }
     report.lines.push_back(std::move(line));
     finish();
@@ -319,12 +364,7 @@ void check_zookeeper(asio::io_context& io, const config& cfg,
   check->ttl = cfg.lease.ttl;
   check->asked = z.session_timeout;
   check->connect_timeout = z.connect_timeout;
-  check->report.lines.push_back(
-      {z.username.empty() ? check_verdict::hazard : check_verdict::note, "auth",
-       z.username.empty()
-           ? std::string("none: any client of the ensemble can delete the election's nodes")
-           : "digest as " + z.username +
-                 "; the election's nodes get ACLs creator-all + world-read"});
+  check->report.lines.push_back(zookeeper_detail::auth_line(z.username));
   check->report.lines.push_back(
       {check_verdict::note, "tls",
        "none: Debian's ZooKeeper C client has no TLS; keep the client port on a private "
@@ -338,14 +378,14 @@ void check_zookeeper(asio::io_context& io, const config& cfg,
   bool numeric = true;
   for (const auto& s : parsed.servers) numeric = numeric && s.numeric;
   if (numeric) check->hosts = zookeeper_detail::client_hosts(parsed.servers);
-  const zookeeper_detail::lease_timing timing{cfg.lease.ttl, cfg.lease.renew_interval,
-                                              cfg.lease.renew_deadline};
+  check->timing = {cfg.lease.ttl, cfg.lease.renew_interval, cfg.lease.renew_deadline};
+  check->command_timeout = z.command_timeout;
   check->per_server.resize(parsed.servers.size());
   check->left = parsed.servers.size();
   for (std::size_t i = 0; i < parsed.servers.size(); ++i) {
-    check_server(io, parsed.servers[i], z.connect_timeout + z.command_timeout, timing,
-                 [check, i, &io](std::vector<check_line> lines) {
-                   check->per_server[i] = std::move(lines);
+    check_server(io, parsed.servers[i], z.connect_timeout + z.command_timeout,
+                 [check, i, &io](server_answers answers) {
+                   check->per_server[i] = std::move(answers);
                    if (--check->left == 0) check->servers_done(io);
                  });
   }

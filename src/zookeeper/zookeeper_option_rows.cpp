@@ -38,7 +38,8 @@ constexpr option_spec zookeeper_rows[] = {
      .field = duration_field{[](config& c) -> auto& { return c.zookeeper.connect_timeout; }}},
     {.key = "zookeeper.command_timeout", .env = "BATON_ZOOKEEPER_COMMAND_TIMEOUT",
      .flag = "--zookeeper-timeout", .placeholder = "DURATION",
-     .help = "Time allowed for one request's answer (default min(1s, renew interval / 2))",
+     .help = "Time allowed for one request's answer (default min(1s, renew interval / 2)); with "
+             "three servers or more, a server silent that long is left for the next",
      .field = duration_field{[](config& c) -> auto& { return c.zookeeper.command_timeout; }},
      .zero_derives = true},
 };

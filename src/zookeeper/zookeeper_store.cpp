@@ -224,6 +224,14 @@ struct zookeeper_store::impl {
     o.on_node_event = [this, gen](int type, const std::string& path) {
       if (gen == link_gen) node_event(type, path);
     };
+    // With three servers or more the client's next server is another one
+    // (it steps two ahead after a broken connection: with two, it comes
+    // back to the one it left). A stalled server is left after
+    // command_timeout, within the room a leader's renewals have.
+    if (addresses.size() >= 3) o.silence_limit = options.command_timeout;
+    o.on_move = [this, gen](const std::string& server, milliseconds silent) {
+      if (gen == link_gen) on_move(server, silent);
+    };
     std::string error;
     session_up = false;
     last_state_code = 0;
@@ -279,11 +287,29 @@ struct zookeeper_store::impl {
     }
   }
 
+  // The link left a server that answered nothing: the calls in flight fail
+  // with a connection loss that says why, and the server's row too.
+  void on_move(const std::string& server, milliseconds silent) {
+    move_reason = "ZooKeeper server " + server + " answered nothing for " +
+                  std::to_string(silent.count()) + " ms: the session moves to the next server";
+    note_failure({zookeeper_errc::connection_lost, move_reason});
+  }
+
+  // A call's failure; a connection loss the link caused by leaving a silent
+  // server says so.
+  store_error call_failure(int rc, const std::string& what) const {
+    auto e = zoo_failure(rc, what);
+    if (rc == ZCONNECTIONLOSS && !move_reason.empty())
+      e = {e.code, e.message() + " (" + move_reason + ")"};
+    return e;
+  }
+
   void on_state(int state) {
     // The watcher and the link's own check may both tell one change.
     if (state == last_state_code) return;
     last_state_code = state;
     if (state == ZOO_CONNECTED_STATE) {
+      move_reason.clear();
       lost_timer.cancel();
       session_up = true;
       server_in_use = server_of(addresses, link->connected_server());
@@ -307,11 +333,19 @@ struct zookeeper_store::impl {
     if (server_in_use && state != ZOO_AUTH_FAILED_STATE) {
       // The server the session was on let it go (it stopped, was cut off,
       // or the connection broke): the client tries the next one.
-      server_errors[*server_in_use] = "the connection was lost (" + last_state + ")";
+      server_errors[*server_in_use] =
+          move_reason.empty() ? "the connection was lost (" + last_state + ")" : move_reason;
       server_in_use.reset();
     }
     if (state == ZOO_EXPIRED_SESSION_STATE) {
-      session_lost("the ZooKeeper session expired");
+      // A plain expiry: the ensemble has its data; only this session (and
+      // its ephemeral nodes) ended.
+      session_lost(
+          "the ZooKeeper session expired",
+          "ZooKeeper expired this node's session: no server heard from it for the "
+          "session timeout of " +
+              std::to_string((negotiated.count() > 0 ? negotiated : session_timeout()).count()) +
+              " ms; the ensemble's data is intact");
       return;
     }
     if (state == ZOO_AUTH_FAILED_STATE) {
@@ -352,7 +386,8 @@ struct zookeeper_store::impl {
     }
   }
 
-  void session_lost(const std::string& why) {
+  // `what`: what happened, when it is known not to be lost data (reset::what).
+  void session_lost(const std::string& why, const std::string& what = {}) {
     lost_timer.cancel();
     lost_timer_running = false;
     drop_link();
@@ -365,7 +400,7 @@ struct zookeeper_store::impl {
     const auto alive = shell.guard();
     if (watching) shell.set_wakeups(false, why);
     if (alive.expired() || shell.closed()) return;
-    shell.report_reset(store_events::reset{why, false, {}});
+    shell.report_reset(store_events::reset{why, false, {}, what});
     if (alive.expired() || shell.closed()) return;
     if (!waiters.empty() || watching) ensure_link();
   }
@@ -545,11 +580,14 @@ struct zookeeper_store::impl {
         seen_hold = rec->hold;
         seen_hold_at = now;
         if (!rec->hold.empty() && rec->hold.rfind(nonce + "-", 0) != 0) {
-          shell.report_reset(store_events::reset{"another candidate holds election " +
-                                                     options.identity.election +
-                                                     " back for one ttl: " + rec->why,
-                                                 false,
-                                                 {}});
+          // Its cause is the other candidate's (rec->why); what this store
+          // saw is the hold, not lost data.
+          shell.report_reset(store_events::reset{
+              rec->why,
+              false,
+              {},
+              "another candidate of election " + options.identity.election +
+                  " found the store reset and wrote a hold-back into the record"});
           if (alive.expired() || shell.closed()) return false;
         }
       }
@@ -1087,6 +1125,9 @@ struct zookeeper_store::impl {
   bool session_up = false;
   milliseconds negotiated{0};
   store_error session_problem;
+  // Why the link left the server it was on ("" = it did not, or the
+  // session is up again).
+  std::string move_reason;
   std::string last_state = "not connected";
   int last_state_code = 0;
   asio::steady_timer lost_timer;
@@ -1223,7 +1264,8 @@ void zookeeper_store::async_renew(renew_handler handler) {
               return o->finish({}, renew_answer::lost);
             case write_outcome::failed:
               if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
-              return o->finish(d.note_failure(zoo_failure(rc, "renew on " + d.paths.election)), {});
+              return o->finish(d.note_failure(d.call_failure(rc, "renew on " + d.paths.election)),
+                               {});
           }
         });
   });

@@ -7,9 +7,10 @@
 // under a leader, and on a 3-server loopback ensemble the ensemble's leader
 // killed (baton's leader keeps leading) and the quorum lost for longer than
 // the ttl (the leader stops at its deadline, nobody leads until the quorum
-// is back), and a follower cut off with the leader's client on it (in a
-// private network namespace). A fresh election per round; one ZooKeeper (or
-// ensemble) per scenario. The store-level faults are in zookeeper_faults_test.cpp.
+// is back), the server the leader's session is on frozen for half the ttl
+// (the session moves on, the term goes on), and a follower cut off with the
+// leader's client on it (in a private network namespace). A fresh election per round; one ZooKeeper
+// (or ensemble) per scenario. The store-level faults are in zookeeper_faults_test.cpp.
 #include <signal.h>
 #include <unistd.h>
 
@@ -319,6 +320,113 @@ TEST_F(zookeeper_daemon_ensemble_faults, the_ensembles_leader_killed_baton_keeps
     record_fault(record);
     zk_leader->start(false);
     ASSERT_TRUE(zk_leader->wait_ready()) << member_logs();
+  }
+}
+
+// The server the leader's session is on is frozen (SIGSTOP: a GC pause or a
+// stalled VM) for half the ttl, three times over, the same daemons and the
+// same app throughout. The client alone would notice only after two thirds
+// of the session timeout, past the renewals' room (renew_deadline -
+// renew_interval); the store leaves a server that leaves a request
+// unanswered for zookeeper.command_timeout and the session goes on on
+// another server: the app keeps working with its token, nobody else starts.
+// Measured: how long the session took to move, and the least lease time
+// left the leader had (it stops once that falls to ttl - renew_deadline).
+TEST_F(zookeeper_daemon_ensemble_faults, the_sessions_server_frozen_the_session_moves_on) {
+  // The default ttl: 10 s, renewals every 3.33 s with 3.33 s of room, and a
+  // command_timeout of 1 s.
+  constexpr auto freeze_ttl = 10000ms;
+  constexpr auto room = freeze_ttl / 3;
+  fault_cluster c(round_name(1), freeze_ttl, false);
+  c.start_node(1, on_zookeeper(servers()));
+  c.start_node(2, on_zookeeper(servers()));
+  auto leader = single_leader(c, member_logs());
+  ASSERT_TRUE(leader);
+  const int l = fault_cluster::index_of(*leader);
+  exit_watch app(leader->pid);
+  const auto status_of_leader = [&] { return c.status(l, 2s); };
+  // The member the leader's session is on, from its status (nullptr while
+  // it connects).
+  const auto session_server = [&]() -> zookeeper_server* {
+    const auto s = status_of_leader();
+    if (!s) return nullptr;
+    for (const auto& m : (*s)["store"]["members"]) {
+      if (m["link"] != "connected") continue;
+      for (auto& member : members)
+        if (member->address() == m["endpoint"]) return member.get();
+    }
+    return nullptr;
+  };
+
+  for (int round = 1; round <= rounds; ++round) {
+    zookeeper_server* frozen = nullptr;
+    ASSERT_TRUE(wait_until([&] { return (frozen = session_server()) != nullptr; }, 10s))
+        << c.log_of(l);
+    const std::string role = frozen->mode();
+    const std::int64_t inject = mono_now_ns();
+    frozen->freeze();
+    struct thaw_at_exit {
+      zookeeper_server* member;
+      ~thaw_at_exit() { member->thaw(); }
+    } thaw{frozen};
+
+    // Until the thaw: when the session left the frozen server, and the least
+    // lease time the leader had left.
+    std::optional<double> moved_ms;
+    std::string why_moved;
+    std::int64_t least_left_ms = freeze_ttl.count();
+    const std::int64_t thaw_at = inject + std::chrono::nanoseconds(freeze_ttl / 2).count();
+    for (int polls = 0; polls < 1000 && mono_now_ns() < thaw_at; ++polls) {
+      if (const auto s = status_of_leader()) {
+        if (s->contains("lease_remaining_ms"))
+          least_left_ms = std::min(least_left_ms, (*s)["lease_remaining_ms"].get<std::int64_t>());
+        if (!moved_ms) {
+          for (const auto& m : (*s)["store"]["members"]) {
+            if (m["link"] == "connected" && m["endpoint"] != frozen->address())
+              moved_ms = ms_between(inject, mono_now_ns());
+          }
+          // The frozen server's row says why the session left it.
+          for (const auto& m : (*s)["store"]["members"]) {
+            if (moved_ms && m["endpoint"] == frozen->address() && m.contains("last_error"))
+              why_moved = m["last_error"].get<std::string>();
+          }
+        }
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    hold_fault_until(thaw_at);
+    frozen->thaw();
+
+    // A renewal past the thaw: the term went on through it.
+    const auto s = status_of_leader();
+    ASSERT_TRUE(s) << c.log_of(l);
+    EXPECT_TRUE((*s)["is_leader"].get<bool>()) << c.log_of(l);
+    EXPECT_EQ(std::to_string((*s)["token"].get<std::uint64_t>()), leader->token) << c.log_of(l);
+    EXPECT_FALSE(app.wait(freeze_ttl / 3)) << "the leader's app stopped\n" << c.logs();
+    EXPECT_FALSE(first_started_after(c.log(), inject)) << "a new term started\n" << c.logs();
+    EXPECT_TRUE(moved_ms) << "the session stayed on the frozen server\n" << c.log_of(l);
+    EXPECT_GT(least_left_ms, (freeze_ttl - 2 * room).count()) << c.log_of(l);
+    // The silence the session left, as the frozen server's row says it.
+    const auto said = why_moved.find("answered nothing for ");
+    EXPECT_NE(said, std::string::npos) << why_moved << "\n" << c.log_of(l);
+    const std::string silence =
+        said == std::string::npos
+            ? "?"
+            : why_moved.substr(said + 21, why_moved.find(' ', said + 21) - said - 21);
+    std::printf(
+        "session's server (the ensemble's %s) frozen, round %d: the session moved %.0f ms into "
+        "the freeze, after %s ms without an answer; the leader had at least %lld ms of its lease "
+        "left (it stops at %lld ms)\n",
+        role.c_str(), round, moved_ms.value_or(-1), silence.c_str(),
+        static_cast<long long>(least_left_ms),
+        static_cast<long long>((freeze_ttl - 2 * room).count()));
+
+    const auto overlaps = check_no_overlap(c);
+    auto record = round_record(c, "zookeeper: the leader's session's server SIGSTOP for ttl/2",
+                               inject, leader->pid, overlaps);
+    record.kept_working = !app.wait(0ms);
+    record_fault(record);
+    ASSERT_TRUE(frozen->wait_ready()) << member_logs();
   }
 }
 

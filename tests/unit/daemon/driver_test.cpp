@@ -240,6 +240,25 @@ TEST_F(driver_test, a_reset_for_a_missing_record_names_both_causes_and_the_way_o
   EXPECT_NE(text.find("standing by: no leader known yet"), std::string::npos) << text;
 }
 
+// A store that knows what happened (a ZooKeeper session the ensemble
+// expired) says it, and neither guesses at lost data nor promises a wait
+// the candidate may not get.
+TEST_F(driver_test, a_reset_that_says_what_happened_is_logged_as_it_is) {
+  captured_log log;
+  start();
+  store.emit(store_events::reset{"the ZooKeeper session expired", false, {},
+                                 "ZooKeeper expired this node's session"});
+  store.answer_acquire(answers::held_back(300ms));
+  ASSERT_TRUE(run_until(io, [&] { return current() == state::idle; }));
+  const auto text = log.text();
+  EXPECT_NE(text.find("ZooKeeper expired this node's session (the ZooKeeper session expired): "
+                      "the store holds acquisitions back for one ttl"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("from when each candidate first sees the hold"), std::string::npos) << text;
+  EXPECT_EQ(text.find("lost its data"), std::string::npos) << text;
+}
+
 // One master of a quorum that reset holds back only its own grants: the log
 // must not claim that every acquisition waits.
 TEST_F(driver_test, a_reset_of_one_master_names_it_and_says_the_others_decide) {

@@ -67,26 +67,74 @@ TEST(zookeeper_four_letter_answers, weighs_the_stale_follower_window_against_the
   }
 }
 
-TEST(zookeeper_four_letter_answers, conf_lines_say_what_could_not_be_weighed) {
-  const lease_timing t{3000ms, 0ms, 0ms};
-  auto lines = conf_lines("conf is not executed because it is not in the whitelist.\n", t);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].verdict, check_verdict::note);
-  EXPECT_NE(lines[0].text.find("add conf to the whitelist"), std::string::npos);
-
-  lines = conf_lines(
-      "clientPort=6390\ntickTime=200\nminSessionTimeout=400\nmaxSessionTimeout=4000\n", t);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0].text, "tickTime 200 ms, sessions granted within [400, 4000 ms]");
-  EXPECT_EQ(lines[1].verdict, check_verdict::note);
-  EXPECT_NE(lines[1].text.find("standalone"), std::string::npos);
-
-  lines = conf_lines(member_conf, t);
-  ASSERT_EQ(lines.size(), 2u);
+TEST(zookeeper_four_letter_answers, conf_line_gives_the_figures_or_why_not) {
+  auto line = conf_line("conf is not executed because it is not in the whitelist.\n");
+  EXPECT_EQ(line.verdict, check_verdict::note);
+  EXPECT_NE(line.text.find("add conf to the whitelist"), std::string::npos);
+  line =
+      conf_line("clientPort=6390\ntickTime=200\nminSessionTimeout=400\nmaxSessionTimeout=4000\n");
+  EXPECT_EQ(line.text, "tickTime 200 ms, sessions granted within [400, 4000 ms]");
+  line = conf_line(member_conf);
   EXPECT_EQ(
-      lines[0].text,
+      line.text,
       "tickTime 2000 ms, initLimit 10, syncLimit 5, sessions granted within [4000, 40000 ms]");
-  EXPECT_EQ(lines[1].verdict, check_verdict::hazard);
+}
+
+// One window for the ensemble, however many servers answered: a setting is
+// one hazard, not one per server. The widest window counts.
+TEST(zookeeper_four_letter_answers, the_stale_follower_window_is_weighed_once_per_ensemble) {
+  const lease_timing t{10000ms, 0ms, 0ms};
+  const auto member = parse_conf(member_conf);
+  auto narrow = member;
+  narrow.sync_limit = 1;
+  // Two servers listed: the session cannot leave the follower.
+  auto line = stale_follower_line({narrow, member}, t, 2);
+  EXPECT_EQ(line.verdict, check_verdict::hazard) << line.text;
+  EXPECT_EQ(line.topic, "stale reads");
+  EXPECT_NE(line.text.find("= 10000 ms"), std::string::npos) << line.text;
+  // Three: the leader's session leaves a follower that answers no write.
+  line = stale_follower_line({member, member, std::nullopt}, t, 3);
+  EXPECT_NE(line.verdict, check_verdict::hazard) << line.text;
+  EXPECT_NE(line.text.find("leaves it as it leaves a stalled server"), std::string::npos)
+      << line.text;
+  line = stale_follower_line({parse_conf("tickTime=200\n")}, t, 1);
+  EXPECT_NE(line.text.find("standalone"), std::string::npos) << line.text;
+  line = stale_follower_line({std::nullopt, std::nullopt, std::nullopt}, t, 3);
+  EXPECT_EQ(line.verdict, check_verdict::note);
+  EXPECT_NE(line.text.find("not weighed"), std::string::npos) << line.text;
+}
+
+// How long one server may stall: with three servers or more, any length if
+// the move (command_timeout) and the renewal's retry (renew_interval / 4)
+// fit the renewals' room; with fewer, the room itself.
+TEST(zookeeper_four_letter_answers, says_how_long_one_server_may_stall) {
+  auto line = stall_line({10000ms, 0ms, 0ms}, 1000ms, 3);
+  EXPECT_EQ(line.verdict, check_verdict::ok) << line.text;
+  EXPECT_NE(line.text.find("for any length"), std::string::npos) << line.text;
+  EXPECT_NE(line.text.find("1833 ms of the 3333 ms"), std::string::npos) << line.text;
+  line = stall_line({3000ms, 0ms, 0ms}, 1000ms, 5);
+  EXPECT_EQ(line.verdict, check_verdict::hazard) << line.text;
+  EXPECT_NE(line.text.find("lower zookeeper.command_timeout below 750 ms"), std::string::npos)
+      << line.text;
+  line = stall_line({10000ms, 0ms, 0ms}, 1000ms, 1);
+  EXPECT_EQ(line.verdict, check_verdict::note) << line.text;
+  EXPECT_NE(line.text.find("for less than 3333 ms"), std::string::npos) << line.text;
+}
+
+// The rule every kind follows: no authentication is a note; a password sent
+// in plaintext is a hazard (digest always is: the C client has no TLS).
+TEST(zookeeper_four_letter_answers, auth_is_a_note_without_a_password_and_a_hazard_with_one) {
+  auto line = auth_line("");
+  EXPECT_EQ(line.verdict, check_verdict::note);
+  EXPECT_NE(line.text.find("any client"), std::string::npos) << line.text;
+  line = auth_line("baton");
+  EXPECT_EQ(line.verdict, check_verdict::hazard);
+  EXPECT_NE(line.text.find("plaintext"), std::string::npos) << line.text;
+}
+
+TEST(zookeeper_four_letter_answers, tells_a_server_that_does_not_serve_yet) {
+  EXPECT_TRUE(not_serving("This ZooKeeper instance is not currently serving requests\n"));
+  EXPECT_FALSE(not_serving("Zookeeper version: 3.8.0\nMode: leader\n"));
 }
 
 TEST(zookeeper_four_letter_answers, srvr_gives_version_and_mode_or_a_hazard) {

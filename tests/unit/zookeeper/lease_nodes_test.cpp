@@ -92,6 +92,28 @@ TEST(zookeeper_session_timeout, must_be_at_least_the_ttl) {
   EXPECT_NE(problem->find("maxSessionTimeout"), std::string::npos) << *problem;
 }
 
+// The server clamps the asked timeout into [minSessionTimeout,
+// maxSessionTimeout]: granted below the ttl (asked at least the ttl) means
+// its maximum cut it, granted above means its minimum raised it. The hint
+// names that bound, never the other.
+TEST(zookeeper_session_timeout, each_hint_names_the_bound_that_set_it) {
+  const auto shorter = session_timeout_problem(4000ms, 5000ms);
+  ASSERT_TRUE(shorter);
+  EXPECT_NE(shorter->find("maxSessionTimeout"), std::string::npos) << *shorter;
+  EXPECT_EQ(shorter->find("minSessionTimeout"), std::string::npos) << *shorter;
+
+  EXPECT_FALSE(session_timeout_too_long(4000ms, 2000ms, 2000ms));
+  const auto raised = session_timeout_too_long(10000ms, 3000ms, 3000ms);
+  ASSERT_TRUE(raised);
+  EXPECT_NE(raised->find("10000 ms"), std::string::npos) << *raised;
+  EXPECT_NE(raised->find("minSessionTimeout"), std::string::npos) << *raised;
+  EXPECT_EQ(raised->find("maxSessionTimeout"), std::string::npos) << *raised;
+  // Asked for that long: the option asked is what to lower.
+  const auto asked = session_timeout_too_long(10000ms, 10000ms, 3000ms);
+  ASSERT_TRUE(asked);
+  EXPECT_NE(asked->find("zookeeper.session_timeout"), std::string::npos) << *asked;
+}
+
 TEST(zookeeper_paths, are_built_under_the_prefix_and_checked) {
   const auto p = make_paths("/baton", "orders");
   EXPECT_EQ(p.election, "/baton/orders");
