@@ -52,6 +52,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/config/baton.yaml DESTINATION ${BATON_CONFIG
 install(FILES ${BATON_DEBIAN_DIR}/lintian-overrides DESTINATION share/lintian/overrides RENAME baton)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${BATON_DEBIAN_DIR}/copyright ${baton_changelog_gz}
         DESTINATION share/doc/baton)
+# The pages README.md links to (docs/*.md, docs/stores/*.md), so its map works
+# from the installed copy too.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/baton/docs
+        FILES_MATCHING PATTERN "*.md")
 # baton(1), gzipped -9n, and the bash completion: generated at build time by
 # the baton_docs target (CMakeLists.txt) from the binary's own tables.
 if(TARGET baton_docs)

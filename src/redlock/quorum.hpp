@@ -3,7 +3,7 @@
 // reads: the store feeds in each master's answer and the times it measured,
 // and asks for the verdict. Unit and property tests drive it by hand.
 //
-// The rules (README "Redlock", docs/safety.md):
+// The rules (docs/stores/redlock.md):
 // - a round is decided as soon as a majority succeeded, or as soon as so many
 //   failed that a majority can no longer succeed: a slow minority costs
 //   nothing;

@@ -7,7 +7,7 @@
 //
 // A second instantiation (etcd_tls_auth) runs the same cases over TLS with a
 // client certificate and as a user whose role may only read and write the
-// prefix baton/ (the minimal role of README.md, "etcd"). Below the suite,
+// prefix baton/ (the minimal role of docs/stores/etcd.md). Below the suite,
 // the ways that access can be refused.
 #include <utility>
 
@@ -219,7 +219,7 @@ TEST_F(etcd_access, no_client_certificate_where_one_is_required_is_refused) {
 }
 
 // The gateway's refusal of a common name is tied to etcd's authentication:
-// with auth off, the same certificate works (README says when it is refused).
+// with auth off, the same certificate works (docs/stores/etcd.md says when it is refused).
 TEST(etcd_access_without_auth, a_client_certificate_with_a_common_name_works) {
   baton::testing::test_pki pki;
   baton::testing::etcd_server server(tls_of(&pki));

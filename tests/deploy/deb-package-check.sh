@@ -36,6 +36,7 @@ contents=$(dpkg-deb --contents "$deb")
 for path in ./usr/bin/baton ./usr/libexec/baton/baton-keeper ./lib/systemd/system/baton.service ./lib/systemd/system/baton@.service \
             ./etc/baton/baton.yaml ./usr/share/doc/baton/copyright \
             ./usr/share/doc/baton/changelog.Debian.gz ./usr/share/doc/baton/README.md \
+            ./usr/share/doc/baton/docs/operating.md ./usr/share/doc/baton/docs/stores/redis.md \
             ./usr/share/man/man1/baton.1.gz ./usr/share/bash-completion/completions/baton; do
   grep -q " $path\$" <<<"$contents" || fail "$path is missing from the package"
 done

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Run or check every command shown in README.md, examples/README.md and fence/README.md.
+"""Run or check every command shown in README.md, the pages under docs/, examples/README.md
+and fence/README.md.
 
-Usage: check_docs.py BATON_BINARY REPO_ROOT [MARKDOWN...]
+Usage: check_docs.py BATON_BINARY REPO_ROOT [MARKDOWN | DIRECTORY...]
+
+A DIRECTORY stands for every *.md file under it, so a new page is checked without a change here.
 
 Which code blocks and lines are commands:
   - a block fenced as ```console or ``` (no language): lines starting with "$ " are
@@ -334,7 +337,14 @@ def main():
         print(__doc__)
         return 2
     baton, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    files = sys.argv[3:] or ["README.md", "examples/README.md", "fence/README.md"]
+    files = []
+    for rel in sys.argv[3:] or ["README.md", "docs", "examples/README.md", "fence/README.md"]:
+        if os.path.isdir(os.path.join(root, rel)):
+            for d, _, names in sorted(os.walk(os.path.join(root, rel))):
+                files += sorted(os.path.relpath(os.path.join(d, n), root)
+                                for n in names if n.endswith(".md"))
+        else:
+            files.append(rel)
     checker = Checker(baton, root)
     started = time.monotonic()
     try:

@@ -163,7 +163,7 @@ TEST(check_store, a_missing_acl_permission_is_named) {
   EXPECT_EQ(r.output.find("pw\n"), std::string::npos) << r.output;
 }
 
-// README's minimal ACL is written for one election; run for another, every
+// docs/stores/redis.md's minimal ACL is written for one election; run for another, every
 // command is allowed and only the keys and the channel are refused. Naming
 // +eval +evalsha +subscribe would send the operator to the wrong grant.
 TEST(check_store, an_acl_for_another_election_names_the_keys_and_channel_not_commands) {
@@ -511,7 +511,7 @@ TEST(check_store, redlock_reports_each_master_and_the_quorum) {
 }
 
 // A Sentinel-managed master as check-store finds it: through the sentinel
-// (as README's sentinel ACL user), with the master's replica weighed against
+// (as docs/stores/sentinel.md's sentinel ACL user), with the master's replica weighed against
 // replica_ack. With an ACL user that has the single-Redis list but not what
 // this kind adds (ROLE on every connection, WAIT for replica_ack), both are
 // named; a sentinel user that may not ask for the master fails the first line.

@@ -1,4 +1,4 @@
-// README's managed-Redis config, as an operator would run it: rediss:// with
+// docs/stores/redis.md's managed-Redis config, as an operator would run it: rediss:// with
 // full verification against the test's CA, an ACL user with exactly the
 // minimal permissions, and the password from a file. The daemon becomes
 // leader; with the wrong CA it says why in one line and keeps trying

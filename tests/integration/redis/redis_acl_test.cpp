@@ -1,4 +1,4 @@
-// An ACL user with exactly the permissions README lists for the redis kind
+// An ACL user with exactly the permissions docs/stores/redis.md lists for the redis kind
 // can run a whole term (acquire, renew, release, the watch); take any one
 // permission away and some call fails with an error that names the refused
 // command, including the commands baton's scripts run. The password can
@@ -27,7 +27,7 @@ namespace asio = boost::asio;
 using baton::store_errc;
 using namespace baton::testing::store_test_util;
 
-// README's minimal ACL for store.kind redis, election "jobs": these commands,
+// docs/stores/redis.md's minimal ACL for store.kind redis, election "jobs": these commands,
 // the election's keys and its channel. (+select too when the URL names a
 // database other than 0.)
 const std::vector<std::string> minimal_commands{
@@ -104,7 +104,7 @@ TEST(redis_acl, the_minimal_permissions_run_a_whole_term) {
 }
 
 // A standby's refused acquire counts the candidates listening (PUBSUB
-// NUMSUB) only where the ACL allows it; README's minimal ACL does not, and
+// NUMSUB) only where the ACL allows it; docs/stores/redis.md's minimal ACL does not, and
 // the answer is then the same without the count, never an error.
 TEST(redis_acl, a_held_answer_needs_no_pubsub_permission) {
   baton::testing::redis_server server;
@@ -258,13 +258,13 @@ TEST(redis_acl, a_rotated_password_file_is_read_at_the_next_reconnect) {
   EXPECT_EQ(last.code, store_errc::auth);
   EXPECT_NE(last.message().find("AUTH as baton: WRONGPASS"), std::string::npos) << last.message();
   EXPECT_EQ(last.message().find("wrong"), std::string::npos) << "the password leaked: " << last.message();
-  // README's Troubleshooting quotes the line as baton says it.
+  // docs/operating.md's Troubleshooting quotes the line as baton says it.
   const std::string said = last.message().substr(last.message().find("AUTH as baton: "));
-  std::ifstream readme(std::string(baton::testing::source_root_path()) + "/README.md");
-  const std::string text{std::istreambuf_iterator<char>(readme), {}};
-  ASSERT_FALSE(text.empty()) << "README.md not found";
+  std::ifstream page(std::string(baton::testing::source_root_path()) + "/docs/operating.md");
+  const std::string text{std::istreambuf_iterator<char>(page), {}};
+  ASSERT_FALSE(text.empty()) << "docs/operating.md not found";
   EXPECT_NE(text.find(said + "`"), std::string::npos)
-      << "README.md does not quote: " << said;
+      << "docs/operating.md does not quote: " << said;
   std::remove(file.c_str());
 }
 

@@ -118,7 +118,7 @@ class etcd_server {
   void enable_auth(const std::string& root_password);
   /// A user `name` with `password` whose role `name` may read and write
   /// every key under `prefix`, and nothing else: the minimal role of
-  /// README.md ("etcd").
+  /// docs/stores/etcd.md.
   void add_prefix_user(const std::string& name, const std::string& password,
                        const std::string& prefix);
 

@@ -305,7 +305,7 @@ TEST(option_table, reload_rule_matches_plan_reload) {
   }
 }
 
-// The README documents this list; a flag flipped by mistake fails here.
+// docs/configuration.md (Reloading) documents this list; a flag flipped by mistake fails here.
 TEST(option_table, reloadable_options_are_the_documented_ones) {
   std::set<std::string_view> reloadable;
   for (const auto& spec : option_table()) {

@@ -84,21 +84,25 @@ TEST(store_kind_registry, a_kind_reads_the_sections_its_descriptor_lists_and_eve
   }
 }
 
-// README's store.kind row names every kind and its section, and its Stores
-// table has a row for each: a kind left out of them is one users are not
-// told of.
-TEST(store_kind_registry, the_readme_lists_every_kind) {
-  std::ifstream file(std::filesystem::path(baton::testing::source_root_path()) / "README.md");
-  ASSERT_TRUE(file);
+std::string read_page(const char* relative) {
+  std::ifstream file(std::filesystem::path(baton::testing::source_root_path()) / relative);
   std::stringstream buffer;
   buffer << file.rdbuf();
-  const std::string readme = buffer.str();
-  const auto row_at = readme.find("\n| `store.kind` |");
+  return buffer.str();
+}
+
+// docs/configuration.md's store.kind row names every kind and its section,
+// the Stores table (docs/stores/README.md) has a row for each, and each kind
+// has its page docs/stores/<kind>.md: a kind left out of them is one users
+// are not told of.
+TEST(store_kind_registry, the_docs_list_every_kind) {
+  const std::string configuration = read_page("docs/configuration.md");
+  const auto row_at = configuration.find("\n| `store.kind` |");
   ASSERT_NE(row_at, std::string::npos);
-  const std::string row = readme.substr(row_at + 1, readme.find('\n', row_at + 1) - row_at - 1);
-  const auto stores_at = readme.find("\n## Stores\n");
-  ASSERT_NE(stores_at, std::string::npos);
-  const std::string stores = readme.substr(stores_at, readme.find("\n### ", stores_at) - stores_at);
+  const std::string row =
+      configuration.substr(row_at + 1, configuration.find('\n', row_at + 1) - row_at - 1);
+  const std::string stores = read_page("docs/stores/README.md");
+  ASSERT_FALSE(stores.empty()) << "docs/stores/README.md not found";
   for (const store_kind* kind : store_kinds()) {
     const std::string name(kind->name);
     EXPECT_NE(row.find("`" + name + "`"), std::string::npos) << name << " is not in: " << row;
@@ -107,7 +111,10 @@ TEST(store_kind_registry, the_readme_lists_every_kind) {
           << name << ": section " << section << " is not in: " << row;
     }
     EXPECT_NE(stores.find("\n| `" + name + "` |"), std::string::npos)
-        << name << " has no row in README's Stores table";
+        << name << " has no row in the Stores table of docs/stores/README.md";
+    const std::string page = "docs/stores/" + name + ".md";
+    EXPECT_NE(read_page(page.c_str()).find("`store.kind: " + name + "`"), std::string::npos)
+        << name << " has no page " << page << " titled with its kind";
   }
 }
 
