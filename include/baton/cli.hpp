@@ -39,6 +39,7 @@ inline constexpr const char* default_socket_path = "/run/baton/baton.sock";
 /// program's own tables (the build runs them; see CMakeLists.txt):
 ///   baton __man                 the baton(1) man page, as roff
 ///   baton __completion bash     the bash completion script
+///   baton __config-reference    docs/configuration-reference.md, as Markdown
 std::optional<int> run_client_command(int argc, const char* const* argv, const environment& env,
                                       std::ostream& out, std::ostream& err);
 
@@ -50,6 +51,10 @@ std::string version_line();
 /// The baton(1) man page as roff: the verbs, every flag of the option table
 /// with its variable and default, exit status, files and environment.
 std::string man_page();
+
+/// docs/configuration-reference.md: every option of the option table with
+/// its flag, variable, default and help, and the store kinds of the registry.
+std::string config_reference();
 
 /// A bash completion script for baton: the verbs, and for each verb its
 /// flags (run and check-config: every flag of the option table).

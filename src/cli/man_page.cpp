@@ -215,8 +215,10 @@ std::string man_page() {
     << ".BR systemctl (1),\n"
     << ".BR systemd.service (5),\n"
     << ".BR redis\\-server (1),\n"
-    << "and the README at \\fI/usr/share/doc/baton/README.md\\fR (the socket protocol, the\n"
-    << "metrics and the deployment examples).\n";
+    << "the README at \\fI/usr/share/doc/baton/README.md\\fR and the pages it maps under\n"
+    << "\\fI/usr/share/doc/baton/docs/\\fR: configuration.md and configuration\\-reference.md (every\n"
+    << "option), app.md (supervise mode, hooks, the socket protocol), operating.md (status, probes,\n"
+    << "metrics, troubleshooting), deploying.md, safety.md and one page per store kind in stores/.\n";
   return m.str();
 }
 
