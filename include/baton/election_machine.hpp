@@ -434,7 +434,8 @@ class election_machine {
   // The app and how it is being stopped.
   app_phase app_ = app_phase::down;
   time_point app_started_at_{};
-  reason stop_reason_ = reason::shutdown;
+  // Why the app is being stopped, while it is; none between stops.
+  std::optional<reason> stop_reason_;
   // A switchover's target and reservation window, while it steps down.
   std::string hand_over_to_;
   milliseconds hand_over_window_{0};

@@ -1,6 +1,6 @@
-// The port between the election and whatever stores the lease: one Redis,
-// a Sentinel group, a Cluster, a Redlock quorum or PostgreSQL, all behind the
-// same calls. The driver depends on this header alone and gets its store from
+// The port between the election and whatever stores the lease (one Redis
+// server, a Redlock quorum, PostgreSQL, ZooKeeper, etcd, ...: the registry of
+// kinds lists them), all behind the same calls. The driver depends on this header alone and gets its store from
 // make_lease_store (store_factory.hpp), which asks the registry of kinds
 // (store_kind.hpp); nothing here names a store kind.
 //

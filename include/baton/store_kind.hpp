@@ -2,8 +2,8 @@
 // store.kind, and one registry that lists them (src/store_kinds/registry.cpp).
 // Validation, secret resolution, the daemon's store, `check-store`,
 // `init-store --print`, the call bound and check-config's choice of sections
-// all ask the registry; only a kind's own folder (src/redis, src/redlock,
-// src/postgres) knows what its options mean.
+// all ask the registry; only a kind's own folder (src/redis, src/etcd, ...:
+// the registry lists them all) knows what its options mean.
 //
 // Adding a kind: its folder (its store, option rows, rules, checks and
 // descriptor), one line in the registry, one baton_component line in

@@ -13,7 +13,10 @@
 //
 // Decisions stay in the machine and the gate: what a stop or a signal means
 // and whether a hold-back is a resign's cool-down are read off them, and
-// wake-up trust is the store's latest wakeups event.
+// wake-up trust is the store's latest wakeups event. Succession (candidates,
+// preemption, switchover, resign: succession.hpp), the words of the log
+// (narration.hpp) and the standby's page give-back (standby_memory.hpp) are
+// rooms of their own; the driver only hands them what they ask for.
 //
 // Around the loop sit the operator's views: the HTTP endpoint (/healthz,
 // /livez, /readyz, /leader, /standby, /status, /metrics), the metrics
@@ -52,11 +55,11 @@
 #include "baton/metrics.hpp"
 #include "baton/stop_gate.hpp"
 #include "baton/systemd_notify.hpp"
+#include "narration.hpp"
 #include "secret_environment.hpp"
-#include "startup_pages.hpp"
+#include "standby_memory.hpp"
 #include "status_report.hpp"
-#include "switchover.hpp"
-#include "switchover_vetting.hpp"
+#include "succession.hpp"
 
 namespace baton {
 
@@ -82,11 +85,13 @@ lease_timing timing_of(const config& cfg) {
   return t;
 }
 
-// Transitions that happen on every renewal or standby retry would drown the
-// log at info; they are logged at debug unless something changed.
-bool is_routine(const transition& t) {
-  return t.why == reason::renewing || t.why == reason::renewed || t.why == reason::retry ||
-         (t.why == reason::busy && t.from == state::acquiring);
+spdlog::level::level_enum level_of(loudness l) {
+  switch (l) {
+    case loudness::debug: return spdlog::level::debug;
+    case loudness::info: return spdlog::level::info;
+    case loudness::warn: return spdlog::level::warn;
+  }
+  return spdlog::level::info;
 }
 
 // After close() the store completes what was in flight as cancelled.
@@ -136,10 +141,7 @@ struct driver::impl {
   systemd_notifier notifier;
   std::unique_ptr<http_server> http;
   std::string known_leader;  // for baton_leader_changes_total
-  std::string standby_note;  // the last "standing by" line, said once per change
-  bool startup_work_done = false;      // see driver::startup_work_done
-  asio::steady_timer pages_timer{io};  // give_back_pages_if_standing_by
-  std::string hold_back_said;  // the last hold-back reason logged ("" = none since another answer)
+  narrator narration;  // the lines said once per change
   store_health store_answers;  // whether the store answers, for readiness
   bool watchdog_withheld = false;  // the last watchdog round found the daemon not live
   std::string app_check_note;  // why the app cannot be executed ("" = it can)
@@ -159,7 +161,6 @@ struct driver::impl {
   std::uint64_t event_seq = 0;
   std::map<std::string, std::uint64_t> transition_counts;
   std::optional<milliseconds> last_renew_latency;
-  std::string last_store_error;  // "" while the store answers
   // The steps of the latest won acquire, for the debug-level timing lines
   // that show an operator where takeover time goes.
   struct {
@@ -167,9 +168,10 @@ struct driver::impl {
     time_point answered{};
     bool first_renewal_pending = false;
   } takeover;
-  // The store's candidates as last listed (refresh_candidates).
-  candidate_snapshot candidates;
-  bool candidates_in_flight = false;
+  // Candidates, preemption, switchover and resign.
+  succession succession_policy{cfg, store, leadership_view(machine),
+                               [this](event e) { deliver(std::move(e)); },
+                               [this] { stats.count_switchover(); }};
   // When the app was last reported stopped: the handover timing line counts
   // the release from there.
   time_point handover_app_stopped{};
@@ -178,6 +180,9 @@ struct driver::impl {
   // exits right then (see carry_out(exit_process)).
   time_point released_at{};
   asio::steady_timer exit_timer{io};
+  // A standby gives back the pages its start-up used.
+  standby_memory standby_pages{io, cfg.lease.ttl, [this] { return standing_by(); },
+                               [this](milliseconds w) { return machine_timer_due_within(w); }};
 
   app_controller::listener app_listener() {
     app_controller::listener l;
@@ -223,11 +228,14 @@ struct driver::impl {
     socket.add_command("stopped", [this](const nlohmann::json& request, const peer_info& peer) {
       return acknowledge(request, peer);
     });
+    // Errors are thrown: the socket sends them back as {"type":"error"}.
     socket.add_command("resign", [this](const nlohmann::json&, const peer_info& peer) {
-      return resign(peer);
+      check_peer_uid(allowed_uids, peer.uid, "resign");
+      return succession_policy.resign(peer);
     });
     socket.add_command("switchover", [this](const nlohmann::json& request, const peer_info& peer) {
-      return switchover(request, peer);
+      check_peer_uid(allowed_uids, peer.uid, "switchover");
+      return succession_policy.switchover(request, peer);
     });
     socket.open(ec);
     if (ec) {
@@ -238,7 +246,7 @@ struct driver::impl {
       http = std::make_unique<http_server>(io, cfg.http.listen, [this](const http_request_view& r) {
         return route_request(r, route_sources{[this] { return probe(); },
                                               [this] {
-                                                refresh_stale_candidates();
+                                                succession_policy.refresh_stale_candidates();
                                                 return status();
                                               },
                                               [this] { return metrics_text(); }});
@@ -306,41 +314,7 @@ struct driver::impl {
   }
 
   void on_store(const store_events::reset& e) {
-    const auto label = store.status().label;
-    if (!e.member.empty()) {
-      spdlog::warn("{} master {} {} ({}): it refuses grants for one ttl ({}ms); the other masters "
-                   "decide meanwhile{}",
-                   label, e.member,
-                   e.record_missing ? "has no record of the election" : "lost its data", e.why,
-                   cfg.lease.ttl.count(),
-                   e.record_missing ? " (`baton init-store` creates the record on every master)"
-                                    : "");
-      return;
-    }
-    if (!e.what.empty()) {
-      // The store knows what it was: no guess at lost data, and no length
-      // promised here (each candidate waits one ttl from when it first sees
-      // the hold, so the wait it gets is its own; its transitions say it).
-      spdlog::warn("{} ({}): the store holds acquisitions back for one ttl ({}ms) from when each "
-                   "candidate first sees the hold",
-                   e.what, e.why, cfg.lease.ttl.count());
-      return;
-    }
-    if (e.record_missing) {
-      // A missing record cannot be told apart from lost data: say both.
-      spdlog::warn("{} has no record of election {} ({}): holding every acquisition back for one "
-                   "ttl ({}ms). Either this is the election's first start on this store "
-                   "(`baton init-store` creates the record beforehand and skips this wait) or "
-                   "{} lost its data (a restart without persistence, a failover to a replica "
-                   "without it), and a leader may still be working",
-                   label, cfg.election, e.why, cfg.lease.ttl.count(), label);
-      return;
-    }
-    // A restart that lost the data, or a failover to a replica that may lack
-    // the last writes: the store cannot tell which, and the cure is the same.
-    spdlog::warn("{} lost its data or failed over ({}): holding every acquisition back for one "
-                 "ttl ({}ms)",
-                 label, e.why, cfg.lease.ttl.count());
+    spdlog::warn("{}", reset_line(e, store.status().label, cfg.election, cfg.lease.ttl));
   }
 
   void on_store(const store_events::wakeups& e) {
@@ -460,24 +434,13 @@ struct driver::impl {
 
   void on_transition(const transition& t, time_point now) {
     ++transition_counts[std::string(to_string(t.from)) + "->" + to_string(t.to)];
-    auto level = is_routine(t) ? spdlog::level::debug : spdlog::level::info;
-    if (t.why == reason::store_error || t.why == reason::renew_failed) {
-      // Say it once when the store starts failing and once when it recovers.
-      level = t.detail == last_store_error ? spdlog::level::debug : spdlog::level::warn;
-      last_store_error = t.detail;
-    } else if (!last_store_error.empty() &&
-               (t.why == reason::busy || t.why == reason::acquired || t.why == reason::renewed)) {
+    const auto said = narration.on_transition(t);
+    if (said.store_answers_again) {
       const auto s = store.status();
       spdlog::info("{} answers again at {}", s.label, s.endpoint);
-      last_store_error.clear();
     }
-    if (t.detail.empty()) {
-      spdlog::log(level, "state {} -> {} ({})", to_string(t.from), to_string(t.to),
-                  to_string(t.why));
-    } else {
-      spdlog::log(level, "state {} -> {} ({}: {})", to_string(t.from), to_string(t.to),
-                  to_string(t.why), t.detail);
-    }
+    const auto level = level_of(said.level);
+    if (spdlog::should_log(level)) spdlog::log(level, "{}", state_line(t));
     set_log_context({cfg.election, cfg.node_id, to_string(t.to), machine.term_token()});
     socket.publish(state_event(header(now), t, machine.token()));
     stats.on_transition(to_string(t.from), to_string(t.to));
@@ -503,59 +466,19 @@ struct driver::impl {
     stats.on_leader_change();
   }
 
-  // A standby says once per change who leads, so its log does not end on
-  // "idle -> acquiring" as if it were stuck.
+  // A standby says once per change who leads.
   void say_who_leads(const std::string& leader) {
-    const auto s = machine.current();
-    if (leader == cfg.node_id || (s != state::idle && s != state::acquiring)) {
-      standby_note.clear();
-      return;
-    }
-    // A held-back answer does not carry the holder's token: 0 means unknown.
-    std::string note = leader.empty()          ? "standing by: no leader known yet"
-                       : machine.token() == 0 ? "standing by: " + leader + " leads (token not known here)"
-                                              : "standing by: " + leader + " leads with token " +
-                                                    std::to_string(machine.token());
-    if (note == standby_note) return;
-    standby_note = note;
-    spdlog::info("{}", note);
-    if (!leader.empty()) give_back_pages_if_standing_by();
+    auto line = narration.who_leads(machine.current(), cfg.node_id, leader, machine.token());
+    if (!line) return;
+    spdlog::info("{}", *line);
+    if (!leader.empty()) standby_pages.give_back_soon();
   }
 
-  // At each leader (or term) a standby hears of once start-up's work is done
-  // (startup_pages.hpp): it has reached the store, parked its keeper and
-  // waits. A second later, not at once: a new leader's start is a burst on
-  // the machine (its app starting, every standby hearing of it), and reading
-  // the page map and dropping pages take 1-3 ms of a CPU, which should not
-  // compete with it. Each new leader moves the time on.
-  void give_back_pages_if_standing_by(int postponed = 0) {
-    if (!startup_work_done) return;
-    pages_timer.expires_after(std::chrono::seconds(1));
-    pages_timer.async_wait([this, postponed](const boost::system::error_code& ec) {
-      if (ec) return;
-      const auto s = machine.current();
-      if (app.active() || (s != state::idle && s != state::acquiring) ||
-          machine.known_leader(cfg.node_id, mono_clock::now()).empty())
-        return;
-      // Nor near this standby's next attempt: that is when the lease may end,
-      // when the old leader's keeper stops its app and a standby takes over.
-      // A short ttl may leave no such quiet moment; then the pages stay.
-      if (machine_timer_due_within(std::min<milliseconds>(milliseconds(500), cfg.lease.ttl / 4))) {
-        if (postponed < 10) give_back_pages_if_standing_by(postponed + 1);
-        return;
-      }
-      const auto began = mono_clock::now();
-      const auto given = give_back_startup_pages();
-      if (!given.error.empty()) {
-        spdlog::debug("standby memory: {}", given.error);
-        return;
-      }
-      spdlog::debug(
-          "standby memory: gave back {} KB of read-only file pages ({} mappings, {} refused) in "
-          "{} us",
-          given.resident_kb, given.mappings, given.refused,
-          std::chrono::duration_cast<std::chrono::microseconds>(mono_clock::now() - began).count());
-    });
+  // A standby that knows who leads, its app not active.
+  bool standing_by() const {
+    const auto s = machine.current();
+    return !app.active() && (s == state::idle || s == state::acquiring) &&
+           !machine.known_leader(cfg.node_id, mono_clock::now()).empty();
   }
 
   // Whether one of the machine's timers fires within `window` from now.
@@ -581,15 +504,9 @@ struct driver::impl {
         takeover.answered = mono_clock::now();
         takeover.first_renewal_pending = true;
         deliver(events::acquired{sent, r.token});
-        refresh_candidates();
+        succession_policy.refresh_candidates();
       } else {
-        // A hold-back with a reason of its own (the lease key vanished
-        // early) is said once, at warn: a busy answer is otherwise routine.
-        if (r.outcome == acquire_outcome::held_back && !r.why.empty() && r.why != hold_back_said) {
-          spdlog::warn("held back: {}; trying again when it would have expired, in {}ms", r.why,
-                       r.remaining.count());
-        }
-        hold_back_said = r.outcome == acquire_outcome::held_back ? r.why : std::string();
+        if (auto line = narration.hold_back(r)) spdlog::warn("{}", *line);
         if (r.reserved_for == cfg.node_id) {
           // The store's contract says this node's acquire takes its own
           // reservation: say so, the window will pass without a leader.
@@ -606,7 +523,7 @@ struct driver::impl {
 
   void carry_out(const actions::renew&, time_point) {
     auto sent = mono_clock::now();
-    refresh_candidates();
+    succession_policy.refresh_candidates();
     store.async_renew([this, sent](store_error e, renew_answer r) {
       if (cancelled(e)) return;
       observe_command("renew", sent, e);
@@ -699,11 +616,7 @@ struct driver::impl {
     // Measured before anything below runs; logged after the app started, so
     // the debug line itself is not part of what it measures.
     const auto start_requested = mono_clock::now();
-    if (has_app()) {
-      spdlog::info("leading with token {}: starting the app", a.token);
-    } else {
-      spdlog::info("leading with token {} (no command or hooks: socket clients hear it)", a.token);
-    }
+    spdlog::info("{}", start_line(a.token, has_app()));
     gate.on_term(a.token);
     socket.publish(start_event(header(now), a));
     gate.on_published(socket.subscriber_count(), a.valid_until);
@@ -723,17 +636,7 @@ struct driver::impl {
   }
 
   void carry_out(const actions::stop_app& a, time_point now) {
-    if (has_app()) {
-      // A voluntary stop allows child.stop_timeout, but never past what the
-      // lease still covers: the machine says when that shortened it.
-      spdlog::info("stopping the app ({}); SIGKILL in {}ms if it is still running{}", to_string(a.why),
-                   remaining_ms(a.kill_at, now),
-                   a.capped_by_lease ? " (child.stop_timeout " + std::to_string(a.stop_timeout.count()) +
-                                           "ms, capped by the lease's validity)"
-                                     : std::string());
-    } else {
-      spdlog::info("stepping down ({})", to_string(a.why));
-    }
+    spdlog::info("{}", stop_line(a, has_app(), now));
     socket.publish(stop_event(header(now), a, gate.ack_required()));
     gate.on_stop(a.kill_at, socket.subscriber_count(), now);
     app.stop(context(a.why));
@@ -775,121 +678,6 @@ struct driver::impl {
       deliver(events::app_stopped{});
     }
     return {{"type", "acknowledged"}, {"token", gate.token()}};
-  }
-
-  // --- candidates and switchover ----------------------------------------------
-
-  // The leader lists the election's candidates with every renewal: one call
-  // per renew interval, the leader's alone (a standby's store traffic does
-  // not change), so that a switchover can check its target at once. A
-  // standby lists them only when its status is asked for and its list is
-  // older than a ttl; that status shows the list it had.
-  void refresh_candidates() {
-    if (candidates_in_flight) return;
-    candidates_in_flight = true;
-    store.async_candidates([this](store_error e, std::vector<candidate_info> list) {
-      if (cancelled(e)) return;
-      candidates_in_flight = false;
-      if (e) {
-        candidates.error = e.message();
-        return;
-      }
-      candidates.update(std::move(list), mono_clock::now());
-      consider_preemption();
-    });
-  }
-
-  // A leader hands over to a live candidate of a higher priority, by the
-  // graceful path a switchover takes, once that candidate has been live for
-  // lease.preempt_delay.
-  void consider_preemption() {
-    if (!machine.can_resign() || !machine.handing_over_to().empty()) return;
-    const auto now = mono_clock::now();
-    const int own = static_cast<int>(cfg.priority);
-    const auto led_for = std::chrono::duration_cast<milliseconds>(now - machine.term_started());
-    const auto settle = std::max(cfg.lease.preempt_delay, cfg.lease.resign_cooldown);
-    const auto target = preemption_target(candidates, cfg.node_id, own, cfg.lease.preempt_delay,
-                                          led_for, settle, now);
-    if (!target) return;
-    spdlog::info("preempted: {} (priority {}, a live candidate for {}) outranks this node "
-                 "(priority {}): stopping the app, releasing the lease reserved for {} for {}ms",
-                 target->node, target->priority, format_duration(target->live_for), own,
-                 target->node, cfg.lease.ttl.count());
-    stats.count_switchover();
-    deliver(events::resign{target->node, cfg.lease.ttl, true});
-  }
-
-  void refresh_stale_candidates() {
-    if (!candidates.at || mono_clock::now() - *candidates.at > cfg.lease.ttl) refresh_candidates();
-  }
-
-  nlohmann::json switchover(const nlohmann::json& request, const peer_info& peer) {
-    // Errors are thrown: the socket sends them back as {"type":"error"}.
-    check_peer_uid(allowed_uids, peer.uid, "switchover");
-    const auto r = parse_switchover_request(request, cfg.lease.ttl, 10 * cfg.lease.ttl);
-    if (!machine.can_resign()) {
-      throw std::runtime_error(std::string("not the leader (state ") + to_string(machine.current()) +
-                               "): ask the leader's daemon");
-    }
-    const auto verdict = vet_switchover(switchover_question_for(r), candidates);
-    if (verdict.decision == switchover_decision::refuse) {
-      spdlog::warn("switchover to {} refused: {}", r.to, verdict.why);
-      throw std::runtime_error("refused: " + verdict.why);
-    }
-    if (verdict.decision == switchover_decision::warn) {
-      spdlog::warn("switchover to {} forced: {}", r.to, verdict.why);
-    }
-    const auto token = machine.token();
-    spdlog::info("switchover to {} requested by pid {} (uid {}): stopping the app, releasing the "
-                 "lease reserved for {} for {}ms, then staying out of the election for {}ms",
-                 r.to, peer.pid, peer.uid, r.to, r.window.count(),
-                 cfg.lease.resign_cooldown.count());
-    stats.count_switchover();
-    deliver(events::resign{r.to, r.window});
-    nlohmann::json reply{{"node_id", cfg.node_id},
-                         {"to", r.to},
-                         {"token", token},
-                         {"window_ms", r.window.count()},
-                         {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
-    if (verdict.decision == switchover_decision::warn) reply["warning"] = verdict.why;
-    return reply;
-  }
-
-  switchover_question switchover_question_for(const switchover_request& r) const {
-    switchover_question q;
-    q.to = r.to;
-    q.self = cfg.node_id;
-    q.own_priority = static_cast<int>(cfg.priority);
-    q.now = mono_clock::now();
-    // Listed with the last renewal: at most two renew intervals old while
-    // renewals succeed.
-    q.list_max_age = 2 * cfg.lease.renew_interval + cfg.lease.ttl / 10;
-    // A standby tries again just after the lease could end (at most a ttl
-    // after its attempt), plus its stagger and yield (under a sixth of a
-    // ttl); a renew interval more for a loaded host and the store's clock.
-    q.attempt_gap = cfg.lease.ttl + cfg.lease.ttl / 6 + cfg.lease.renew_interval;
-    q.preempt_delay = cfg.lease.preempt_delay;
-    q.force = r.force;
-    return q;
-  }
-
-  // --- resign ----------------------------------------------------------------
-
-  nlohmann::json resign(const peer_info& peer) {
-    // Errors are thrown: the socket sends them back as {"type":"error"}.
-    check_peer_uid(allowed_uids, peer.uid, "resign");
-    if (!machine.can_resign()) {
-      throw std::runtime_error(std::string("not the leader (state ") + to_string(machine.current()) +
-                               "): nothing to resign");
-    }
-    auto token = machine.token();
-    spdlog::info("resign requested by pid {} (uid {}): stopping the app, releasing the lease, then "
-                 "staying out of the election for {}ms",
-                 peer.pid, peer.uid, cfg.lease.resign_cooldown.count());
-    deliver(events::resign{});
-    return {{"node_id", cfg.node_id},
-            {"token", token},
-            {"cooldown_ms", cfg.lease.resign_cooldown.count()}};
   }
 
   // Arms the gate's timer for when the gate wants another look, or cancels
@@ -983,7 +771,7 @@ struct driver::impl {
     for (auto& t : timers) t.cancel();
     ++gate_timer_generation;
     gate_timer.cancel();
-    pages_timer.cancel();
+    standby_pages.cancel();
     socket.close();
     // A successor starts its app within a few milliseconds of our release.
     // Closing our store connections meanwhile has the server end them: for
@@ -1011,7 +799,7 @@ struct driver::impl {
   // A client that read "is_leader": true may work on that, just as one that
   // heard the start event.
   nlohmann::json status_for_client() {
-    refresh_stale_candidates();
+    succession_policy.refresh_stale_candidates();
     auto s = status();
     gate.on_status_read(s.value("is_leader", false), machine.valid_until());
     return s;
@@ -1050,7 +838,7 @@ struct driver::impl {
     in.command_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
     in.store_answers = store_answers;
     in.hook_timeout = cfg.hooks.timeout;
-    in.candidates = candidates;
+    in.candidates = succession_policy.candidates();
     return status_report(in, mono_clock::now());
   }
 };
@@ -1062,8 +850,7 @@ driver::~driver() = default;
 bool driver::start(bool handle_signals) { return impl_->start(handle_signals); }
 void driver::shutdown(const std::string& why) { impl_->shutdown(why); }
 void driver::startup_work_done() {
-  impl_->startup_work_done = true;
-  impl_->give_back_pages_if_standing_by();
+  impl_->standby_pages.startup_work_done();
 }
 std::optional<int> driver::exit_code() const { return impl_->exit_code; }
 nlohmann::json driver::status() const { return impl_->status(); }

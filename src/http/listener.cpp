@@ -9,16 +9,13 @@
 #include <spdlog/spdlog.h>
 #include <utility>
 
+#include "baton/accept_loop.hpp"
 #include "connection.hpp"
 #include "listen_address.hpp"
 #include "printable.hpp"
 
 namespace baton::http_detail {
 namespace {
-
-// Pause before accepting again after accept() failed (e.g. out of file
-// descriptors), so the failure is not retried in a busy loop.
-constexpr std::chrono::milliseconds accept_retry_delay{100};
 
 // Connections being told "too many connections" at once; beyond, new ones
 // are closed without a word, so a flood cannot grow memory.
@@ -65,7 +62,7 @@ void listener::open(std::error_code& ec) {
   if (step_ec) return fail_open(ec, step_ec, "local_endpoint");
   open_ = true;
   spdlog::info("http: listening on {}", to_string(endpoint_));
-  accept_next();
+  accept_next(shared_from_this(), acceptor_, retry_timer_, generation_);
 }
 
 void listener::fail_open(std::error_code& ec, const boost::system::error_code& cause,
@@ -78,29 +75,11 @@ void listener::fail_open(std::error_code& ec, const boost::system::error_code& c
   spdlog::debug("http: {} failed: {}", step, last_error_);
 }
 
-void listener::accept_next() {
-  if (!open_) return;
-  acceptor_.async_accept([weak = weak_from_this(), generation = generation_](
-                             const boost::system::error_code& ec, tcp::socket peer) {
-    if (const auto self = weak.lock()) self->on_accept(ec, std::move(peer), generation);
-  });
+void listener::accept_failed(const boost::system::error_code& ec) {
+  spdlog::warn("http: accept on {} failed: {}", to_string(endpoint_), ec.message());
 }
 
-void listener::on_accept(const boost::system::error_code& ec, tcp::socket peer,
-                         std::uint64_t generation) {
-  // An accept that completed just before close() is not ours any more.
-  if (!open_ || generation != generation_) return;
-  if (ec) {
-    if (ec == boost::asio::error::operation_aborted) return;
-    spdlog::warn("http: accept on {} failed: {}", to_string(endpoint_), ec.message());
-    retry_timer_.expires_after(accept_retry_delay);
-    retry_timer_.async_wait(
-        [weak = weak_from_this(), generation](const boost::system::error_code& wait_ec) {
-          const auto self = weak.lock();
-          if (!wait_ec && self && self->generation_ == generation) self->accept_next();
-        });
-    return;
-  }
+void listener::accepted(tcp::socket peer) {
   boost::system::error_code ignored;
   peer.set_option(tcp::no_delay(true), ignored);
   if (connections_.size() < limits_.max_connections) {
@@ -122,7 +101,6 @@ void listener::on_accept(const boost::system::error_code& ec, tcp::socket peer,
   } else {
     peer.close(ignored);
   }
-  accept_next();
 }
 
 http_response listener::answer(const http_request_view& request) {

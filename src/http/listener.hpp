@@ -35,6 +35,11 @@ class listener : public std::enable_shared_from_this<listener> {
   void close();
   std::size_t connection_count() const { return connections_.size(); }
 
+  // Called by the accept loop (baton/accept_loop.hpp).
+  bool accepting(std::uint64_t generation) const { return open_ && generation == generation_; }
+  void accept_failed(const boost::system::error_code& ec);
+  void accepted(tcp::socket peer);
+
   // Called by connections.
   /// The handler's answer to one request; a throwing handler gives 500.
   http_response answer(const http_request_view& request);
@@ -42,8 +47,6 @@ class listener : public std::enable_shared_from_this<listener> {
   void connection_ended(connection& client, const char* why);
 
  private:
-  void accept_next();
-  void on_accept(const boost::system::error_code& ec, tcp::socket peer, std::uint64_t generation);
   void fail_open(std::error_code& ec, const boost::system::error_code& cause, const char* step);
 
   std::string listen_;

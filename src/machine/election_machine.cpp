@@ -433,7 +433,7 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
     backoff_until_ = ctx.now + delay;
     resign_cooldown_ = true;
   }
-  stop_reason_ = reason::shutdown;
+  stop_reason_.reset();
   hand_over_to_.clear();
   wait_then_retry(ctx, delay);
   go(ctx, state::idle, state_ == state::releasing ? released_why : reason::app_stopped, detail);

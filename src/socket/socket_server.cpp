@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "baton/accept_loop.hpp"
 #include "wire.hpp"
 
 namespace baton::socket_detail {
@@ -24,10 +25,6 @@ constexpr int protocol_version = 1;
 namespace {
 
 using stream_protocol = boost::asio::local::stream_protocol;
-
-// Pause before accepting again after accept() failed (e.g. out of file
-// descriptors), so the failure is not retried in a busy loop.
-constexpr std::chrono::milliseconds accept_retry_delay{100};
 
 peer_info credentials_of(int fd) {
   peer_info who;
@@ -96,33 +93,14 @@ void socket_server::open(std::error_code& ec) {
   }
   open_ = true;
   spdlog::info("socket: listening on {} (mode {:o})", config_.path, config_.mode & 07777);
-  accept_next();
+  accept_next(shared_from_this(), acceptor_, retry_timer_, generation_);
 }
 
-void socket_server::accept_next() {
-  if (!open_) return;
-  acceptor_.async_accept(
-      [weak = weak_from_this(), generation = generation_](const boost::system::error_code& ec,
-                                                          stream_protocol::socket peer) {
-        if (const auto self = weak.lock()) self->on_accept(ec, std::move(peer), generation);
-      });
+void socket_server::accept_failed(const boost::system::error_code& ec) {
+  spdlog::warn("socket: accept on {} failed: {}", config_.path, ec.message());
 }
 
-void socket_server::on_accept(const boost::system::error_code& ec, stream_protocol::socket peer,
-                              std::uint64_t generation) {
-  // An accept that completed just before close() is not ours any more.
-  if (!open_ || generation != generation_) return;
-  if (ec) {
-    if (ec == boost::asio::error::operation_aborted) return;
-    spdlog::warn("socket: accept on {} failed: {}", config_.path, ec.message());
-    retry_timer_.expires_after(accept_retry_delay);
-    retry_timer_.async_wait(
-        [weak = weak_from_this(), generation](const boost::system::error_code& wait_ec) {
-          const auto self = weak.lock();
-          if (!wait_ec && self && self->generation_ == generation) self->accept_next();
-        });
-    return;
-  }
+void socket_server::accepted(stream_protocol::socket peer) {
   const peer_info who = credentials_of(peer.native_handle());
   if (sessions_.size() >= app_socket::max_clients) {
     reject(peer, who);
@@ -135,7 +113,6 @@ void socket_server::on_accept(const boost::system::error_code& ec, stream_protoc
                   sessions_.size());
     client->start();
   }
-  accept_next();
 }
 
 void socket_server::reject(stream_protocol::socket& peer, const peer_info& who) {

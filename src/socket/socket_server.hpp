@@ -38,6 +38,11 @@ class socket_server : public std::enable_shared_from_this<socket_server> {
   std::size_t client_count() const { return sessions_.size(); }
   std::size_t subscriber_count() const;
 
+  // Called by the accept loop (baton/accept_loop.hpp).
+  bool accepting(std::uint64_t generation) const { return open_ && generation == generation_; }
+  void accept_failed(const boost::system::error_code& ec);
+  void accepted(boost::asio::local::stream_protocol::socket peer);
+
   // Called by sessions.
   /// Answer one request line.
   void handle_line(session& client, const std::string& line);
@@ -47,9 +52,6 @@ class socket_server : public std::enable_shared_from_this<socket_server> {
   void session_ended(session& client, const char* why);
 
  private:
-  void accept_next();
-  void on_accept(const boost::system::error_code& ec,
-                 boost::asio::local::stream_protocol::socket peer, std::uint64_t generation);
   void reject(boost::asio::local::stream_protocol::socket& peer, const peer_info& who);
   nlohmann::json dispatch(session& client, const std::string& cmd,
                           const nlohmann::json& request);
