@@ -222,6 +222,12 @@ struct lease_config {
   milliseconds preempt_delay{0};
 };
 
+/// The margin assumed lost to clock-rate differences between hosts: the one
+/// definition in lease_drift.hpp, for the lease's ttl and drift_factor.
+inline milliseconds lease_drift(const lease_config& lease) {
+  return lease_drift(lease.ttl, lease.drift_factor);
+}
+
 struct hooks_config {
   /// argv run when this node becomes leader (empty = none). No shell.
   std::vector<std::string> on_start;

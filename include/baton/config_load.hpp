@@ -5,19 +5,15 @@
 // entry point; this header is for it, for tests, and for tools.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "baton/config.hpp"
 #include "baton/environment.hpp"
+#include "baton/option_origins.hpp"
+#include "baton/option_text.hpp"
 
 namespace baton {
-
-/// Where each option's value came from, by dotted name: "--ttl",
-/// "BATON_LEASE_TTL", the file path, or "default: ..." for derived ones.
-/// Used to make error messages point at the right place.
-using option_origins = std::map<std::string, std::string>;
 
 /// Accumulates sources over the defaults in `config`. Every method throws
 /// config_error, naming the option, on bad input.
@@ -91,14 +87,6 @@ void validate_config(const config& cfg, const option_origins& origins = {});
 /// by commas (as a flag or variable gives them); empty pieces dropped.
 std::vector<std::string> redlock_master_urls(const redlock_config& redlock);
 
-/// The same splitting for any list of URLs (sentinel.addresses,
-/// cluster.nodes): one URL per element, however they were written.
-std::vector<std::string> url_list(const std::vector<std::string>& entries);
-
-/// The margin assumed lost to clock-rate differences between hosts: the one
-/// definition in lease_drift.hpp, for the lease's ttl and drift_factor.
-milliseconds lease_drift(const lease_config& lease);
-
 /// hostname (characters outside [A-Za-z0-9._@-] replaced by '-') + "-" +
 /// 6 hex digits of a hash of what tells apart batons on one host: election,
 /// socket.path, http.listen and the effective uid. Stable across restarts
@@ -107,15 +95,5 @@ std::string default_node_id(const config& cfg);
 
 /// The names of the variables in this process's environment.
 std::vector<std::string> environment_variable_names();
-
-/// Parses an argv list as typed in an environment variable or a flag: a
-/// JSON array of strings (`["/bin/x","a b"]`), or else words split as a
-/// POSIX shell splits them, without expansions: blanks separate words,
-/// '...' keeps everything literally, "..." keeps everything but \" \\ \$ \`
-/// (backslash escapes), and a backslash outside quotes escapes the next
-/// character. "" or blanks give an empty list. Throws config_error naming
-/// `option` on a malformed JSON array, an unterminated quote or a trailing
-/// backslash.
-std::vector<std::string> parse_argv_text(const std::string& option, const std::string& text);
 
 }  // namespace baton

@@ -3,43 +3,19 @@
 // could hurt the election: reachability and TLS, the user and its ACL
 // permissions, version, role and replicas, the eviction policy, persistence,
 // latency against the ttl, the server's clock, and the lease itself. The
-// daemon runs the same checks once at start and logs the hazards.
+// daemon runs the same checks once at start and logs the hazards. The
+// registry's command: it asks the kind in use (baton/store_kind.hpp) and
+// prints the report (baton/check_report.hpp).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <ostream>
-#include <string>
-#include <vector>
 
+#include "baton/check_report.hpp"
 #include "baton/config.hpp"
 
 namespace baton {
-
-enum class check_verdict {
-  ok,       ///< as baton needs it
-  note,     ///< worth knowing, no risk to the election
-  hazard,   ///< works, but can cost a leader or let one be lost early
-  failure,  ///< baton cannot work with this store as it is
-};
-
-/// "ok", "note", "hazard", "FAIL".
-const char* to_string(check_verdict v);
-
-struct check_line {
-  check_verdict verdict = check_verdict::ok;
-  /// What was checked: "reachable", "tls", "acl", ...; for a Redlock master
-  /// prefixed with "master N ".
-  std::string topic;
-  std::string text;
-};
-
-struct check_report {
-  std::vector<check_line> lines;
-  /// 2 when a line is a failure (cannot connect, refused, bad setup), 1 when
-  /// one is a hazard, 0 otherwise.
-  int exit_code() const;
-};
 
 /// Runs every check for `cfg`'s store on `io` and calls `done` once with the
 /// report. Each step is bounded by the store's connect and command timeouts.

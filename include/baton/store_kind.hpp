@@ -1,9 +1,10 @@
 // A store kind as the rest of baton sees it: one descriptor per value of
-// store.kind, and one registry that lists them (src/store_kinds/registry.cpp).
-// Validation, secret resolution, the daemon's store, `check-store`,
-// `init-store --print`, the call bound and check-config's choice of sections
-// all ask the registry; only a kind's own folder (src/redis, src/etcd, ...:
-// the registry lists them all) knows what its options mean.
+// store.kind, defined in the kind's own folder and listed by the registry
+// (baton/store_registry.hpp). Validation, secret resolution, the daemon's
+// store, `check-store`, `init-store --print`, the call bound and
+// check-config's choice of sections all ask the registry; only a kind's own
+// folder knows what its options mean. The descriptor is the store layer's:
+// the kinds stand above it, the registry above them.
 //
 // Adding a kind: its folder (its store, option rows, rules, checks and
 // descriptor), one line in the registry, one baton_component line in
@@ -16,10 +17,11 @@
 #include <span>
 #include <string_view>
 
-#include "baton/config_load.hpp"
+#include "baton/check_report.hpp"
+#include "baton/config.hpp"
 #include "baton/environment.hpp"
 #include "baton/lease_store.hpp"
-#include "baton/store_check.hpp"
+#include "baton/option_origins.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -85,18 +87,8 @@ struct store_kind {
   bool redis_era_status_names = false;
 };
 
-/// Every kind this build knows, in the order messages list them.
-std::span<const store_kind* const> store_kinds();
-
-/// The kind named `name`, or nullptr.
-const store_kind* find_store_kind(std::string_view name);
-
 /// Who a store made from `cfg` works for: election, node id, lease ttl and
 /// priority, the same for every kind.
 store_identity store_identity_of(const config& cfg);
-
-/// The kind cfg.store.kind names. Throws config_error naming store.kind,
-/// its value and the kinds this build knows when there is none.
-const store_kind& store_kind_of(const config& cfg);
 
 }  // namespace baton

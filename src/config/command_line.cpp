@@ -18,7 +18,7 @@
 #include "baton/config_load.hpp"
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 #include "flag_words.hpp"
 #include "option_table.hpp"
 

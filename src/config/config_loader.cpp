@@ -5,10 +5,10 @@
 #include "baton/config_load.hpp"
 #include "loader_messages.hpp"
 #include "option_table.hpp"
-#include "option_value.hpp"
+#include "config_schema/option_value.hpp"
 #include "executable_check.hpp"
-#include "baton/store_kind.hpp"
-#include "text_chars.hpp"
+#include "baton/store_registry.hpp"
+#include "config_schema/text_chars.hpp"
 
 #include <algorithm>
 #include <array>

@@ -9,7 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "option_table.hpp"
-#include "option_value.hpp"
+#include "config_schema/option_value.hpp"
 
 namespace baton {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "baton/config_load.hpp"
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 #include "option_table.hpp"
 
 namespace baton {

@@ -8,7 +8,7 @@
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "option_table.hpp"
-#include "option_value.hpp"
+#include "config_schema/option_value.hpp"
 
 namespace baton {
 

@@ -7,7 +7,7 @@
 
 #include "loader_messages.hpp"
 #include "option_table.hpp"
-#include "option_value.hpp"
+#include "config_schema/option_value.hpp"
 
 namespace baton {
 namespace {

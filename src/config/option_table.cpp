@@ -3,7 +3,7 @@
 // config/baton.yaml and the README, so they never change once released.
 #include "option_table.hpp"
 
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -181,20 +181,6 @@ const option_spec* find_option(std::string_view key) {
     if (spec.key == key) return &spec;
   }
   return nullptr;
-}
-
-bool option_spec::value_is_secret(std::string_view value) const {
-  if (secret) return true;
-  if (!may_carry_credentials && kind() != value_kind::redis_url &&
-      kind() != value_kind::postgres_url) {
-    return false;
-  }
-  // user:password@ in a URL, or password=... in a libpq string or a URI's
-  // query. Either spelling in any case: libpq keywords are lower case, but a
-  // wrong guess here only costs the app a variable it has no use for.
-  std::string lower(value);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find('@') != std::string::npos || lower.find("password") != std::string::npos;
 }
 
 bool store_reads_section(std::string_view kind, std::string_view section) {

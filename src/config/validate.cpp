@@ -20,12 +20,15 @@
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
 #include "baton/listen_address.hpp"
-#include "baton/store_kind.hpp"
-#include "option_rules.hpp"
+#include "baton/store_registry.hpp"
+#include "config_schema/option_rules.hpp"
 #include "option_table.hpp"
 
 namespace baton {
 namespace {
+
+// The generic rules name options among the whole table.
+using rules = option_rules_of<option_table>;
 
 constexpr milliseconds min_ttl{100};
 // sun_path holds 108 bytes including the terminating NUL on Linux.
@@ -105,9 +108,9 @@ void check_lease(const config& cfg, const option_origins& origins) {
     throw config_error(name(lease.drift_factor), format_number(lease.drift_factor),
                        "must be at least 0 and less than 0.5");
   }
-  require_positive(cfg, lease.renew_interval);
-  require_positive(cfg, lease.retry_interval);
-  require_positive(cfg, lease.preempt_delay);
+  rules::require_positive(cfg, lease.renew_interval);
+  rules::require_positive(cfg, lease.retry_interval);
+  rules::require_positive(cfg, lease.preempt_delay);
   const milliseconds usable = lease.ttl - lease_drift(lease);
   const std::string interval = name(lease.renew_interval);
   const std::string deadline = name(lease.renew_deadline);
@@ -128,10 +131,10 @@ void check_lease(const config& cfg, const option_origins& origins) {
 }
 
 void check_text(const config& cfg) {
-  require_utf8(cfg, cfg.socket.path);
-  require_utf8(cfg, cfg.hooks.on_start);
-  require_utf8(cfg, cfg.hooks.on_stop);
-  require_utf8(cfg, cfg.child.command);
+  rules::require_utf8(cfg, cfg.socket.path);
+  rules::require_utf8(cfg, cfg.hooks.on_start);
+  rules::require_utf8(cfg, cfg.hooks.on_stop);
+  rules::require_utf8(cfg, cfg.child.command);
 }
 
 void check_socket(const config& cfg) {
@@ -164,9 +167,9 @@ void check_rest(const config& cfg) {
   check_text(cfg);
   check_argv(cfg, cfg.hooks.on_start);
   check_argv(cfg, cfg.hooks.on_stop);
-  require_positive(cfg, cfg.hooks.timeout);
+  rules::require_positive(cfg, cfg.hooks.timeout);
   check_argv(cfg, cfg.child.command);
-  require_positive(cfg, cfg.child.stop_timeout);
+  rules::require_positive(cfg, cfg.child.stop_timeout);
   if (cfg.child.on_exit != child_exit_policy::compete && cfg.child.on_exit != child_exit_policy::exit) {
     throw config_error(option_name(cfg, cfg.child.on_exit),
                        std::to_string(static_cast<int>(cfg.child.on_exit)), "must be compete or exit");
@@ -194,26 +197,6 @@ void check_rest(const config& cfg) {
 
 std::vector<std::string> redlock_master_urls(const redlock_config& redlock) {
   return url_list(redlock.masters);
-}
-
-std::vector<std::string> url_list(const std::vector<std::string>& entries) {
-  std::vector<std::string> urls;
-  for (const auto& entry : entries) {
-    std::size_t from = 0;
-    while (from <= entry.size()) {
-      const auto comma = std::min(entry.find(',', from), entry.size());
-      auto piece = entry.substr(from, comma - from);
-      piece.erase(0, piece.find_first_not_of(" \t"));
-      piece.erase(piece.find_last_not_of(" \t") + 1);
-      if (!piece.empty()) urls.push_back(std::move(piece));
-      from = comma + 1;
-    }
-  }
-  return urls;
-}
-
-milliseconds lease_drift(const lease_config& lease) {
-  return lease_drift(lease.ttl, lease.drift_factor);
 }
 
 void validate_config(const config& cfg, const option_origins& origins) {

@@ -51,7 +51,7 @@
 #include "baton/http_routes.hpp"
 #include "baton/http_server.hpp"
 #include "baton/logging.hpp"
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 #include "baton/metrics.hpp"
 #include "baton/stop_gate.hpp"
 #include "baton/systemd_notify.hpp"

@@ -2,7 +2,7 @@
 // `baton status --json`): add, never rename.
 #include "status_report.hpp"
 
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 
 #include "app_messages.hpp"
 #include "baton/health.hpp"

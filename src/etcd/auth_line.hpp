@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 #include "endpoint.hpp"
 
 namespace baton::etcd_detail {

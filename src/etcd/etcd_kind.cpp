@@ -9,9 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "config/option_rules.hpp"
+#include "config_schema/option_rules.hpp"
 #include "auth_line.hpp"
-#include "config/option_table.hpp"
 #include "etcd_option_rows.hpp"
 #include "etcd_store.hpp"
 #include "etcd_wire.hpp"
@@ -22,6 +21,9 @@
 namespace baton {
 namespace {
 
+// Rules name this kind's options by its own rows.
+using rules = option_rules_of<etcd_option_rows>;
+
 using etcd_detail::http_client;
 
 // --- options -----------------------------------------------------------------
@@ -29,7 +31,7 @@ using etcd_detail::http_client;
 void fill_etcd_defaults(config& cfg, option_origins* origins) {
   if (cfg.etcd.command_timeout.count() == 0) {
     cfg.etcd.command_timeout = derived_command_timeout(cfg);
-    note_derived(cfg, origins, cfg.etcd.command_timeout,
+    rules::note_derived(cfg, origins, cfg.etcd.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
 }
@@ -37,15 +39,15 @@ void fill_etcd_defaults(config& cfg, option_origins* origins) {
 void check_etcd_form(const config& cfg) {
   const auto& e = cfg.etcd;
   if (e.prefix.empty()) {
-    throw config_error(option_name(cfg, e.prefix), "\"\"",
+    throw config_error(rules::option_name(cfg, e.prefix), "\"\"",
                        "must not be empty: every key of every election would share the root");
   }
-  require_positive(cfg, e.connect_timeout);
-  require_positive(cfg, e.command_timeout);
-  require_one_word(cfg, e.username);
+  rules::require_positive(cfg, e.connect_timeout);
+  rules::require_positive(cfg, e.command_timeout);
+  rules::require_one_word(cfg, e.username);
   for (const auto* text : {&e.prefix, &e.username, &e.password_file, &e.tls_ca_file,
                            &e.tls_cert_file, &e.tls_key_file}) {
-    require_utf8(cfg, *text);
+    rules::require_utf8(cfg, *text);
   }
 }
 
@@ -53,7 +55,7 @@ void check_etcd_form(const config& cfg) {
 // password by mistake.
 void validate_etcd(const config& cfg) {
   const auto& e = cfg.etcd;
-  const std::string option = option_name(cfg, e.endpoints);
+  const std::string option = rules::option_name(cfg, e.endpoints);
   if (e.endpoints.empty()) {
     throw config_error::with_message(
         option, option + " is required for store.kind etcd: give the members' client URLs");
@@ -83,28 +85,28 @@ void validate_etcd(const config& cfg) {
                                                           : nullptr;
   if (tls_set != nullptr && scheme != "https") {
     throw config_error::with_message(
-        option_name(cfg, *tls_set),
-        option_name(cfg, *tls_set) +
+        rules::option_name(cfg, *tls_set),
+        rules::option_name(cfg, *tls_set) +
             " is set but etcd.endpoints are not https:// URLs: TLS settings apply only to "
             "https:// (write https:// to use TLS)");
   }
   if (e.tls_cert_file.empty() != e.tls_key_file.empty()) {
     const auto& set = e.tls_cert_file.empty() ? e.tls_key_file : e.tls_cert_file;
     const auto& missing = e.tls_cert_file.empty() ? e.tls_cert_file : e.tls_key_file;
-    throw config_error::with_message(option_name(cfg, missing),
-                                     option_name(cfg, set) + " is set but " +
-                                         option_name(cfg, missing) +
+    throw config_error::with_message(rules::option_name(cfg, missing),
+                                     rules::option_name(cfg, set) + " is set but " +
+                                         rules::option_name(cfg, missing) +
                                          " is not: a client certificate needs both");
   }
   if (e.username.empty() != e.password_file.empty()) {
     const auto& missing = e.username.empty() ? e.username : e.password_file;
     const auto& set = e.username.empty() ? e.password_file : e.username;
-    throw config_error::with_message(option_name(cfg, missing),
-                                     option_name(cfg, set) + " is set but " +
-                                         option_name(cfg, missing) + " is not: give both or neither");
+    throw config_error::with_message(rules::option_name(cfg, missing),
+                                     rules::option_name(cfg, set) + " is set but " +
+                                         rules::option_name(cfg, missing) + " is not: give both or neither");
   }
   for (const auto* path : {&e.tls_ca_file, &e.tls_cert_file, &e.tls_key_file, &e.password_file}) {
-    require_readable(cfg, *path, false);
+    rules::require_readable(cfg, *path, false);
   }
 }
 

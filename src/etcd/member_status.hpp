@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "baton/lease_store.hpp"
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 
 namespace baton::etcd_detail {
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <memory>
 
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 #include "postgres/lease_sql.hpp"
 #include "postgres/pg_connection.hpp"
 #include "store/check_lines.hpp"

@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "baton/config.hpp"
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 
 namespace baton::store_check_detail {
 

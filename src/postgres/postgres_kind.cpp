@@ -7,9 +7,8 @@
 #include <utility>
 
 #include "baton/postgres_conninfo.hpp"
-#include "config/option_rules.hpp"
-#include "config/option_table.hpp"
-#include "config/secret_sources.hpp"
+#include "config_schema/option_rules.hpp"
+#include "config_schema/secret_sources.hpp"
 #include "lease_sql.hpp"
 #include "libpq/libpq_on_demand.hpp"
 #include "postgres_check.hpp"
@@ -19,29 +18,32 @@
 namespace baton {
 namespace {
 
+// Rules name this kind's options by its own rows.
+using rules = option_rules_of<postgres_option_rows>;
+
 // --- options -----------------------------------------------------------------
 
 void check_postgres_form(const config& cfg) {
   if (const auto problem = postgres_table_problem(cfg.postgres.table)) {
-    throw config_error(option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);
+    throw config_error(rules::option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);
   }
-  require_positive(cfg, cfg.postgres.connect_timeout);
-  require_positive(cfg, cfg.postgres.command_timeout);
-  require_utf8(cfg, cfg.postgres.url);
-  require_utf8(cfg, cfg.postgres.password_file);
+  rules::require_positive(cfg, cfg.postgres.connect_timeout);
+  rules::require_positive(cfg, cfg.postgres.command_timeout);
+  rules::require_utf8(cfg, cfg.postgres.url);
+  rules::require_utf8(cfg, cfg.postgres.password_file);
 }
 
 void fill_postgres_defaults(config& cfg, option_origins* origins) {
   if (cfg.postgres.command_timeout.count() == 0) {
     cfg.postgres.command_timeout = derived_command_timeout(cfg);
-    note_derived(cfg, origins, cfg.postgres.command_timeout,
+    rules::note_derived(cfg, origins, cfg.postgres.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
 }
 
 // libpq reads the URL, and opening libpq costs memory: only for this kind.
 void validate_postgres(const config& cfg) {
-  const std::string url = option_name(cfg, cfg.postgres.url);
+  const std::string url = rules::option_name(cfg, cfg.postgres.url);
   if (const auto why = libpq_load_error()) {
     throw config_error::with_message(url, "store.kind postgres needs libpq: " + *why);
   }
@@ -65,8 +67,8 @@ constexpr std::string_view libpq_secret_variables[] = {"PGPASSWORD"};
 // find one in its password file, PGPASSFILE or ~/.pgpass).
 void resolve_postgres_password(config& cfg, const environment& env, const option_origins& origins) {
   cfg.postgres.password = resolve_password(
-      {option_at(cfg, cfg.postgres.password), option_name(cfg, cfg.postgres.password_file),
-       cfg.postgres.password_file, option_name(cfg, cfg.postgres.url),
+      {rules::option_at(cfg, cfg.postgres.password), rules::option_name(cfg, cfg.postgres.password_file),
+       cfg.postgres.password_file, rules::option_name(cfg, cfg.postgres.url),
        summarize_conninfo(cfg.postgres.url).password, "PostgreSQL"},
       env, origins);
   if (cfg.postgres.password.empty()) {

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "baton/config_load.hpp"
+#include "baton/option_text.hpp"
 #include "baton/redis_settings.hpp"
 #include "redis/cluster_locator.hpp"
 #include "redis/lease_keys.hpp"

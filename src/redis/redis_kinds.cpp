@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "baton/redis_settings.hpp"
-#include "config/option_rules.hpp"
+#include "config_schema/option_rules.hpp"
 #include "master_locators.hpp"
 #include "redis_option_rows.hpp"
 #include "redis_option_rules.hpp"
@@ -15,6 +15,10 @@
 
 namespace baton {
 namespace {
+
+// Rules name this kind's options by its own rows.
+using rules = option_rules_of<redis_detail::redis_option_rows, redis_detail::sentinel_option_rows,
+                               redis_detail::cluster_option_rows>;
 
 using store_check_detail::redis_server_settings;
 
@@ -37,12 +41,12 @@ void validate_cluster(const config& cfg) {
 void fill_redis_defaults(config& cfg, option_origins* origins) {
   if (cfg.redis.command_timeout.count() == 0) {
     cfg.redis.command_timeout = derived_command_timeout(cfg);
-    note_derived(cfg, origins, cfg.redis.command_timeout,
+    rules::note_derived(cfg, origins, cfg.redis.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
   if (cfg.redis.replica_ack_timeout.count() == 0) {
     cfg.redis.replica_ack_timeout = cfg.redis.command_timeout / 2;
-    note_derived(cfg, origins, cfg.redis.replica_ack_timeout, "default: redis.command_timeout / 2");
+    rules::note_derived(cfg, origins, cfg.redis.replica_ack_timeout, "default: redis.command_timeout / 2");
   }
 }
 

@@ -4,7 +4,7 @@
 
 #include <span>
 
-#include "config/option_table.hpp"
+#include "config_schema/option_spec.hpp"
 
 namespace baton::redis_detail {
 

@@ -5,11 +5,14 @@
 #include <utility>
 
 #include "baton/duration.hpp"
-#include "config/option_rules.hpp"
-#include "config/option_table.hpp"
-#include "config/secret_sources.hpp"
+#include "config_schema/option_rules.hpp"
+#include "redis_option_rows.hpp"
+#include "config_schema/secret_sources.hpp"
 
 namespace baton::redis_detail {
+
+// Rules name this kind's options by its own rows.
+using rules = option_rules_of<redis_option_rows, sentinel_option_rows, cluster_option_rows>;
 namespace {
 
 // The kinds whose grants redis.replica_ack makes wait for replicas: those
@@ -23,36 +26,36 @@ void check_replica_ack_form(const config& cfg) {
   // The option table parsed redis.replica_ack; a config built in code may
   // still hold a number out of range.
   if (r.replica_ack.replicas < -1 || r.replica_ack.replicas > 64) {
-    throw config_error(option_name(cfg, r.replica_ack), r.replica_ack.text(),
+    throw config_error(rules::option_name(cfg, r.replica_ack), r.replica_ack.text(),
                        "must be off, all, or a number of replicas from 1 to 64");
   }
   if (r.replica_ack.on() && !takes_replica_ack(cfg.store.kind)) {
     throw config_error::with_message(
-        option_name(cfg, r.replica_ack),
-        option_name(cfg, r.replica_ack) + " applies to store.kind redis, sentinel and cluster, "
+        rules::option_name(cfg, r.replica_ack),
+        rules::option_name(cfg, r.replica_ack) + " applies to store.kind redis, sentinel and cluster, "
                                           "not " + cfg.store.kind);
   }
   if (r.replica_ack.on() && r.replica_ack_timeout >= r.command_timeout) {
-    throw config_error(option_name(cfg, r.replica_ack_timeout),
+    throw config_error(rules::option_name(cfg, r.replica_ack_timeout),
                        format_duration(r.replica_ack_timeout),
                        "must be shorter than redis.command_timeout (" +
                            format_duration(r.command_timeout) + "): WAIT runs inside it");
   }
-  if (r.replica_ack.on()) require_positive(cfg, r.replica_ack_timeout);
+  if (r.replica_ack.on()) rules::require_positive(cfg, r.replica_ack_timeout);
 }
 
 }  // namespace
 
 void check_redis_section_form(const config& cfg) {
   const auto url = parse_redis_url(cfg.redis.url);
-  require_positive(cfg, cfg.redis.connect_timeout);
-  require_positive(cfg, cfg.redis.command_timeout);
+  rules::require_positive(cfg, cfg.redis.connect_timeout);
+  rules::require_positive(cfg, cfg.redis.command_timeout);
   const auto& user = cfg.redis.username;
   if (!user.empty()) {
-    require_one_word(cfg, user);
+    rules::require_one_word(cfg, user);
     if (!url.username.empty() && url.username != user) {
       throw config_error::with_message(
-          option_name(cfg, user), "the Redis user is given twice: " + option_name(cfg, user) +
+          rules::option_name(cfg, user), "the Redis user is given twice: " + rules::option_name(cfg, user) +
                                       " is \"" + user + "\" and redis.url names \"" + url.username +
                                       "\"; give it in one place only");
     }
@@ -61,7 +64,7 @@ void check_redis_section_form(const config& cfg) {
   for (const auto* text : {&cfg.redis.url, &cfg.redis.password_file, &cfg.redis.username,
                            &cfg.redis.tls_ca_file, &cfg.redis.tls_ca_dir, &cfg.redis.tls_cert_file,
                            &cfg.redis.tls_key_file, &cfg.redis.tls_server_name}) {
-    require_utf8(cfg, *text);
+    rules::require_utf8(cfg, *text);
   }
 }
 
@@ -78,10 +81,10 @@ void check_redis_tls(const config& cfg, const std::vector<std::string>& urls_in_
   // The first TLS option set, by name ("" = none).
   std::string first_set;
   for (const auto& [path, directory] : files) {
-    if (!path->empty() && first_set.empty()) first_set = option_name(cfg, *path);
+    if (!path->empty() && first_set.empty()) first_set = rules::option_name(cfg, *path);
   }
-  if (first_set.empty() && !r.tls_server_name.empty()) first_set = option_name(cfg, r.tls_server_name);
-  if (first_set.empty() && r.tls_verify != tls_verify::full) first_set = option_name(cfg, r.tls_verify);
+  if (first_set.empty() && !r.tls_server_name.empty()) first_set = rules::option_name(cfg, r.tls_server_name);
+  if (first_set.empty() && r.tls_verify != tls_verify::full) first_set = rules::option_name(cfg, r.tls_verify);
   bool uses_tls = false;
   for (const auto& url : urls_in_use) {
     try {
@@ -99,15 +102,15 @@ void check_redis_tls(const config& cfg, const std::vector<std::string>& urls_in_
   if (r.tls_cert_file.empty() != r.tls_key_file.empty()) {
     const auto& set = r.tls_cert_file.empty() ? r.tls_key_file : r.tls_cert_file;
     const auto& missing = r.tls_cert_file.empty() ? r.tls_cert_file : r.tls_key_file;
-    throw config_error::with_message(option_name(cfg, missing),
-                                     option_name(cfg, set) + " is set but " +
-                                         option_name(cfg, missing) +
+    throw config_error::with_message(rules::option_name(cfg, missing),
+                                     rules::option_name(cfg, set) + " is set but " +
+                                         rules::option_name(cfg, missing) +
                                          " is not: a client certificate needs both");
   }
-  for (const auto& [path, directory] : files) require_readable(cfg, *path, directory);
+  for (const auto& [path, directory] : files) rules::require_readable(cfg, *path, directory);
   for (char c : r.tls_server_name) {
     if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
-      throw config_error(option_name(cfg, r.tls_server_name), r.tls_server_name,
+      throw config_error(rules::option_name(cfg, r.tls_server_name), r.tls_server_name,
                          "must be a host name or an IP address");
     }
   }
@@ -131,7 +134,7 @@ redis_endpoint parse_list_entry(const std::string& option, const std::string& en
 // sentinels, the cluster's nodes): TCP, no password (a file serves them
 // all), one scheme for all, db 0 where `no_db` (a cluster has only db 0).
 void check_url_list(const config& cfg, const std::vector<std::string>& entries, bool no_db) {
-  const std::string option = option_name(cfg, entries);
+  const std::string option = rules::option_name(cfg, entries);
   const auto& urls = entries;  // one URL each: the option table split them
   if (urls.empty()) {
     throw config_error::with_message(option, option + " is required for store.kind " +
@@ -170,13 +173,13 @@ void check_sentinel_options(const config& cfg) {
   check_url_list(cfg, cfg.sentinel.addresses, false);
   const auto& name = cfg.sentinel.master_name;
   if (name.empty()) {
-    throw config_error::with_message(option_name(cfg, name),
-                                     option_name(cfg, name) +
+    throw config_error::with_message(rules::option_name(cfg, name),
+                                     rules::option_name(cfg, name) +
                                          " is required for store.kind sentinel: the name the "
                                          "sentinels monitor the master under");
   }
-  require_one_word(cfg, name);
-  require_one_word(cfg, cfg.sentinel.username);
+  rules::require_one_word(cfg, name);
+  rules::require_one_word(cfg, cfg.sentinel.username);
   const auto& sc = cfg.sentinel;
   const std::string* tls_set = !sc.tls_ca_file.empty()     ? &sc.tls_ca_file
                                : !sc.tls_cert_file.empty() ? &sc.tls_cert_file
@@ -184,30 +187,30 @@ void check_sentinel_options(const config& cfg) {
                                                            : nullptr;
   if (tls_set != nullptr && !parse_redis_url(sc.addresses.front()).tls) {
     throw config_error::with_message(
-        option_name(cfg, *tls_set),
-        option_name(cfg, *tls_set) +
+        rules::option_name(cfg, *tls_set),
+        rules::option_name(cfg, *tls_set) +
             " is set but sentinel.addresses are not a rediss:// URL: TLS settings apply only "
             "to rediss:// (write rediss:// to use TLS)");
   }
   if (sc.tls_cert_file.empty() != sc.tls_key_file.empty()) {
     const auto& set = sc.tls_cert_file.empty() ? sc.tls_key_file : sc.tls_cert_file;
     const auto& missing = sc.tls_cert_file.empty() ? sc.tls_cert_file : sc.tls_key_file;
-    throw config_error::with_message(option_name(cfg, missing),
-                                     option_name(cfg, set) + " is set but " +
-                                         option_name(cfg, missing) +
+    throw config_error::with_message(rules::option_name(cfg, missing),
+                                     rules::option_name(cfg, set) + " is set but " +
+                                         rules::option_name(cfg, missing) +
                                          " is not: a client certificate needs both");
   }
   for (const auto* path : {&sc.tls_ca_file, &sc.tls_cert_file, &sc.tls_key_file,
                            &sc.password_file}) {
-    require_readable(cfg, *path, false);
+    rules::require_readable(cfg, *path, false);
   }
 }
 
 void resolve_redis_password(config& cfg, const environment& env, const option_origins& origins) {
   // The rules have parsed the URL, so this cannot throw.
   cfg.redis.password = resolve_password(
-      {option_at(cfg, cfg.redis.password), option_name(cfg, cfg.redis.password_file),
-       cfg.redis.password_file, option_name(cfg, cfg.redis.url),
+      {rules::option_at(cfg, cfg.redis.password), rules::option_name(cfg, cfg.redis.password_file),
+       cfg.redis.password_file, rules::option_name(cfg, cfg.redis.url),
        parse_redis_url(cfg.redis.url).password, "Redis"},
       env, origins);
 }

@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/config_load.hpp"
+#include "baton/config.hpp"
+#include "baton/environment.hpp"
+#include "baton/option_origins.hpp"
 #include "baton/environment.hpp"
 #include "baton/redis_url.hpp"
 

@@ -11,7 +11,7 @@
 #include "baton/config.hpp"
 #include "baton/lease_store.hpp"
 #include "baton/redis_url.hpp"
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 
 namespace baton::store_check_detail {
 

@@ -8,7 +8,6 @@
 #include <memory>
 #include <utility>
 
-#include "baton/config_load.hpp"
 #include "baton/redis_settings.hpp"
 #include "redis/redis_option_rules.hpp"
 #include "redis/redis_server_check.hpp"

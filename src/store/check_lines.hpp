@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 
 namespace baton::store_check_detail {
 

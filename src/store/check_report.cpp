@@ -1,5 +1,5 @@
 // A check report's verdicts, whatever the store kind.
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 
 namespace baton {
 

@@ -4,8 +4,7 @@
 #include <string>
 
 #include "baton/config.hpp"
-#include "baton/store_kind.hpp"
-#include "config/option_table.hpp"
+#include "baton/store_registry.hpp"
 #include "etcd/etcd_kind.hpp"
 #include "postgres/postgres_kind.hpp"
 #include "redis/redis_kinds.hpp"
@@ -30,10 +29,6 @@ const store_kind* const kinds[] = {
 
 std::span<const store_kind* const> store_kinds() { return kinds; }
 
-store_identity store_identity_of(const config& cfg) {
-  return {cfg.election, cfg.node_id, cfg.lease.ttl, static_cast<int>(cfg.priority)};
-}
-
 const store_kind* find_store_kind(std::string_view name) {
   for (const store_kind* kind : kinds) {
     if (kind->name == name) return kind;
@@ -45,7 +40,8 @@ const store_kind& store_kind_of(const config& cfg) {
   if (const store_kind* kind = find_store_kind(cfg.store.kind)) return *kind;
   std::string known;
   for (const store_kind* kind : kinds) known += (known.empty() ? "" : ", ") + std::string(kind->name);
-  throw config_error(option_name(cfg, cfg.store.kind), cfg.store.kind,
+  // The registry owns store.kind: its row is the table's, its value one of these.
+  throw config_error("store.kind", cfg.store.kind,
                      "must be a store kind this build knows: " + known);
 }
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "baton/store_check.hpp"
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 
 namespace baton {
 

@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 
 namespace baton {
 namespace {

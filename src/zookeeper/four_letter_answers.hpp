@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 #include "baton/time.hpp"
 
 namespace baton::zookeeper_detail {

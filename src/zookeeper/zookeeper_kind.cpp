@@ -12,8 +12,7 @@
 #include <memory>
 #include <utility>
 
-#include "config/option_rules.hpp"
-#include "config/option_table.hpp"
+#include "config_schema/option_rules.hpp"
 #include "four_letter_answers.hpp"
 #include "lease_nodes.hpp"
 #include "server_list.hpp"
@@ -24,6 +23,9 @@
 
 namespace baton {
 namespace {
+
+// Rules name this kind's options by its own rows.
+using rules = option_rules_of<zookeeper_option_rows>;
 
 namespace asio = boost::asio;
 
@@ -38,37 +40,37 @@ std::string joined(const std::vector<std::string>& servers) {
 void fill_zookeeper_defaults(config& cfg, option_origins* origins) {
   if (cfg.zookeeper.command_timeout.count() == 0) {
     cfg.zookeeper.command_timeout = derived_command_timeout(cfg);
-    note_derived(cfg, origins, cfg.zookeeper.command_timeout,
+    rules::note_derived(cfg, origins, cfg.zookeeper.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
   if (cfg.zookeeper.session_timeout.count() == 0) {
     cfg.zookeeper.session_timeout = cfg.lease.ttl;
-    note_derived(cfg, origins, cfg.zookeeper.session_timeout, "default: lease.ttl");
+    rules::note_derived(cfg, origins, cfg.zookeeper.session_timeout, "default: lease.ttl");
   }
 }
 
 void check_zookeeper_form(const config& cfg) {
   const auto& z = cfg.zookeeper;
   if (z.path.empty() || z.path.front() != '/' || (z.path.size() > 1 && z.path.back() == '/')) {
-    throw config_error(option_name(cfg, z.path), z.path,
+    throw config_error(rules::option_name(cfg, z.path), z.path,
                        "must be an absolute node path such as /baton (no trailing /)");
   }
   if (z.path == "/zookeeper" || z.path.starts_with("/zookeeper/")) {
-    throw config_error(option_name(cfg, z.path), z.path, "is ZooKeeper's own subtree");
+    throw config_error(rules::option_name(cfg, z.path), z.path, "is ZooKeeper's own subtree");
   }
-  require_positive(cfg, z.connect_timeout);
-  require_positive(cfg, z.command_timeout);
-  require_one_word(cfg, z.username);
+  rules::require_positive(cfg, z.connect_timeout);
+  rules::require_positive(cfg, z.command_timeout);
+  rules::require_one_word(cfg, z.username);
   if (z.username.find(':') != std::string::npos) {
-    throw config_error(option_name(cfg, z.username), z.username,
+    throw config_error(rules::option_name(cfg, z.username), z.username,
                        "must not hold ':' (digest credentials are user:password)");
   }
-  for (const auto* text : {&z.path, &z.username, &z.password_file}) require_utf8(cfg, *text);
+  for (const auto* text : {&z.path, &z.username, &z.password_file}) rules::require_utf8(cfg, *text);
 }
 
 void validate_zookeeper(const config& cfg) {
   const auto& z = cfg.zookeeper;
-  const std::string option = option_name(cfg, z.servers);
+  const std::string option = rules::option_name(cfg, z.servers);
   if (z.servers.empty()) {
     throw config_error::with_message(
         option, option + " is required for store.kind zookeeper: give the ensemble's host:port");
@@ -78,7 +80,7 @@ void validate_zookeeper(const config& cfg) {
   // A session shorter than the ttl would let the server delete a working
   // leader's node before its lease ends.
   if (z.session_timeout < cfg.lease.ttl) {
-    throw config_error(option_name(cfg, z.session_timeout),
+    throw config_error(rules::option_name(cfg, z.session_timeout),
                        std::to_string(z.session_timeout.count()) + "ms",
                        "must be at least lease.ttl (" + std::to_string(cfg.lease.ttl.count()) +
                            "ms): the server would end a leader's session before its lease");
@@ -86,11 +88,11 @@ void validate_zookeeper(const config& cfg) {
   if (z.username.empty() != z.password_file.empty()) {
     const auto& missing = z.username.empty() ? z.username : z.password_file;
     const auto& set = z.username.empty() ? z.password_file : z.username;
-    throw config_error::with_message(option_name(cfg, missing),
-                                     option_name(cfg, set) + " is set but " +
-                                         option_name(cfg, missing) + " is not: give both or neither");
+    throw config_error::with_message(rules::option_name(cfg, missing),
+                                     rules::option_name(cfg, set) + " is set but " +
+                                         rules::option_name(cfg, missing) + " is not: give both or neither");
   }
-  require_readable(cfg, z.password_file, false);
+  rules::require_readable(cfg, z.password_file, false);
 }
 
 // The password is read from its file when the store is made: nothing to

@@ -8,7 +8,7 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 #include "config_test_util.hpp"
 
 namespace baton {

@@ -16,7 +16,7 @@
 #include "baton/config_load.hpp"
 #include "baton/config_reload.hpp"
 #include "config/option_table.hpp"
-#include "config/option_value.hpp"
+#include "config_schema/option_value.hpp"
 #include "config_test_util.hpp"
 #include "support/built_paths.hpp"
 

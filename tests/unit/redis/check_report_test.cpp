@@ -6,7 +6,7 @@
 #include <string>
 
 #include "baton/redis_url.hpp"
-#include "baton/store_check.hpp"
+#include "baton/check_report.hpp"
 #include "redis/redis_server_check.hpp"
 
 namespace baton {

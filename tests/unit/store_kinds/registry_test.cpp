@@ -1,7 +1,7 @@
 // The registry of store kinds: every descriptor is complete, names are
 // unique, and the questions the rest of baton asks (which kind, which
 // sections) are answered from it.
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // make_lease_store builds every kind validation accepts, with the identity
 // from the configuration, and refuses others with a message naming the kind.
 #include "baton/store_factory.hpp"
-#include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "baton/config_load.hpp"
+#include "baton/option_text.hpp"
 #include "baton/duration.hpp"
 #include "baton/postgres_conninfo.hpp"
 #include "baton/redis_url.hpp"

@@ -7,8 +7,9 @@
 
 #include <string>
 
-#include "baton/config_load.hpp"
-#include "option_table.hpp"
+#include "baton/environment.hpp"
+#include "baton/option_origins.hpp"
+#include "option_spec.hpp"
 
 namespace baton {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "option_table.hpp"
+#include "option_spec.hpp"
 
 namespace baton {
 

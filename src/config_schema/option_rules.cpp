@@ -10,7 +10,6 @@
 #include <string_view>
 
 #include "baton/duration.hpp"
-#include "option_table.hpp"
 
 namespace baton {
 namespace {
@@ -52,45 +51,45 @@ bool is_utf8(std::string_view text) {
 
 }  // namespace
 
-void require_positive(const config& cfg, const milliseconds& value) {
+void require_positive(std::string_view option, const milliseconds& value) {
   if (value.count() <= 0) {
-    throw config_error(option_name(cfg, value), format_duration(value), "must be greater than 0");
+    throw config_error(std::string(option), format_duration(value), "must be greater than 0");
   }
 }
 
 // Options are written back by describe_config as YAML, which holds only
 // UTF-8: any other byte would come back as U+FFFD, a different value.
 // A string option, or every word of an argv option.
-void require_utf8(const config& cfg, const std::string& value) {
-  if (!is_utf8(value)) throw config_error(option_name(cfg, value), value, "must be valid UTF-8");
+void require_utf8(std::string_view option, const std::string& value) {
+  if (!is_utf8(value)) throw config_error(std::string(option), value, "must be valid UTF-8");
 }
-void require_utf8(const config& cfg, const std::vector<std::string>& argv) {
+void require_utf8(std::string_view option, const std::vector<std::string>& argv) {
   for (const auto& word : argv) {
-    if (!is_utf8(word)) throw config_error(option_name(cfg, argv), word, "must be valid UTF-8");
+    if (!is_utf8(word)) throw config_error(std::string(option), word, "must be valid UTF-8");
   }
 }
 
-void require_readable(const config& cfg, const std::string& path, bool directory) {
+void require_readable(std::string_view option, const std::string& path, bool directory) {
   if (path.empty()) return;
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
-    throw config_error(option_name(cfg, path), path, "the path does not exist");
+    throw config_error(std::string(option), path, "the path does not exist");
   }
   if (directory != std::filesystem::is_directory(status)) {
-    throw config_error(option_name(cfg, path), path,
+    throw config_error(std::string(option), path,
                        directory ? "must be a directory" : "must be a file, not a directory");
   }
   if (::access(path.c_str(), R_OK) != 0) {
-    throw config_error(option_name(cfg, path), path,
+    throw config_error(std::string(option), path,
                        std::string("cannot read it: ") + std::strerror(errno));
   }
 }
 
-void require_one_word(const config& cfg, const std::string& value) {
+void require_one_word(std::string_view option, const std::string& value) {
   for (char c : value) {
     if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
-      throw config_error(option_name(cfg, value), value, "must hold no spaces or control characters");
+      throw config_error(std::string(option), value, "must hold no spaces or control characters");
     }
   }
 }
