@@ -11,8 +11,9 @@
 #include "baton/cli.hpp"
 #include "baton/config_load.hpp"
 #include "baton/store_kind.hpp"
+#include "baton/store_registry.hpp"
 #include "config/option_table.hpp"
-#include "config/option_value.hpp"
+#include "config_schema/option_value.hpp"
 
 namespace baton {
 namespace {
