@@ -235,6 +235,7 @@ std::string encode_candidate(const candidate_value& v) {
 }
 
 std::optional<candidate_value> decode_candidate(std::string_view data) {
+  data = data.substr(0, data.find('\n'));
   const auto space = data.find(' ');
   if (space == std::string_view::npos || space + 1 == data.size()) return std::nullopt;
   candidate_value v;
@@ -243,6 +244,22 @@ std::optional<candidate_value> decode_candidate(std::string_view data) {
   if (space == 0 || ec != std::errc{} || ptr != end) return std::nullopt;
   v.node_id = std::string(data.substr(space + 1));
   return v;
+}
+
+std::string encode_cooling_candidate(const candidate_value& v, milliseconds cooldown) {
+  return encode_candidate(v) + "\ncooling " + std::to_string(std::max<std::int64_t>(cooldown.count(), 0));
+}
+
+milliseconds cooling_left(std::string_view data, std::int64_t mtime_ms, std::int64_t server_now_ms) {
+  constexpr std::string_view mark = "\ncooling ";
+  const auto at = data.find(mark);
+  if (at == std::string_view::npos) return milliseconds(0);
+  const auto text = data.substr(at + mark.size());
+  std::int64_t cooldown = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), cooldown);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || cooldown <= 0) return milliseconds(0);
+  if (server_now_ms <= 0 || mtime_ms <= 0) return milliseconds(cooldown);
+  return milliseconds(std::clamp<std::int64_t>(cooldown - (server_now_ms - mtime_ms), 0, cooldown));
 }
 
 std::int64_t server_clock::now_ms(time_point now) const {

@@ -130,8 +130,19 @@ struct candidate_value {
   std::string node_id;
 };
 std::string encode_candidate(const candidate_value& v);
-/// nullopt when `data` is not "<priority> <node_id>".
+/// nullopt when `data` is not "<priority> <node_id>" (a second line, as a
+/// cool-down's, is not part of the candidate).
 std::optional<candidate_value> decode_candidate(std::string_view data);
+/// A registry node's data while its candidate cools down after giving the
+/// lease up (lease_store::register_cooldown): encode_candidate's, then a line
+/// "cooling <ms>". The node's mtime, in the server's clock, says since when.
+std::string encode_cooling_candidate(const candidate_value& v, milliseconds cooldown);
+/// What is left at `server_now_ms` of the cool-down a registry node's `data`
+/// announces, set at `mtime_ms` (both in the server's clock): 0 when it
+/// announces none or it has passed; the whole cool-down when the server's
+/// time is not known (0), which errs on the side of "still cooling".
+milliseconds cooling_left(std::string_view data, std::int64_t mtime_ms,
+                          std::int64_t server_now_ms);
 /// The candidate a registry node's name names; nullopt when `name` is not
 /// one candidate_name() gives.
 std::optional<candidate_value> decode_candidate_name(std::string_view name);

@@ -542,6 +542,7 @@ struct zookeeper_store::impl {
       if (e) return o->finish(e, {});
       if (session_problem) return o->finish(note_failure(session_problem), {});
       register_candidate();
+      clear_cooling();
       refresh_registry();
       const auto gen = link_gen;
       link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
@@ -880,6 +881,31 @@ struct zookeeper_store::impl {
     if (e) note_failure(std::move(e));
   }
 
+  // A cool-down after giving the lease up, for a leader weighing a
+  // switchover to this node: the registry node's data says how long, and its
+  // mtime (the server's clock) since when. Best effort, as the registry is:
+  // a failed write leaves the node as it was. The session keeps the node;
+  // the next acquire puts the plain data back, and a reader stops counting
+  // the cool-down once it has passed in any case.
+  void mark_cooling(milliseconds cooldown) {
+    if (!link || !session_up || registered_gen != link_gen || cooldown <= milliseconds(0)) return;
+    cooling_marked = true;
+    write_registration(encode_cooling_candidate(
+        {options.identity.priority, options.identity.node_id}, cooldown));
+  }
+
+  void clear_cooling() {
+    if (!cooling_marked || !link || !session_up || registered_gen != link_gen) return;
+    cooling_marked = false;
+    write_registration(encode_candidate({options.identity.priority, options.identity.node_id}));
+  }
+
+  void write_registration(std::string data) {
+    const auto path = candidate_path(paths, options.identity.node_id, options.identity.priority);
+    link->multi({{zk_op::kind::set, path, std::move(data), -1, false}},
+                [](int, std::vector<zk_op_result>) {});
+  }
+
   // One read of each listed node for its age (ctime): the names say who and
   // with which priority. A node id listed twice (a restarted candidate with
   // another priority, before its successor removed its predecessor's node)
@@ -926,10 +952,10 @@ struct zookeeper_store::impl {
             return o->finish(note_failure(zoo_failure(rc2, "read " + path)), {});
           // Gone since the listing (its session expired): not a candidate.
           if (rc2 == ZOK) {
-            found->push_back(
-                {{v.node_id, v.priority,
-                  registered_for(node.ctime_ms, server_time.now_ms(mono_clock::now()))},
-                 node.czxid});
+            const auto server_now = server_time.now_ms(mono_clock::now());
+            candidate_info info{v.node_id, v.priority, registered_for(node.ctime_ms, server_now)};
+            info.cooling_down_for = cooling_left(node.data, node.mtime_ms, server_now);
+            found->push_back({std::move(info), node.czxid});
           }
           if (--*pending == 0) finish();
         });
@@ -1161,6 +1187,9 @@ struct zookeeper_store::impl {
   // registration is under way (0 = none).
   std::uint64_t registered_gen = 0;
   std::uint64_t registering_gen = 0;
+  /// The registry node's data announces a cool-down (mark_cooling) that the
+  /// next acquire takes back.
+  bool cooling_marked = false;
   // The registry's names as last read (this store's own node id aside), the
   // session they were read on (0 = none), whether the watch fired or the
   // connection broke since, and the session of a read under way (0 = none).
@@ -1301,6 +1330,8 @@ void zookeeper_store::async_hand_over(const std::string& to_node, milliseconds w
                "hand over");
   });
 }
+
+void zookeeper_store::register_cooldown(milliseconds cooldown) { impl_->mark_cooling(cooldown); }
 
 void zookeeper_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;

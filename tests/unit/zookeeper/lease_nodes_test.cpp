@@ -396,6 +396,27 @@ TEST(zookeeper_registry, outranked_by_counts_the_higher_priorities_but_self_and_
   EXPECT_EQ(count_outranking({}, "node-a", 0, ""), 0);
 }
 
+// A cool-down rides on the registry node's data, counted from the node's
+// mtime in the server's clock; the candidate itself reads as before.
+TEST(zookeeper_registry, a_cool_down_is_counted_from_the_nodes_mtime) {
+  const auto data = encode_cooling_candidate({3, "node-a"}, milliseconds(10'000));
+  EXPECT_EQ(data, "3 node-a\ncooling 10000");
+  const auto back = decode_candidate(data);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->priority, 3);
+  EXPECT_EQ(back->node_id, "node-a");
+  EXPECT_EQ(cooling_left(data, 50'000, 50'000), milliseconds(10'000));
+  EXPECT_EQ(cooling_left(data, 50'000, 53'500), milliseconds(6'500));
+  EXPECT_EQ(cooling_left(data, 50'000, 60'000), milliseconds(0));
+  EXPECT_EQ(cooling_left(data, 50'000, 70'000), milliseconds(0));
+  EXPECT_EQ(cooling_left(data, 50'000, 49'000), milliseconds(10'000)) << "never more than it said";
+  EXPECT_EQ(cooling_left(data, 50'000, 0), milliseconds(10'000)) << "unknown time: still cooling";
+  EXPECT_EQ(cooling_left(encode_candidate({3, "node-a"}), 50'000, 50'000), milliseconds(0));
+  for (const std::string bad : {"3 a\ncooling ", "3 a\ncooling x", "3 a\ncooling -5", "3 a\ncooling 5x"}) {
+    EXPECT_EQ(cooling_left(bad, 1, 1), milliseconds(0)) << bad;
+  }
+}
+
 TEST(zookeeper_registry, a_registration_round_trips_and_refuses_what_baton_never_writes) {
   const auto data = encode_candidate({-2, "node c"});
   EXPECT_EQ(data, "-2 node c");
