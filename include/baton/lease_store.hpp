@@ -163,8 +163,9 @@ struct candidate_info {
   /// cannot tell.
   milliseconds live_for{-1};
   /// How long ago, at the store's answer, it last tried to acquire or
-  /// renewed; negative = the store cannot tell (a kind whose candidates keep
-  /// a session, or one that registers only now and then).
+  /// renewed (a kind that registers at most so often: its last
+  /// registration); negative = the store cannot tell (a kind whose
+  /// candidates keep a session).
   milliseconds last_attempt_ago{-1};
   /// How much is left, at the store's answer, of the cool-down it registered
   /// after it gave the lease up (register_cooldown); 0 = none, or the kind

@@ -19,19 +19,37 @@ std::optional<T> number(std::string_view text) {
 }  // namespace
 
 std::string registration_value(const registration& r) {
-  return std::to_string(r.priority) + " " + std::to_string(r.live.count()) + " " +
-         std::to_string(r.lapsed_below);
+  std::string v = std::to_string(r.priority) + " " + std::to_string(r.live.count()) + " " +
+                  std::to_string(r.lapsed_below);
+  if (r.cooling > milliseconds(0) && r.marks > 0) {
+    v += " " + std::to_string(r.cooling.count()) + " " + std::to_string(r.marks);
+  }
+  return v;
 }
 
 std::optional<registration> parse_registration(std::string_view value) {
-  const auto first = value.find(' ');
-  const auto second = first == std::string_view::npos ? first : value.find(' ', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  const auto priority = number<int>(value.substr(0, first));
-  const auto live = number<std::int64_t>(value.substr(first + 1, second - first - 1));
-  const auto lapsed_below = number<std::int64_t>(value.substr(second + 1));
+  // Three fields, or five with a cool-down.
+  std::vector<std::string_view> fields;
+  for (std::size_t at = 0;;) {
+    const auto space = value.find(' ', at);
+    fields.push_back(value.substr(at, space == std::string_view::npos ? space : space - at));
+    if (space == std::string_view::npos) break;
+    at = space + 1;
+  }
+  if (fields.size() != 3 && fields.size() != 5) return std::nullopt;
+  const auto priority = number<int>(fields[0]);
+  const auto live = number<std::int64_t>(fields[1]);
+  const auto lapsed_below = number<std::int64_t>(fields[2]);
   if (!priority || !live || !lapsed_below || *live < 0 || *lapsed_below < 0) return std::nullopt;
-  return registration{*priority, milliseconds(*live), *lapsed_below};
+  registration r{*priority, milliseconds(*live), *lapsed_below};
+  if (fields.size() == 5) {
+    const auto cooling = number<std::int64_t>(fields[3]);
+    const auto marks = number<std::int64_t>(fields[4]);
+    if (!cooling || !marks || *cooling <= 0 || *marks <= 0) return std::nullopt;
+    r.cooling = milliseconds(*cooling);
+    r.marks = *marks;
+  }
+  return r;
 }
 
 revision_clock::revision_clock(milliseconds span) : span_(span) {}
@@ -95,6 +113,21 @@ void registration_run::found(const std::optional<key_value>& kv, std::int64_t an
   if (!kv || kv->mod_revision != last_revision_) lost_ = true;
 }
 
+std::optional<registration_run::standing> registration_run::standing_at(time_point now) const {
+  if (lost_ || !last_ || !since_ || last_revision_ <= 0 || now - *last_ > lifetime_) {
+    return std::nullopt;
+  }
+  return standing{last_revision_, std::chrono::floor<milliseconds>(*last_ - *since_)};
+}
+
+std::optional<cooling_put> cooling_mark(const registration_run& run, time_point now, int priority,
+                                        std::int64_t lapsed_below, milliseconds cooldown) {
+  const auto standing = run.standing_at(now);
+  if (!standing || cooldown <= milliseconds(0)) return std::nullopt;
+  const registration r{priority, standing->live, lapsed_below, cooldown, standing->revision};
+  return cooling_put{registration_value(r), standing->revision};
+}
+
 judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::string_view prefix,
                                    const revision_clock& clock, time_point now,
                                    milliseconds lifetime) {
@@ -113,17 +146,26 @@ judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::strin
     if (r->lapsed_below < kv.mod_revision) lapsed_below = std::max(lapsed_below, r->lapsed_below);
     found.push_back({&kv, *r});
   }
+  // At least the time since an answer at or above `revision` arrived.
+  const auto since = [&](std::int64_t revision) {
+    const auto by = clock.first_at_or_above(revision);
+    return by && *by < now ? std::chrono::floor<milliseconds>(now - *by) : milliseconds(0);
+  };
   judged_candidates out;
   for (const auto& f : found) {
-    if (f.kv->mod_revision <= lapsed_below) {
+    // A cool-down's mark is judged as the registration it marks (a mark
+    // that claims a later one is judged as itself).
+    const bool mark = f.r.marks > 0 && f.r.marks < f.kv->mod_revision;
+    const auto registered = mark ? f.r.marks : f.kv->mod_revision;
+    if (registered <= lapsed_below) {
       out.lapsed.push_back(*f.kv);
       continue;
     }
-    // At least the time since an answer at or above its revision arrived.
-    const auto put_by = clock.first_at_or_above(f.kv->mod_revision);
-    const auto since_put =
-        put_by && *put_by < now ? std::chrono::floor<milliseconds>(now - *put_by) : milliseconds(0);
-    out.live.push_back({f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put});
+    const auto since_put = since(registered);
+    const auto cooling =
+        mark ? std::max(f.r.cooling - since(f.kv->mod_revision), milliseconds(0)) : milliseconds(0);
+    out.live.push_back(
+        {f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put, since_put, cooling});
   }
   return out;
 }

@@ -27,6 +27,17 @@
 // - A new store (a restarted process, the same node id) starts a new run:
 //   its first call puts live_ms 0, so live_for starts again however short
 //   the restart was.
+// - A registration's last attempt is the least time the reader knows has
+//   passed since its put: a store puts at most every half ttl, so an attempt
+//   made soon after a put is not seen (a standby, whose attempts are more
+//   than half a ttl apart, puts at each one).
+// - A cool-down (a store that gave the lease up makes no attempt for a
+//   while) is a put of the registration it marks, with " <cooling_ms>
+//   <revision>" after its fields: that registration's revision, by which it
+//   still lapses and tells its last attempt, as if the mark were not there;
+//   the cool-down lasts cooling_ms from the mark's own put, told as
+//   live_for is. Put only over that registration (if unchanged); the store's
+//   next call puts a plain registration again, which ends it.
 //
 // So a store gone stays listed for two ttls plus the gap between the
 // answers the judging store read around then (a leader's renewals: a third
@@ -54,10 +65,17 @@ struct registration {
   /// Every registration at or below this revision was at least two ttls old
   /// when this one was put, by its store's clock (0 = it could not tell).
   std::int64_t lapsed_below = 0;
+  /// A cool-down's length, from this value's put (0 = none).
+  milliseconds cooling{0};
+  /// With a cool-down: the revision of the registration it marks (0 = none).
+  std::int64_t marks = 0;
 };
+/// "<priority> <live_ms> <lapsed_below>", and " <cooling_ms> <marks>" with
+/// a cool-down.
 std::string registration_value(const registration& r);
 /// nullopt for a value not in that form (put by hand, or by another
-/// version).
+/// version). A version before cool-downs writes (and reads) the first three
+/// fields alone.
 std::optional<registration> parse_registration(std::string_view value);
 
 /// The revisions this store's answers carried, and when they arrived, for
@@ -123,6 +141,15 @@ class registration_run {
   /// How often a live store puts at most: lifetime / 4.
   milliseconds refresh() const { return lifetime_ / 4; }
 
+  /// The last put, while it is known to stand at `now`: its revision and how
+  /// long the store had been registered at it. nullopt: none yet, its
+  /// revision unknown, lapsed, or found gone or overwritten (lost).
+  struct standing {
+    std::int64_t revision = 0;
+    milliseconds live{0};
+  };
+  std::optional<standing> standing_at(time_point now) const;
+
  private:
   milliseconds lifetime_;
   std::optional<time_point> since_;
@@ -130,6 +157,19 @@ class registration_run {
   std::int64_t last_revision_ = 0;
   bool lost_ = false;
 };
+
+/// A cool-down's put (lease_store::register_cooldown): `value` goes to the
+/// store's registration key only if its mod revision is still `over`.
+struct cooling_put {
+  std::string value;
+  std::int64_t over = 0;
+};
+/// The put that marks `run`'s standing registration as cooling down for
+/// `cooldown`, with the store's `priority` and `lapsed_below` (as a
+/// registration's); nullopt when there is none standing to mark, or no
+/// cool-down.
+std::optional<cooling_put> cooling_mark(const registration_run& run, time_point now, int priority,
+                                        std::int64_t lapsed_below, milliseconds cooldown);
 
 /// The registrations read under `prefix` (<dir>candidates/), judged.
 struct judged_candidates {

@@ -1064,6 +1064,22 @@ void etcd_store::async_candidates(candidates_handler handler) {
   d.list_candidates(std::make_shared<candidates_handler>(std::move(handler)));
 }
 
+void etcd_store::register_cooldown(milliseconds cooldown) {
+  auto& d = *impl_;
+  if (d.shell.closed()) return;
+  const auto now = mono_clock::now();
+  const auto put = cooling_mark(d.run, now, d.options.identity.priority,
+                                d.clock.seen_by(now - 2 * d.options.identity.ttl), cooldown);
+  if (!put) return;
+  // Only over the registration it marks; whatever comes of it, the next
+  // call puts a plain one, which ends the cool-down. Best effort, as the
+  // registration is: nobody waits for the answer.
+  const auto key = d.keys.candidate(d.options.identity.node_id);
+  d.run.lost();
+  d.forget("/v3/kv/txn", txn_request({{key, "MOD", put->over}},
+                                     {{txn_op::kind::put, key, put->value, 0, {}}}));
+}
+
 void etcd_store::async_create_record(record_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;

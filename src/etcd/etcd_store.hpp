@@ -107,6 +107,9 @@ class etcd_store final : public lease_store {
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
+  /// Marks this store's registration (candidate_registry.hpp), when one
+  /// stands.
+  void register_cooldown(milliseconds cooldown) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;

@@ -90,19 +90,25 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
 parsed_candidates parse_candidate_rows(const result_rows& rows) {
   parsed_candidates out;
   for (const auto& row : rows) {
-    const auto priority = row.size() == 3 ? integer(row[1]) : std::nullopt;
-    const auto live_for = row.size() == 3 ? integer(row[2]) : std::nullopt;
-    if (row.size() != 3 || !row[0] || row[0]->empty() || !priority || !live_for ||
-        *priority < std::numeric_limits<int>::min() ||
+    const bool shaped = row.size() == 5;
+    const auto priority = shaped ? integer(row[1]) : std::nullopt;
+    const auto live_for = shaped ? integer(row[2]) : std::nullopt;
+    const auto attempt_ago = shaped ? integer(row[3]) : std::nullopt;
+    const auto cooling = shaped ? integer(row[4]) : std::nullopt;
+    if (!shaped || !row[0] || row[0]->empty() || !priority || !live_for || !attempt_ago ||
+        !cooling || *priority < std::numeric_limits<int>::min() ||
         *priority > std::numeric_limits<int>::max()) {
       out.error = unexpected("a row with a missing or malformed column", "candidates");
       out.list.clear();
       return out;
     }
     // A server clock stepped back makes a fresh registration look younger
-    // than 0: it has just begun.
-    out.list.push_back(
-        {*row[0], static_cast<int>(*priority), milliseconds(std::max<long long>(*live_for, 0))});
+    // than 0: it has just begun. The statement keeps the other two at 0 or
+    // above.
+    out.list.push_back({*row[0], static_cast<int>(*priority),
+                        milliseconds(std::max<long long>(*live_for, 0)),
+                        milliseconds(std::max<long long>(*attempt_ago, 0)),
+                        milliseconds(std::max<long long>(*cooling, 0))});
   }
   return out;
 }

@@ -45,7 +45,8 @@ struct parsed_candidates {
   std::vector<candidate_info> list;
 };
 
-/// The registry's rows (lease_sql::candidates: node, priority, live_for ms).
+/// The registry's rows (lease_sql::candidates: node, priority, live_for ms,
+/// ms since the last attempt, ms left of a cool-down).
 parsed_candidates parse_candidate_rows(const result_rows& rows);
 
 }  // namespace baton::postgres_detail

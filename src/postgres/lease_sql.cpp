@@ -42,6 +42,20 @@ constexpr std::string_view row_reset_mark =
 // after a reset, as the Redis stores do with TIME.
 constexpr std::string_view clock_micros = "(extract(epoch FROM s.now) * 1000000)::bigint";
 
+// A registration's cool-down, after its session (lease_sql.hpp): the mark
+// written, and its end read back (0 when the row has none, or one written
+// by hand in another form: a preference, never an error).
+constexpr std::string_view cooling_mark = " cooling_until_ms=";
+constexpr std::string_view clock_millis = "(extract(epoch FROM s.now) * 1000)::bigint";
+std::string cooling_until(std::string_view r) {
+  return "coalesce(substring(" + std::string(r) + ".session from '" + std::string(cooling_mark) +
+         "([0-9]{1,15})$')::bigint, 0)";
+}
+// The session a registration was written by, without its cool-down.
+std::string session_of(std::string_view r) {
+  return "split_part(" + std::string(r) + ".session, ' ', 1)";
+}
+
 // A switchover's reservation lives in the row itself, so that it needs no new
 // column: holder reads "reserved for <target> by <the node that handed over>"
 // and expires_at is the window's end. A node id has no space (the config
@@ -360,18 +374,36 @@ std::string lease_sql::released_announcement() const {
 }
 
 std::string lease_sql::candidates() const {
+  // The last attempt with the reader's ttl, which the election's nodes
+  // share; a row whose end a stepped clock moved reads as just written.
   return "SELECT c.node, c.priority, floor(extract(epoch FROM s.now - c.live_since) * "
-         "1000)::bigint\n"
+         "1000)::bigint,\n"
+         "       greatest(0, 2 * $2::bigint - ceil(extract(epoch FROM c.expires_at - s.now) * "
+         "1000)::bigint),\n"
+         "       greatest(0, " + cooling_until("c") + " - " + std::string(clock_millis) + ")\n"
          "FROM " + quoted_candidates_ + " c, (SELECT clock_timestamp() AS now) s\n"
          "WHERE c.election = $1 AND c.expires_at > s.now\n"
          "ORDER BY c.node";
+}
+
+// Only the expiry it had is kept: a cool-down is no attempt, and the row
+// lapses when the last attempt's registration would have.
+std::string lease_sql::cooldown() const {
+  return "UPDATE " + quoted_candidates_ + " AS c SET session = $3 || '" +
+         std::string(cooling_mark) + "' || (" + std::string(clock_millis) +
+         " + greatest($4::bigint, 0))::text\n"
+         "FROM (SELECT clock_timestamp() AS now) s\n"
+         "WHERE c.election = $1 AND c.node = $2 AND " + session_of("c") +
+         " = $3 AND c.expires_at > s.now\n"
+         "RETURNING c.node";
 }
 
 // This node's registration, written by the statement it is part of: from
 // `from` (one row when it is to register), `priority` and `ttl` as SQL. It
 // lives two ttls; it began without a gap unless the row found had lapsed or
 // was another session's ($3): a restarted daemon is a new candidate, as a
-// new server session is to the kinds that tie registrations to one.
+// new server session is to the kinds that tie registrations to one. It
+// writes the bare session, which ends a cool-down the row had.
 std::string lease_sql::registration(std::string_view from, std::string_view priority,
                                     std::string_view ttl) const {
   return "registered AS (\n"
@@ -382,7 +414,7 @@ std::string lease_sql::registration(std::string_view from, std::string_view prio
          "  ON CONFLICT (election, node) DO UPDATE SET session = excluded.session,\n"
          "    priority = excluded.priority,\n"
          "    live_since = CASE WHEN c.expires_at <= excluded.live_since OR\n"
-         "                           c.session <> excluded.session\n"
+         "                           " + session_of("c") + " <> excluded.session\n"
          "                      THEN excluded.live_since ELSE c.live_since END,\n"
          "    expires_at = excluded.expires_at)";
 }

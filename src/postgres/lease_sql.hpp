@@ -36,6 +36,15 @@
 // written by another session (a restarted daemon) begins anew. A store
 // whose role cannot have that table runs the statements without it
 // (with_registry = false) and lists no candidates.
+//
+// A cool-down (a node that gave the lease up makes no attempt for a while)
+// rides in the registration's session column, so that a table created
+// before it needs no new column: "<session> cooling_until_ms=<end>", the
+// end in milliseconds since 1970 on the server's clock. The node's next
+// registration writes its bare session again, which ends it; a row without
+// it reads as no cool-down, and a daemon from before it never reads the
+// column. A registration's last attempt is read off its expiry: it was
+// written to last two ttls.
 #pragma once
 
 #include <string>
@@ -86,8 +95,14 @@ class lease_sql {
   /// As release, and $6 the target's node id (no space), $7 the window in
   /// ms: one row when handed over, none when not ours.
   std::string hand_over() const;
-  /// $1 election -> the live registrations: node, priority, live_for ms.
+  /// $1 election, $2 ttl ms -> the live registrations: node, priority,
+  /// live_for ms, ms since its last attempt (two ttls less the time left
+  /// until it lapses), ms left of its cool-down (0 = none).
   std::string candidates() const;
+  /// $1 election, $2 node id, $3 session, $4 cool-down ms: this session's
+  /// live registration cools down until $4 ms from now; none when it has
+  /// lapsed or another session wrote it.
+  std::string cooldown() const;
   /// $1 election -> one row when created, none when it existed.
   std::string create_record() const;
   /// LISTEN on the channel.

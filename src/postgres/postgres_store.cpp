@@ -522,16 +522,17 @@ void postgres_store::async_candidates(candidates_handler handler) {
       d.finish<list>({e.code, e.detail, {}}, handler, [](const auto&) {});
       return;
     }
-    d.query(d.sql.candidates(), {d.options.identity.election}, [&d, handler](query_result r) {
-      d.finish<list>(r, handler, [&](const auto& rows) {
-        auto parsed = postgres_detail::parse_candidate_rows(rows);
-        if (parsed.error) {
-          handler(d.shell.note_failure(parsed.error), list{});
-          return;
-        }
-        handler(store_error{}, std::move(parsed.list));
-      });
-    });
+    d.query(d.sql.candidates(), {d.options.identity.election, d.ttl_ms},
+            [&d, handler](query_result r) {
+              d.finish<list>(r, handler, [&](const auto& rows) {
+                auto parsed = postgres_detail::parse_candidate_rows(rows);
+                if (parsed.error) {
+                  handler(d.shell.note_failure(parsed.error), list{});
+                  return;
+                }
+                handler(store_error{}, std::move(parsed.list));
+              });
+            });
   };
   if (!d.registry && d.schema_ready) {
     // The check again, for this call alone: lease statements meanwhile run
@@ -541,6 +542,17 @@ void postgres_store::async_candidates(candidates_handler handler) {
     return;
   }
   d.when_ready(std::move(go));
+}
+
+void postgres_store::register_cooldown(milliseconds cooldown) {
+  auto& d = *impl_;
+  // Without the registry nobody could read it; a failure is no error of the
+  // lease's, and nothing waits for the answer.
+  if (d.shell.closed() || !d.registry || cooldown <= milliseconds(0)) return;
+  const auto& id = d.options.identity;
+  d.run(impl::statement{d.sql.cooldown(),
+                        {id.election, id.node_id, d.session, std::to_string(cooldown.count())}},
+        [](query_result) {});
 }
 
 void postgres_store::async_create_record(record_handler handler) {

@@ -74,6 +74,9 @@ class postgres_store final : public lease_store {
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
+  /// Marks this store's registration (lease_sql.hpp); nothing without the
+  /// candidates' table.
+  void register_cooldown(milliseconds cooldown) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;

@@ -54,7 +54,7 @@ class contract_harness {
   virtual milliseconds expiry_slack() const { return milliseconds(0); }
   /// Whether this kind records a cool-down (lease_store::register_cooldown)
   /// and tells each candidate's last attempt (candidate_info): the kinds
-  /// built on the Redis scripts, and the memory fake.
+  /// built on the Redis scripts, PostgreSQL, etcd, and the memory fake.
   virtual bool records_cooldown() const { return false; }
   /// Extra text for failure messages (a server's log tail); "" = none.
   virtual std::string diagnostics() const { return {}; }

@@ -96,6 +96,7 @@ class etcd_harness final : public contract_harness {
     return std::make_unique<etcd_store>(io_, std::move(o));
   }
   void reset_store() override { server_.restore_snapshot(); }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override { server_.stop(); }
   // etcd keeps a lease up to its TTL, which is the ttl rounded up to whole
@@ -666,6 +667,39 @@ TEST_F(etcd_registry, a_restart_with_the_same_node_id_starts_live_for_again) {
 // outranked_by counts live registrations only: a candidate of a higher
 // priority gone for two ttls outranks nobody, while one that keeps trying
 // (with most of its tries putting nothing) goes on outranking.
+// A cool-down's mark goes only over the registration its store put last
+// (not over one a restarted process of the node id put since), and leaves
+// that registration's last attempt as it was: a mark is no attempt. A
+// store's calls go out one at a time, in order, so a list it asks for
+// after its mark is answered after it.
+TEST_F(etcd_registry, a_cooldown_marks_only_its_own_registration_and_is_no_attempt) {
+  constexpr milliseconds cooldown{60000};
+  auto a = make("node-a", 0);
+  auto b = make("node-b", 0);
+  ASSERT_TRUE(acquire(*a).acquired());
+  ASSERT_EQ(acquire(*b).outcome, acquire_outcome::held);
+  auto restarted = make("node-a", 0);
+  acquire(*restarted);
+  ASSERT_EQ(puts_of("node-a"), 2);
+  a->register_cooldown(cooldown);
+  const auto seen_by_a = candidates(*a);
+  const auto* overwritten = find(seen_by_a, "node-a");
+  ASSERT_NE(overwritten, nullptr);
+  EXPECT_EQ(overwritten->cooling_down_for, milliseconds(0)) << "another process's registration";
+  EXPECT_EQ(puts_of("node-a"), 2);
+
+  pass(milliseconds(1500));
+  b->register_cooldown(cooldown);
+  const auto seen_by_b = candidates(*b);
+  const auto* cooling = find(seen_by_b, "node-b");
+  ASSERT_NE(cooling, nullptr);
+  EXPECT_GT(cooling->cooling_down_for, cooldown - milliseconds(5000));
+  EXPECT_LE(cooling->cooling_down_for, cooldown);
+  EXPECT_GE(cooling->last_attempt_ago, milliseconds(1400)) << "the mark is no attempt";
+  EXPECT_GE(cooling->live_for, milliseconds(1400));
+  EXPECT_EQ(puts_of("node-b"), 2);
+}
+
 TEST_F(etcd_registry, outranked_by_counts_live_candidates_only) {
   auto a = make("node-a", 0);
   auto high = make("node-high", 9);

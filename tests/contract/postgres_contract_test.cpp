@@ -58,6 +58,7 @@ class postgres_harness final : public contract_harness {
     server_.restart_immediate();
     server_.query("UPDATE baton_lease SET expires_at = '-infinity', token = token - 1");
   }
+  bool records_cooldown() const override { return true; }
   bool can_make_unreachable() const override { return true; }
   void make_unreachable() override { server_.kill_and_wait(); }
   std::string diagnostics() const override { return "postgres log:\n" + server_.log_tail(); }

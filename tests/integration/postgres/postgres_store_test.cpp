@@ -11,6 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -146,6 +147,22 @@ struct fixture : ::testing::Test {
     return pg.query("SELECT to_regclass('baton_lease_candidates') IS NOT NULL")[0][0] == "t";
   }
 
+  // `node` as `s` lists it, until `pred` holds of it (register_cooldown
+  // answers nothing: looked for, bounded in count and time).
+  std::optional<candidate_info> listed_until(lease_store& s, const std::string& node,
+                                             const std::function<bool(const candidate_info&)>& pred) {
+    std::optional<candidate_info> last;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (int looks = 0; looks < 100 && std::chrono::steady_clock::now() < deadline; ++looks) {
+      last.reset();
+      for (const auto& c : candidates(s).second)
+        if (c.node == node) last = c;
+      if (last && pred(*last)) return last;
+      std::this_thread::sleep_for(50ms);
+    }
+    return last;
+  }
+
   std::pair<store_error, record_answer> create_record(lease_store& s) {
     std::optional<std::pair<store_error, record_answer>> out;
     s.async_create_record([&](store_error e, record_answer a) { out.emplace(std::move(e), a); });
@@ -209,6 +226,13 @@ TEST_F(fixture, a_role_with_exactly_the_documented_grants_runs_every_statement) 
   ASSERT_TRUE(wait(released));
   EXPECT_FALSE(released->first) << released->first.message();
   EXPECT_EQ(released->second, release_answer::released);
+  // The cool-down needs no grant beyond the registration's.
+  s->register_cooldown(20000ms);
+  const auto cooling = listed_until(*s, "n1", [](const candidate_info& c) {
+    return c.cooling_down_for > 0ms;
+  });
+  ASSERT_TRUE(cooling) << "n1 is not listed";
+  EXPECT_GT(cooling->cooling_down_for, 10000ms) << "the cool-down was never listed";
 
   // Take one grant away: the error names what was refused.
   pg.query("REVOKE USAGE ON SEQUENCE baton_lease_token FROM baton");
@@ -546,6 +570,59 @@ TEST_F(fixture, a_restarted_candidate_registers_anew) {
   ASSERT_EQ(acquire(*again).second.outcome, acquire_outcome::held);
   EXPECT_GE(live_for("n2"), 0ms);
   EXPECT_LT(live_for("n2"), 1000ms);
+}
+
+// A cool-down rides in the registration's session column (lease_sql.hpp):
+// it changes neither the row's start nor its expiry, only this session's row
+// takes it, the node's next attempt writes the bare session again (and keeps
+// the run), and a mark in another form reads as none.
+TEST_F(fixture, a_cooldown_marks_the_registration_until_the_next_attempt_keeps_its_run) {
+  auto leader = store("postgres", true, "n1");
+  ASSERT_FALSE(create_record(*leader).first);
+  ASSERT_TRUE(acquire(*leader).second.acquired());
+  auto n2 = store("postgres", true, "n2");
+  ASSERT_EQ(acquire(*n2).second.outcome, acquire_outcome::held);
+  const auto row = [&] {
+    return pg.query(
+        "SELECT session, live_since::text, expires_at::text FROM baton_lease_candidates "
+        "WHERE node = 'n2'")[0];
+  };
+  const auto before = row();
+  ASSERT_EQ(before[0].find(' '), std::string::npos) << before[0];
+
+  // Another store of the node id (a restarted daemon) does not mark it.
+  auto other = store("postgres", true, "n2");
+  ASSERT_FALSE(create_record(*other).first);  // its session is set up
+  other->register_cooldown(30000ms);
+  n2->register_cooldown(30000ms);
+  const auto cooling = listed_until(*leader, "n2", [](const candidate_info& c) {
+    return c.cooling_down_for > 0ms;
+  });
+  ASSERT_TRUE(cooling && cooling->cooling_down_for > 0ms) << "the cool-down was never listed";
+  EXPECT_LE(cooling->cooling_down_for, 30000ms);
+  EXPECT_GT(cooling->cooling_down_for, 25000ms);
+  EXPECT_GE(cooling->last_attempt_ago, 0ms);
+  EXPECT_LT(cooling->last_attempt_ago, 5000ms);
+  const auto marked = row();
+  EXPECT_EQ(marked[0].rfind(before[0] + " cooling_until_ms=", 0), 0u) << marked[0];
+  EXPECT_EQ(marked[1], before[1]) << "the run's start stays";
+  EXPECT_EQ(marked[2], before[2]) << "a cool-down is no attempt: the expiry stays";
+
+  ASSERT_EQ(acquire(*n2).second.outcome, acquire_outcome::held);
+  const auto after = row();
+  EXPECT_EQ(after[0], before[0]) << "the next attempt ends the cool-down";
+  EXPECT_EQ(after[1], before[1]) << "and keeps the run";
+  const auto back = listed_until(*leader, "n2", [](const candidate_info&) { return true; });
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->cooling_down_for, 0ms);
+
+  // A mark in another form (written by hand) is no cool-down, and no error.
+  pg.query("UPDATE baton_lease_candidates SET session = session || ' cooling_until_ms=soon' "
+           "WHERE node = 'n2'");
+  auto [e, list] = candidates(*leader);
+  ASSERT_FALSE(e) << e.message();
+  ASSERT_TRUE(lists(list, "n2"));
+  for (const auto& c : list) EXPECT_EQ(c.cooling_down_for, 0ms) << c.node;
 }
 
 // What a daemon from before switchovers reads in the row: a lease held

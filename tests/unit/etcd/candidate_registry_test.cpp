@@ -29,8 +29,37 @@ TEST(etcd_candidate_registry, a_registration_value_round_trips_and_junk_is_refus
   EXPECT_EQ(r->priority, -3);
   EXPECT_EQ(r->live, 1500ms);
   EXPECT_EQ(r->lapsed_below, 42);
-  for (const char* bad : {"", "7", "7 1", "7 1 x", "7 -1 0", "7 1 -2", "x 1 2", "7  1 2", "1 2 3 "})
+  EXPECT_EQ(r->cooling, 0ms) << "a value from before cool-downs has none";
+  EXPECT_EQ(r->marks, 0);
+  const auto cooling = registration_value({-3, 1500ms, 42, 20000ms, 57});
+  EXPECT_EQ(cooling, "-3 1500 42 20000 57");
+  const auto c = parse_registration(cooling);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->cooling, 20000ms);
+  EXPECT_EQ(c->marks, 57);
+  EXPECT_EQ(c->lapsed_below, 42);
+  for (const char* bad : {"", "7", "7 1", "7 1 x", "7 -1 0", "7 1 -2", "x 1 2", "7  1 2", "1 2 3 ",
+                          "1 2 3 4", "1 2 3 4 x", "1 2 3 0 5", "1 2 3 4 0", "1 2 3 4 5 6",
+                          "1 2 3 -4 5"})
     EXPECT_FALSE(parse_registration(bad).has_value()) << bad;
+}
+
+TEST(etcd_candidate_registry, a_cooldown_marks_only_the_registration_that_stands) {
+  registration_run run(lifetime);
+  EXPECT_FALSE(cooling_mark(run, t0, 0, 0, 20s)) << "nothing put yet";
+  run.put(t0 + 1s, 10);
+  run.put(t0 + 3s, 20);
+  const auto mark = cooling_mark(run, t0 + 3500ms, 4, 7, 20s);
+  ASSERT_TRUE(mark);
+  EXPECT_EQ(mark->over, 20) << "put only over the last registration";
+  EXPECT_EQ(mark->value, "4 2000 7 20000 20") << "its live time as it was put";
+  EXPECT_FALSE(cooling_mark(run, t0 + 3500ms, 4, 7, 0ms)) << "no cool-down";
+  EXPECT_FALSE(cooling_mark(run, t0 + 7001ms, 4, 7, 20s)) << "lapsed by now";
+  registration_run unknown(lifetime);
+  unknown.put(t0);
+  EXPECT_FALSE(cooling_mark(unknown, t0 + 1s, 0, 0, 20s)) << "its revision unknown";
+  run.lost();
+  EXPECT_FALSE(cooling_mark(run, t0 + 3500ms, 4, 7, 20s)) << "found gone or overwritten";
 }
 
 TEST(etcd_candidate_registry, the_clock_says_which_revisions_were_seen_by_when) {
@@ -172,6 +201,45 @@ TEST(etcd_candidate_registry, a_reader_without_history_believes_the_freshest_reg
   ASSERT_EQ(j.lapsed.size(), 1u);
   EXPECT_EQ(j.lapsed[0].key, prefix + "dead");
   EXPECT_EQ(j.live.size(), 3u);
+}
+
+// A cool-down's mark is judged as the registration it marks: it lapses with
+// it and tells that one's last attempt; its cool-down counts from the mark's
+// own put. A value without one (a version before them) cools nothing.
+TEST(etcd_candidate_registry, a_reader_judges_a_cooldown_mark_as_the_registration_it_marks) {
+  revision_clock c(lifetime);
+  c.observe(40, t0 + 1s);
+  c.observe(50, t0 + 5s);
+  c.observe(60, t0 + 6s);
+  c.observe(70, t0 + 8s);
+  const auto now = t0 + 9s;  // at or below 50 lapsed (seen by 5 s)
+  const std::vector<key_value> kvs = {
+      reg("plain", "0 100 0", 65),                  // last put seen at 8 s
+      reg("cooling", "0 500 0 20000 55", 65),       // marks 55 (seen at 6 s); mark seen at 8 s
+      reg("marked_lapsed", "0 0 0 20000 45", 65),   // marks 45: lapsed with it
+      reg("claims_later", "0 0 0 20000 99", 65),    // a mark's revision must be below its own
+  };
+  const auto j = judge_candidates(kvs, prefix, c, now, lifetime);
+  ASSERT_EQ(j.lapsed.size(), 1u);
+  EXPECT_EQ(j.lapsed[0].key, prefix + "marked_lapsed");
+  EXPECT_EQ(j.lapsed[0].mod_revision, 65) << "deleted only if the mark is unchanged";
+  ASSERT_EQ(j.live.size(), 3u);
+  EXPECT_EQ(j.live[0].node, "plain");
+  EXPECT_EQ(j.live[0].last_attempt_ago, 1000ms);
+  EXPECT_EQ(j.live[0].cooling_down_for, 0ms);
+  EXPECT_EQ(j.live[1].node, "cooling");
+  EXPECT_EQ(j.live[1].last_attempt_ago, 3000ms) << "from the registration it marks";
+  EXPECT_EQ(j.live[1].live_for, 3500ms);
+  EXPECT_EQ(j.live[1].cooling_down_for, 19000ms) << "from the mark's own put";
+  EXPECT_EQ(j.live[2].node, "claims_later");
+  EXPECT_EQ(j.live[2].last_attempt_ago, 1000ms);
+  EXPECT_EQ(j.live[2].cooling_down_for, 0ms);
+
+  // A cool-down that has run out is none.
+  const auto later = judge_candidates({reg("cooling", "0 500 0 500 55", 65)}, prefix, c, now,
+                                      lifetime);
+  ASSERT_EQ(later.live.size(), 1u);
+  EXPECT_EQ(later.live[0].cooling_down_for, 0ms);
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ TEST(postgres_lease_sql, a_hand_over_is_announced_as_a_release_is) {
 TEST(postgres_lease_sql, every_statement_reads_the_servers_clock_not_a_parameter) {
   const lease_sql sql("baton_lease");
   for (const auto& text : {sql.acquire(false), sql.acquire(true), sql.renew(false), sql.renew(true),
-                           sql.release(), sql.hand_over(), sql.candidates(), sql.create_record()}) {
+                           sql.release(), sql.hand_over(), sql.candidates(), sql.cooldown(),
+                           sql.create_record()}) {
     EXPECT_NE(text.find("clock_timestamp()"), std::string::npos) << text;
   }
 }
