@@ -52,10 +52,12 @@ class contract_harness {
   /// lease checked every 500 ms) free them up to this long after the ttl.
   /// The cases that wait for an expiry wait this much longer.
   virtual milliseconds expiry_slack() const { return milliseconds(0); }
-  /// Whether this kind records a cool-down (lease_store::register_cooldown)
-  /// and tells each candidate's last attempt (candidate_info): the kinds
-  /// built on the Redis scripts, PostgreSQL, etcd, and the memory fake.
+  /// Whether this kind records a cool-down (lease_store::register_cooldown):
+  /// every kind's store, and the memory fake.
   virtual bool records_cooldown() const { return false; }
+  /// Whether it tells each candidate's last attempt (candidate_info): not a
+  /// kind whose candidates are listed while their session lives (ZooKeeper).
+  virtual bool tells_last_attempt() const { return records_cooldown(); }
   /// Extra text for failure messages (a server's log tail); "" = none.
   virtual std::string diagnostics() const { return {}; }
 };

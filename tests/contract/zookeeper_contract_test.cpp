@@ -58,6 +58,8 @@ class zookeeper_harness final : public contract_harness {
   void make_unreachable() override { server_.stop(true); }
   // A session expires on the server's tick after its timeout.
   milliseconds expiry_slack() const override { return milliseconds(server_.options().tick_ms); }
+  bool records_cooldown() const override { return true; }
+  bool tells_last_attempt() const override { return false; }
   std::string diagnostics() const override { return "zookeeper log:\n" + server_.log_tail(); }
 
  private:
