@@ -18,6 +18,7 @@
 #include "support/servers/redis_server.hpp"
 #include "support/servers/zookeeper_server.hpp"
 #include "support/test_pki.hpp"
+#include "support/text_count.hpp"
 
 namespace baton::testing {
 namespace {
@@ -250,12 +251,6 @@ std::string line_with(const std::string& output, const std::string& verdict,
   return {};
 }
 
-std::size_t count_of(const std::string& output, const std::string& words) {
-  std::size_t n = 0;
-  for (auto at = output.find(words); at != std::string::npos; at = output.find(words, at + 1)) ++n;
-  return n;
-}
-
 // ZooKeeper: each server's version and mode by srvr, its tick and limits by
 // conf, and the session timeout the server grants weighed against the ttl:
 // shorter is a failure (the server would end a leader's session before its
@@ -338,7 +333,7 @@ TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
                          "tickTime 200 ms, initLimit 10, syncLimit 5"))
         << r.output;
   }
-  EXPECT_EQ(count_of(r.output, "stale reads"), 1u) << r.output;
+  EXPECT_EQ(count_occurrences(r.output, "stale reads"), 1u) << r.output;
   EXPECT_TRUE(
       has_line(r.output, "ok", "stale reads", "syncLimit * tickTime = 5 * 200 ms = 1000 ms"))
       << r.output;
@@ -347,7 +342,7 @@ TEST(check_store, zookeeper_weighs_the_stale_follower_window_against_the_ttl) {
   const auto two = ensemble[0]->address() + "," + ensemble[1]->address();
   r = check_store({"--store-kind", "zookeeper", "--zookeeper-servers", two, "--ttl", "2s"});
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_EQ(count_of(r.output, "stale reads"), 1u) << r.output;
+  EXPECT_EQ(count_occurrences(r.output, "stale reads"), 1u) << r.output;
   EXPECT_TRUE(has_line(r.output, "hazard", "stale reads",
                        "longer than the 667 ms a leader's renewals may fail before it stops"))
       << r.output;

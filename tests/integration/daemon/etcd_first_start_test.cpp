@@ -9,17 +9,12 @@
 
 #include "support/baton_process.hpp"
 #include "support/servers/etcd_server.hpp"
+#include "support/text_count.hpp"
 
 namespace baton::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::size_t occurrences_in_log(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 TEST(etcd_first_start, the_missing_record_is_warned_about_once) {
   etcd_server etcd;
@@ -30,7 +25,7 @@ TEST(etcd_first_start, the_missing_record_is_warned_about_once) {
                      {}, dir / "node.log");
   // It leads only after the hold-back: every read of the start is in the log by then.
   ASSERT_TRUE(node.wait_for_log("-> working", 20s)) << node.log_text();
-  EXPECT_EQ(occurrences_in_log(node.log_text(), "has no record of election fresh"), 1u) << node.log_text();
+  EXPECT_EQ(count_occurrences(node.log_text(), "has no record of election fresh"), 1u) << node.log_text();
 }
 
 }  // namespace
