@@ -65,7 +65,12 @@ std::string scan_environ(pid_t pid, const std::string& secret) {
 }
 
 // Every mapping that is readable, through /proc/PID/mem; [vvar] and
-// [vsyscall] cannot be read that way and hold no secret.
+// [vsyscall] cannot be read that way and hold no secret. A mapping of more
+// than 1 GiB is a reservation, not data: the sanitizers' shadow memory is
+// terabytes of untouched pages (reading them would make the kernel build
+// page tables for all of it), and nothing of a small daemon's heap lies in
+// one mapping that large.
+constexpr unsigned long largest_mapping_scanned = 1UL << 30;
 std::string scan_memory(pid_t pid, const std::string& secret) {
   int error = 0;
   const auto maps = read_whole("/proc/" + std::to_string(pid) + "/maps", error);
@@ -81,7 +86,8 @@ std::string scan_memory(pid_t pid, const std::string& secret) {
     unsigned long start = 0, end = 0;
     char perms[5] = {};
     if (std::sscanf(line.c_str(), "%lx-%lx %4s", &start, &end, perms) != 3) continue;
-    if (perms[0] != 'r' || line.find("[vvar]") != std::string::npos ||
+    if (perms[0] != 'r' || end - start > largest_mapping_scanned ||
+        line.find("[vvar]") != std::string::npos ||
         line.find("[vsyscall]") != std::string::npos) {
       continue;
     }

@@ -184,7 +184,7 @@ class secret_memory_test : public ::testing::Test {
           text = all.str();
           return !text.empty() || node->exited();
         },
-        20s, 20ms);
+        60s, 20ms);
     EXPECT_TRUE(written && !text.empty()) << name << " never written\n" << node->log_text();
     std::cout << name << ":\n" << text;  // what was tried, and what each try met
     std::vector<std::string> lines;
