@@ -121,9 +121,9 @@ struct driver::impl {
         hangups(io, SIGHUP),
         watchdog_timer(io),
         stats(cfg.election, cfg.node_id),
-        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)},
+        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io),
+               asio::steady_timer(io)},
         gate(cfg.socket.require_ack),
-        gate_timer(io),
         allowed_uids(effective_allowed_uids(cfg.socket.allowed_uids,
                                             static_cast<unsigned>(::geteuid()))) {}
 
@@ -148,11 +148,9 @@ struct driver::impl {
   // The store's latest word on whether its announcements reach this node
   // (store_events::wakeups): a standby waits for one only while they do.
   bool wakeups_trusted = false;
-  std::array<asio::steady_timer, 3> timers;
-  std::array<std::uint64_t, 3> timer_generation{};
+  std::array<asio::steady_timer, 4> timers;  // by timer_id
+  std::array<std::uint64_t, 4> timer_generation{};
   stop_gate gate;
-  asio::steady_timer gate_timer;
-  std::uint64_t gate_timer_generation = 0;
   const std::vector<unsigned> allowed_uids;
 
   std::deque<event> pending;
@@ -212,7 +210,7 @@ struct driver::impl {
       spdlog::info("app stopped; waiting for a socket client to acknowledge the stop of term {} "
                    "(at most {}ms, until the kill deadline)",
                    gate.token(), gate.wake_at() ? remaining_ms(*gate.wake_at(), now) : 0);
-      arm_gate_timer();
+      gate_holds();
     };
     return l;
   }
@@ -653,12 +651,11 @@ struct driver::impl {
     socket.publish(kill_event(header(now), machine.term_token()));
     app.kill();
     if (gate.on_kill(now)) {
-      gate_timer.cancel();
       deliver(events::app_stopped{});
     } else {
       // A client that missed the stop may work until the deadline it was
       // given: the gate says when that is over (if it waits at all).
-      arm_gate_timer();
+      gate_holds();
     }
   }
 
@@ -673,39 +670,29 @@ struct driver::impl {
     if (!result.error.empty()) throw std::runtime_error(result.error);
     spdlog::info("stop of term {} acknowledged by pid {} (uid {})", gate.token(), peer.pid,
                  peer.uid);
-    if (result.release) {
-      gate_timer.cancel();
-      deliver(events::app_stopped{});
-    }
+    if (result.release) deliver(events::app_stopped{});
     return {{"type", "acknowledged"}, {"token", gate.token()}};
   }
 
-  // Arms the gate's timer for when the gate wants another look, or cancels
-  // it when the gate waits for nothing (wake_at() is then empty).
-  void arm_gate_timer() {
-    auto at = gate.wake_at();
-    auto generation = ++gate_timer_generation;
-    if (!at) {
-      gate_timer.cancel();
-      return;
+  // The gate holds the release back: the machine arms its gate timer for
+  // when the gate wants another look, or cancels it when the gate waits for
+  // nothing (wake_at() is then empty).
+  void gate_holds() { deliver(events::stop_gate_holds{gate.wake_at()}); }
+
+  void carry_out(const actions::ask_stop_gate&, time_point) {
+    if (gate.on_timer(mono_clock::now())) {
+      spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
+                   "deadline: going on without it",
+                   machine.term_token());
+      deliver(events::app_stopped{});
+    } else {
+      gate_holds();
     }
-    gate_timer.expires_at(*at);
-    gate_timer.async_wait([this, generation](const boost::system::error_code& ec) {
-      if (ec || generation != gate_timer_generation) return;
-      if (gate.on_timer(mono_clock::now())) {
-        spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
-                     "deadline: going on without it",
-                     machine.term_token());
-        deliver(events::app_stopped{});
-      } else {
-        arm_gate_timer();
-      }
-    });
   }
 
   void carry_out(const actions::stop_deadline& a, time_point) {
     gate.on_kill_at(a.kill_at);
-    arm_gate_timer();
+    gate_holds();
   }
 
   void carry_out(const actions::arm_timer& a, time_point) {
@@ -718,8 +705,13 @@ struct driver::impl {
     timer.async_wait([this, id = a.id, index, generation,
                       due = a.at](const boost::system::error_code& ec) {
       if (ec || timer_generation[index] != generation) return;
-      stats.observe_timer_delay(std::chrono::duration<double>(mono_clock::now() - due).count());
-      warn_if_stalled(id, due);
+      // The gate's timer waits for a socket client, not for the daemon's
+      // own work: it is neither measured nor a sign of a stall.
+      if (id != timer_id::gate) {
+        stats.observe_timer_delay(
+            std::chrono::duration<double>(mono_clock::now() - due).count());
+        warn_if_stalled(id, due);
+      }
       deliver(events::timer{id});
     });
   }
@@ -769,8 +761,7 @@ struct driver::impl {
     watchdog_timer.cancel();
     if (http) http->close();
     for (auto& t : timers) t.cancel();
-    ++gate_timer_generation;
-    gate_timer.cancel();
+    ++timer_generation[static_cast<std::size_t>(timer_id::gate)];
     standby_pages.cancel();
     socket.close();
     // A successor starts its app within a few milliseconds of our release.
