@@ -84,7 +84,10 @@ struct lease_timing {
   milliseconds validity() const;
 };
 
-enum class timer_id { wake, deadline, kill };
+/// The machine's timers. `gate` is the stop gate's (baton/stop_gate.hpp):
+/// armed when the gate holds a stop's release back (events::stop_gate_holds)
+/// and cancelled when app_stopped ends the stop.
+enum class timer_id { wake, deadline, kill, gate };
 
 namespace events {
 struct start {};
@@ -177,6 +180,15 @@ struct peer_acquired {
   std::string holder;
   std::uint64_t token = 0;
 };
+/// The stop gate holds the release of the stop under way back (the app is
+/// down or going, an acknowledgement is missing): look at it again at
+/// `look_again_at` (the gate's wake_at(); nullopt = it waits for nothing
+/// timed, so no look is due). Sent by the driver after each of the gate's
+/// inputs that did not let app_stopped through; the machine arms or cancels
+/// timer_id::gate while pausing.
+struct stop_gate_holds {
+  std::optional<time_point> look_again_at;
+};
 }  // namespace events
 
 using event =
@@ -185,7 +197,7 @@ using event =
                  events::release_done, events::app_started, events::app_start_failed,
                  events::app_exited, events::app_stopped, events::shutdown,
                  events::peer_released, events::resign, events::peer_acquired,
-                 events::app_checked>;
+                 events::app_checked, events::stop_gate_holds>;
 
 namespace actions {
 struct acquire {};
@@ -226,6 +238,10 @@ struct kill_app {};
 struct stop_deadline {
   time_point kill_at;
 };
+/// The stop gate's timer fired: ask the gate (stop_gate::on_timer) whether
+/// the release may go now, and answer with events::app_stopped if so, else
+/// with events::stop_gate_holds.
+struct ask_stop_gate {};
 /// Find out whether the command and hooks can be executed now (answered by
 /// events::app_checked). Asked instead of an acquire while they could not.
 struct check_app {};
@@ -252,7 +268,7 @@ using action = std::variant<actions::acquire, actions::renew, actions::release,
                             actions::start_app, actions::stop_app, actions::kill_app,
                             actions::arm_timer, actions::cancel_timer, actions::lease_extended,
                             actions::exit_process, actions::check_app,
-                            actions::stop_deadline>;
+                            actions::stop_deadline, actions::ask_stop_gate>;
 
 struct transition {
   state from;
@@ -379,6 +395,7 @@ class election_machine {
   void on(const events::resign&, step_context&);
   void on(const events::peer_acquired&, step_context&);
   void on(const events::app_checked&, step_context&);
+  void on(const events::stop_gate_holds&, step_context&);
 
   void go(step_context& ctx, state next, reason why, std::string detail = {});
   void begin_stop(step_context& ctx, reason why, bool voluntary);

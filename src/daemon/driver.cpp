@@ -43,22 +43,21 @@
 #include "app_messages.hpp"
 #include "baton/app_controller.hpp"
 #include "baton/app_socket.hpp"
-#include "baton/config_load.hpp"
-#include "baton/config_reload.hpp"
 #include "baton/duration.hpp"
 #include "baton/election_machine.hpp"
 #include "baton/health.hpp"
-#include "baton/http_routes.hpp"
 #include "baton/http_server.hpp"
 #include "baton/logging.hpp"
-#include "baton/store_registry.hpp"
 #include "baton/metrics.hpp"
 #include "baton/stop_gate.hpp"
-#include "baton/systemd_notify.hpp"
+#include "baton/store_registry.hpp"
+#include "hangup_reload.hpp"
+#include "listeners.hpp"
 #include "narration.hpp"
+#include "operator_views.hpp"
 #include "secret_environment.hpp"
+#include "service_manager.hpp"
 #include "standby_memory.hpp"
-#include "status_report.hpp"
 #include "succession.hpp"
 
 namespace baton {
@@ -97,10 +96,6 @@ spdlog::level::level_enum level_of(loudness l) {
 // After close() the store completes what was in flight as cancelled.
 bool cancelled(const store_error& e) { return e.code == std::errc::operation_canceled; }
 
-double seconds_since(time_point start) {
-  return std::chrono::duration<double>(mono_clock::now() - start).count();
-}
-
 std::uint64_t random_seed() {
   std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
@@ -112,55 +107,46 @@ struct driver::impl {
   impl(asio::io_context& context, config c, lease_store& s, reload_source r)
       : io(context),
         cfg(std::move(c)),
-        reload(std::move(r)),
         machine(timing_of(cfg), random_seed()),
         store(s),
         app(io, cfg.hooks, cfg.child, app_listener()),
         socket(io, cfg.socket, [this] { return status_for_client(); }),
         signals(io, SIGTERM, SIGINT),
-        hangups(io, SIGHUP),
-        watchdog_timer(io),
+        hangups(io, std::move(r), [this]() -> const config& { return cfg; },
+                [this](const config& next) { apply_reload(next); }),
         stats(cfg.election, cfg.node_id),
-        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io)},
-        gate(cfg.socket.require_ack),
-        gate_timer(io),
-        allowed_uids(effective_allowed_uids(cfg.socket.allowed_uids,
-                                            static_cast<unsigned>(::geteuid()))) {}
+        timers{asio::steady_timer(io), asio::steady_timer(io), asio::steady_timer(io),
+               asio::steady_timer(io)},
+        gate(cfg.socket.require_ack) {}
 
   asio::io_context& io;
   config cfg;
-  reload_source reload;
   election_machine machine;
   lease_store& store;
   app_controller app;
   app_socket socket;
   asio::signal_set signals;
-  asio::signal_set hangups;
-  asio::steady_timer watchdog_timer;
+  hangup_reload hangups;
   metrics stats;
-  systemd_notifier notifier;
+  // READY, STATUS, STOPPING and the watchdog, which notifies while live.
+  service_manager systemd{
+      io, [this] { return assess_liveness(machine, mono_clock::now(), cfg.hooks.timeout); },
+      [this] { return service_status_line(machine, cfg.node_id); }};
   std::unique_ptr<http_server> http;
   std::string known_leader;  // for baton_leader_changes_total
   narrator narration;  // the lines said once per change
-  store_health store_answers;  // whether the store answers, for readiness
-  bool watchdog_withheld = false;  // the last watchdog round found the daemon not live
   std::string app_check_note;  // why the app cannot be executed ("" = it can)
   // The store's latest word on whether its announcements reach this node
   // (store_events::wakeups): a standby waits for one only while they do.
   bool wakeups_trusted = false;
-  std::array<asio::steady_timer, 3> timers;
-  std::array<std::uint64_t, 3> timer_generation{};
+  std::array<asio::steady_timer, 4> timers;  // by timer_id
+  std::array<std::uint64_t, 4> timer_generation{};
   stop_gate gate;
-  asio::steady_timer gate_timer;
-  std::uint64_t gate_timer_generation = 0;
-  const std::vector<unsigned> allowed_uids;
 
   std::deque<event> pending;
   bool stepping = false;
   std::optional<int> exit_code;
   std::uint64_t event_seq = 0;
-  std::map<std::string, std::uint64_t> transition_counts;
-  std::optional<milliseconds> last_renew_latency;
   // The steps of the latest won acquire, for the debug-level timing lines
   // that show an operator where takeover time goes.
   struct {
@@ -172,6 +158,8 @@ struct driver::impl {
   succession succession_policy{cfg, store, leadership_view(machine),
                                [this](event e) { deliver(std::move(e)); },
                                [this] { stats.count_switchover(); }};
+  // The status, probes and metrics, and the records they keep.
+  operator_views views{cfg, machine, store, gate, app, socket, succession_policy, stats};
   // When the app was last reported stopped: the handover timing line counts
   // the release from there.
   time_point handover_app_stopped{};
@@ -212,7 +200,7 @@ struct driver::impl {
       spdlog::info("app stopped; waiting for a socket client to acknowledge the stop of term {} "
                    "(at most {}ms, until the kill deadline)",
                    gate.token(), gate.wake_at() ? remaining_ms(*gate.wake_at(), now) : 0);
-      arm_gate_timer();
+      gate_holds();
     };
     return l;
   }
@@ -224,73 +212,38 @@ struct driver::impl {
                    "secret",
                    name);
     }
-    std::error_code ec;
-    socket.add_command("stopped", [this](const nlohmann::json& request, const peer_info& peer) {
-      return acknowledge(request, peer);
-    });
-    // Errors are thrown: the socket sends them back as {"type":"error"}.
-    socket.add_command("resign", [this](const nlohmann::json&, const peer_info& peer) {
-      check_peer_uid(allowed_uids, peer.uid, "resign");
-      return succession_policy.resign(peer);
-    });
-    socket.add_command("switchover", [this](const nlohmann::json& request, const peer_info& peer) {
-      check_peer_uid(allowed_uids, peer.uid, "switchover");
-      return succession_policy.switchover(request, peer);
-    });
-    socket.open(ec);
-    if (ec) {
-      spdlog::critical("cannot open socket.path: {}", socket.last_error());
-      return false;
-    }
-    if (!cfg.http.listen.empty()) {
-      http = std::make_unique<http_server>(io, cfg.http.listen, [this](const http_request_view& r) {
-        return route_request(r, route_sources{[this] { return probe(); },
-                                              [this] {
-                                                succession_policy.refresh_stale_candidates();
-                                                return status();
-                                              },
-                                              [this] { return metrics_text(); }});
-      });
-      http->open(ec);
-      if (ec) {
-        spdlog::critical("cannot serve http.listen: {}", http->last_error());
-        return false;
-      }
-      auto endpoint = http->local_endpoint();
-      spdlog::info("HTTP on {}:{} (/healthz /livez /readyz /leader /standby /status /metrics)",
-                   endpoint.address().to_string(), endpoint.port());
-    }
+    const bool opened = open_listeners(
+        io, cfg, socket, http,
+        {[this](const nlohmann::json& request, const peer_info& peer) {
+           return acknowledge(request, peer);
+         },
+         [this](const nlohmann::json&, const peer_info& peer) {
+           return succession_policy.resign(peer);
+         },
+         [this](const nlohmann::json& request, const peer_info& peer) {
+           return succession_policy.switchover(request, peer);
+         },
+         route_sources{[this] { return views.probe(); },
+                       [this] {
+                         succession_policy.refresh_stale_candidates();
+                         return views.status();
+                       },
+                       [this] { return views.metrics_text(); }}});
+    if (!opened) return false;
     spdlog::info("baton {} starting: node {} in election {} on {} (ttl {}ms, renew every {}ms, "
                  "deadline {}ms)",
                  BATON_VERSION, cfg.node_id, cfg.election, store.status().endpoint,
                  cfg.lease.ttl.count(), cfg.lease.renew_interval.count(),
                  cfg.lease.renew_deadline.count());
-    if (!cfg.socket.path.empty()) {
-      spdlog::info("app socket at {} (baton status --socket {})", cfg.socket.path, cfg.socket.path);
-    } else {
-      spdlog::info("no app socket (socket.path is not set): baton status and socket apps need "
-                   "one, e.g. --socket $XDG_RUNTIME_DIR/baton.sock");
-    }
+    say_socket_path(cfg);
     if (handle_signals) {
       wait_for_signal();
-      wait_for_hangup();
+      hangups.listen();
     }
     store.watch([this](const store_event& e) { std::visit([this](const auto& ev) { on_store(ev); }, e); });
     deliver(events::start{});
     // READY=1 only from inside the loop: systemd then knows the daemon runs.
-    asio::post(io, [this] {
-      notifier.ready();
-      if (!notifier.unusable().empty()) {
-        spdlog::error("systemd: NOTIFY_SOCKET is set but no notification can be sent: {}",
-                      notifier.unusable());
-      }
-      tell_systemd_status();
-      if (auto interval = notifier.watchdog_interval()) {
-        spdlog::info("systemd watchdog: notifying every {}ms",
-                     std::chrono::duration_cast<milliseconds>(*interval).count());
-        pet_watchdog(*interval);
-      }
-    });
+    asio::post(io, [this] { systemd.ready(); });
     return true;
   }
 
@@ -309,7 +262,7 @@ struct driver::impl {
   void on_store(const store_events::acquired& e) {
     deliver(events::peer_acquired{e.holder, e.token});
     // No transition follows an announcement, so say here who leads now.
-    tell_systemd_status();
+    systemd.tell_status();
     note_leader();
   }
 
@@ -328,74 +281,12 @@ struct driver::impl {
     spdlog::debug("store announcements {}", e.trusted ? "reach this node" : "do not reach this node");
   }
 
-  // STATUS= for `systemctl status`; built only when systemd listens, since it
-  // runs on every transition, renewals included.
-  void tell_systemd_status() {
-    if (notifier.enabled()) notifier.status(service_status_line(machine, cfg.node_id));
-  }
-
-  // WATCHDOG=1 comes from a timer on the event loop, and only while the
-  // daemon is live (baton/health.hpp; the store plays no part): if the loop
-  // stalls or a leader is wedged, the notifications stop and systemd restarts
-  // the daemon (its keeper then kills the app). A round that finds the daemon
-  // not live looks again soon: after a stall the ping's timer may run just
-  // before the deadline timer that puts things right, and one withheld ping
-  // must not cost a restart.
-  void pet_watchdog(std::chrono::microseconds interval) {
-    const auto liveness = assess_liveness(machine, mono_clock::now(), cfg.hooks.timeout);
-    if (liveness.healthy) {
-      if (watchdog_withheld) spdlog::info("systemd watchdog: live again, notifying");
-      notifier.watchdog();
-    } else if (!watchdog_withheld) {
-      spdlog::error("systemd watchdog: not notifying while the daemon is not live, so that "
-                    "systemd restarts it: {}",
-                    liveness.reason);
-    }
-    watchdog_withheld = !liveness.healthy;
-    watchdog_timer.expires_after(liveness.healthy ? interval : interval / 10);
-    watchdog_timer.async_wait([this, interval](const boost::system::error_code& ec) {
-      if (!ec) pet_watchdog(interval);
-    });
-  }
-
-  void wait_for_hangup() {
-    hangups.async_wait([this](const boost::system::error_code& ec, int) {
-      if (ec) return;
-      reload_config();
-      wait_for_hangup();
-    });
-  }
-
-  void reload_config() {
-    if (!reload) {
-      spdlog::warn("received SIGHUP: this daemon has no configuration source to reload");
-      return;
-    }
-    config fresh;
-    try {
-      fresh = reload();
-    } catch (const std::exception& e) {
-      spdlog::error("received SIGHUP: the configuration is invalid, nothing changed: {}", e.what());
-      return;
-    }
-    auto plan = plan_reload(cfg, fresh);
-    if (!plan.refused.empty()) {
-      std::string refused;
-      for (const auto& line : plan.refused) refused += (refused.empty() ? "" : "; ") + line;
-      spdlog::error("received SIGHUP: reload refused, nothing changed: these options cannot change "
-                    "while baton runs (restart it to apply them): {}",
-                    refused);
-      return;
-    }
-    if (plan.changes.empty()) {
-      spdlog::info("received SIGHUP: configuration reloaded, nothing changed");
-      return;
-    }
-    cfg = plan.next;
+  // SIGHUP: what may change while baton runs (hangup_reload.hpp).
+  void apply_reload(const config& next) {
+    cfg = next;
     set_log_level(cfg.log.level);
     app.set_hooks(cfg.hooks);
     machine.set_stop_timing(cfg.child.stop_timeout, cfg.lease.resign_cooldown);
-    for (const auto& line : plan.changes) spdlog::info("received SIGHUP: {}", line);
   }
 
   void wait_for_signal() {
@@ -433,7 +324,7 @@ struct driver::impl {
   }
 
   void on_transition(const transition& t, time_point now) {
-    ++transition_counts[std::string(to_string(t.from)) + "->" + to_string(t.to)];
+    views.on_transition(t);
     const auto said = narration.on_transition(t);
     if (said.store_answers_again) {
       const auto s = store.status();
@@ -445,7 +336,7 @@ struct driver::impl {
     socket.publish(state_event(header(now), t, machine.token()));
     stats.on_transition(to_string(t.from), to_string(t.to));
     stats.set_state(to_string(t.to));
-    tell_systemd_status();
+    systemd.tell_status();
     note_leader();
     if ((t.to == state::idle || t.to == state::acquiring) && !app.active()) {
       // A standby parks the next term's keeper (child.park). Posted, so that
@@ -496,7 +387,7 @@ struct driver::impl {
     auto sent = mono_clock::now();
     store.async_acquire([this, sent](store_error e, acquire_answer r) {
       if (cancelled(e)) return;
-      observe_command("acquire", sent, e);
+      views.observe_command("acquire", sent, e);
       if (e) {
         deliver(events::acquire_failed{e.message()});
       } else if (r.acquired()) {
@@ -526,13 +417,14 @@ struct driver::impl {
     succession_policy.refresh_candidates();
     store.async_renew([this, sent](store_error e, renew_answer r) {
       if (cancelled(e)) return;
-      observe_command("renew", sent, e);
+      views.observe_command("renew", sent, e);
       if (e) {
         deliver(events::renew_failed{
             e.message(), e.code == store_errc::auth || e.code == store_errc::refused});
         return;
       }
-      last_renew_latency = std::chrono::duration_cast<milliseconds>(mono_clock::now() - sent);
+      views.on_renew_answered(
+          std::chrono::duration_cast<milliseconds>(mono_clock::now() - sent));
       if (r == renew_answer::renewed) {
         if (takeover.first_renewal_pending) {
           takeover.first_renewal_pending = false;
@@ -555,7 +447,7 @@ struct driver::impl {
     lease_store::release_handler done = [this, sent, to = a.hand_over_to](store_error e,
                                                                           release_answer r) {
       if (cancelled(e)) return;
-      observe_command("release", sent, e);
+      views.observe_command("release", sent, e);
       if (e) {
         spdlog::warn("release failed ({}); the lease will expire by itself", e.message());
         deliver(events::release_done{e.message()});
@@ -589,18 +481,6 @@ struct driver::impl {
     } else {
       store.async_hand_over(a.hand_over_to, a.window, std::move(done));
     }
-  }
-
-  void observe_command(const char* command, time_point sent, const store_error& e) {
-    stats.observe_store_command(command, seconds_since(sent));
-    if (!e) {
-      store_answers.answered = true;
-      store_answers.failing_since.reset();
-      return;
-    }
-    stats.on_store_error(store_error_kind(e.code));
-    store_answers.last_error = e.message();
-    if (!store_answers.failing_since) store_answers.failing_since = sent;
   }
 
   // Whether there is anything to start: a supervised command or a hook.
@@ -653,59 +533,47 @@ struct driver::impl {
     socket.publish(kill_event(header(now), machine.term_token()));
     app.kill();
     if (gate.on_kill(now)) {
-      gate_timer.cancel();
       deliver(events::app_stopped{});
     } else {
       // A client that missed the stop may work until the deadline it was
       // given: the gate says when that is over (if it waits at all).
-      arm_gate_timer();
+      gate_holds();
     }
   }
 
   // --- stop acknowledgements -------------------------------------------------
 
+  // Errors are thrown: the socket sends them back as {"type":"error"}.
   nlohmann::json acknowledge(const nlohmann::json& request, const peer_info& peer) {
-    // Errors are thrown: the socket sends them back as {"type":"error"}.
-    check_peer_uid(allowed_uids, peer.uid, "stopped");
     auto token = ack_token(request);
     auto now = mono_clock::now();
     auto result = gate.on_ack(token, now);
     if (!result.error.empty()) throw std::runtime_error(result.error);
     spdlog::info("stop of term {} acknowledged by pid {} (uid {})", gate.token(), peer.pid,
                  peer.uid);
-    if (result.release) {
-      gate_timer.cancel();
-      deliver(events::app_stopped{});
-    }
+    if (result.release) deliver(events::app_stopped{});
     return {{"type", "acknowledged"}, {"token", gate.token()}};
   }
 
-  // Arms the gate's timer for when the gate wants another look, or cancels
-  // it when the gate waits for nothing (wake_at() is then empty).
-  void arm_gate_timer() {
-    auto at = gate.wake_at();
-    auto generation = ++gate_timer_generation;
-    if (!at) {
-      gate_timer.cancel();
-      return;
+  // The gate holds the release back: the machine arms its gate timer for
+  // when the gate wants another look, or cancels it when the gate waits for
+  // nothing (wake_at() is then empty).
+  void gate_holds() { deliver(events::stop_gate_holds{gate.wake_at()}); }
+
+  void carry_out(const actions::ask_stop_gate&, time_point) {
+    if (gate.on_timer(mono_clock::now())) {
+      spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
+                   "deadline: going on without it",
+                   machine.term_token());
+      deliver(events::app_stopped{});
+    } else {
+      gate_holds();
     }
-    gate_timer.expires_at(*at);
-    gate_timer.async_wait([this, generation](const boost::system::error_code& ec) {
-      if (ec || generation != gate_timer_generation) return;
-      if (gate.on_timer(mono_clock::now())) {
-        spdlog::warn("no socket client acknowledged the stop of term {} before the kill "
-                     "deadline: going on without it",
-                     machine.term_token());
-        deliver(events::app_stopped{});
-      } else {
-        arm_gate_timer();
-      }
-    });
   }
 
   void carry_out(const actions::stop_deadline& a, time_point) {
     gate.on_kill_at(a.kill_at);
-    arm_gate_timer();
+    gate_holds();
   }
 
   void carry_out(const actions::arm_timer& a, time_point) {
@@ -718,8 +586,13 @@ struct driver::impl {
     timer.async_wait([this, id = a.id, index, generation,
                       due = a.at](const boost::system::error_code& ec) {
       if (ec || timer_generation[index] != generation) return;
-      stats.observe_timer_delay(std::chrono::duration<double>(mono_clock::now() - due).count());
-      warn_if_stalled(id, due);
+      // The gate's timer waits for a socket client, not for the daemon's
+      // own work: it is neither measured nor a sign of a stall.
+      if (id != timer_id::gate) {
+        stats.observe_timer_delay(
+            std::chrono::duration<double>(mono_clock::now() - due).count());
+        warn_if_stalled(id, due);
+      }
       deliver(events::timer{id});
     });
   }
@@ -763,14 +636,12 @@ struct driver::impl {
   void carry_out(const actions::exit_process& a, time_point) {
     exit_code = a.code;
     spdlog::info("exiting with code {}", a.code);
-    notifier.stopping();
+    systemd.stopping();
     signals.cancel();
     hangups.cancel();
-    watchdog_timer.cancel();
     if (http) http->close();
     for (auto& t : timers) t.cancel();
-    ++gate_timer_generation;
-    gate_timer.cancel();
+    ++timer_generation[static_cast<std::size_t>(timer_id::gate)];
     standby_pages.cancel();
     socket.close();
     // A successor starts its app within a few milliseconds of our release.
@@ -800,46 +671,9 @@ struct driver::impl {
   // heard the start event.
   nlohmann::json status_for_client() {
     succession_policy.refresh_stale_candidates();
-    auto s = status();
+    auto s = views.status();
     gate.on_status_read(s.value("is_leader", false), machine.valid_until());
     return s;
-  }
-
-  probe_view probe() const {
-    auto now = mono_clock::now();
-    auto liveness = assess_liveness(machine, now, cfg.hooks.timeout);
-    auto readiness = assess_readiness(machine, now, cfg.hooks.timeout, store_answers);
-    return {liveness.healthy, liveness.reason, readiness.healthy, readiness.reason,
-            machine.leads(now)};
-  }
-
-  std::string metrics_text() {
-    auto now = mono_clock::now();
-    double remaining = 0;
-    if (machine.holds_lease() && machine.valid_until() > now) {
-      remaining = std::chrono::duration<double>(machine.valid_until() - now).count();
-    }
-    stats.set_lease_remaining(remaining);
-    stats.set_leader(machine.leads(now));
-    stats.set_socket_clients(socket.client_count());
-    return stats.text();
-  }
-
-  nlohmann::json status() const {
-    status_inputs in;
-    in.node_id = cfg.node_id;
-    in.election = cfg.election;
-    in.machine = &machine;
-    in.store = store.status();
-    in.last_renew_latency = last_renew_latency;
-    in.transitions = transition_counts;
-    if (gate.stopping()) in.awaiting_ack = gate.waiting_for_ack_only();
-    in.keeper_pid = app.child_pid();
-    in.command_pid = in.keeper_pid > 0 ? app.command_pid() : 0;
-    in.store_answers = store_answers;
-    in.hook_timeout = cfg.hooks.timeout;
-    in.candidates = succession_policy.candidates();
-    return status_report(in, mono_clock::now());
   }
 };
 
@@ -853,7 +687,7 @@ void driver::startup_work_done() {
   impl_->standby_pages.startup_work_done();
 }
 std::optional<int> driver::exit_code() const { return impl_->exit_code; }
-nlohmann::json driver::status() const { return impl_->status(); }
+nlohmann::json driver::status() const { return impl_->views.status(); }
 const election_machine& driver::machine() const { return impl_->machine; }
 
 }  // namespace baton

@@ -109,6 +109,21 @@ void election_machine::on(const events::timer& ev, step_context& ctx) {
         ctx.emit(actions::kill_app{});
       }
       return;
+    case timer_id::gate:
+      // The gate decides; the machine only says when to ask it.
+      if (state_ == state::pausing) ctx.emit(actions::ask_stop_gate{});
+      return;
+  }
+}
+
+// Only a stop holds a release back; app_stopped, the one way out of
+// pausing, cancels the timer.
+void election_machine::on(const events::stop_gate_holds& ev, step_context& ctx) {
+  if (state_ != state::pausing) return;
+  if (ev.look_again_at) {
+    ctx.emit(actions::arm_timer{timer_id::gate, *ev.look_again_at});
+  } else {
+    ctx.emit(actions::cancel_timer{timer_id::gate});
   }
 }
 
@@ -391,6 +406,7 @@ void election_machine::on(const events::app_stopped&, step_context& ctx) {
   ctx.emit(actions::cancel_timer{timer_id::kill});
   ctx.emit(actions::cancel_timer{timer_id::wake});
   ctx.emit(actions::cancel_timer{timer_id::deadline});
+  ctx.emit(actions::cancel_timer{timer_id::gate});
   if (holding_) {
     // Only now may the next leader start: give the lease back (reserved
     // for a switchover's target).
@@ -607,6 +623,7 @@ const char* to_string(timer_id t) {
     case timer_id::wake: return "wake";
     case timer_id::deadline: return "deadline";
     case timer_id::kill: return "kill";
+    case timer_id::gate: return "gate";
   }
   return "unknown";
 }

@@ -97,6 +97,10 @@ inline std::string describe(const event& e, time_point origin) {
         if constexpr (std::is_same_v<T, events::resign>) return "resign";
         if constexpr (std::is_same_v<T, events::peer_acquired>)
           return "peer_acquired " + ev.holder + " token=" + std::to_string(ev.token);
+        if constexpr (std::is_same_v<T, events::stop_gate_holds>)
+          return "stop_gate_holds" +
+                 (ev.look_again_at ? " look_again_at=" + ms_after(origin, *ev.look_again_at)
+                                   : std::string());
       },
       e);
 }
@@ -129,6 +133,7 @@ inline std::string describe(const action& a, time_point origin) {
         if constexpr (std::is_same_v<T, actions::check_app>) return "check_app";
         if constexpr (std::is_same_v<T, actions::stop_deadline>)
           return "stop_deadline kill_at=" + ms_after(origin, act.kill_at);
+        if constexpr (std::is_same_v<T, actions::ask_stop_gate>) return "ask_stop_gate";
       },
       a);
 }

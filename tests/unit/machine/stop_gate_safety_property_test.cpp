@@ -1,7 +1,7 @@
 // A property test of the election machine AND the stop gate together, wired
-// as the daemon wires them (src/daemon/daemon.cpp), under random schedules.
+// as the daemon wires them (src/daemon/driver.cpp), under random schedules.
 //
-// A small pure "simulated driver" plays daemon::impl: it steps the machine,
+// A small pure "simulated driver" plays driver::impl: it steps the machine,
 // queues the events raised while carrying out actions (deliver()), and
 // carries the actions out into models of
 // - the store: commands in flight answered in order (one connection), with
@@ -16,7 +16,8 @@
 //   down by `kill_at` on `stop`, stops at once on `kill`, then acknowledges),
 //   connecting and disconnecting at random, plus stray acknowledgements with
 //   wrong tokens;
-// - timers: the machine's three and the gate's, fired in time order.
+// - timers: the machine's four (the stop gate's among them, armed through
+//   events::stop_gate_holds), fired in time order.
 // Signals (SIGTERM, twice), resigns, SIGHUP reloads of stop_timeout, peer
 // announcements and random time advances complete the schedule.
 //
@@ -72,7 +73,7 @@ constexpr time_point never = time_point::max();
 // and the gate. Only `daemon` is the real wiring; the others are deliberately
 // broken, to show that the checker catches them.
 enum class wiring {
-  daemon,           // as src/daemon/daemon.cpp
+  daemon,           // as src/daemon/driver.cpp
   release_at_once,  // the app controller's `stopped` bypasses the gate
   forget_the_kill,  // kill_app is published but the app is not killed
   sent_at_reply,    // replies tagged with the time they arrived, not when sent
@@ -346,7 +347,6 @@ class simulation {
     for (const auto& [id, at] : timers_) {
       if (!next || at < *next) next = at;
     }
-    if (gate_timer_ && (!next || *gate_timer_ < *next)) next = gate_timer_;
     return next;
   }
 
@@ -361,25 +361,20 @@ class simulation {
       now_ = std::max(now_, *next);
       check_now();
       if (done()) return;
-      std::vector<int> due;  // 0..2 machine timers, 3 the gate's
+      std::vector<int> due;  // the machine's timers, the gate's (3) among them
       for (const auto& [id, at] : timers_) {
         if (at == *next) due.push_back(static_cast<int>(id));
       }
-      if (gate_timer_ && *gate_timer_ == *next) due.push_back(3);
       int which = due[static_cast<std::size_t>(choose_.pick(static_cast<int>(due.size())))];
-      if (which == 3) {
-        fire_gate_timer();
-      } else {
-        auto id = static_cast<timer_id>(which);
-        timers_.erase(id);
-        deliver(events::timer{id});
-      }
+      auto id = static_cast<timer_id>(which);
+      timers_.erase(id);
+      deliver(events::timer{id});
     }
     if (!done()) now_ = std::max(now_, target);
     check_now();
   }
 
-  // --- the driver (daemon::impl) -----------------------------------------------
+  // --- the driver (driver::impl) -----------------------------------------------
 
   void deliver(event e) {
     pending_.push_back(std::move(e));
@@ -431,7 +426,9 @@ class simulation {
     } else if (auto* due = std::get_if<actions::stop_deadline>(&a)) {
       // daemon: carry_out(stop_deadline)
       gate_.on_kill_at(due->kill_at);
-      arm_gate_timer();
+      gate_holds();
+    } else if (std::holds_alternative<actions::ask_stop_gate>(a)) {
+      ask_gate();
     } else if (auto* cancel = std::get_if<actions::cancel_timer>(&a)) {
       timers_.erase(cancel->id);
     } else if (auto* extended = std::get_if<actions::lease_extended>(&a)) {
@@ -442,7 +439,6 @@ class simulation {
       ++cov_.exits;
       exited_ = true;
       timers_.clear();
-      gate_timer_.reset();
     }
   }
 
@@ -510,10 +506,9 @@ class simulation {
     publish_kill();
     if (opts_.wire != wiring::forget_the_kill) app_kill();
     if (gate_.on_kill(now_)) {
-      gate_timer_.reset();
       deliver_stopped(passed_by::kill);
     } else {
-      arm_gate_timer();
+      gate_holds();
     }
   }
 
@@ -538,18 +533,18 @@ class simulation {
       deliver_stopped(passed_by::app_report);
       return;
     }
-    arm_gate_timer();
+    gate_holds();
   }
 
-  void arm_gate_timer() { gate_timer_ = gate_.wake_at(); }
+  // daemon: the gate holds the release back; the machine arms its timer.
+  void gate_holds() { deliver(events::stop_gate_holds{gate_.wake_at()}); }
 
-  void fire_gate_timer() {
-    gate_timer_.reset();
-    note("gate timer");
+  // daemon: carry_out(ask_stop_gate), when the machine's gate timer fired.
+  void ask_gate() {
     if (gate_.on_timer(now_)) {
       deliver_stopped(passed_by::gate_timer);
     } else {
-      arm_gate_timer();
+      gate_holds();
     }
   }
 
@@ -587,7 +582,6 @@ class simulation {
     if (!right) fail(2, "the gate accepted an acknowledgement that is not for the stop under way");
     acked_in_stop_ = true;
     if (r.release) {
-      gate_timer_.reset();
       deliver_stopped(passed_by::ack);
     }
   }
@@ -913,7 +907,6 @@ class simulation {
   time_point origin_{};
   time_point now_{};
   std::map<timer_id, time_point> timers_;
-  std::optional<time_point> gate_timer_;
   std::deque<event> pending_;
   bool stepping_ = false;
   bool exited_ = false;

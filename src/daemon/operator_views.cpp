@@ -1,0 +1,82 @@
+// The status, probes and metrics (see operator_views.hpp).
+#include "operator_views.hpp"
+
+#include "status_report.hpp"
+
+namespace baton {
+
+namespace {
+
+double seconds_since(time_point start) {
+  return std::chrono::duration<double>(mono_clock::now() - start).count();
+}
+
+}  // namespace
+
+operator_views::operator_views(const config& cfg, const election_machine& machine,
+                               const lease_store& store, const stop_gate& gate,
+                               const app_controller& app, const app_socket& socket,
+                               const succession& candidates, metrics& stats)
+    : cfg_(cfg),
+      machine_(machine),
+      store_(store),
+      gate_(gate),
+      app_(app),
+      socket_(socket),
+      candidates_(candidates),
+      stats_(stats) {}
+
+void operator_views::on_transition(const transition& t) {
+  ++transition_counts_[std::string(to_string(t.from)) + "->" + to_string(t.to)];
+}
+
+void operator_views::observe_command(const char* command, time_point sent, const store_error& e) {
+  stats_.observe_store_command(command, seconds_since(sent));
+  if (!e) {
+    store_answers_.answered = true;
+    store_answers_.failing_since.reset();
+    return;
+  }
+  stats_.on_store_error(store_error_kind(e.code));
+  store_answers_.last_error = e.message();
+  if (!store_answers_.failing_since) store_answers_.failing_since = sent;
+}
+
+probe_view operator_views::probe() const {
+  auto now = mono_clock::now();
+  auto liveness = assess_liveness(machine_, now, cfg_.hooks.timeout);
+  auto readiness = assess_readiness(machine_, now, cfg_.hooks.timeout, store_answers_);
+  return {liveness.healthy, liveness.reason, readiness.healthy, readiness.reason,
+          machine_.leads(now)};
+}
+
+std::string operator_views::metrics_text() {
+  auto now = mono_clock::now();
+  double remaining = 0;
+  if (machine_.holds_lease() && machine_.valid_until() > now) {
+    remaining = std::chrono::duration<double>(machine_.valid_until() - now).count();
+  }
+  stats_.set_lease_remaining(remaining);
+  stats_.set_leader(machine_.leads(now));
+  stats_.set_socket_clients(socket_.client_count());
+  return stats_.text();
+}
+
+nlohmann::json operator_views::status() const {
+  status_inputs in;
+  in.node_id = cfg_.node_id;
+  in.election = cfg_.election;
+  in.machine = &machine_;
+  in.store = store_.status();
+  in.last_renew_latency = last_renew_latency_;
+  in.transitions = transition_counts_;
+  if (gate_.stopping()) in.awaiting_ack = gate_.waiting_for_ack_only();
+  in.keeper_pid = app_.child_pid();
+  in.command_pid = in.keeper_pid > 0 ? app_.command_pid() : 0;
+  in.store_answers = store_answers_;
+  in.hook_timeout = cfg_.hooks.timeout;
+  in.candidates = candidates_.candidates();
+  return status_report(in, mono_clock::now());
+}
+
+}  // namespace baton
