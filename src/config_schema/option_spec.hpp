@@ -26,6 +26,7 @@ enum class value_kind {
   postgres_url, ///< a libpq string or URI, the same rules as redis_url
   duration,     ///< "250ms", "10s": a unit is required (a bare 0 if zero_derives)
   number,       ///< a finite decimal
+  integer,      ///< a whole number, within the row's bounds
   argv,         ///< program and arguments; a YAML list, or JSON/words in text
   file_mode,    ///< always octal
   exit_policy,  ///< compete or exit
@@ -51,6 +52,21 @@ using redis_url_field = field_of<std::string, value_kind::redis_url>;
 using postgres_url_field = field_of<std::string, value_kind::postgres_url>;
 using duration_field = field_of<milliseconds, value_kind::duration>;
 using number_field = field_of<double, value_kind::number>;
+/// A whole number from `min` to `max`: text that is not a number, or not a
+/// whole one, is refused as it is read; the bounds are checked with the
+/// other rules (validate.cpp), so that a missing required option is still
+/// named first.
+struct integer_field {
+  using value_type = int;
+  static constexpr value_kind kind = value_kind::integer;
+  int& (*get)(config&);
+  int min;
+  int max;
+  /// "must be a whole number from -1000 to 1000".
+  std::string allowed() const {
+    return "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  }
+};
 using argv_field = field_of<std::vector<std::string>, value_kind::argv>;
 using file_mode_field = field_of<unsigned, value_kind::file_mode>;
 using exit_policy_field = field_of<child_exit_policy, value_kind::exit_policy>;
@@ -61,6 +77,7 @@ using tls_verify_field = field_of<tls_verify, value_kind::tls_verify>;
 using log_format_field = field_of<log_format, value_kind::log_format>;
 using url_list_field = field_of<std::vector<std::string>, value_kind::url_list>;
 using option_field = std::variant<text_field, redis_url_field, postgres_url_field, duration_field, number_field,
+                                  integer_field,
                                   argv_field, file_mode_field, exit_policy_field, boolean_field,
                                   uid_list_field, replica_ack_field, tls_verify_field, log_format_field,
                                   url_list_field>;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -152,6 +153,17 @@ struct text_parser {
     if (!n) throw config_error(key(), text, expected_yaml_shape(spec));
     f.get(cfg) = *n;
   }
+  // Read as a number first, so that "1e3" and "5.0" are the whole numbers
+  // they spell; the bounds are the rules' (validate.cpp).
+  void operator()(integer_field f) const {
+    const auto n = parse_number(text);
+    if (!n) throw config_error(key(), text, expected_yaml_shape(spec));
+    if (*n != std::trunc(*n) || *n < std::numeric_limits<int>::min() ||
+        *n > std::numeric_limits<int>::max()) {
+      throw config_error(key(), number_text(*n), f.allowed());
+    }
+    f.get(cfg) = static_cast<int>(*n);
+  }
   void operator()(argv_field f) const { f.get(cfg) = parse_argv_text(key(), text); }
   // Words as for argv, and a word may hold several URLs separated by commas.
   void operator()(url_list_field f) const { f.get(cfg) = url_list(parse_argv_text(key(), text)); }
@@ -217,6 +229,7 @@ struct shower {
   }
   std::string operator()(duration_field f) const { return format_duration(f.get(cfg)); }
   std::string operator()(number_field f) const { return number_text(f.get(cfg)); }
+  std::string operator()(integer_field f) const { return std::to_string(f.get(cfg)); }
   std::string operator()(argv_field f) const {
     return nlohmann::json(f.get(cfg)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
@@ -338,6 +351,7 @@ const char* expected_yaml_shape(const option_spec& spec) {
     case value_kind::duration:
       return "must be a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";
     case value_kind::number:
+    case value_kind::integer:  // worded as for number, as it was when priority was one
       return "must be a number such as 0.01";
     case value_kind::argv:
     case value_kind::url_list:  // worded as for argv, as it was when the lists were argv

@@ -39,6 +39,8 @@ std::string generic_sample(value_kind kind) {
       return "1234ms";
     case value_kind::number:
       return "0.25";
+    case value_kind::integer:
+      return "5";
     case value_kind::argv:
       return "/bin/echo -v";
     case value_kind::file_mode:
