@@ -16,8 +16,6 @@
 
 #include "baton/option_text.hpp"
 #include "baton/duration.hpp"
-#include "baton/postgres_conninfo.hpp"
-#include "baton/redis_url.hpp"
 #include "text_chars.hpp"
 
 namespace baton {
@@ -104,29 +102,6 @@ std::string octal(unsigned mode) {
   return "\"0" + digits + "\"";
 }
 
-std::string shown_url(const std::string& url) {
-  try {
-    return parse_redis_url(url).redacted();
-  } catch (const std::exception&) {
-    // Unparseable: never echo it, it might hold a password.
-    return "<invalid URL>";
-  }
-}
-
-// The URL with any password masked; "" when libpq cannot parse it (never
-// echoed: it might hold a password).
-std::string shown_postgres_url(const std::string& url) {
-  const auto summary = summarize_conninfo(url);
-  if (!summary.error.empty()) return "<invalid connection string>";
-  if (summary.password.empty()) return url;
-  std::string shown = url;
-  for (auto at = shown.find(summary.password); at != std::string::npos;
-       at = shown.find(summary.password, at + 3)) {
-    shown.replace(at, summary.password.size(), "***");
-  }
-  return shown;
-}
-
 struct text_parser {
   const option_spec& spec;
   config& cfg;
@@ -135,8 +110,7 @@ struct text_parser {
   std::string key() const { return std::string(spec.key); }
 
   void operator()(text_field f) const { f.get(cfg) = text; }
-  void operator()(redis_url_field f) const { f.get(cfg) = text; }
-  void operator()(postgres_url_field f) const { f.get(cfg) = text; }
+  void operator()(secret_text_field f) const { f.get(cfg) = text; }
   void operator()(duration_field f) const {
     // 0 needs no unit where it means "derived" (renew_interval: 0).
     if (spec.zero_derives && trim(text) == "0") {
@@ -184,21 +158,9 @@ struct text_parser {
     }
     f.get(cfg) = *uids;
   }
-  // Exactly as written (no trimming), as validation took it before the
-  // table parsed it.
-  void operator()(replica_ack_field f) const {
-    const auto replicas = parse_replica_ack(text);
-    if (!replicas) {
-      throw config_error(key(), text, "must be off, all, or a number of replicas from 1 to 64");
-    }
-    f.get(cfg) = replica_ack_setting{*replicas};
-  }
-  void operator()(tls_verify_field f) const {
-    const auto verify = parse_tls_verify(text);
-    if (!verify) {
-      throw config_error(key(), text, "must be full (chain and server name), ca (chain only) or none");
-    }
-    f.get(cfg) = *verify;
+  // Exactly as written (no trimming): the row's words.
+  void operator()(word_field f) const {
+    if (!f.read(cfg, text)) throw config_error(key(), text, std::string(f.allowed));
   }
   void operator()(log_format_field f) const {
     const auto format = parse_log_format(text);
@@ -223,10 +185,7 @@ struct shower {
   config& cfg;
 
   std::string operator()(text_field f) const { return json_string(f.get(cfg)); }
-  std::string operator()(redis_url_field f) const { return json_string(shown_url(f.get(cfg))); }
-  std::string operator()(postgres_url_field f) const {
-    return json_string(shown_postgres_url(f.get(cfg)));
-  }
+  std::string operator()(secret_text_field f) const { return json_string(f.redacted(f.get(cfg))); }
   std::string operator()(duration_field f) const { return format_duration(f.get(cfg)); }
   std::string operator()(number_field f) const { return number_text(f.get(cfg)); }
   std::string operator()(integer_field f) const { return std::to_string(f.get(cfg)); }
@@ -242,10 +201,8 @@ struct shower {
   }
   std::string operator()(boolean_field f) const { return f.get(cfg) ? "true" : "false"; }
   std::string operator()(uid_list_field f) const { return nlohmann::json(f.get(cfg)).dump(); }
-  // Quoted as the text options are, so that check-config's output is the
-  // same as when these were kept as text.
-  std::string operator()(replica_ack_field f) const { return json_string(f.get(cfg).text()); }
-  std::string operator()(tls_verify_field f) const { return json_string(to_string(f.get(cfg))); }
+  // Quoted as the text options are: words read back as strings.
+  std::string operator()(word_field f) const { return json_string(f.spelled(cfg)); }
   std::string operator()(log_format_field f) const { return json_string(to_string(f.get(cfg))); }
 };
 
@@ -342,10 +299,8 @@ void parse_option_text(const option_spec& spec, config& cfg, const std::string& 
 const char* expected_yaml_shape(const option_spec& spec) {
   switch (spec.kind()) {
     case value_kind::text:
-    case value_kind::redis_url:
-    case value_kind::postgres_url:
-    case value_kind::replica_ack:
-    case value_kind::tls_verify:
+    case value_kind::secret_text:
+    case value_kind::word:
     case value_kind::log_format:
       return "must be a single string";
     case value_kind::duration:
@@ -378,30 +333,26 @@ std::string shown_option_value(const option_spec& spec, const config& cfg) {
 bool option_is_empty(const option_spec& spec, const config& cfg) {
   return std::visit(
       [&](const auto& f) {
-        const auto& value = f.get(const_cast<config&>(cfg));
-        if constexpr (requires { value.empty(); }) {
-          return value.empty();
+        if constexpr (requires { f.get(const_cast<config&>(cfg)).empty(); }) {
+          return f.get(const_cast<config&>(cfg)).empty();
         } else {
-          return false;
+          return false;  // a number, a word, ...: never empty
         }
       },
       spec.field);
 }
 
 void copy_option_value(const option_spec& spec, const config& from, config& to) {
-  std::visit([&](const auto& f) { f.get(to) = f.get(const_cast<config&>(from)); }, spec.field);
+  std::visit(
+      [&](const auto& f) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(f)>, word_field>) {
+          f.copy(from, to);
+        } else {
+          f.get(to) = f.get(const_cast<config&>(from));
+        }
+      },
+      spec.field);
 }
-
-std::optional<int> parse_replica_ack(const std::string& text) {
-  if (text == "off") return -1;
-  if (text == "all") return 0;
-  int n = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
-  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
-  return n;
-}
-
 
 const char* to_string(log_format f) { return f == log_format::json ? "json" : "text"; }
 
