@@ -297,9 +297,9 @@ struct config {
   /// for one daemon instance (see default_node_id in config_load.hpp).
   std::string node_id;
   /// Who should lead when several can: a leader hands over to a live
-  /// candidate of a higher priority (lease.preempt_delay). A whole number
-  /// from -1000 to 1000 (held as a double: the option kind for numbers).
-  double priority = 0;
+  /// candidate of a higher priority (lease.preempt_delay). From -1000 to
+  /// 1000.
+  int priority = 0;
   store_config store;
   redis_config redis;
   sentinel_config sentinel;

@@ -16,8 +16,6 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
-#include "baton/postgres_conninfo.hpp"
-#include "baton/redis_url.hpp"
 #include "baton/store_registry.hpp"
 #include "flag_words.hpp"
 #include "option_table.hpp"
@@ -144,26 +142,13 @@ config load(const option_set& options, const environment& env, bool has_child,
     if (flag.option->count() == 0) continue;
     const std::string value = flag.given();
     const std::string name(flag.spec->flag_name());
-    if (flag.spec->kind() == value_kind::redis_url) {
-      // A malformed URL is reported later with the other checks.
-      std::string password;
-      try {
-        password = parse_redis_url(value).password;
-      } catch (const config_error&) {
-      }
-      if (!password.empty()) {
-        throw config_error::with_message(
-            std::string(flag.spec->key),
-            std::string(flag.spec->key) + ": a password is not accepted on the command line (" +
-                name + "); use BATON_REDIS_PASSWORD or redis.password_file");
-      }
-    }
-    if (flag.spec->kind() == value_kind::postgres_url &&
-        !summarize_conninfo(value).password.empty()) {
+    // A malformed value is reported later with the other checks.
+    if (const auto* secret_text = std::get_if<secret_text_field>(&flag.spec->field);
+        secret_text != nullptr && !secret_text->password_in(value).empty()) {
       throw config_error::with_message(
           std::string(flag.spec->key),
           std::string(flag.spec->key) + ": a password is not accepted on the command line (" +
-              name + "); use BATON_POSTGRES_PASSWORD or postgres.password_file");
+              name + "); " + std::string(secret_text->password_advice));
     }
     loader.set(std::string(flag.spec->key), value, name);
   }

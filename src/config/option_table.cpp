@@ -29,7 +29,7 @@ constexpr option_spec common_before_stores[] = {
     {.key = "priority", .env = "BATON_PRIORITY", .flag = "--priority", .placeholder = "N",
      .help = "Who should lead: a leader hands over to a live candidate of a higher priority, "
              "-1000 to 1000 (default 0)",
-     .field = number_field{[](config& c) -> auto& { return c.priority; }}},
+     .field = integer_field{[](config& c) -> auto& { return c.priority; }, -1000, 1000}},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
      // .help: the kinds the registry holds (store_kind_help, below).

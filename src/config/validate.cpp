@@ -85,10 +85,10 @@ void check_identity(const config& cfg) {
     throw config_error(option_name(cfg, cfg.node_id), cfg.node_id,
                        "must be 1 to 128 characters from A-Z a-z 0-9 . _ @ -");
   }
-  if (!(cfg.priority >= -1000 && cfg.priority <= 1000) ||
-      cfg.priority != static_cast<double>(static_cast<int>(cfg.priority))) {
-    throw config_error(option_name(cfg, cfg.priority), format_number(cfg.priority),
-                       "must be a whole number from -1000 to 1000");
+  const auto& priority = std::get<integer_field>(option_at(cfg, cfg.priority).field);
+  if (cfg.priority < priority.min || cfg.priority > priority.max) {
+    throw config_error(option_name(cfg, cfg.priority), std::to_string(cfg.priority),
+                       priority.allowed());
   }
 }
 

@@ -7,8 +7,7 @@ namespace baton {
 
 bool option_spec::value_is_secret(std::string_view value) const {
   if (secret) return true;
-  if (!may_carry_credentials && kind() != value_kind::redis_url &&
-      kind() != value_kind::postgres_url) {
+  if (!may_carry_credentials && kind() != value_kind::secret_text) {
     return false;
   }
   // user:password@ in a URL, or password=... in a libpq string or a URI's

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -15,8 +16,6 @@
 
 #include "baton/option_text.hpp"
 #include "baton/duration.hpp"
-#include "baton/postgres_conninfo.hpp"
-#include "baton/redis_url.hpp"
 #include "text_chars.hpp"
 
 namespace baton {
@@ -103,29 +102,6 @@ std::string octal(unsigned mode) {
   return "\"0" + digits + "\"";
 }
 
-std::string shown_url(const std::string& url) {
-  try {
-    return parse_redis_url(url).redacted();
-  } catch (const std::exception&) {
-    // Unparseable: never echo it, it might hold a password.
-    return "<invalid URL>";
-  }
-}
-
-// The URL with any password masked; "" when libpq cannot parse it (never
-// echoed: it might hold a password).
-std::string shown_postgres_url(const std::string& url) {
-  const auto summary = summarize_conninfo(url);
-  if (!summary.error.empty()) return "<invalid connection string>";
-  if (summary.password.empty()) return url;
-  std::string shown = url;
-  for (auto at = shown.find(summary.password); at != std::string::npos;
-       at = shown.find(summary.password, at + 3)) {
-    shown.replace(at, summary.password.size(), "***");
-  }
-  return shown;
-}
-
 struct text_parser {
   const option_spec& spec;
   config& cfg;
@@ -134,8 +110,7 @@ struct text_parser {
   std::string key() const { return std::string(spec.key); }
 
   void operator()(text_field f) const { f.get(cfg) = text; }
-  void operator()(redis_url_field f) const { f.get(cfg) = text; }
-  void operator()(postgres_url_field f) const { f.get(cfg) = text; }
+  void operator()(secret_text_field f) const { f.get(cfg) = text; }
   void operator()(duration_field f) const {
     // 0 needs no unit where it means "derived" (renew_interval: 0).
     if (spec.zero_derives && trim(text) == "0") {
@@ -151,6 +126,17 @@ struct text_parser {
     const auto n = parse_number(text);
     if (!n) throw config_error(key(), text, expected_yaml_shape(spec));
     f.get(cfg) = *n;
+  }
+  // Read as a number first, so that "1e3" and "5.0" are the whole numbers
+  // they spell; the bounds are the rules' (validate.cpp).
+  void operator()(integer_field f) const {
+    const auto n = parse_number(text);
+    if (!n) throw config_error(key(), text, expected_yaml_shape(spec));
+    if (*n != std::trunc(*n) || *n < std::numeric_limits<int>::min() ||
+        *n > std::numeric_limits<int>::max()) {
+      throw config_error(key(), number_text(*n), f.allowed());
+    }
+    f.get(cfg) = static_cast<int>(*n);
   }
   void operator()(argv_field f) const { f.get(cfg) = parse_argv_text(key(), text); }
   // Words as for argv, and a word may hold several URLs separated by commas.
@@ -172,21 +158,9 @@ struct text_parser {
     }
     f.get(cfg) = *uids;
   }
-  // Exactly as written (no trimming), as validation took it before the
-  // table parsed it.
-  void operator()(replica_ack_field f) const {
-    const auto replicas = parse_replica_ack(text);
-    if (!replicas) {
-      throw config_error(key(), text, "must be off, all, or a number of replicas from 1 to 64");
-    }
-    f.get(cfg) = replica_ack_setting{*replicas};
-  }
-  void operator()(tls_verify_field f) const {
-    const auto verify = parse_tls_verify(text);
-    if (!verify) {
-      throw config_error(key(), text, "must be full (chain and server name), ca (chain only) or none");
-    }
-    f.get(cfg) = *verify;
+  // Exactly as written (no trimming): the row's words.
+  void operator()(word_field f) const {
+    if (!f.read(cfg, text)) throw config_error(key(), text, std::string(f.allowed));
   }
   void operator()(log_format_field f) const {
     const auto format = parse_log_format(text);
@@ -211,12 +185,10 @@ struct shower {
   config& cfg;
 
   std::string operator()(text_field f) const { return json_string(f.get(cfg)); }
-  std::string operator()(redis_url_field f) const { return json_string(shown_url(f.get(cfg))); }
-  std::string operator()(postgres_url_field f) const {
-    return json_string(shown_postgres_url(f.get(cfg)));
-  }
+  std::string operator()(secret_text_field f) const { return json_string(f.redacted(f.get(cfg))); }
   std::string operator()(duration_field f) const { return format_duration(f.get(cfg)); }
   std::string operator()(number_field f) const { return number_text(f.get(cfg)); }
+  std::string operator()(integer_field f) const { return std::to_string(f.get(cfg)); }
   std::string operator()(argv_field f) const {
     return nlohmann::json(f.get(cfg)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
@@ -229,10 +201,8 @@ struct shower {
   }
   std::string operator()(boolean_field f) const { return f.get(cfg) ? "true" : "false"; }
   std::string operator()(uid_list_field f) const { return nlohmann::json(f.get(cfg)).dump(); }
-  // Quoted as the text options are, so that check-config's output is the
-  // same as when these were kept as text.
-  std::string operator()(replica_ack_field f) const { return json_string(f.get(cfg).text()); }
-  std::string operator()(tls_verify_field f) const { return json_string(to_string(f.get(cfg))); }
+  // Quoted as the text options are: words read back as strings.
+  std::string operator()(word_field f) const { return json_string(f.spelled(cfg)); }
   std::string operator()(log_format_field f) const { return json_string(to_string(f.get(cfg))); }
 };
 
@@ -329,15 +299,14 @@ void parse_option_text(const option_spec& spec, config& cfg, const std::string& 
 const char* expected_yaml_shape(const option_spec& spec) {
   switch (spec.kind()) {
     case value_kind::text:
-    case value_kind::redis_url:
-    case value_kind::postgres_url:
-    case value_kind::replica_ack:
-    case value_kind::tls_verify:
+    case value_kind::secret_text:
+    case value_kind::word:
     case value_kind::log_format:
       return "must be a single string";
     case value_kind::duration:
       return "must be a duration with a unit, such as 250ms, 10s, 1.5s, 2m or 1h";
     case value_kind::number:
+    case value_kind::integer:  // worded as for number, as it was when priority was one
       return "must be a number such as 0.01";
     case value_kind::argv:
     case value_kind::url_list:  // worded as for argv, as it was when the lists were argv
@@ -364,30 +333,26 @@ std::string shown_option_value(const option_spec& spec, const config& cfg) {
 bool option_is_empty(const option_spec& spec, const config& cfg) {
   return std::visit(
       [&](const auto& f) {
-        const auto& value = f.get(const_cast<config&>(cfg));
-        if constexpr (requires { value.empty(); }) {
-          return value.empty();
+        if constexpr (requires { f.get(const_cast<config&>(cfg)).empty(); }) {
+          return f.get(const_cast<config&>(cfg)).empty();
         } else {
-          return false;
+          return false;  // a number, a word, ...: never empty
         }
       },
       spec.field);
 }
 
 void copy_option_value(const option_spec& spec, const config& from, config& to) {
-  std::visit([&](const auto& f) { f.get(to) = f.get(const_cast<config&>(from)); }, spec.field);
+  std::visit(
+      [&](const auto& f) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(f)>, word_field>) {
+          f.copy(from, to);
+        } else {
+          f.get(to) = f.get(const_cast<config&>(from));
+        }
+      },
+      spec.field);
 }
-
-std::optional<int> parse_replica_ack(const std::string& text) {
-  if (text == "off") return -1;
-  if (text == "all") return 0;
-  int n = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
-  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
-  return n;
-}
-
 
 const char* to_string(log_format f) { return f == log_format::json ? "json" : "text"; }
 

@@ -3,15 +3,35 @@
 // password has no flag on purpose: argv is visible to every user of the host.
 #include "postgres_option_rows.hpp"
 
+#include "baton/postgres_conninfo.hpp"
+
 namespace baton {
 namespace {
+
+// postgres.url with any password masked; an unparseable one is never echoed
+// (it might hold a password).
+std::string redacted_conninfo(const std::string& url) {
+  const auto summary = summarize_conninfo(url);
+  if (!summary.error.empty()) return "<invalid connection string>";
+  if (summary.password.empty()) return url;
+  std::string shown = url;
+  for (auto at = shown.find(summary.password); at != std::string::npos;
+       at = shown.find(summary.password, at + 3)) {
+    shown.replace(at, summary.password.size(), "***");
+  }
+  return shown;
+}
+
+std::string password_in_conninfo(const std::string& url) { return summarize_conninfo(url).password; }
 
 constexpr option_spec postgres_rows[] = {
     {.key = "postgres.url", .env = "BATON_POSTGRES_URL", .flag = "--postgres-url",
      .placeholder = "URL",
      .help = "libpq connection string or URI (default postgresql://127.0.0.1:5432/postgres); "
              "no password",
-     .field = postgres_url_field{[](config& c) -> auto& { return c.postgres.url; }}},
+     .field = secret_text_field{[](config& c) -> auto& { return c.postgres.url; }, redacted_conninfo,
+                                password_in_conninfo,
+                                "use BATON_POSTGRES_PASSWORD or postgres.password_file"}},
     {.key = "postgres.password", .env = "BATON_POSTGRES_PASSWORD",
      .help = "use BATON_POSTGRES_PASSWORD or postgres.password_file",
      .field = text_field{[](config& c) -> auto& { return c.postgres.password; }},

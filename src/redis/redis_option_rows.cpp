@@ -4,14 +4,51 @@
 // can see them half-made.
 #include "redis_option_rows.hpp"
 
+#include <charconv>
+#include <optional>
+
+#include "baton/redis_url.hpp"
+
 namespace baton::redis_detail {
 namespace {
+
+// redis.url as check-config shows it: the password masked; an unparseable
+// URL is never echoed (it might hold a password).
+std::string redacted_redis_url(const std::string& url) {
+  try {
+    return parse_redis_url(url).redacted();
+  } catch (const std::exception&) {
+    return "<invalid URL>";
+  }
+}
+
+// The URL's password; none when it cannot be parsed (the rules say so).
+std::string password_in_redis_url(const std::string& url) {
+  try {
+    return parse_redis_url(url).password;
+  } catch (const config_error&) {
+    return {};
+  }
+}
+
+tls_verify& tls_verify_of(config& c) { return c.redis.tls_verify; }
+std::string_view spelled_tls_verify(const tls_verify& v) { return to_string(v); }
+
+replica_ack_setting& replica_ack_of(config& c) { return c.redis.replica_ack; }
+std::optional<replica_ack_setting> read_replica_ack(const std::string& text) {
+  const auto replicas = parse_replica_ack(text);
+  if (!replicas) return std::nullopt;
+  return replica_ack_setting{*replicas};
+}
+std::string spelled_replica_ack(const replica_ack_setting& ack) { return ack.text(); }
 
 constexpr option_spec redis_rows[] = {
     {.key = "redis.url", .env = "BATON_REDIS_URL", .flag = "--redis-url", .placeholder = "URL",
      .help = "redis://host[:port][/db], rediss://... (TLS) or unix:///path[?db=N] (default "
              "redis://127.0.0.1:6379); no password",
-     .field = redis_url_field{[](config& c) -> auto& { return c.redis.url; }}},
+     .field = secret_text_field{[](config& c) -> auto& { return c.redis.url; }, redacted_redis_url,
+                                password_in_redis_url,
+                                "use BATON_REDIS_PASSWORD or redis.password_file"}},
     {.key = "redis.password", .env = "BATON_REDIS_PASSWORD",
      .help = "use BATON_REDIS_PASSWORD or redis.password_file",
      .field = text_field{[](config& c) -> auto& { return c.redis.password; }},
@@ -27,7 +64,8 @@ constexpr option_spec redis_rows[] = {
     {.key = "redis.tls_verify", .env = "BATON_REDIS_TLS_VERIFY", .flag = "--redis-tls-verify",
      .placeholder = "MODE",
      .help = "rediss:// only: full (chain and server name, default), ca (chain only) or none",
-     .field = tls_verify_field{[](config& c) -> auto& { return c.redis.tls_verify; }}},
+     .field = word_field_of<tls_verify_of, parse_tls_verify, spelled_tls_verify>(
+         "must be full (chain and server name), ca (chain only) or none")},
     {.key = "redis.tls_ca_file", .env = "BATON_REDIS_TLS_CA_FILE", .flag = "--redis-tls-ca-file",
      .placeholder = "FILE",
      .help = "PEM file of the CAs to trust (default: the system's trust store)",
@@ -63,7 +101,8 @@ constexpr option_spec redis_rows[] = {
      .placeholder = "N",
      .help = "Replicas that must acknowledge (WAIT) each grant and renewal: off (default), a "
              "number, or all (every replica the master had when baton connected)",
-     .field = replica_ack_field{[](config& c) -> auto& { return c.redis.replica_ack; }}},
+     .field = word_field_of<replica_ack_of, read_replica_ack, spelled_replica_ack>(
+         "must be off, all, or a number of replicas from 1 to 64")},
     {.key = "redis.replica_ack_timeout", .env = "BATON_REDIS_REPLICA_ACK_TIMEOUT",
      .flag = "--redis-replica-ack-timeout", .placeholder = "DURATION",
      .help = "How long the replicas' acknowledgement may take (default redis.command_timeout / 2)",
@@ -124,3 +163,17 @@ std::span<const option_spec> sentinel_option_rows() { return sentinel_rows; }
 std::span<const option_spec> cluster_option_rows() { return cluster_rows; }
 
 }  // namespace baton::redis_detail
+
+namespace baton {
+
+std::optional<int> parse_replica_ack(const std::string& text) {
+  if (text == "off") return -1;
+  if (text == "all") return 0;
+  int n = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
+  return n;
+}
+
+}  // namespace baton

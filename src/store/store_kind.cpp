@@ -4,7 +4,7 @@
 namespace baton {
 
 store_identity store_identity_of(const config& cfg) {
-  return {cfg.election, cfg.node_id, cfg.lease.ttl, static_cast<int>(cfg.priority)};
+  return {cfg.election, cfg.node_id, cfg.lease.ttl, cfg.priority};
 }
 
 }  // namespace baton

@@ -241,6 +241,29 @@ TEST(config_env, bad_value_names_option_and_variable) {
   }
 }
 
+// priority is an integer: a number that is not a whole one is refused as it
+// is read, one out of bounds by the rules, each with the same words.
+TEST(config_env, priority_is_a_whole_number) {
+  EXPECT_EQ(from_yaml("priority: 1e3\n").priority, 1000);
+  EXPECT_EQ(from_yaml("priority: -7\n").priority, -7);
+  EXPECT_EQ(error_from_yaml("priority: 2.5\n"),
+            "priority: 2.5 is not allowed: must be a whole number from -1000 to 1000 (from test.yaml)");
+  EXPECT_EQ(error_from_yaml("priority: 1001\n"),
+            "priority: 1001 is not allowed: must be a whole number from -1000 to 1000 (from test.yaml)");
+  EXPECT_EQ(error_from_yaml("priority: 1e12\n"),
+            "priority: 1e+12 is not allowed: must be a whole number from -1000 to 1000 "
+            "(from test.yaml)");
+  // Bounds are checked with the rules, after a missing election.
+  config_loader loader(fake_env({}));
+  loader.load_yaml("priority: 5000\n", "test.yaml");
+  try {
+    loader.finish();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    EXPECT_EQ(e.option(), "election");
+  }
+}
+
 TEST(config_argv, json_array_or_words) {
   EXPECT_EQ(parse_argv_text("o", R"(["/bin/x","a b"])"), (std::vector<std::string>{"/bin/x", "a b"}));
   EXPECT_EQ(parse_argv_text("o", R"(  [ "/bin/x" , "\"q\"" ] )"),

@@ -15,8 +15,7 @@ namespace baton {
 namespace {
 
 bool names_servers(const option_spec& spec) {
-  return spec.may_carry_credentials || spec.kind() == value_kind::redis_url ||
-         spec.kind() == value_kind::postgres_url;
+  return spec.may_carry_credentials || spec.kind() == value_kind::secret_text;
 }
 
 TEST(secret_variables, every_secret_options_variable_is_secret_whatever_its_value) {

@@ -7,7 +7,7 @@
 
 #include "baton/config.hpp"
 #include "baton/redis_url.hpp"
-#include "text_chars.hpp"
+#include "config_schema/text_chars.hpp"
 
 namespace baton {
 namespace {
