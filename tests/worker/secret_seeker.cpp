@@ -167,6 +167,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // A scan that cannot end must not outlive the test: SIGALRM's default
+  // action ends the process after a minute, report or not.
+  ::alarm(60);
   std::string report;
   const auto examine = [&](const std::string& role, pid_t pid) {
     report += role + " pid=" + std::to_string(pid) + " argv0=" + command_word(pid, 0).substr(command_word(pid, 0).rfind('/') + 1) +
@@ -186,6 +189,7 @@ int main(int argc, char** argv) {
     out << report;
   }
   std::rename((report_file + ".tmp").c_str(), report_file.c_str());
+  ::alarm(0);
 
   if (stay) {
     sigset_t term;
