@@ -294,13 +294,17 @@ std::optional<killed_round> kill_master_under_a_leader(
 TEST(sentinel_faults, with_ack_all_the_leader_keeps_working_through_a_failover) {
   // A renew deadline that outlasts the switch (down-after 2 s, the vote, the
   // promotion, the other replica following the new master) wherever in the
-  // renewal period the kill lands: 5 s, renewals every 500 ms.
-  constexpr auto long_ttl = 6000ms;
+  // renewal period the kill lands, even when the first vote splits on a
+  // loaded machine and the sentinels try again after 2 x failover-timeout:
+  // 11 s, renewals every 500 ms, failover-timeout 2 s.
+  constexpr auto long_ttl = 12000ms;
   for (int round = 1; round <= rounds; ++round) {
     fault_cluster c(round_name(round), long_ttl, false);
-    group g(c.election(), two_replicas());
+    auto o = two_replicas();
+    o.failover_timeout = 2000ms;
+    group g(c.election(), o);
     const auto r = kill_master_under_a_leader(
-        c, g, "all", {"--renew-interval", "500ms", "--renew-deadline", "5s"});
+        c, g, "all", {"--renew-interval", "500ms", "--renew-deadline", "11s"});
     ASSERT_TRUE(r);
     // Past the renew deadline of the last renewal on the old master: only
     // renewals on the promoted one keep the leader working now.
@@ -324,7 +328,7 @@ TEST(sentinel_faults, with_ack_all_the_leader_keeps_working_through_a_failover) 
         << "a candidate held back after the promotion\n"
         << c.logs();
     const auto overlaps = check_no_overlap(c);
-    auto record = round_record(c, "sentinel: master SIGKILLed, replica_ack all, 2 replicas, ttl 6 s",
+    auto record = round_record(c, "sentinel: master SIGKILLed, replica_ack all, 2 replicas, ttl 12 s",
                                r->inject, std::nullopt, overlaps);
     record.kept_working = !old->ended;
     record_fault(record);
