@@ -6,7 +6,7 @@
 //
 // It works on any store behind the port (baton/lease_store.hpp) and on an
 // io_context it does not own, so tests drive it with a scripted store and no
-// server (tests/unit/daemon/driver_*_test.cpp).
+// server (tests/unit/daemon/driver_test.cpp).
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -1,7 +1,9 @@
-// What the daemon tells its log about the election (see narration.hpp).
+// What the daemon tells its log (see narration.hpp).
 #include "narration.hpp"
 
 #include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
 
 #include "app_messages.hpp"
 
@@ -20,8 +22,7 @@ bool is_routine(const transition& t) {
 
 std::string state_line(const transition& t) {
   if (t.detail.empty()) {
-    return fmt::format("state {} -> {} ({})", to_string(t.from), to_string(t.to),
-                       to_string(t.why));
+    return fmt::format("state {} -> {} ({})", to_string(t.from), to_string(t.to), to_string(t.why));
   }
   return fmt::format("state {} -> {} ({}: {})", to_string(t.from), to_string(t.to),
                      to_string(t.why), t.detail);
@@ -63,6 +64,146 @@ std::string reset_line(const store_events::reset& e, const std::string& label,
       label, e.why, ttl.count());
 }
 
+std::string starting_line(std::string_view version, const config& cfg,
+                          const std::string& endpoint) {
+  return fmt::format(
+      "baton {} starting: node {} in election {} on {} (ttl {}ms, renew every {}ms, "
+      "deadline {}ms)",
+      version, cfg.node_id, cfg.election, endpoint, cfg.lease.ttl.count(),
+      cfg.lease.renew_interval.count(), cfg.lease.renew_deadline.count());
+}
+
+std::string scrubbed_variable_line(const std::string& name) {
+  return fmt::format(
+      "{} removed from the environment of hooks and the child: it holds a store's secret", name);
+}
+
+std::string signal_line(const std::string& signal, const std::string& outcome) {
+  return fmt::format("received {}: {}", signal, outcome);
+}
+
+std::string exit_line(int code) {
+  return fmt::format("exiting with code {}", code);
+}
+
+std::string store_answers_again_line(const store_status& s) {
+  return fmt::format("{} answers again at {}", s.label, s.endpoint);
+}
+
+log_line wakeups_line(const store_events::wakeups& e) {
+  if (!e.why.empty()) {
+    return {loudness::warn,
+            fmt::format("store announcements do not reach this node: {}; until they do, a "
+                        "standby tries again when the holder's lease ends rather than at its "
+                        "release",
+                        e.why)};
+  }
+  return {loudness::debug, fmt::format("store announcements {}",
+                                       e.trusted ? "reach this node" : "do not reach this node")};
+}
+
+std::optional<std::string> own_reservation_line(const acquire_answer& r, const std::string& self) {
+  // The store's contract says this node's acquire takes its own
+  // reservation: say so, the window will pass without a leader.
+  if (r.acquired() || r.reserved_for != self) return std::nullopt;
+  return fmt::format(
+      "the store refused the lease reserved for this node (holder '{}', {}ms "
+      "left); trying again when the reservation ends",
+      r.holder, r.remaining.count());
+}
+
+std::string lease_lost_line(const std::string& detail) {
+  return fmt::format("lease lost: {}",
+                     detail.empty() ? "the key no longer holds this node's value" : detail);
+}
+
+std::optional<log_line> release_line(const store_error& e, release_answer r,
+                                     const std::string& hand_over_to) {
+  if (e) {
+    return log_line{loudness::warn, fmt::format("release failed ({}); the lease will expire by "
+                                                "itself",
+                                                e.message())};
+  }
+  if (r == release_answer::not_ours) {
+    return log_line{loudness::info, "release: the lease was no longer ours"};
+  }
+  if (r == release_answer::released && !hand_over_to.empty()) {
+    return log_line{
+        loudness::info,
+        fmt::format("switchover: the lease is released, reserved for {}", hand_over_to)};
+  }
+  return std::nullopt;
+}
+
+std::string start_failed_line(const std::string& detail) {
+  return fmt::format("app failed to start: {}", detail);
+}
+
+std::string child_exited_line(const std::string& status) {
+  return fmt::format("supervised command exited by itself: {}", status);
+}
+
+std::string awaiting_ack_line(std::uint64_t token, std::optional<time_point> wake_at,
+                              time_point now) {
+  return fmt::format(
+      "app stopped; waiting for a socket client to acknowledge the stop of term {} "
+      "(at most {}ms, until the kill deadline)",
+      token, wake_at ? remaining_ms(*wake_at, now) : 0);
+}
+
+std::string acknowledged_line(std::uint64_t token, long pid, unsigned long uid) {
+  return fmt::format("stop of term {} acknowledged by pid {} (uid {})", token, pid, uid);
+}
+
+std::string ack_missed_line(std::uint64_t token) {
+  return fmt::format(
+      "no socket client acknowledged the stop of term {} before the kill "
+      "deadline: going on without it",
+      token);
+}
+
+log_line kill_line(bool waiting_for_ack_only, std::uint64_t token) {
+  if (waiting_for_ack_only) return {loudness::warn, ack_missed_line(token)};
+  return {loudness::error, "the app did not stop in time: sending SIGKILL"};
+}
+
+std::optional<std::string> stall_line(timer_id id, milliseconds late, milliseconds renew_interval) {
+  // Far past its due time means this process did not run (SIGSTOP, a VM
+  // pause, swapping): the reason the machine then gives, such as
+  // store-unreachable, would otherwise hide that.
+  if (late < std::max(milliseconds(100), renew_interval / 2)) return std::nullopt;
+  return fmt::format(
+      "the {} timer fired {}ms late: the daemon did not run for that long "
+      "(stopped or paused?)",
+      to_string(id), late.count());
+}
+
+std::string release_heard_line(time_point now) {
+  return fmt::format("handover timing: heard the release at monotonic {} ns", mono_ns(now));
+}
+
+std::string takeover_line(mono_clock::duration answered, mono_clock::duration start_requested,
+                          mono_clock::duration start_returned) {
+  return fmt::format(
+      "takeover timing: acquire answered {}, app start requested {}, start() "
+      "returned {} after the acquire was sent",
+      microseconds_text(answered), microseconds_text(start_requested),
+      microseconds_text(start_returned));
+}
+
+std::string first_renewal_line(mono_clock::duration answered) {
+  return fmt::format("takeover timing: first renewal answered {} after the acquire was sent",
+                     microseconds_text(answered));
+}
+
+std::string release_timing_line(mono_clock::duration sent, mono_clock::duration answered,
+                                time_point app_stopped) {
+  return fmt::format(
+      "handover timing: release sent {} and answered {} after the app was "
+      "reported stopped (at monotonic {} ns)",
+      microseconds_text(sent), microseconds_text(answered), mono_ns(app_stopped));
+}
+
 std::string start_line(std::uint64_t token, bool has_app) {
   if (has_app) return fmt::format("leading with token {}: starting the app", token);
   return fmt::format("leading with token {} (no command or hooks: socket clients hear it)", token);
@@ -74,10 +215,10 @@ std::string stop_line(const actions::stop_app& a, bool has_app, time_point now) 
   // lease still covers: the machine says when that shortened it.
   return fmt::format("stopping the app ({}); SIGKILL in {}ms if it is still running{}",
                      to_string(a.why), remaining_ms(a.kill_at, now),
-                     a.capped_by_lease ? " (child.stop_timeout " +
-                                             std::to_string(a.stop_timeout.count()) +
-                                             "ms, capped by the lease's validity)"
-                                       : std::string());
+                     a.capped_by_lease
+                         ? " (child.stop_timeout " + std::to_string(a.stop_timeout.count()) +
+                               "ms, capped by the lease's validity)"
+                         : std::string());
 }
 
 narrator::transition_verdict narrator::on_transition(const transition& t) {
@@ -105,9 +246,9 @@ std::optional<std::string> narrator::who_leads(state s, const std::string& self,
   }
   // A held-back answer does not carry the holder's token: 0 means unknown.
   std::string note = leader.empty() ? "standing by: no leader known yet"
-                     : token == 0   ? "standing by: " + leader + " leads (token not known here)"
-                                    : "standing by: " + leader + " leads with token " +
-                                        std::to_string(token);
+                     : token == 0
+                         ? "standing by: " + leader + " leads (token not known here)"
+                         : "standing by: " + leader + " leads with token " + std::to_string(token);
   if (note == standby_note_) return std::nullopt;
   standby_note_ = note;
   return note;
@@ -121,6 +262,18 @@ std::optional<std::string> narrator::hold_back(const acquire_answer& r) {
                        r.remaining.count());
   }
   hold_back_said_ = held_back ? r.why : std::string();
+  return line;
+}
+
+std::optional<log_line> narrator::app_check(bool ok, const std::string& why) {
+  std::optional<log_line> line;
+  if (!ok && why != app_check_note_) {
+    line = log_line{loudness::error,
+                    fmt::format("{}: not competing for the lease until it can be executed", why)};
+  } else if (ok && !app_check_note_.empty()) {
+    line = log_line{loudness::info, "the app can be executed again: competing for the lease"};
+  }
+  app_check_note_ = ok ? std::string() : why;
   return line;
 }
 
