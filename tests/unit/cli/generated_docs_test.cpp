@@ -115,7 +115,7 @@ TEST(man_page, init_store_names_its_refusal_exit_code) {
       << exit_status_entry(page, 3);
 }
 
-// What the daemon does on SIGHUP (src/daemon/driver.cpp, plan_reload): one
+// What the daemon does on SIGHUP (src/daemon/hangup_reload.cpp, judge_reload): one
 // option that needs a restart refuses the whole reload. The page must not
 // promise that the reloadable ones are applied and the rest kept.
 TEST(man_page, sighup_refuses_the_whole_reload_as_the_daemon_does) {

@@ -1,5 +1,5 @@
 // A property test of the election machine AND the stop gate together, wired
-// as the daemon wires them (src/daemon/driver.cpp), under random schedules.
+// as the daemon wires them (src/daemon/driver.cpp and app_reports.cpp), under random schedules.
 //
 // A small pure "simulated driver" plays driver::impl: it steps the machine,
 // queues the events raised while carrying out actions (deliver()), and
@@ -73,7 +73,7 @@ constexpr time_point never = time_point::max();
 // and the gate. Only `daemon` is the real wiring; the others are deliberately
 // broken, to show that the checker catches them.
 enum class wiring {
-  daemon,           // as src/daemon/driver.cpp
+  daemon,           // as src/daemon/driver.cpp and app_reports.cpp
   release_at_once,  // the app controller's `stopped` bypasses the gate
   forget_the_kill,  // kill_app is published but the app is not killed
   sent_at_reply,    // replies tagged with the time they arrived, not when sent
