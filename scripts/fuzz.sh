@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets with clang in build-asan/ (at the repository
-# top; the sanitizer tests' tree) and run each for SECONDS (default 30), both
-# at once (one core each).
-# Fails if either finds a crash, a sanitizer report (ASan+UBSan are on), a
+# top; the sanitizer tests' tree) and run each for SECONDS (default 30), all
+# at once (on two cores, the wall time stays SECONDS).
+# Fails if any finds a crash, a sanitizer report (ASan+UBSan are on), a
 # leak, a hang over 10 s on one input, or an uncaught exception.
 #
 #   fuzz_config          YAML config, BATON_* environment, command line
 #   fuzz_socket_request  socket line framing, request parsing, replies
+#   fuzz_peer_wire       peer messages: parsing, MAC check, signing again
 #
 # Seeds are read from fuzz/corpus/<target>/ (never written); inputs the run
 # finds go to build-asan/corpus/<target>/, so later runs start from them too.
@@ -21,7 +22,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-30}
-targets=(fuzz_config fuzz_socket_request)
+targets=(fuzz_config fuzz_socket_request fuzz_peer_wire)
 
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [SECONDS]  (a whole number of seconds, default 30)" >&2

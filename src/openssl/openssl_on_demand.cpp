@@ -4,6 +4,8 @@
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/ssl.h>
 #include <openssl/stack.h>
 #include <openssl/x509.h>
@@ -211,6 +213,10 @@ void CRYPTO_free(void* ptr, const char* file, int line) {
   BATON_OPENSSL(crypto, CRYPTO_free);
   target(ptr, file, line);
 }
+int CRYPTO_memcmp(const void* in_a, const void* in_b, size_t len) {
+  BATON_OPENSSL(crypto, CRYPTO_memcmp);
+  return target(in_a, in_b, len);
+}
 void ERR_clear_error(void) {
   BATON_OPENSSL(crypto, ERR_clear_error);
   target();
@@ -227,9 +233,18 @@ const char* ERR_reason_error_string(unsigned long e) {
   BATON_OPENSSL(crypto, ERR_reason_error_string);
   return target(e);
 }
+const EVP_MD* EVP_sha256(void) {
+  BATON_OPENSSL(crypto, EVP_sha256);
+  return target();
+}
 void GENERAL_NAMES_free(GENERAL_NAMES* a) {
   BATON_OPENSSL(crypto, GENERAL_NAMES_free);
   target(a);
+}
+unsigned char* HMAC(const EVP_MD* evp_md, const void* key, int key_len, const unsigned char* data,
+                    size_t data_len, unsigned char* md, unsigned int* md_len) {
+  BATON_OPENSSL(crypto, HMAC);
+  return target(evp_md, key, key_len, data, data_len, md, md_len);
 }
 int OPENSSL_sk_num(const OPENSSL_STACK* st) {
   BATON_OPENSSL(crypto, OPENSSL_sk_num);

@@ -1,5 +1,6 @@
 // OpenSSL, loaded when an election uses TLS (rediss://, https:// etcd
-// endpoints) rather than at every start.
+// endpoints) or signs peer messages (src/peer_wire/) rather than at every
+// start.
 //
 // Linking libssl and libcrypto cost every daemon about 2 MB of resident
 // memory, TLS or not (their relocations and start-up). So baton does not
