@@ -144,6 +144,47 @@ struct metrics::impl {
                                           .Register(registry)
                                           .Add({});
 
+  // lease.failsafe peers (docs/safety.md): 0 while the mode is off.
+  prometheus::Gauge& failsafe_on_confirmations =
+      prometheus::BuildGauge()
+          .Name("baton_failsafe_on_confirmations")
+          .Help("1 while this leader's app runs on its peers' confirmations (the store cannot "
+                "be reached and a round counted), else 0.")
+          .Register(registry)
+          .Add({});
+  prometheus::Gauge& failsafe_round_confirmed =
+      prometheus::BuildGauge()
+          .Name("baton_failsafe_round_confirmed")
+          .Help("Peers that confirmed this leader's current round of confirmations.")
+          .Register(registry)
+          .Add({});
+  prometheus::Gauge& failsafe_round_asked =
+      prometheus::BuildGauge()
+          .Name("baton_failsafe_round_asked")
+          .Help("Peers this leader's current round of confirmations asked.")
+          .Register(registry)
+          .Add({});
+  prometheus::Counter& failsafe_rounds_counted =
+      prometheus::BuildCounter()
+          .Name("baton_failsafe_rounds_counted_total")
+          .Help("Rounds of confirmations in which every listed peer confirmed.")
+          .Register(registry)
+          .Add({});
+  prometheus::Gauge& failsafe_promise =
+      prometheus::BuildGauge()
+          .Name("baton_failsafe_promise_seconds")
+          .Help("Seconds left of the promise this node keeps to a leader it confirmed (it takes "
+                "no lease meanwhile); 0 when none.")
+          .Register(registry)
+          .Add({});
+  prometheus::Counter& failsafe_refused_requests =
+      prometheus::BuildCounter()
+          .Name("baton_failsafe_refused_requests_total")
+          .Help("Requests the peer port refused: malformed, another election or node, a wrong or "
+                "missing MAC.")
+          .Register(registry)
+          .Add({});
+
   label_set states{state_names, state_names.size()};
   label_set commands{redis_commands, redis_commands.size()};
   label_set hooks{hook_names, hook_names.size()};
@@ -239,6 +280,22 @@ void metrics::set_socket_clients(std::size_t clients) {
 
 std::string metrics::text() const {
   return prometheus::TextSerializer().Serialize(impl_->registry.Collect());
+}
+
+void metrics::set_failsafe(const failsafe_gauges& g) {
+  impl_->failsafe_on_confirmations.Set(g.on_confirmations ? 1 : 0);
+  impl_->failsafe_round_confirmed.Set(static_cast<double>(g.round_confirmed));
+  impl_->failsafe_round_asked.Set(static_cast<double>(g.round_asked));
+  impl_->failsafe_promise.Set(non_negative(g.promise_seconds));
+  // Counters only go up: add what is new since the last call.
+  const double counted = impl_->failsafe_rounds_counted.Value();
+  if (static_cast<double>(g.rounds_counted) > counted) {
+    impl_->failsafe_rounds_counted.Increment(static_cast<double>(g.rounds_counted) - counted);
+  }
+  const double refused = impl_->failsafe_refused_requests.Value();
+  if (static_cast<double>(g.refused_requests) > refused) {
+    impl_->failsafe_refused_requests.Increment(static_cast<double>(g.refused_requests) - refused);
+  }
 }
 
 }  // namespace baton

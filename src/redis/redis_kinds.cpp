@@ -182,6 +182,7 @@ const store_kind redis_kind{
     .check = check_redis,
     .call_bound = redis_call_bound,
     .redis_era_status_names = true,
+    .peer_confirmed_leadership = true,
 };
 
 const store_kind sentinel_kind{
@@ -194,6 +195,7 @@ const store_kind sentinel_kind{
     .make_store = make_sentinel_store,
     .check = check_sentinel,
     .call_bound = sentinel_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 const store_kind cluster_kind{
@@ -206,6 +208,7 @@ const store_kind cluster_kind{
     .make_store = make_cluster_store,
     .check = check_cluster,
     .call_bound = cluster_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 }  // namespace baton
