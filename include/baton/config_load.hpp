@@ -83,10 +83,6 @@ void fill_derived_defaults(config& cfg, option_origins* origins = nullptr);
 /// only improves the messages.
 void validate_config(const config& cfg, const option_origins& origins = {});
 
-/// redlock.masters as single URLs: a list entry may hold several separated
-/// by commas (as a flag or variable gives them); empty pieces dropped.
-std::vector<std::string> redlock_master_urls(const redlock_config& redlock);
-
 /// hostname (characters outside [A-Za-z0-9._@-] replaced by '-') + "-" +
 /// 6 hex digits of a hash of what tells apart batons on one host: election,
 /// socket.path, http.listen and the effective uid. Stable across restarts

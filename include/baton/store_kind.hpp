@@ -6,10 +6,11 @@
 // folder knows what its options mean. The descriptor is the store layer's:
 // the kinds stand above it, the registry above them.
 //
-// Adding a kind: its folder (its store, option rows, rules, checks and
-// descriptor), one line in the registry, one baton_component line in
-// CMakeLists.txt, the member of `config` its rows fill, and a contract
-// harness (docs/architecture.md, "The store boundary").
+// Adding a kind: its folder (its settings and their accessor, its store,
+// option rows, rules, checks and descriptor), one line in the registry, one
+// baton_component line in CMakeLists.txt, and a contract harness
+// (docs/architecture.md, "The store boundary"). The config layer names no
+// kind: a kind's settings live in `config::kinds` (baton/kind_settings.hpp).
 #pragma once
 
 #include <functional>

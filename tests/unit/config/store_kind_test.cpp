@@ -10,6 +10,7 @@
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "baton/config_reload.hpp"
+#include "baton/redis_settings.hpp"
 #include "config_test_util.hpp"
 
 namespace baton {
@@ -41,14 +42,16 @@ TEST(store_kind, defaults_to_redis_and_check_config_shows_it) {
 
 TEST(store_kind, redis_is_accepted_from_every_source) {
   EXPECT_EQ(from_yaml("store: {kind: redis}").store.kind, "redis");
-  EXPECT_EQ(from_yaml("store:\n  kind: redis\nredis: {url: \"redis://h:7000/2\"}\n").redis.url,
-            "redis://h:7000/2");
+  EXPECT_EQ(
+      redis_settings_of(from_yaml("store:\n  kind: redis\nredis: {url: \"redis://h:7000/2\"}\n"))
+          .url,
+      "redis://h:7000/2");
   EXPECT_EQ(from_yaml("store:\n").store.kind, "redis");
   EXPECT_EQ(from_yaml("", {{"BATON_STORE_KIND", "redis"}}).store.kind, "redis");
   const auto inv = parse({"run", "--election", "e", "--store-kind", "redis", "--redis-url", "redis://h:1"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
   EXPECT_EQ(inv.cfg.store.kind, "redis");
-  EXPECT_EQ(inv.cfg.redis.url, "redis://h:1");
+  EXPECT_EQ(redis_settings_of(inv.cfg).url, "redis://h:1");
 }
 
 TEST(store_kind, an_unknown_kind_names_the_option_the_known_kinds_and_the_source) {

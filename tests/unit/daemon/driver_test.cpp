@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "support/fakes/scripted_lease_store.hpp"
+#include "baton/redis_settings.hpp"
 
 namespace baton {
 namespace {
@@ -42,7 +43,7 @@ config test_config() {
   c.lease.retry_interval = 100ms;
   c.lease.resign_cooldown = 600ms;
   c.child.stop_timeout = 1s;
-  c.redis.command_timeout = 100ms;
+  redis_settings_of(c).command_timeout = 100ms;
   return c;
 }
 
