@@ -17,21 +17,16 @@
 
 namespace baton {
 
-/// Which store holds the lease (`store: {kind: redis}`). Each kind has its
-/// own section of options (redis: ...); the kind picks which one is used.
-/// Fixed at start-up: SIGHUP cannot move a running daemon to another store.
+/// Which store holds the lease (`store: {kind: ...}`). Each kind has its own
+/// section of options, or several, and may read another kind's (its
+/// descriptor's `sections`, baton/store_kind.hpp); the kind picks which are
+/// used. Fixed at start-up: SIGHUP cannot move a running daemon to another
+/// store.
 struct store_config {
-  /// The store kind, as its descriptor names it (baton/store_kind.hpp):
-  /// redis (one Redis server, the redis: section), sentinel (the master of
-  /// a Sentinel-managed group, the sentinel: section plus the redis:
-  /// section's user, password, TLS files and timeouts), cluster (the master
-  /// of the election's slot in a Redis Cluster, the cluster: section plus the
-  /// same redis: settings), redlock (N independent Redis masters, the
-  /// redlock: section plus the redis: section's password and timeouts),
-  /// postgres (a lease table in PostgreSQL, the postgres: section), etcd
-  /// (a key on an etcd lease, the etcd: section) or zookeeper (an ephemeral
-  /// node, the zookeeper: section).
-  std::string kind = "redis";
+  /// The store kind, as its descriptor names it (baton/store_kind.hpp).
+  /// "" names none: a config that the loader makes (default_config,
+  /// baton/config_load.hpp) starts from the registry's default kind.
+  std::string kind;
 };
 
 struct lease_config {

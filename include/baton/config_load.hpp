@@ -15,7 +15,11 @@
 
 namespace baton {
 
-/// Accumulates sources over the defaults in `config`. Every method throws
+/// A config with every default: store.kind is the registry's default kind
+/// (baton/store_registry.hpp), each kind's settings their own defaults.
+config default_config();
+
+/// Accumulates sources over default_config(). Every method throws
 /// config_error, naming the option, on bad input.
 class config_loader {
  public:

@@ -16,7 +16,14 @@
 
 namespace baton {
 
-config_loader::config_loader(environment env) : env_(std::move(env)) {}
+config default_config() {
+  config cfg;
+  // The registry's, so that the config layer names no kind.
+  cfg.store.kind = default_store_kind().name;
+  return cfg;
+}
+
+config_loader::config_loader(environment env) : env_(std::move(env)), cfg_(default_config()) {}
 
 void config_loader::load_environment() {
   if (!env_) return;

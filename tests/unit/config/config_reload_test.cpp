@@ -1,6 +1,7 @@
 // SIGHUP reload planning: allowed changes are listed and applied together;
 // any change that needs a restart refuses the whole reload.
 #include "baton/config_reload.hpp"
+#include "baton/config_load.hpp"
 #include "baton/redis_settings.hpp"
 #include "postgres/postgres_settings.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 config base() {
-  config c;
+  config c = default_config();
   c.election = "jobs";
   c.node_id = "node-a";
   c.lease.ttl = 9000ms;

@@ -128,7 +128,7 @@ config reference(const option_spec& spec, const std::string& text) {
 }
 
 bool differs_from_default(const option_spec& spec, const config& cfg) {
-  return shown_option_value(spec, cfg) != shown_option_value(spec, config{});
+  return shown_option_value(spec, cfg) != shown_option_value(spec, default_config());
 }
 
 TEST(option_table, entries_are_well_formed) {

@@ -11,6 +11,7 @@
 #include "baton/config_load.hpp"
 #include "baton/config_reload.hpp"
 #include "baton/redis_settings.hpp"
+#include "baton/store_registry.hpp"
 #include "config_test_util.hpp"
 
 namespace baton {
@@ -31,7 +32,8 @@ std::string kind_error_of(const std::function<void()>& load) {
 }
 
 TEST(store_kind, defaults_to_redis_and_check_config_shows_it) {
-  EXPECT_EQ(config{}.store.kind, "redis");
+  EXPECT_EQ(default_config().store.kind, "redis");
+  EXPECT_EQ(default_store_kind().name, "redis");
   const auto inv = parse({"check-config", "--election", "e"});
   ASSERT_EQ(inv.what, invocation::verb::check_config) << inv.message;
   EXPECT_EQ(inv.cfg.store.kind, "redis");
@@ -101,7 +103,7 @@ TEST(store_kind, the_store_section_is_checked_like_the_others) {
 }
 
 TEST(store_kind, sighup_cannot_change_it) {
-  config running;
+  config running = default_config();
   running.election = "jobs";
   running.node_id = "n1";
   fill_derived_defaults(running);

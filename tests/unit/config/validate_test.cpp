@@ -13,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 config valid() {
-  config cfg;
+  config cfg = default_config();
   cfg.election = "jobs";
   cfg.node_id = "node-1";
   fill_derived_defaults(cfg);
@@ -205,7 +205,7 @@ namespace {
 // describe_config writes YAML, which holds only UTF-8: a path or argv word
 // with other bytes would come back as a different value, so it is refused.
 TEST(validate_utf8, non_utf8_bytes_in_a_path_or_argv_are_refused) {
-  config cfg;
+  config cfg = default_config();
   cfg.election = "jobs";
   cfg.node_id = "n1";
   fill_derived_defaults(cfg);

@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "support/fakes/scripted_lease_store.hpp"
+#include "baton/config_load.hpp"
 #include "baton/redis_settings.hpp"
 
 namespace baton {
@@ -34,7 +35,7 @@ using testing::scripted_lease_store;
 namespace answers = testing::answers;
 
 config test_config() {
-  config c;
+  config c = default_config();
   c.election = "jobs";
   c.node_id = "node-a";
   c.lease.ttl = 600ms;

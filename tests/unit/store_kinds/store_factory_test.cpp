@@ -1,6 +1,7 @@
 // make_lease_store builds every kind validation accepts, with the identity
 // from the configuration, and refuses others with a message naming the kind.
 #include "baton/store_factory.hpp"
+#include "baton/config_load.hpp"
 #include "baton/redis_settings.hpp"
 #include "baton/store_registry.hpp"
 #include "etcd/etcd_settings.hpp"
@@ -18,7 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 
 config base_config() {
-  config cfg;
+  config cfg = default_config();
   cfg.election = "jobs";
   cfg.node_id = "web-1";
   cfg.lease.ttl = 3s;
