@@ -36,7 +36,7 @@ class config_loader {
 
   /// Applies the BATON_* variables of the option table (BATON_LEASE_TTL for
   /// lease.ttl, ...). Other BATON_* variables are ignored here (see
-  /// note_variable_names). BATON_CONFIG and BATON_REDIS_PASSWORD are not
+  /// note_variable_names). BATON_CONFIG and the secrets' variables are not
   /// handled here (see parse_invocation and finish()).
   void load_environment();
 
@@ -60,10 +60,9 @@ class config_loader {
 
   /// Fills derived defaults (see fill_derived_defaults), validates, checks
   /// that every command can be executed (a bare name is searched in the PATH
-  /// of the environment, as execvp would), resolves the password
-  /// (BATON_REDIS_PASSWORD if set and non-empty, or the first line of
-  /// redis.password_file, or the URL's user-info; more than one is an error)
-  /// into redis.password, and returns the result.
+  /// of the environment, as execvp would), resolves the secrets of the kind in
+  /// use (its store_kind::resolve_secrets: a password from its variable, its
+  /// file or its URL; more than one is an error), and returns the result.
   config finish();
 
   /// The config as accumulated so far (no derived values yet).

@@ -107,6 +107,9 @@ std::string postgres_schema_text(const config& cfg) {
 }
 
 constexpr std::string_view postgres_sections[] = {"postgres"};
+// A password flag that names PostgreSQL or libpq's "pg" is told where a
+// PostgreSQL password goes.
+constexpr std::string_view postgres_flag_words[] = {"postgres", "pg"};
 
 }  // namespace
 
@@ -123,6 +126,9 @@ const store_kind postgres_kind{
     .check = store_check_detail::async_check_postgres,
     .call_bound = postgres_call_bound,
     .schema_text = postgres_schema_text,
+    .schema_summary = "the postgres DDL and grants",
+    .password_flag_advice = "set BATON_POSTGRES_PASSWORD or use --postgres-password-file FILE",
+    .password_flag_words = postgres_flag_words,
     .client_secret_variables = libpq_secret_variables,
 };
 

@@ -191,6 +191,9 @@ const store_kind redis_kind{
     .make_store = make_redis_store,
     .check = check_redis,
     .call_bound = redis_call_bound,
+    .password_sources =
+        "BATON_REDIS_PASSWORD, redis.password_file or the URL in the file or environment",
+    .password_flag_advice = "set BATON_REDIS_PASSWORD or use --redis-password-file FILE",
     .redis_era_status_names = true,
 };
 
