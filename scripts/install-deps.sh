@@ -73,8 +73,10 @@ packages=(
   # with buildah and run with podman (runc).
   systemd systemd-container debootstrap dpkg-dev lintian
   podman buildah runc uidmap fuse-overlayfs
-  # PyYAML, for tests/docs/check_metrics.py.
-  python3-yaml
+  # tests/deploy/kube-play-test.sh: the pause process of podman's pods
+  # (podman kube play); PyYAML for the manifests it plays (kube_podman.py)
+  # and for tests/docs/check_metrics.py.
+  catatonit python3-yaml
   # promtool, for the alert rules in monitoring/ (check rules, test rules):
   # Debian ships it only with the server, ~19 MB to download, ~100 MB
   # installed with its web assets. Where services start on install (not in

@@ -179,6 +179,24 @@ std::string man_page() {
     << ".TP\n.B 4\n"
     << "resign \\-\\-wait: no other node took the lease within the timeout.\n";
 
+  m << ".SH HTTP ENDPOINTS\n"
+    << "With \\fBhttp.listen\\fR set (off by default); the probes answer 200 or 503:\n"
+    << ".TP\n.B /livez\\fR, \\fB/healthz\n"
+    << "Live: the loop turns and no leader is wedged; the store plays no part. For a liveness\n"
+    << "probe or an orchestrator's health check: what fails it gets baton restarted.\n"
+    << ".TP\n.B /readyz\n"
+    << "Ready: live, and the store answered within one ttl. Every candidate, leader or\n"
+    << "standby, is ready while it can take part: the readiness probe for Kubernetes, under which\n"
+    << "a rolling update proceeds pod by pod.\n"
+    << ".TP\n.B /leader\n"
+    << "This node's app works. For routing to the leader alone: a proxy's or load balancer's\n"
+    << "health check, not a readiness probe (standbys would never be Ready, and a rolling update\n"
+    << "would wait for them forever). deploying.md has the recipes and their trade\\-offs.\n"
+    << ".TP\n.B /standby\n"
+    << "This node does not lead.\n"
+    << ".TP\n.B /status\\fR, \\fB/metrics\n"
+    << "The status as JSON, and the metrics below in the Prometheus text format.\n";
+
   m << ".SH METRICS\n"
     << "With \\fBhttp.listen\\fR set, \\fB/metrics\\fR serves these families in the Prometheus\n"
     << "text format (label names in braces); operating.md says what each one means. The\n"
