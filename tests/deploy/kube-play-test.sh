@@ -127,7 +127,18 @@ read -r ready_path ready_port < <("${tool[@]}" probe "$manifests" "$deployment" 
 [[ $ready_path == /readyz ]] || fail "readiness is $ready_path, not /readyz: rollouts would wait for standbys"
 secret_name=baton-redis
 "${tool[@]}" secret "$manifests" "$secret_name" | "${pod[@]}" secret create "$secret_name" - >/dev/null
-"${pod[@]}" network create "$network" >/dev/null
+# A subnet of its own, drawn at random, so that two such tests on one host
+# (their networks are private to each) do not both take podman's first free
+# one before either has brought its bridge up; podman refuses one in use.
+created=""
+for _ in 1 2 3 4 5; do
+  if "${pod[@]}" network create --subnet "10.89.$((100 + RANDOM % 150)).0/24" "$network" \
+    >"$work/network.log" 2>&1; then
+    created=1
+    break
+  fi
+done
+[[ -n "$created" ]] || { cat "$work/network.log" >&2; fail "podman network create failed"; }
 phase "images, secret, network"
 
 # --- Redis -------------------------------------------------------------------
