@@ -56,6 +56,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${BATON_DEBIAN_DIR}/copyright ${ba
 # from the installed copy too.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/baton/docs
         FILES_MATCHING PATTERN "*.md")
+# The Prometheus alert rules, their promtool tests and the Grafana dashboard
+# (docs/monitoring.md says how to load them).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/monitoring/ DESTINATION share/doc/baton/monitoring)
 # baton(1), gzipped -9n, and the bash completion: generated at build time by
 # the baton_docs target (CMakeLists.txt) from the binary's own tables.
 if(TARGET baton_docs)

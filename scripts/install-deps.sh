@@ -73,6 +73,15 @@ packages=(
   # with buildah and run with podman (runc).
   systemd systemd-container debootstrap dpkg-dev lintian
   podman buildah runc uidmap fuse-overlayfs
+  # tests/deploy/kube-play-test.sh: the pause process of podman's pods
+  # (podman kube play); PyYAML for the manifests it plays (kube_podman.py)
+  # and for tests/docs/check_metrics.py.
+  catatonit python3-yaml
+  # promtool, for the alert rules in monitoring/ (check rules, test rules):
+  # Debian ships it only with the server, ~19 MB to download, ~100 MB
+  # installed with its web assets. Where services start on install (not in
+  # a container with policy-rc.d), the server starts too, on port 9090.
+  prometheus
 )
 
 if ((demo)); then packages=("${build_packages[@]}"); fi

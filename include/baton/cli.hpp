@@ -35,11 +35,12 @@ inline constexpr const char* default_socket_path = "/run/baton/baton.sock";
 /// except `watch`, which runs until the daemon closes the connection or
 /// SIGINT/SIGTERM arrives. Never throws.
 ///
-/// Also answers two hidden verbs that print generated documentation from the
-/// program's own tables (the build runs them; see CMakeLists.txt):
+/// Also answers the hidden verbs that print generated documentation from the
+/// program's own tables (the build and the docs tests run them):
 ///   baton __man                 the baton(1) man page, as roff
 ///   baton __completion bash     the bash completion script
 ///   baton __config-reference    docs/configuration-reference.md, as Markdown
+///   baton __metrics             every metric family, as metric_list() prints it
 std::optional<int> run_client_command(int argc, const char* const* argv, const environment& env,
                                       std::ostream& out, std::ostream& err);
 
@@ -55,6 +56,10 @@ std::string man_page();
 /// docs/configuration-reference.md: every option of the option table with
 /// its flag, variable, default and help, and the store kinds of the registry.
 std::string config_reference();
+
+/// Every metric family /metrics serves, one per line: name, type, label
+/// names (comma-separated, may be empty) and help, separated by tabs.
+std::string metric_list();
 
 /// A bash completion script for baton: the verbs, and for each verb its
 /// flags (run and check-config: every flag of the option table).

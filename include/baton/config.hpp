@@ -11,194 +11,22 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/kind_settings.hpp"
 #include "baton/lease_drift.hpp"
 #include "baton/time.hpp"
 
 namespace baton {
 
-/// Which store holds the lease (`store: {kind: redis}`). Each kind has its
-/// own section of options (redis: ...); the kind picks which one is used.
-/// Fixed at start-up: SIGHUP cannot move a running daemon to another store.
+/// Which store holds the lease (`store: {kind: ...}`). Each kind has its own
+/// section of options, or several, and may read another kind's (its
+/// descriptor's `sections`, baton/store_kind.hpp); the kind picks which are
+/// used. Fixed at start-up: SIGHUP cannot move a running daemon to another
+/// store.
 struct store_config {
-  /// The store kind, as its descriptor names it (baton/store_kind.hpp):
-  /// redis (one Redis server, the redis: section), sentinel (the master of
-  /// a Sentinel-managed group, the sentinel: section plus the redis:
-  /// section's user, password, TLS files and timeouts), cluster (the master
-  /// of the election's slot in a Redis Cluster, the cluster: section plus the
-  /// same redis: settings), redlock (N independent Redis masters, the
-  /// redlock: section plus the redis: section's password and timeouts),
-  /// postgres (a lease table in PostgreSQL, the postgres: section), etcd
-  /// (a key on an etcd lease, the etcd: section) or zookeeper (an ephemeral
-  /// node, the zookeeper: section).
-  std::string kind = "redis";
-};
-
-/// How a TLS connection checks the server (redis.tls_verify).
-enum class tls_verify {
-  full,  ///< the chain up to a trusted CA, and the server's name or IP address
-  ca,    ///< the chain only: for managed certificates that name no usable host
-  none,  ///< nothing: encryption without authentication (must be spelled out)
-};
-
-/// redis.replica_ack, as the option table parsed it (off, all or a number):
-/// the replicas that must acknowledge (WAIT) every grant and renewal.
-struct replica_ack_setting {
-  /// -1 = off; 0 = all (every replica the election's master has had); N =
-  /// at least N replicas, 1 to 64. The number the Redis scripts and
-  /// replicas_required take.
-  int replicas = -1;
-
-  static constexpr replica_ack_setting off() { return {-1}; }
-  static constexpr replica_ack_setting all() { return {0}; }
-  static constexpr replica_ack_setting at_least(int n) { return {n}; }
-  bool on() const { return replicas >= 0; }
-  /// As the option spells it: "off", "all" or the number.
-  std::string text() const {
-    return replicas < 0 ? "off" : replicas == 0 ? "all" : std::to_string(replicas);
-  }
-  friend bool operator==(const replica_ack_setting&, const replica_ack_setting&) = default;
-};
-
-/// redis.replica_ack's text as a number: -1 = off, 0 = all, N > 0; nullopt
-/// when it is none of off, all, 1..64. The option table parses the option
-/// with it once; everything else reads config::redis.replica_ack.
-std::optional<int> parse_replica_ack(const std::string& text);
-
-struct redis_config {
-  /// `redis://[:password@]host[:port][/db]` or `unix:///path/to/redis.sock[?db=N]`.
-  std::string url = "redis://127.0.0.1:6379";
-  /// Secret. Never logged, never taken from argv: from BATON_REDIS_PASSWORD,
-  /// redis.password_file, or the URL's user-info (discouraged).
-  std::string password;
-  /// File whose first line is the password ("" = none). Read again on every
-  /// connection attempt, so a rotated password is used from the next one on.
-  std::string password_file;
-  /// ACL user to log in as ("" = the URL's user, or Redis's default user).
-  std::string username;
-  /// TLS, for rediss:// URLs: how the server is checked (full, ca, none) and
-  /// the files and name the check uses; see redis_tls_settings in
-  /// baton/redis_url.hpp. "" = the system's trust store, no client
-  /// certificate, the URL's host.
-  ::baton::tls_verify tls_verify = ::baton::tls_verify::full;
-  std::string tls_ca_file;
-  std::string tls_ca_dir;
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  std::string tls_server_name;
-  /// Time allowed for TCP/Unix connect plus the TLS handshake, AUTH and SELECT.
-  milliseconds connect_timeout{1000};
-  /// Time allowed for one command's reply; past it the connection is dropped
-  /// and re-established. 0 = min(1s, lease.renew_interval / 2).
-  milliseconds command_timeout{0};
-  /// Replicas that must acknowledge (WAIT) every grant and renewal before it
-  /// counts: off, a number, or all (every replica the master had when
-  /// baton connected). Not for redlock.
-  replica_ack_setting replica_ack;
-  /// How long WAIT may take. 0 = command_timeout / 2.
-  milliseconds replica_ack_timeout{0};
-};
-
-struct sentinel_config {
-  /// The sentinels' URLs, redis:// or rediss:// (TLS for the sentinels and
-  /// the master alike), no password. From a flag or variable, separated by
-  /// commas or spaces.
-  std::vector<std::string> addresses;
-  /// The group's name, as in `sentinel monitor NAME ...`.
-  std::string master_name;
-  /// ACL user on the sentinels ("" = the default user).
-  std::string username;
-  /// File whose first line is the sentinels' password ("" = none); read
-  /// again at every connection attempt.
-  std::string password_file;
-  /// TLS files for the sentinels; "" = the matching redis.tls_* option.
-  std::string tls_ca_file;
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  /// How often the master's address is asked again, besides the switch
-  /// messages and reconnects. 0 = never.
-  milliseconds check_interval{1000};
-};
-
-struct cluster_config {
-  /// Some of the cluster's nodes (redis:// or rediss://, no password, no
-  /// db): asked for the slot map. From a flag or variable, separated by
-  /// commas or spaces.
-  std::vector<std::string> nodes;
-};
-
-struct redlock_config {
-  /// The masters' URLs (redis:// or unix://, no password: every master uses
-  /// the redis: section's password): 3, 5 or 7. From a flag or variable, the
-  /// URLs are separated by commas or spaces.
-  std::vector<std::string> masters;
-};
-
-struct postgres_config {
-  /// A libpq connection string (`host=... dbname=... user=...`) or URI
-  /// (`postgresql://user@host:port/db?sslmode=verify-full`), as libpq reads
-  /// it; sslmode, sslrootcert and the rest keep libpq's names.
-  std::string url = "postgresql://127.0.0.1:5432/postgres";
-  /// Secret. Never logged, never taken from argv: from
-  /// BATON_POSTGRES_PASSWORD, postgres.password_file, or the URL
-  /// (discouraged). libpq's own PGPASSWORD / PGPASSFILE work too.
-  std::string password;
-  /// File whose first line is the password ("" = none).
-  std::string password_file;
-  /// The lease table, `name` or `schema.name`; its sequence is
-  /// `<table>_token` and its notification channel the table's name.
-  std::string table = "baton_lease";
-  /// Create the table and sequence on first use when they are missing.
-  bool create_schema = true;
-  /// Time allowed to connect, authenticate and set the session up.
-  milliseconds connect_timeout{1000};
-  /// Time allowed for one statement (also the session's statement_timeout).
-  /// 0 = min(1s, lease.renew_interval / 2).
-  milliseconds command_timeout{0};
-};
-
-/// The etcd store (store.kind etcd): a key on an etcd lease, over etcd's
-/// JSON gateway (src/etcd).
-struct etcd_config {
-  /// Client URLs of the cluster's members, http:// or https:// (one scheme
-  /// for all), no user-info. From a flag or variable, separated by commas or
-  /// spaces.
-  std::vector<std::string> endpoints;
-  /// Put before the election's name in every key: <prefix><election>/lease,
-  /// /fence, /record.
-  std::string prefix = "baton/";
-  /// The etcd user ("" = etcd's auth is off); its password is the first line
-  /// of password_file, read at every authentication.
-  std::string username;
-  std::string password_file;
-  /// For https:// endpoints: the members' CA ("" = the system's trust
-  /// store), and a client certificate with its key ("" = none).
-  std::string tls_ca_file;
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  milliseconds connect_timeout{1000};
-  /// For one call; 0 = derived: min(1s, lease.renew_interval / 2).
-  milliseconds command_timeout{0};
-};
-
-/// The ZooKeeper store (store.kind zookeeper): an ephemeral lease node and a
-/// record per election (src/zookeeper).
-struct zookeeper_config {
-  /// The ensemble's client addresses, host:port each (IPv6 as [addr]:port),
-  /// no chroot. From a flag or variable, separated by commas or spaces.
-  std::vector<std::string> servers;
-  /// The node under which each election has its own: <path>/<election>/lease
-  /// and /record.
-  std::string path = "/baton";
-  /// The session timeout asked for; 0 = lease.ttl. The server must grant at
-  /// least the ttl, or the store refuses to lead.
-  milliseconds session_timeout{0};
-  /// Digest authentication ("" = none); the password is the first line of
-  /// password_file.
-  std::string username;
-  std::string password_file;
-  milliseconds connect_timeout{2000};
-  /// For one request's answer; 0 = derived: min(1s, lease.renew_interval / 2).
-  milliseconds command_timeout{0};
+  /// The store kind, as its descriptor names it (baton/store_kind.hpp).
+  /// "" names none: a config that the loader makes (default_config,
+  /// baton/config_load.hpp) starts from the registry's default kind.
+  std::string kind;
 };
 
 /// lease.failsafe: what a leader whose store cannot be reached does
@@ -327,13 +155,10 @@ struct config {
   /// 1000.
   int priority = 0;
   store_config store;
-  redis_config redis;
-  sentinel_config sentinel;
-  cluster_config cluster;
-  redlock_config redlock;
-  postgres_config postgres;
-  etcd_config etcd;
-  zookeeper_config zookeeper;
+  /// Each store kind's own settings, every kind's whatever store.kind is
+  /// (check-config shows them all). A kind reaches its settings through its
+  /// accessor, declared beside them in its folder.
+  kind_settings kinds;
   lease_config lease;
   hooks_config hooks;
   child_config child;

@@ -15,7 +15,11 @@
 
 namespace baton {
 
-/// Accumulates sources over the defaults in `config`. Every method throws
+/// A config with every default: store.kind is the registry's default kind
+/// (baton/store_registry.hpp), each kind's settings their own defaults.
+config default_config();
+
+/// Accumulates sources over default_config(). Every method throws
 /// config_error, naming the option, on bad input.
 class config_loader {
  public:
@@ -32,7 +36,7 @@ class config_loader {
 
   /// Applies the BATON_* variables of the option table (BATON_LEASE_TTL for
   /// lease.ttl, ...). Other BATON_* variables are ignored here (see
-  /// note_variable_names). BATON_CONFIG and BATON_REDIS_PASSWORD are not
+  /// note_variable_names). BATON_CONFIG and the secrets' variables are not
   /// handled here (see parse_invocation and finish()).
   void load_environment();
 
@@ -56,10 +60,9 @@ class config_loader {
 
   /// Fills derived defaults (see fill_derived_defaults), validates, checks
   /// that every command can be executed (a bare name is searched in the PATH
-  /// of the environment, as execvp would), resolves the password
-  /// (BATON_REDIS_PASSWORD if set and non-empty, or the first line of
-  /// redis.password_file, or the URL's user-info; more than one is an error)
-  /// into redis.password, and returns the result.
+  /// of the environment, as execvp would), resolves the secrets of the kind in
+  /// use (its store_kind::resolve_secrets: a password from its variable, its
+  /// file or its URL; more than one is an error), and returns the result.
   config finish();
 
   /// The config as accumulated so far (no derived values yet).
@@ -82,10 +85,6 @@ void fill_derived_defaults(config& cfg, option_origins* origins = nullptr);
 /// first bad option. Expects derived defaults to be filled in. `origins`
 /// only improves the messages.
 void validate_config(const config& cfg, const option_origins& origins = {});
-
-/// redlock.masters as single URLs: a list entry may hold several separated
-/// by commas (as a flag or variable gives them); empty pieces dropped.
-std::vector<std::string> redlock_master_urls(const redlock_config& redlock);
 
 /// hostname (characters outside [A-Za-z0-9._@-] replaced by '-') + "-" +
 /// 6 hex digits of a hash of what tells apart batons on one host: election,

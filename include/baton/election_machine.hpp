@@ -335,6 +335,9 @@ class election_machine {
   /// by then (renewals during a voluntary stop may move it, never past the
   /// stop's stop_timeout). Meaningless in the other states.
   time_point kill_deadline() const { return kill_at_; }
+  /// The stop under way, or the last one, sent SIGKILL (kill_app): the app
+  /// outlived its kill deadline, or a second signal asked for the kill.
+  bool stop_killed() const { return killed_; }
   /// When the last successful acquire or renew was sent, or the last
   /// counted round of confirmations (events::confirmed).
   time_point last_renewal() const { return last_ok_; }

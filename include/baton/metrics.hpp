@@ -1,7 +1,10 @@
-// Prometheus metrics of one baton daemon: its state, leadership, lease, Redis
-// command latencies and errors, hook durations and socket clients. Values are
-// kept in a prometheus-cpp registry and exposed in the text format by text();
-// serving them over HTTP is someone else's job.
+// Prometheus metrics of one baton daemon: its state, leadership, the term and
+// its leader, the lease and its renewals, store command latencies and errors,
+// probes, app failures, hook durations and socket clients. Values are kept in
+// a prometheus-cpp registry and exposed in the text format by text(); serving
+// them over HTTP is someone else's job. Every family is named and described
+// once, in metric_families(), which the registry, baton(1) and the docs test
+// read.
 //
 // Label values come from small fixed sets (states, commands, hooks), so the
 // number of series stays bounded whatever the daemon passes in: names outside
@@ -14,10 +17,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace baton {
+
+/// One metric family baton exports.
+struct metric_family {
+  std::string_view name;
+  std::string_view type;    ///< "gauge", "counter" or "histogram"
+  std::string_view labels;  ///< its label names, comma-separated; "" = none
+  std::string_view help;    ///< the exposition's HELP line
+};
+
+/// Every family baton exports, in a fixed order: the one list the registry
+/// is built from, baton(1)'s METRICS section and `baton __metrics` print, and
+/// the docs test holds docs/operating.md and the shipped alert rules and
+/// dashboard to.
+std::span<const metric_family> metric_families();
 
 class metrics {
  public:
@@ -72,6 +90,27 @@ class metrics {
   /// baton_socket_clients: connected app socket clients.
   void set_socket_clients(std::size_t clients);
 
+  /// baton_term_token: the fencing token of the current term as this node
+  /// knows it (its own while it leads, else the holder's its last attempt or
+  /// an announcement named; 0 before any). A gauge holds a double, exact up
+  /// to 2^53: tokens counted from a server's clock in microseconds (as the
+  /// Redis kinds and PostgreSQL count them) stay below it until the 2250s.
+  void set_term_token(std::uint64_t token);
+  /// baton_leader_info{node_id}: 1 for the leader this node knows of; no
+  /// series while it knows none. A new node id replaces the old series.
+  void set_known_leader(std::string_view node_id);
+  /// baton_live and baton_ready: 1 while /livez (and /readyz) would answer 200.
+  void set_probes(bool live, bool ready);
+  /// baton_app_failures_total{kind} += 1: start_failed (on_start failed, or
+  /// the command or its keeper could not start), exited (the command ended
+  /// by itself while leading), killed (a stop ended in SIGKILL); anything
+  /// else counts as "other".
+  void count_app_failure(std::string_view kind);
+  /// baton_renewal_deadline_ratio: one successful renewal, as the share of
+  /// lease.renew_deadline that had passed since the previous success was
+  /// sent when its answer came (at 1 the leader gives up). Negative or NaN
+  /// values are recorded as 0.
+  void observe_renewal_deadline_ratio(double ratio);
   /// lease.failsafe peers, as the daemon last counted it.
   struct failsafe_gauges {
     bool on_confirmations = false;

@@ -7,9 +7,16 @@
 #include <string>
 #include <string_view>
 
-#include "baton/config.hpp"  // tls_verify
+#include "baton/config.hpp"
 
 namespace baton {
+
+/// How a TLS connection checks the server (redis.tls_verify).
+enum class tls_verify {
+  full,  ///< the chain up to a trusted CA, and the server's name or IP address
+  ca,    ///< the chain only: for managed certificates that name no usable host
+  none,  ///< nothing: encryption without authentication (must be spelled out)
+};
 
 /// The redis.tls_* options. Files are read on every connection attempt, so a
 /// rotated certificate or CA is picked up at the next reconnect.

@@ -6,10 +6,11 @@
 // folder knows what its options mean. The descriptor is the store layer's:
 // the kinds stand above it, the registry above them.
 //
-// Adding a kind: its folder (its store, option rows, rules, checks and
-// descriptor), one line in the registry, one baton_component line in
-// CMakeLists.txt, the member of `config` its rows fill, and a contract
-// harness (docs/architecture.md, "The store boundary").
+// Adding a kind: its folder (its settings and their accessor, its store,
+// option rows, rules, checks and descriptor), one line in the registry, one
+// baton_component line in CMakeLists.txt, and a contract harness
+// (docs/architecture.md, "The store boundary"). The config layer names no
+// kind: a kind's settings live in `config::kinds` (baton/kind_settings.hpp).
 #pragma once
 
 #include <functional>
@@ -76,6 +77,19 @@ struct store_kind {
   /// What a DBA applies before the first start (`init-store --print`);
   /// nullptr for kinds that need no schema.
   std::string (*schema_text)(const config& cfg) = nullptr;
+  /// What schema_text prints, for init-store's --help ("the postgres DDL and
+  /// grants"); "" with no schema_text.
+  std::string_view schema_summary = {};
+  /// Where the password comes from, for --help's footer, in the order the
+  /// sources win ("BATON_..._PASSWORD, ....password_file or the URL in the
+  /// file or environment"): the footer names the default kind's. "" = none.
+  std::string_view password_sources = {};
+  /// What a refused password flag is told instead ("set BATON_..._PASSWORD
+  /// or use --...-password-file FILE"): the advice of the first kind one of
+  /// whose `password_flag_words` the flag's name holds, else the default
+  /// kind's. Words in lower case.
+  std::string_view password_flag_advice = {};
+  std::span<const std::string_view> password_flag_words = {};
   /// Variables the kind's client library reads by itself that carry a
   /// secret (libpq's PGPASSWORD). resolve_secrets reads them into `cfg`, and
   /// while this kind is in use the daemon removes them from its environment

@@ -15,6 +15,10 @@ namespace baton {
 /// Every kind this build knows, in the order messages list them.
 std::span<const store_kind* const> store_kinds();
 
+/// The kind a config uses when nothing names one (store.kind's default):
+/// the first listed.
+const store_kind& default_store_kind();
+
 /// The kind named `name`, or nullptr.
 const store_kind* find_store_kind(std::string_view name);
 

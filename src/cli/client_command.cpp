@@ -77,6 +77,14 @@ std::optional<int> run_doc_command(int argc, const char* const* argv, std::ostre
     out << config_reference() << std::flush;
     return cli::exit_ok;
   }
+  if (verb == "__metrics") {
+    if (argc != 2) {
+      err << "baton: __metrics takes no arguments\n";
+      return cli::exit_usage;
+    }
+    out << metric_list() << std::flush;
+    return cli::exit_ok;
+  }
   if (verb == "__completion") {
     if (argc != 3 || argv[2] == nullptr || std::string_view(argv[2]) != "bash") {
       err << "baton: usage: baton __completion bash\n";

@@ -101,7 +101,7 @@ std::string md_readers(std::string_view section) {
 }  // namespace
 
 std::string config_reference() {
-  const config defaults{};
+  const config defaults = default_config();
   config derived = defaults;
   fill_derived_defaults(derived);
   std::ostringstream m;

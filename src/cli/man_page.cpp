@@ -1,12 +1,14 @@
 // baton(1), written from the program's own tables: the flags of run and
 // check-config from the option table (config/option_table.hpp), the client
-// verbs and their flags from client_verb_docs(). The build runs `baton __man`
-// to make build/baton.1, so a new option shows up in the page by itself.
+// verbs and their flags from client_verb_docs(), the metrics from
+// metric_families(). The build runs `baton __man` to make build/baton.1, so a
+// new option or metric shows up in the page by itself.
 #include <sstream>
 #include <string>
 #include <string_view>
 
 #include "baton/cli.hpp"
+#include "baton/metrics.hpp"
 #include "client_verbs.hpp"
 #include "config/option_table.hpp"
 
@@ -177,6 +179,36 @@ std::string man_page() {
     << ".TP\n.B 4\n"
     << "resign \\-\\-wait: no other node took the lease within the timeout.\n";
 
+  m << ".SH HTTP ENDPOINTS\n"
+    << "With \\fBhttp.listen\\fR set (off by default); the probes answer 200 or 503:\n"
+    << ".TP\n.B /livez\\fR, \\fB/healthz\n"
+    << "Live: the loop turns and no leader is wedged; the store plays no part. For a liveness\n"
+    << "probe or an orchestrator's health check: what fails it gets baton restarted.\n"
+    << ".TP\n.B /readyz\n"
+    << "Ready: live, and the store answered within one ttl. Every candidate, leader or\n"
+    << "standby, is ready while it can take part: the readiness probe for Kubernetes, under which\n"
+    << "a rolling update proceeds pod by pod.\n"
+    << ".TP\n.B /leader\n"
+    << "This node's app works. For routing to the leader alone: a proxy's or load balancer's\n"
+    << "health check, not a readiness probe (standbys would never be Ready, and a rolling update\n"
+    << "would wait for them forever). deploying.md has the recipes and their trade\\-offs.\n"
+    << ".TP\n.B /standby\n"
+    << "This node does not lead.\n"
+    << ".TP\n.B /status\\fR, \\fB/metrics\n"
+    << "The status as JSON, and the metrics below in the Prometheus text format.\n";
+
+  m << ".SH METRICS\n"
+    << "With \\fBhttp.listen\\fR set, \\fB/metrics\\fR serves these families in the Prometheus\n"
+    << "text format (label names in braces); operating.md says what each one means. The\n"
+    << "alert rules and the Grafana dashboard in \\fI/usr/share/doc/baton/monitoring/\\fR\n"
+    << "(\\fImonitoring/\\fR in the source tree) use them; monitoring.md says how to load them.\n";
+  for (const auto& family : metric_families()) {
+    std::string name(family.name);
+    if (!family.labels.empty()) name += "{" + std::string(family.labels) + "}";
+    m << ".TP\n.B " << roff(name) << "\n"
+      << roff(std::string(family.type)) << ": " << roff(sentence(family.help)) << "\n";
+  }
+
   m << ".SH FILES\n"
     << ".TP\n.I /etc/baton/baton.yaml\n"
     << "The configuration of the packaged service (baton.service).\n"
@@ -187,6 +219,9 @@ std::string man_page() {
     << ".TP\n.I /etc/baton/baton.env\n"
     << "Secrets such as \\fBBATON_REDIS_PASSWORD\\fR for baton.service (root only; baton@NAME\n"
     << "reads \\fI/etc/baton/NAME.env\\fR).\n"
+    << ".TP\n.I /usr/share/doc/baton/monitoring/\n"
+    << "Prometheus alert rules (baton\\-alerts.yaml, with their promtool tests in tests/) and a\n"
+    << "Grafana dashboard (baton\\-dashboard.json) over the metrics under METRICS.\n"
     << ".TP\n.I /lib/systemd/system/baton.service\n"
     << ".PD 0\n.TP\n.I /lib/systemd/system/baton@.service\n.PD\n"
     << "The systemd units.\n";
@@ -218,7 +253,9 @@ std::string man_page() {
     << "the README at \\fI/usr/share/doc/baton/README.md\\fR and the pages it maps under\n"
     << "\\fI/usr/share/doc/baton/docs/\\fR: configuration.md and configuration\\-reference.md (every\n"
     << "option), app.md (supervise mode, hooks, the socket protocol), operating.md (status, probes,\n"
-    << "metrics, troubleshooting), deploying.md, safety.md and one page per store kind in stores/.\n";
+    << "metrics, troubleshooting), monitoring.md (the alert rules and the dashboard),\n"
+    << "deploying.md (systemd, containers, Kubernetes), safety.md and one page per store kind in\n"
+    << "stores/.\n";
   return m.str();
 }
 

@@ -23,11 +23,42 @@
 namespace baton {
 namespace {
 
-constexpr const char* footer =
-    "Sources, each overriding the one before: defaults, the YAML file (--config or BATON_CONFIG),\n"
-    "BATON_* environment variables (shown in brackets), flags. The Redis password comes only from\n"
-    "BATON_REDIS_PASSWORD, redis.password_file or the URL in the file or environment; never a flag.\n"
-    "Durations need a unit: 250ms, 10s, 1.5s, 2m, 1h.";
+// `text` in lines of at most `width` characters, broken at spaces.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out;
+  std::size_t line = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::size_t word = end - start;
+    if (line > 0 && line + 1 + word > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out.append(text, start, word);
+    line += word;
+    start = end + 1;
+  }
+  return out;
+}
+
+// The commands' footer: where options come from, and where the default
+// kind's password does (its descriptor says), wrapped at 100 columns.
+std::string footer_text() {
+  std::string sources = "BATON_* environment variables (shown in brackets), flags.";
+  const store_kind& kind = default_store_kind();
+  if (!kind.password_sources.empty()) {
+    sources += " The " + std::string(kind.label) + " password comes only from " +
+               std::string(kind.password_sources) + "; never a flag.";
+  }
+  return "Sources, each overriding the one before: defaults, the YAML file (--config or "
+         "BATON_CONFIG),\n" +
+         wrapped(sources, 100) + "\nDurations need a unit: 250ms, 10s, 1.5s, 2m, 1h.";
+}
 
 // --help's first line names the stores by the registry's labels, so that a
 // new kind needs no edit here.
@@ -39,6 +70,18 @@ std::string program_description() {
     text += kinds[i]->label;
   }
   return text + ".";
+}
+
+// init-store --print's help names what the kinds that need a schema print
+// (their descriptors' schema_summary).
+std::string print_schema_help() {
+  std::string printed;
+  for (const store_kind* kind : store_kinds()) {
+    if (kind->schema_summary.empty()) continue;
+    printed += (printed.empty() ? "" : "; ") + std::string(kind->schema_summary);
+  }
+  if (!printed.empty()) printed = " (" + printed + ")";
+  return "Print the schema the store needs" + printed + " for a DBA to apply, and change nothing";
 }
 
 // One flag of the option table and where CLI11 stores what it was given.
@@ -162,6 +205,18 @@ config load(const option_set& options, const environment& env, bool has_child,
   return loader.finish();
 }
 
+// Where the password a flag named `lower` (in lower case) meant to give
+// goes instead: the kind's whose words the name holds, else the default
+// kind's.
+std::string_view password_flag_advice(const std::string& lower) {
+  for (const store_kind* kind : store_kinds()) {
+    for (std::string_view word : kind->password_flag_words) {
+      if (lower.find(word) != std::string::npos) return kind->password_flag_advice;
+    }
+  }
+  return default_store_kind().password_flag_advice;
+}
+
 // A secret on argv is visible to every user of the host (ps, /proc), so a
 // flag that looks like it takes a password is refused before CLI11 sees
 // argv: CLI11's messages quote the words they could not place, and the word
@@ -185,12 +240,9 @@ std::optional<std::string> password_flag(const std::vector<std::string>& args) {
     for (char& c : name) {
       if (c < 0x20 || c > 0x7e) c = '?';
     }
-    const bool postgres = lower.find("postgres") != std::string::npos ||
-                          lower.find("pg") != std::string::npos;
     return "baton: " + name +
            " is not accepted: a password on the command line is visible to every user of the host; " +
-           (postgres ? "set BATON_POSTGRES_PASSWORD or use --postgres-password-file FILE"
-                     : "set BATON_REDIS_PASSWORD or use --redis-password-file FILE");
+           std::string(password_flag_advice(lower));
   }
   return std::nullopt;
 }
@@ -213,6 +265,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   const std::vector<std::string> given = args;
 
   CLI::App app(program_description(), "baton");
+  const std::string footer = footer_text();
   app.footer(footer);
   app.require_subcommand(0, 1);
   bool want_version = false;
@@ -250,9 +303,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   option_set init_options;
   option_set check_store_options;
   bool print_schema = false;
-  init->add_flag("--print", print_schema,
-                 "Print the schema the store needs (the postgres DDL and grants) for a DBA to "
-                 "apply, and change nothing");
+  init->add_flag("--print", print_schema, print_schema_help());
   // A verb's options are the whole option table, and CLI11 holds each new
   // option's names against every earlier one's (n^2 comparisons: most of a
   // parse). A verb can only be parsed when its name is one of the words, so

@@ -16,7 +16,14 @@
 
 namespace baton {
 
-config_loader::config_loader(environment env) : env_(std::move(env)) {}
+config default_config() {
+  config cfg;
+  // The registry's, so that the config layer names no kind.
+  cfg.store.kind = default_store_kind().name;
+  return cfg;
+}
+
+config_loader::config_loader(environment env) : env_(std::move(env)), cfg_(default_config()) {}
 
 void config_loader::load_environment() {
   if (!env_) return;
@@ -29,8 +36,8 @@ void config_loader::load_environment() {
     const std::string key(spec.key);
     // An empty variable clears what the file set: on purpose it is the way
     // to undo a file's setting (so it is not refused), but a variable left
-    // empty by a template (`BATON_POSTGRES_PASSWORD_FILE=`) would silently
-    // drop the file's password file, so it is said.
+    // empty by a template (`BATON_..._PASSWORD_FILE=`) would silently drop
+    // the file's password file, so it is said.
     if (const auto origin = origins_.find(key); text::trim(*value).empty() &&
                                                  origin != origins_.end() &&
                                                  !option_is_empty(spec, cfg_)) {
@@ -43,23 +50,25 @@ void config_loader::load_environment() {
 
 namespace {
 
-// BATON_* variables that are not options but are not typos either: the ones
-// baton reads elsewhere (BATON_CONFIG, the password), the ones it sets for
-// hooks and apps (a baton started by a hook inherits them), and the
-// project's test, bench and build scripts' own.
-constexpr std::array<std::string_view, 19> known_variables = {
-    "BATON_CONFIG",        "BATON_REDIS_PASSWORD", "BATON_EVENT",        "BATON_REASON",
-    "BATON_TOKEN",         "BATON_NODE_ID",        "BATON_ELECTION",     "BATON_LEASE_TTL_MS",
-    "BATON_BINARY",        "BATON_QUICK",          "BATON_SANITIZE",     "BATON_SANITIZE_CXX",
-    "BATON_FUZZ",          "BATON_CLIENT_COMMANDS", "BATON_SOURCE_DIR",  "BATON_VERSION",
-    "BATON_TEST_WORKER",   "BATON_TEST_JOBS",      "BATON_CCACHE"};
+// BATON_* variables that are not options but are not typos either: the one
+// baton reads elsewhere (BATON_CONFIG; a secret's variable is its row's),
+// the ones it sets for hooks and apps (a baton started by a hook inherits
+// them), and the project's test, bench and build scripts' own.
+constexpr std::array<std::string_view, 18> known_variables = {
+    "BATON_CONFIG",        "BATON_EVENT",          "BATON_REASON",       "BATON_TOKEN",
+    "BATON_NODE_ID",       "BATON_ELECTION",       "BATON_LEASE_TTL_MS", "BATON_BINARY",
+    "BATON_QUICK",         "BATON_SANITIZE",       "BATON_SANITIZE_CXX", "BATON_FUZZ",
+    "BATON_CLIENT_COMMANDS", "BATON_SOURCE_DIR",   "BATON_VERSION",      "BATON_TEST_WORKER",
+    "BATON_TEST_JOBS",     "BATON_CCACHE"};
 constexpr std::array<std::string_view, 6> known_prefixes = {
     "BATON_TEST_", "BATON_FAULT_", "BATON_BENCH_", "BATON_PROPERTY_", "BATON_FUZZ_", "BATON_BUILD_"};
 
 }  // namespace
 
 void config_loader::note_variable_names(const std::vector<std::string>& names) {
-  std::vector<std::string> candidates(known_variables.begin(), known_variables.begin() + 2);
+  // Suggested for a near miss: BATON_CONFIG and every option's variable,
+  // the secrets' too.
+  std::vector<std::string> candidates(known_variables.begin(), known_variables.begin() + 1);
   for (const auto& spec : option_table()) {
     if (!spec.env.empty()) candidates.emplace_back(spec.env);
   }
@@ -108,7 +117,7 @@ config config_loader::finish() {
   validate_config(cfg, origins);
   check_executables(cfg, env_ ? env_("PATH") : std::nullopt, origins);
   // Only the kind in use: another kind's secrets are never read (and
-  // reading a PostgreSQL URL opens libpq, which costs memory).
+  // reading one may load the kind's client library, which costs memory).
   store_kind_of(cfg).resolve_secrets(cfg, env_, origins);
   return cfg;
 }

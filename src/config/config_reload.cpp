@@ -34,8 +34,8 @@ reload_plan plan_reload(const config& running, const config& fresh) {
   for (const auto& spec : option_table()) {
     if (spec.secret) continue;
     // Another store's section is never read: a ttl that moves its derived
-    // timeouts (postgres.command_timeout on a Redis election) changes nothing
-    // that runs, and naming it would send the operator looking for it.
+    // timeouts (another kind's command_timeout) changes nothing that runs,
+    // and naming it would send the operator looking for it.
     if (!store_reads_section(running.store.kind, spec.section()) &&
         !store_reads_section(fresh.store.kind, spec.section())) {
       continue;

@@ -167,8 +167,8 @@ constexpr option_spec common_after_stores[] = {
      .field = log_format_field{[](config& c) -> auto& { return c.log.format; }}},
 };
 
-// store.kind's help names every kind the registry holds, so a new kind
-// needs no edit here.
+// store.kind's help names every kind the registry holds and its default
+// one, so a new kind needs no edit here.
 std::string_view store_kind_help() {
   static const std::string help = [] {
     std::string text = "Which store holds the lease: ";
@@ -177,7 +177,7 @@ std::string_view store_kind_help() {
       if (i > 0) text += i + 1 == kinds.size() ? " or " : ", ";
       text += kinds[i]->name;
     }
-    return text + " (default redis)";
+    return text + " (default " + std::string(default_store_kind().name) + ")";
   }();
   return help;
 }

@@ -31,7 +31,7 @@ const option_spec* find_option(std::string_view key);
 bool is_option_section(std::string_view name);
 
 /// False when `section` holds the options of another store than `kind`
-/// ("postgres" on a redis election): a store kind reads the sections its
+/// (only other kinds read it): a store kind reads the sections its
 /// descriptor lists (store_kind.hpp); a section no kind lists ("lease") is
 /// read by all.
 bool store_reads_section(std::string_view kind, std::string_view section);

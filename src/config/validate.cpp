@@ -255,10 +255,6 @@ void check_rest(const config& cfg) {
 
 }  // namespace
 
-std::vector<std::string> redlock_master_urls(const redlock_config& redlock) {
-  return url_list(redlock.masters);
-}
-
 void validate_config(const config& cfg, const option_origins& origins) {
   try {
     check_identity(cfg);

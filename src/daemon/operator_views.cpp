@@ -28,6 +28,29 @@ operator_views::operator_views(const config& cfg, const election_machine& machin
 
 void operator_views::on_transition(const transition& t) {
   ++transition_counts_[std::string(to_string(t.from)) + "->" + to_string(t.to)];
+  // The app's failures, as the machine meets them: a stop that begins for
+  // one, and a stop that needed SIGKILL, counted as it ends.
+  if (t.to == state::pausing && t.why == reason::start_failed) {
+    stats_.count_app_failure("start_failed");
+  }
+  if (t.to == state::pausing && t.why == reason::child_exited) stats_.count_app_failure("exited");
+  if (t.from == state::pausing && machine_.stop_killed()) stats_.count_app_failure("killed");
+  note_renewal(t);
+}
+
+void operator_views::note_renewal(const transition& t) {
+  if (t.to != state::working || (t.why != reason::acquired && t.why != reason::renewed)) {
+    if (!machine_.holds_lease()) last_success_sent_.reset();
+    return;
+  }
+  // The machine has taken the success: last_renewal() is when it was sent.
+  // The deadline it just escaped was counted from the previous one.
+  const auto deadline = machine_.timing().renew_deadline;
+  if (t.why == reason::renewed && last_success_sent_ && deadline.count() > 0) {
+    const std::chrono::duration<double> used = mono_clock::now() - *last_success_sent_;
+    stats_.observe_renewal_deadline_ratio(used / std::chrono::duration<double>(deadline));
+  }
+  last_success_sent_ = machine_.last_renewal();
 }
 
 void operator_views::observe_command(const char* command, time_point sent, const store_error& e) {
@@ -58,6 +81,10 @@ std::string operator_views::metrics_text() {
   }
   stats_.set_lease_remaining(remaining);
   stats_.set_leader(machine_.leads(now));
+  stats_.set_term_token(machine_.token());
+  stats_.set_known_leader(machine_.known_leader(cfg_.node_id, now));
+  const auto probes = probe();
+  stats_.set_probes(probes.healthy, probes.ready);
   stats_.set_socket_clients(socket_.client_count());
   if (failsafe_gauges_) stats_.set_failsafe(failsafe_gauges_(now));
   return stats_.text();

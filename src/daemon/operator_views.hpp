@@ -36,7 +36,9 @@ class operator_views {
                  const stop_gate& gate, const app_controller& app, const app_socket& socket,
                  const succession& candidates, metrics& stats);
 
-  /// A transition happened (counted per from->to for the status).
+  /// A transition happened (counted per from->to for the status); the
+  /// machine has taken it already. App failures and the renewals' use of
+  /// the renew deadline are counted from it for the metrics.
   void on_transition(const transition& t);
   /// A renewal was answered `latency` after it was sent.
   void on_renew_answered(milliseconds latency) { last_renew_latency_ = latency; }
@@ -57,10 +59,14 @@ class operator_views {
   nlohmann::json status() const;
   /// What the HTTP probes answer.
   probe_view probe() const;
-  /// The metrics text, its gauges set for now.
+  /// The metrics text, its gauges set for now (leadership, the term and its
+  /// leader, the lease, the probes, the socket's clients).
   std::string metrics_text();
 
  private:
+  // The renewal's share of the renew deadline, and the term's last success.
+  void note_renewal(const transition& t);
+
   const config& cfg_;
   const election_machine& machine_;
   const lease_store& store_;
@@ -72,6 +78,9 @@ class operator_views {
 
   std::map<std::string, std::uint64_t> transition_counts_;
   std::optional<milliseconds> last_renew_latency_;
+  // When the last successful acquire or renewal of this term was sent, for
+  // the next renewal's share of the renew deadline (nullopt: no term).
+  std::optional<time_point> last_success_sent_;
   store_health store_answers_;  // whether the store answers, for readiness
   std::function<nlohmann::json(time_point)> failsafe_report_;
   std::function<metrics::failsafe_gauges(time_point)> failsafe_gauges_;

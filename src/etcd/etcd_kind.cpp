@@ -17,6 +17,7 @@
 #include "http_client.hpp"
 #include "member_status.hpp"
 #include "store/check_lines.hpp"
+#include "etcd_settings.hpp"
 
 namespace baton {
 namespace {
@@ -29,15 +30,16 @@ using etcd_detail::http_client;
 // --- options -----------------------------------------------------------------
 
 void fill_etcd_defaults(config& cfg, option_origins* origins) {
-  if (cfg.etcd.command_timeout.count() == 0) {
-    cfg.etcd.command_timeout = derived_command_timeout(cfg);
-    rules::note_derived(cfg, origins, cfg.etcd.command_timeout,
+  auto& e = etcd_settings_of(cfg);
+  if (e.command_timeout.count() == 0) {
+    e.command_timeout = derived_command_timeout(cfg);
+    rules::note_derived(cfg, origins, e.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
 }
 
 void check_etcd_form(const config& cfg) {
-  const auto& e = cfg.etcd;
+  const auto& e = etcd_settings_of(cfg);
   if (e.prefix.empty()) {
     throw config_error(rules::option_name(cfg, e.prefix), "\"\"",
                        "must not be empty: every key of every election would share the root");
@@ -54,7 +56,7 @@ void check_etcd_form(const config& cfg) {
 // A URL is named by its place in the list, never shown: it may carry a
 // password by mistake.
 void validate_etcd(const config& cfg) {
-  const auto& e = cfg.etcd;
+  const auto& e = etcd_settings_of(cfg);
   const std::string option = rules::option_name(cfg, e.endpoints);
   if (e.endpoints.empty()) {
     throw config_error::with_message(
@@ -117,17 +119,18 @@ void resolve_etcd_secrets(config&, const environment&, const option_origins&) {}
 // --- the store ---------------------------------------------------------------
 
 etcd_store_options store_options(const config& cfg) {
+  const auto& e = etcd_settings_of(cfg);
   etcd_store_options o;
-  o.endpoints = cfg.etcd.endpoints;
-  o.prefix = cfg.etcd.prefix;
-  o.connect_timeout = cfg.etcd.connect_timeout;
-  o.command_timeout = cfg.etcd.command_timeout;
+  o.endpoints = e.endpoints;
+  o.prefix = e.prefix;
+  o.connect_timeout = e.connect_timeout;
+  o.command_timeout = e.command_timeout;
   o.identity = store_identity_of(cfg);
-  o.username = cfg.etcd.username;
-  o.password_file = cfg.etcd.password_file;
-  o.tls_ca_file = cfg.etcd.tls_ca_file;
-  o.tls_cert_file = cfg.etcd.tls_cert_file;
-  o.tls_key_file = cfg.etcd.tls_key_file;
+  o.username = e.username;
+  o.password_file = e.password_file;
+  o.tls_ca_file = e.tls_ca_file;
+  o.tls_cert_file = e.tls_cert_file;
+  o.tls_key_file = e.tls_key_file;
   return o;
 }
 
@@ -136,9 +139,10 @@ std::unique_ptr<lease_store> make_etcd_store(boost::asio::io_context& io, const 
 }
 
 milliseconds etcd_call_bound(const config& cfg) {
+  const auto& e = etcd_settings_of(cfg);
   // An authentication, a read, a grant and the txn: an acquire is up to
   // three calls after the connect and the authentication.
-  return cfg.etcd.connect_timeout + 4 * cfg.etcd.command_timeout;
+  return e.connect_timeout + 4 * e.command_timeout;
 }
 
 // --- check-store -------------------------------------------------------------
@@ -315,10 +319,11 @@ struct etcd_check : std::enable_shared_from_this<etcd_check> {
 
 void check_etcd(boost::asio::io_context& io, const config& cfg,
                 std::function<void(check_report)> done) {
+  const auto& e = etcd_settings_of(cfg);
   auto check = std::make_shared<etcd_check>();
   check->done = std::move(done);
   check->ttl = cfg.lease.ttl;
-  check->where = cfg.etcd.endpoints.empty() ? "" : cfg.etcd.endpoints.front();
+  check->where = e.endpoints.empty() ? "" : e.endpoints.front();
   check->io = &io;
   try {
     check->connection = etcd_detail::connection_options(store_options(cfg));
@@ -330,7 +335,7 @@ void check_etcd(boost::asio::io_context& io, const config& cfg,
     return;
   }
   check->report.lines.push_back(
-      etcd_detail::auth_line(cfg.etcd.username, check->connection.endpoints));
+      etcd_detail::auth_line(e.username, check->connection.endpoints));
   check->start();
 }
 

@@ -1,6 +1,7 @@
 // See baton/metrics.hpp. prometheus-cpp does the bookkeeping and the text
-// format (escaping included); this file only names the metrics, fixes their
-// label sets and creates the series that must exist from the start.
+// format (escaping included); this file registers each family from its row
+// of metric_families() (metric_families.cpp), fixes their label sets and
+// creates the series that must exist from the start.
 #include "baton/metrics.hpp"
 
 #include <prometheus/counter.h>
@@ -10,6 +11,8 @@
 #include <prometheus/text_serializer.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -30,6 +33,7 @@ constexpr std::size_t redis_error_kind_limit = 32;
 // from 0 rather than a series appearing out of nowhere.
 const std::vector<std::string> store_errors = {"unavailable", "timeout", "auth",  "protocol",
                                                "no_quorum",   "refused", "other"};
+const std::vector<std::string> app_failure_kinds = {"start_failed", "exited", "killed"};
 
 // The baton_redis_errors_total kind that a store-neutral kind counts as: the
 // Redis-era labels, kept so existing dashboards go on working.
@@ -49,6 +53,10 @@ const prometheus::Histogram::BucketBoundaries redis_buckets = {
 // milliseconds late already matter to a short lease.
 const prometheus::Histogram::BucketBoundaries timer_delay_buckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
+// A healthy leader's renewal lands at renew_interval / renew_deadline (0.5 by
+// default) plus its round trip; retries push it up; at 1 the leader stops.
+const prometheus::Histogram::BucketBoundaries renewal_ratio_buckets = {
+    0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0};
 // Hooks range from a quick notification to a long drain (up to minutes).
 const prometheus::Histogram::BucketBoundaries hook_buckets = {
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0};
@@ -57,132 +65,87 @@ const prometheus::Histogram::BucketBoundaries hook_buckets = {
 // show up as a negative sum.
 double non_negative(double seconds) { return std::isnan(seconds) || seconds < 0 ? 0.0 : seconds; }
 
+// The row of metric_families() named `name`. Every name asked for is one of
+// this file's own literals, so a miss is a programming error caught by the
+// first test that makes a metrics object.
+const metric_family& family_row(std::string_view name) {
+  for (const auto& row : metric_families()) {
+    if (row.name == name) return row;
+  }
+  std::abort();
+}
+
+// Registers the family `name` with its help text from metric_families().
+template <typename Builder>
+auto& family(Builder builder, std::string_view name, prometheus::Registry& registry) {
+  const auto& row = family_row(name);
+  return builder.Name(std::string(row.name)).Help(std::string(row.help)).Register(registry);
+}
+
 }  // namespace
 
 struct metrics::impl {
   prometheus::Registry registry;
 
-  prometheus::Family<prometheus::Gauge>& info =
-      prometheus::BuildGauge()
-          .Name("baton_info")
-          .Help("Always 1; the labels say which baton this is.")
-          .Register(registry);
-  prometheus::Family<prometheus::Gauge>& state =
-      prometheus::BuildGauge()
-          .Name("baton_state")
-          .Help("1 for the election state the daemon is in, 0 for the others.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& transitions =
-      prometheus::BuildCounter()
-          .Name("baton_transitions_total")
-          .Help("State changes of the election machine, by from and to state.")
-          .Register(registry);
-  prometheus::Gauge& is_leader = prometheus::BuildGauge()
-                                     .Name("baton_is_leader")
-                                     .Help("1 while this node holds the lease, else 0.")
-                                     .Register(registry)
-                                     .Add({});
+  using gauges = prometheus::Family<prometheus::Gauge>;
+  using counters = prometheus::Family<prometheus::Counter>;
+  using histograms = prometheus::Family<prometheus::Histogram>;
+
+  gauges& info = family(prometheus::BuildGauge(), "baton_info", registry);
+  gauges& state = family(prometheus::BuildGauge(), "baton_state", registry);
+  counters& transitions = family(prometheus::BuildCounter(), "baton_transitions_total", registry);
+  prometheus::Gauge& is_leader =
+      family(prometheus::BuildGauge(), "baton_is_leader", registry).Add({});
   prometheus::Counter& leader_changes =
-      prometheus::BuildCounter()
-          .Name("baton_leader_changes_total")
-          .Help("Times this node gained or lost leadership.")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildCounter(), "baton_leader_changes_total", registry).Add({});
   prometheus::Counter& switchovers =
-      prometheus::BuildCounter()
-          .Name("baton_switchovers_total")
-          .Help("Times this node, leading, began handing over to a named node (baton switchover).")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildCounter(), "baton_switchovers_total", registry).Add({});
+  prometheus::Gauge& term_token =
+      family(prometheus::BuildGauge(), "baton_term_token", registry).Add({});
+  gauges& leader_info = family(prometheus::BuildGauge(), "baton_leader_info", registry);
   prometheus::Gauge& lease_remaining =
-      prometheus::BuildGauge()
-          .Name("baton_lease_remaining_seconds")
-          .Help("Seconds left on the lease this node holds, as of the last renewal; 0 when "
-                "not leading.")
-          .Register(registry)
-          .Add({});
-  prometheus::Family<prometheus::Histogram>& redis_duration =
-      prometheus::BuildHistogram()
-          .Name("baton_redis_command_duration_seconds")
-          .Help("Round-trip time of lease commands sent to Redis, in seconds.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& redis_errors =
-      prometheus::BuildCounter()
-          .Name("baton_redis_errors_total")
-          .Help("Failed Redis operations, by kind of failure.")
-          .Register(registry);
-  prometheus::Family<prometheus::Histogram>& store_duration =
-      prometheus::BuildHistogram()
-          .Name("baton_store_command_duration_seconds")
-          .Help("Round-trip time of lease commands sent to the store, in seconds.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& store_errors_total =
-      prometheus::BuildCounter()
-          .Name("baton_store_errors_total")
-          .Help("Failed store operations, by store-neutral kind of failure.")
-          .Register(registry);
+      family(prometheus::BuildGauge(), "baton_lease_remaining_seconds", registry).Add({});
+  prometheus::Histogram& renewal_ratio =
+      family(prometheus::BuildHistogram(), "baton_renewal_deadline_ratio", registry)
+          .Add({}, renewal_ratio_buckets);
+  prometheus::Gauge& live = family(prometheus::BuildGauge(), "baton_live", registry).Add({});
+  prometheus::Gauge& ready = family(prometheus::BuildGauge(), "baton_ready", registry).Add({});
+  histograms& redis_duration =
+      family(prometheus::BuildHistogram(), "baton_redis_command_duration_seconds", registry);
+  counters& redis_errors = family(prometheus::BuildCounter(), "baton_redis_errors_total", registry);
+  histograms& store_duration =
+      family(prometheus::BuildHistogram(), "baton_store_command_duration_seconds", registry);
+  counters& store_errors_total =
+      family(prometheus::BuildCounter(), "baton_store_errors_total", registry);
   prometheus::Histogram& timer_delay =
-      prometheus::BuildHistogram()
-          .Name("baton_timer_delay_seconds")
-          .Help("How late the daemon's timers fired (renewals, retries, deadlines), in seconds: "
-                "the event loop's delay.")
-          .Register(registry)
+      family(prometheus::BuildHistogram(), "baton_timer_delay_seconds", registry)
           .Add({}, timer_delay_buckets);
-  prometheus::Family<prometheus::Histogram>& hook_duration =
-      prometheus::BuildHistogram()
-          .Name("baton_hook_duration_seconds")
-          .Help("Run time of hook commands, in seconds.")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& hook_failures =
-      prometheus::BuildCounter()
-          .Name("baton_hook_failures_total")
-          .Help("Hook runs that failed (non-zero exit, signal, timeout or spawn error).")
-          .Register(registry);
-  prometheus::Gauge& socket_clients = prometheus::BuildGauge()
-                                          .Name("baton_socket_clients")
-                                          .Help("Clients connected to the app socket.")
-                                          .Register(registry)
-                                          .Add({});
+  counters& app_failures = family(prometheus::BuildCounter(), "baton_app_failures_total", registry);
+  histograms& hook_duration =
+      family(prometheus::BuildHistogram(), "baton_hook_duration_seconds", registry);
+  counters& hook_failures =
+      family(prometheus::BuildCounter(), "baton_hook_failures_total", registry);
+  prometheus::Gauge& socket_clients =
+      family(prometheus::BuildGauge(), "baton_socket_clients", registry).Add({});
+
+  // The series of baton_leader_info now shown (nullptr: none) and its node id.
+  std::mutex leader_mutex;
+  prometheus::Gauge* leader_series = nullptr;
+  std::string leader_id;
 
   // lease.failsafe peers (docs/safety.md): 0 while the mode is off.
   prometheus::Gauge& failsafe_on_confirmations =
-      prometheus::BuildGauge()
-          .Name("baton_failsafe_on_confirmations")
-          .Help("1 while this leader's app runs on its peers' confirmations (the store cannot "
-                "be reached and a round counted), else 0.")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildGauge(), "baton_failsafe_on_confirmations", registry).Add({});
   prometheus::Gauge& failsafe_round_confirmed =
-      prometheus::BuildGauge()
-          .Name("baton_failsafe_round_confirmed")
-          .Help("Peers that confirmed this leader's current round of confirmations.")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildGauge(), "baton_failsafe_round_confirmed", registry).Add({});
   prometheus::Gauge& failsafe_round_asked =
-      prometheus::BuildGauge()
-          .Name("baton_failsafe_round_asked")
-          .Help("Peers this leader's current round of confirmations asked.")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildGauge(), "baton_failsafe_round_asked", registry).Add({});
   prometheus::Counter& failsafe_rounds_counted =
-      prometheus::BuildCounter()
-          .Name("baton_failsafe_rounds_counted_total")
-          .Help("Rounds of confirmations in which every listed peer confirmed.")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildCounter(), "baton_failsafe_rounds_counted_total", registry).Add({});
   prometheus::Gauge& failsafe_promise =
-      prometheus::BuildGauge()
-          .Name("baton_failsafe_promise_seconds")
-          .Help("Seconds left of the promise this node keeps to a leader it confirmed (it takes "
-                "no lease meanwhile); 0 when none.")
-          .Register(registry)
-          .Add({});
+      family(prometheus::BuildGauge(), "baton_failsafe_promise_seconds", registry).Add({});
   prometheus::Counter& failsafe_refused_requests =
-      prometheus::BuildCounter()
-          .Name("baton_failsafe_refused_requests_total")
-          .Help("Requests the peer port refused: malformed, another election or node, a wrong or "
-                "missing MAC.")
-          .Register(registry)
+      family(prometheus::BuildCounter(), "baton_failsafe_refused_requests_total", registry)
           .Add({});
 
   label_set states{state_names, state_names.size()};
@@ -190,6 +153,7 @@ struct metrics::impl {
   label_set hooks{hook_names, hook_names.size()};
   label_set error_kinds{usual_redis_errors, redis_error_kind_limit};
   label_set store_error_kinds{store_errors, store_errors.size()};
+  label_set app_failure_labels{app_failure_kinds, app_failure_kinds.size()};
 
   impl(const std::string& election, const std::string& node_id) {
     info.Add({{"version", BATON_VERSION}, {"election", election}, {"node_id", node_id}}).Set(1);
@@ -209,6 +173,9 @@ struct metrics::impl {
     }
     for (const auto& name : store_error_kinds.known()) {
       store_errors_total.Add({{"kind", name}});
+    }
+    for (const auto& name : app_failure_labels.known()) {
+      app_failures.Add({{"kind", name}});
     }
   }
 };
@@ -276,6 +243,36 @@ void metrics::observe_hook(std::string_view hook, double seconds, bool ok) {
 
 void metrics::set_socket_clients(std::size_t clients) {
   impl_->socket_clients.Set(static_cast<double>(clients));
+}
+
+void metrics::set_term_token(std::uint64_t token) {
+  impl_->term_token.Set(static_cast<double>(token));
+}
+
+void metrics::set_known_leader(std::string_view node_id) {
+  std::lock_guard lock(impl_->leader_mutex);
+  if (impl_->leader_series != nullptr && impl_->leader_id == node_id) return;
+  // An info metric keeps one series: the old leader's goes, so that no
+  // query sees two leaders at once.
+  if (impl_->leader_series != nullptr) impl_->leader_info.Remove(impl_->leader_series);
+  impl_->leader_series = nullptr;
+  impl_->leader_id.assign(node_id);
+  if (node_id.empty()) return;
+  impl_->leader_series = &impl_->leader_info.Add({{"node_id", impl_->leader_id}});
+  impl_->leader_series->Set(1);
+}
+
+void metrics::set_probes(bool live, bool ready) {
+  impl_->live.Set(live ? 1 : 0);
+  impl_->ready.Set(ready ? 1 : 0);
+}
+
+void metrics::count_app_failure(std::string_view kind) {
+  impl_->app_failures.Add({{"kind", impl_->app_failure_labels.admit(kind)}}).Increment();
+}
+
+void metrics::observe_renewal_deadline_ratio(double ratio) {
+  impl_->renewal_ratio.Observe(non_negative(ratio));
 }
 
 std::string metrics::text() const {

@@ -14,6 +14,7 @@
 #include "postgres/pg_connection.hpp"
 #include "store/check_lines.hpp"
 #include "postgres_check.hpp"
+#include "postgres_settings.hpp"
 
 namespace baton::store_check_detail {
 namespace {
@@ -86,15 +87,16 @@ void add_registry_line(check_report& report, const std::string& registry, const 
 
 void async_check_postgres(asio::io_context& io, const config& cfg,
                           std::function<void(check_report)> done) {
+  const auto& pg = postgres_settings_of(cfg);
   postgres_detail::connection_options o;
-  o.conninfo = cfg.postgres.url;
-  o.password = cfg.postgres.password;
+  o.conninfo = pg.url;
+  o.password = pg.password;
   o.application_name = "baton check-store";
-  o.connect_timeout = cfg.postgres.connect_timeout;
-  o.command_timeout = cfg.postgres.command_timeout;
+  o.connect_timeout = pg.connect_timeout;
+  o.command_timeout = pg.command_timeout;
   o.setup_sql = "SET synchronous_commit = on";
   auto conn = postgres_detail::connection::create(io, o);
-  const std::string table = cfg.postgres.table;
+  const std::string table = pg.table;
   const auto sent = std::chrono::steady_clock::now();
   const std::string sql =
       "SELECT current_setting('server_version'), pg_is_in_recovery(), current_user, "
@@ -119,8 +121,8 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
   std::vector<std::string> args{table, schema, registry};
   conn->async_query(sql, std::move(args), [conn, done = std::move(done), sent, table, schema,
                                    registry, ttl = cfg.lease.ttl,
-                                   create = cfg.postgres.create_schema,
-                                   timeout = cfg.postgres.command_timeout](query_result r) {
+                                   create = pg.create_schema,
+                                   timeout = pg.command_timeout](query_result r) {
     check_report report;
     auto add = [&report](check_verdict v, std::string topic, std::string text) {
       report.lines.push_back({v, std::move(topic), std::move(text)});

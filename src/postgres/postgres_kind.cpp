@@ -14,6 +14,7 @@
 #include "postgres_check.hpp"
 #include "postgres_option_rows.hpp"
 #include "postgres_store.hpp"
+#include "postgres_settings.hpp"
 
 namespace baton {
 namespace {
@@ -24,30 +25,33 @@ using rules = option_rules_of<postgres_option_rows>;
 // --- options -----------------------------------------------------------------
 
 void check_postgres_form(const config& cfg) {
-  if (const auto problem = postgres_table_problem(cfg.postgres.table)) {
-    throw config_error(rules::option_name(cfg, cfg.postgres.table), cfg.postgres.table, *problem);
+  const auto& pg = postgres_settings_of(cfg);
+  if (const auto problem = postgres_table_problem(pg.table)) {
+    throw config_error(rules::option_name(cfg, pg.table), pg.table, *problem);
   }
-  rules::require_positive(cfg, cfg.postgres.connect_timeout);
-  rules::require_positive(cfg, cfg.postgres.command_timeout);
-  rules::require_utf8(cfg, cfg.postgres.url);
-  rules::require_utf8(cfg, cfg.postgres.password_file);
+  rules::require_positive(cfg, pg.connect_timeout);
+  rules::require_positive(cfg, pg.command_timeout);
+  rules::require_utf8(cfg, pg.url);
+  rules::require_utf8(cfg, pg.password_file);
 }
 
 void fill_postgres_defaults(config& cfg, option_origins* origins) {
-  if (cfg.postgres.command_timeout.count() == 0) {
-    cfg.postgres.command_timeout = derived_command_timeout(cfg);
-    rules::note_derived(cfg, origins, cfg.postgres.command_timeout,
+  auto& pg = postgres_settings_of(cfg);
+  if (pg.command_timeout.count() == 0) {
+    pg.command_timeout = derived_command_timeout(cfg);
+    rules::note_derived(cfg, origins, pg.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
 }
 
 // libpq reads the URL, and opening libpq costs memory: only for this kind.
 void validate_postgres(const config& cfg) {
-  const std::string url = rules::option_name(cfg, cfg.postgres.url);
+  const auto& pg = postgres_settings_of(cfg);
+  const std::string url = rules::option_name(cfg, pg.url);
   if (const auto why = libpq_load_error()) {
     throw config_error::with_message(url, "store.kind postgres needs libpq: " + *why);
   }
-  const auto summary = summarize_conninfo(cfg.postgres.url);
+  const auto summary = summarize_conninfo(pg.url);
   if (!summary.error.empty()) {
     throw config_error::with_message(url, url + ": libpq cannot read it: " + summary.error);
   }
@@ -66,40 +70,46 @@ constexpr std::string_view libpq_secret_variables[] = {"PGPASSWORD"};
 // below a password in the connection string ("" = none, and libpq may still
 // find one in its password file, PGPASSFILE or ~/.pgpass).
 void resolve_postgres_password(config& cfg, const environment& env, const option_origins& origins) {
-  cfg.postgres.password = resolve_password(
-      {rules::option_at(cfg, cfg.postgres.password), rules::option_name(cfg, cfg.postgres.password_file),
-       cfg.postgres.password_file, rules::option_name(cfg, cfg.postgres.url),
-       summarize_conninfo(cfg.postgres.url).password, "PostgreSQL"},
+  auto& pg = postgres_settings_of(cfg);
+  pg.password = resolve_password(
+      {rules::option_at(cfg, pg.password), rules::option_name(cfg, pg.password_file),
+       pg.password_file, rules::option_name(cfg, pg.url),
+       summarize_conninfo(pg.url).password, "PostgreSQL"},
       env, origins);
-  if (cfg.postgres.password.empty()) {
-    if (auto libpq_password = env("PGPASSWORD")) cfg.postgres.password = *libpq_password;
+  if (pg.password.empty()) {
+    if (auto libpq_password = env("PGPASSWORD")) pg.password = *libpq_password;
   }
 }
 
 // --- the store ---------------------------------------------------------------
 
 std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, const config& cfg) {
+  const auto& pg = postgres_settings_of(cfg);
   postgres_store_options o;
-  o.conninfo = cfg.postgres.url;
-  o.password = cfg.postgres.password;
-  o.table = cfg.postgres.table;
-  o.create_schema = cfg.postgres.create_schema;
-  o.connect_timeout = cfg.postgres.connect_timeout;
-  o.command_timeout = cfg.postgres.command_timeout;
+  o.conninfo = pg.url;
+  o.password = pg.password;
+  o.table = pg.table;
+  o.create_schema = pg.create_schema;
+  o.connect_timeout = pg.connect_timeout;
+  o.command_timeout = pg.command_timeout;
   o.identity = store_identity_of(cfg);
   return std::make_unique<postgres_store>(io, std::move(o));
 }
 
 milliseconds postgres_call_bound(const config& cfg) {
+  const auto& pg = postgres_settings_of(cfg);
   // The table check, its creation and the statement itself.
-  return cfg.postgres.connect_timeout + 3 * cfg.postgres.command_timeout;
+  return pg.connect_timeout + 3 * pg.command_timeout;
 }
 
 std::string postgres_schema_text(const config& cfg) {
-  return postgres_detail::lease_sql(cfg.postgres.table).ddl_for_people();
+  return postgres_detail::lease_sql(postgres_settings_of(cfg).table).ddl_for_people();
 }
 
 constexpr std::string_view postgres_sections[] = {"postgres"};
+// A password flag that names PostgreSQL or libpq's "pg" is told where a
+// PostgreSQL password goes.
+constexpr std::string_view postgres_flag_words[] = {"postgres", "pg"};
 
 }  // namespace
 
@@ -116,6 +126,9 @@ const store_kind postgres_kind{
     .check = store_check_detail::async_check_postgres,
     .call_bound = postgres_call_bound,
     .schema_text = postgres_schema_text,
+    .schema_summary = "the postgres DDL and grants",
+    .password_flag_advice = "set BATON_POSTGRES_PASSWORD or use --postgres-password-file FILE",
+    .password_flag_words = postgres_flag_words,
     .client_secret_variables = libpq_secret_variables,
 };
 

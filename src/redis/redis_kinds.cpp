@@ -25,28 +25,32 @@ using store_check_detail::redis_server_settings;
 // --- options -----------------------------------------------------------------
 
 void validate_redis(const config& cfg) {
-  redis_detail::check_redis_tls(cfg, {cfg.redis.url}, "redis.url is not");
+  redis_detail::check_redis_tls(cfg, {redis_settings_of(cfg).url}, "redis.url is not");
 }
 
 void validate_sentinel(const config& cfg) {
   redis_detail::check_sentinel_options(cfg);
-  redis_detail::check_redis_tls(cfg, cfg.sentinel.addresses, "sentinel.addresses are not");
+  redis_detail::check_redis_tls(cfg, sentinel_settings_of(cfg).addresses,
+                                "sentinel.addresses are not");
 }
 
 void validate_cluster(const config& cfg) {
-  redis_detail::check_url_list(cfg, cfg.cluster.nodes, true);
-  redis_detail::check_redis_tls(cfg, cfg.cluster.nodes, "cluster.nodes are not");
+  const auto& nodes = cluster_settings_of(cfg).nodes;
+  redis_detail::check_url_list(cfg, nodes, true);
+  redis_detail::check_redis_tls(cfg, nodes, "cluster.nodes are not");
 }
 
 void fill_redis_defaults(config& cfg, option_origins* origins) {
-  if (cfg.redis.command_timeout.count() == 0) {
-    cfg.redis.command_timeout = derived_command_timeout(cfg);
-    rules::note_derived(cfg, origins, cfg.redis.command_timeout,
+  auto& redis = redis_settings_of(cfg);
+  if (redis.command_timeout.count() == 0) {
+    redis.command_timeout = derived_command_timeout(cfg);
+    rules::note_derived(cfg, origins, redis.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
-  if (cfg.redis.replica_ack_timeout.count() == 0) {
-    cfg.redis.replica_ack_timeout = cfg.redis.command_timeout / 2;
-    rules::note_derived(cfg, origins, cfg.redis.replica_ack_timeout, "default: redis.command_timeout / 2");
+  if (redis.replica_ack_timeout.count() == 0) {
+    redis.replica_ack_timeout = redis.command_timeout / 2;
+    rules::note_derived(cfg, origins, redis.replica_ack_timeout,
+                        "default: redis.command_timeout / 2");
   }
 }
 
@@ -55,23 +59,25 @@ void fill_redis_defaults(config& cfg, option_origins* origins) {
 // What the three kinds share: the redis: section's credentials, timeouts
 // and replica acknowledgement.
 redis_store_options redis_options(const config& cfg, redis_endpoint master) {
+  const auto& redis = redis_settings_of(cfg);
   redis_store_options o;
   o.endpoint = std::move(master);
-  o.password = cfg.redis.password;
-  o.password_file = cfg.redis.password_file;
-  o.connect_timeout = cfg.redis.connect_timeout;
-  o.command_timeout = cfg.redis.command_timeout;
+  o.password = redis.password;
+  o.password_file = redis.password_file;
+  o.connect_timeout = redis.connect_timeout;
+  o.command_timeout = redis.command_timeout;
   o.identity = store_identity_of(cfg);
-  o.ack.replicas = cfg.redis.replica_ack.replicas;
-  o.ack.timeout = cfg.redis.replica_ack_timeout;
+  o.ack.replicas = redis.replica_ack.replicas;
+  o.ack.timeout = redis.replica_ack_timeout;
   return o;
 }
 
 std::unique_ptr<lease_store> make_redis_store(boost::asio::io_context& io, const config& cfg) {
+  const auto& redis = redis_settings_of(cfg);
   // The password file is read again on every reconnect (the loader refuses
   // it beside the variable).
   return std::make_unique<redis_store>(
-      io, redis_options(cfg, redis_endpoint_for(cfg.redis, cfg.redis.url)));
+      io, redis_options(cfg, redis_endpoint_for(redis, redis.url)));
 }
 
 std::unique_ptr<lease_store> make_located_store(boost::asio::io_context& io, const config& cfg,
@@ -97,18 +103,21 @@ std::unique_ptr<lease_store> make_cluster_store(boost::asio::io_context& io, con
 }
 
 milliseconds redis_call_bound(const config& cfg) {
-  return cfg.redis.connect_timeout + cfg.redis.command_timeout;
+  const auto& redis = redis_settings_of(cfg);
+  return redis.connect_timeout + redis.command_timeout;
 }
 
 milliseconds sentinel_call_bound(const config& cfg) {
+  const auto& redis = redis_settings_of(cfg);
   // Each sentinel may be asked in turn before the master is reached.
-  const auto sentinels = static_cast<int>(cfg.sentinel.addresses.size());
-  return (sentinels + 1) * (cfg.redis.connect_timeout + cfg.redis.command_timeout);
+  const auto sentinels = static_cast<int>(sentinel_settings_of(cfg).addresses.size());
+  return (sentinels + 1) * (redis.connect_timeout + redis.command_timeout);
 }
 
 milliseconds cluster_call_bound(const config& cfg) {
+  const auto& redis = redis_settings_of(cfg);
   // The slot map from a seed, the master, and a redirect or two.
-  return 2 * cfg.redis.connect_timeout + 3 * cfg.redis.command_timeout;
+  return 2 * redis.connect_timeout + 3 * redis.command_timeout;
 }
 
 // --- check-store -------------------------------------------------------------
@@ -116,7 +125,7 @@ milliseconds cluster_call_bound(const config& cfg) {
 void check_redis(boost::asio::io_context& io, const config& cfg,
                  std::function<void(check_report)> done) {
   store_check_detail::async_check_redis_server(
-      io, store_check_detail::redis_server_settings_for(cfg, cfg.redis.url),
+      io, store_check_detail::redis_server_settings_for(cfg, redis_settings_of(cfg).url),
       [done = std::move(done)](std::vector<check_line> lines) { done({std::move(lines)}); });
 }
 
@@ -124,11 +133,12 @@ void check_redis(boost::asio::io_context& io, const config& cfg,
 // it, then that master checked as a located one.
 void check_located(boost::asio::io_context& io, const config& cfg, bool cluster,
                    std::function<void(check_report)> done) {
+  const auto& redis = redis_settings_of(cfg);
   auto located = locate_master(io, cfg);
   auto locator = located.locator;
-  auto settings = store_check_detail::redis_server_settings_for(cfg, cfg.redis.url);
+  auto settings = store_check_detail::redis_server_settings_for(cfg, redis.url);
   settings.endpoint = located.master_template;
-  if (!cfg.redis.password.empty()) settings.endpoint.password = cfg.redis.password;
+  if (!redis.password.empty()) settings.endpoint.password = redis.password;
   settings.located = true;
   settings.cluster = cluster;
   const std::string topic = cluster ? "slot map" : "sentinels";
@@ -181,6 +191,9 @@ const store_kind redis_kind{
     .make_store = make_redis_store,
     .check = check_redis,
     .call_bound = redis_call_bound,
+    .password_sources =
+        "BATON_REDIS_PASSWORD, redis.password_file or the URL in the file or environment",
+    .password_flag_advice = "set BATON_REDIS_PASSWORD or use --redis-password-file FILE",
     .redis_era_status_names = true,
     .peer_confirmed_leadership = true,
 };

@@ -8,6 +8,7 @@
 #include "config_schema/option_rules.hpp"
 #include "redis_option_rows.hpp"
 #include "config_schema/secret_sources.hpp"
+#include "baton/redis_settings.hpp"
 
 namespace baton::redis_detail {
 
@@ -22,7 +23,7 @@ bool takes_replica_ack(std::string_view kind) {
 }
 
 void check_replica_ack_form(const config& cfg) {
-  const auto& r = cfg.redis;
+  const auto& r = redis_settings_of(cfg);
   // The option table parsed redis.replica_ack; a config built in code may
   // still hold a number out of range.
   if (r.replica_ack.replicas < -1 || r.replica_ack.replicas > 64) {
@@ -47,10 +48,11 @@ void check_replica_ack_form(const config& cfg) {
 }  // namespace
 
 void check_redis_section_form(const config& cfg) {
-  const auto url = parse_redis_url(cfg.redis.url);
-  rules::require_positive(cfg, cfg.redis.connect_timeout);
-  rules::require_positive(cfg, cfg.redis.command_timeout);
-  const auto& user = cfg.redis.username;
+  const auto& r = redis_settings_of(cfg);
+  const auto url = parse_redis_url(r.url);
+  rules::require_positive(cfg, r.connect_timeout);
+  rules::require_positive(cfg, r.command_timeout);
+  const auto& user = r.username;
   if (!user.empty()) {
     rules::require_one_word(cfg, user);
     if (!url.username.empty() && url.username != user) {
@@ -61,9 +63,8 @@ void check_redis_section_form(const config& cfg) {
     }
   }
   check_replica_ack_form(cfg);
-  for (const auto* text : {&cfg.redis.url, &cfg.redis.password_file, &cfg.redis.username,
-                           &cfg.redis.tls_ca_file, &cfg.redis.tls_ca_dir, &cfg.redis.tls_cert_file,
-                           &cfg.redis.tls_key_file, &cfg.redis.tls_server_name}) {
+  for (const auto* text : {&r.url, &r.password_file, &r.username, &r.tls_ca_file, &r.tls_ca_dir,
+                           &r.tls_cert_file, &r.tls_key_file, &r.tls_server_name}) {
     rules::require_utf8(cfg, *text);
   }
 }
@@ -73,7 +74,7 @@ void check_redis_section_form(const config& cfg) {
 // password in clear text past the CA the operator configured.
 void check_redis_tls(const config& cfg, const std::vector<std::string>& urls_in_use,
                      std::string_view where) {
-  const auto& r = cfg.redis;
+  const auto& r = redis_settings_of(cfg);
   // redis.tls_verify is full, ca or none: the option table parsed it.
   const std::pair<const std::string*, bool> files[] = {
       {&r.tls_ca_file, false}, {&r.tls_ca_dir, true}, {&r.tls_cert_file, false},
@@ -170,8 +171,9 @@ void check_url_list(const config& cfg, const std::vector<std::string>& entries, 
 }
 
 void check_sentinel_options(const config& cfg) {
-  check_url_list(cfg, cfg.sentinel.addresses, false);
-  const auto& name = cfg.sentinel.master_name;
+  const auto& sc = sentinel_settings_of(cfg);
+  check_url_list(cfg, sc.addresses, false);
+  const auto& name = sc.master_name;
   if (name.empty()) {
     throw config_error::with_message(rules::option_name(cfg, name),
                                      rules::option_name(cfg, name) +
@@ -179,8 +181,7 @@ void check_sentinel_options(const config& cfg) {
                                          "sentinels monitor the master under");
   }
   rules::require_one_word(cfg, name);
-  rules::require_one_word(cfg, cfg.sentinel.username);
-  const auto& sc = cfg.sentinel;
+  rules::require_one_word(cfg, sc.username);
   const std::string* tls_set = !sc.tls_ca_file.empty()     ? &sc.tls_ca_file
                                : !sc.tls_cert_file.empty() ? &sc.tls_cert_file
                                : !sc.tls_key_file.empty()  ? &sc.tls_key_file
@@ -207,11 +208,12 @@ void check_sentinel_options(const config& cfg) {
 }
 
 void resolve_redis_password(config& cfg, const environment& env, const option_origins& origins) {
+  auto& r = redis_settings_of(cfg);
   // The rules have parsed the URL, so this cannot throw.
-  cfg.redis.password = resolve_password(
-      {rules::option_at(cfg, cfg.redis.password), rules::option_name(cfg, cfg.redis.password_file),
-       cfg.redis.password_file, rules::option_name(cfg, cfg.redis.url),
-       parse_redis_url(cfg.redis.url).password, "Redis"},
+  r.password = resolve_password(
+      {rules::option_at(cfg, r.password), rules::option_name(cfg, r.password_file),
+       r.password_file, rules::option_name(cfg, r.url),
+       parse_redis_url(r.url).password, "Redis"},
       env, origins);
 }
 

@@ -39,8 +39,9 @@ void check_url_list(const config& cfg, const std::vector<std::string>& entries, 
 /// The sentinel: section, for store.kind sentinel.
 void check_sentinel_options(const config& cfg);
 
-/// The Redis password into cfg.redis.password: BATON_REDIS_PASSWORD, then
-/// redis.password_file, then redis.url's user-info.
+/// The Redis password into the redis: settings' password:
+/// BATON_REDIS_PASSWORD, then redis.password_file, then redis.url's
+/// user-info.
 void resolve_redis_password(config& cfg, const environment& env, const option_origins& origins);
 
 }  // namespace baton::redis_detail

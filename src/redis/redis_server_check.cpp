@@ -498,14 +498,15 @@ void async_check_redis_server(asio::io_context& io, redis_server_settings settin
 }
 
 redis_server_settings redis_server_settings_for(const config& cfg, const std::string& url) {
+  const auto& redis = redis_settings_of(cfg);
   redis_server_settings s;
-  s.endpoint = redis_endpoint_for(cfg.redis, url);
-  if (!cfg.redis.password.empty()) s.endpoint.password = cfg.redis.password;
-  s.password_file = cfg.redis.password_file;
-  s.connect_timeout = cfg.redis.connect_timeout;
-  s.command_timeout = cfg.redis.command_timeout;
+  s.endpoint = redis_endpoint_for(redis, url);
+  if (!redis.password.empty()) s.endpoint.password = redis.password;
+  s.password_file = redis.password_file;
+  s.connect_timeout = redis.connect_timeout;
+  s.command_timeout = redis.command_timeout;
   s.identity = store_identity_of(cfg);
-  s.replica_ack = cfg.redis.replica_ack.replicas;
+  s.replica_ack = redis.replica_ack.replicas;
   return s;
 }
 

@@ -1,11 +1,12 @@
 // redis_endpoint_for: the one place where the redis: section's user and TLS
-// options meet a URL.
+// options meet a URL; and redis.replica_ack's words.
 #include "baton/redis_settings.hpp"
 
+#include <charconv>
 
 namespace baton {
 
-redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& url) {
+redis_endpoint redis_endpoint_for(const redis_settings& redis, const std::string& url) {
   redis_endpoint e = parse_redis_url(url);
   if (!redis.username.empty()) e.username = redis.username;
   auto& tls = e.tls_settings;
@@ -18,12 +19,14 @@ redis_endpoint redis_endpoint_for(const redis_config& redis, const std::string& 
   return e;
 }
 
-std::vector<std::string> redis_urls_in_use(const config& cfg) {
-  if (cfg.store.kind == "redis") return {cfg.redis.url};
-  if (cfg.store.kind == "redlock") return cfg.redlock.masters;
-  if (cfg.store.kind == "sentinel") return cfg.sentinel.addresses;
-  if (cfg.store.kind == "cluster") return cfg.cluster.nodes;
-  return {};
+std::optional<int> parse_replica_ack(const std::string& text) {
+  if (text == "off") return -1;
+  if (text == "all") return 0;
+  int n = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || ptr != end || n < 1 || n > 64) return std::nullopt;
+  return n;
 }
 
 }  // namespace baton

@@ -13,6 +13,7 @@
 #include "redis/redis_server_check.hpp"
 #include "redlock_option_rows.hpp"
 #include "redlock_store.hpp"
+#include "redlock_settings.hpp"
 
 namespace baton {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 // round goes to all of them.
 void check_redlock_masters(const config& cfg) {
   const std::string option = "redlock.masters";
-  const auto& urls = cfg.redlock.masters;
+  const auto& urls = redlock_settings_of(cfg).masters;
   if (urls.size() != 3 && urls.size() != 5 && urls.size() != 7) {
     throw config_error::with_message(
         option, option + ": store.kind redlock needs 3, 5 or 7 master URLs, got " +
@@ -50,29 +51,32 @@ void check_redlock_masters(const config& cfg) {
 
 void validate_redlock(const config& cfg) {
   check_redlock_masters(cfg);
-  redis_detail::check_redis_tls(cfg, cfg.redlock.masters, "no master in redlock.masters is");
+  redis_detail::check_redis_tls(cfg, redlock_settings_of(cfg).masters,
+                                "no master in redlock.masters is");
 }
 
 // --- the store ---------------------------------------------------------------
 
 std::unique_ptr<lease_store> make_redlock_store(boost::asio::io_context& io, const config& cfg) {
+  const auto& redis = redis_settings_of(cfg);
   redlock_store_options o;
-  for (const auto& url : cfg.redlock.masters) {
-    o.masters.push_back(redis_endpoint_for(cfg.redis, url));
+  for (const auto& url : redlock_settings_of(cfg).masters) {
+    o.masters.push_back(redis_endpoint_for(redis, url));
   }
-  o.password = cfg.redis.password;
+  o.password = redis.password;
   // Read again on every reconnect (the loader refuses it beside the variable).
-  o.password_file = cfg.redis.password_file;
-  o.connect_timeout = cfg.redis.connect_timeout;
-  o.command_timeout = cfg.redis.command_timeout;
+  o.password_file = redis.password_file;
+  o.connect_timeout = redis.connect_timeout;
+  o.command_timeout = redis.command_timeout;
   o.identity = store_identity_of(cfg);
   o.drift = lease_drift(cfg.lease);
   return std::make_unique<redlock_store>(io, std::move(o));
 }
 
 milliseconds redlock_call_bound(const config& cfg) {
+  const auto& redis = redis_settings_of(cfg);
   // The masters answer in parallel; an acquire is two rounds.
-  return cfg.redis.connect_timeout + 2 * cfg.redis.command_timeout;
+  return redis.connect_timeout + 2 * redis.command_timeout;
 }
 
 // --- check-store -------------------------------------------------------------
@@ -126,7 +130,7 @@ struct redlock_check {
 void check_redlock(boost::asio::io_context& io, const config& cfg,
                    std::function<void(check_report)> done) {
   auto check = std::make_shared<redlock_check>();
-  const auto& urls = cfg.redlock.masters;
+  const auto& urls = redlock_settings_of(cfg).masters;
   check->per_master.resize(urls.size());
   check->left = urls.size();
   check->done = std::move(done);

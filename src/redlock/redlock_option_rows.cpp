@@ -1,6 +1,7 @@
 // The redlock: row of the option table (the masters; their password, user,
 // TLS and timeouts are the redis: section's rows).
 #include "redlock_option_rows.hpp"
+#include "redlock_settings.hpp"
 
 namespace baton {
 namespace {
@@ -10,7 +11,7 @@ constexpr option_spec redlock_rows[] = {
      .placeholder = "URLS",
      .help = "store.kind redlock: the 3, 5 or 7 independent Redis masters, redis:// or unix:// "
              "URLs separated by commas (no password: redis.password_file serves them all)",
-     .field = url_list_field{[](config& c) -> auto& { return c.redlock.masters; }},
+     .field = url_list_field{[](config& c) -> auto& { return redlock_settings_of(c).masters; }},
      .may_carry_credentials = true},
 };
 

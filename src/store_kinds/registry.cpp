@@ -14,7 +14,7 @@
 namespace baton {
 namespace {
 
-// In the order messages list them.
+// In the order messages list them; the first is the default.
 const store_kind* const kinds[] = {
     &redis_kind,
     &sentinel_kind,
@@ -28,6 +28,8 @@ const store_kind* const kinds[] = {
 }  // namespace
 
 std::span<const store_kind* const> store_kinds() { return kinds; }
+
+const store_kind& default_store_kind() { return *kinds[0]; }
 
 const store_kind* find_store_kind(std::string_view name) {
   for (const store_kind* kind : kinds) {

@@ -20,6 +20,7 @@
 #include "zk_link.hpp"
 #include "zookeeper_option_rows.hpp"
 #include "zookeeper_store.hpp"
+#include "zookeeper_settings.hpp"
 
 namespace baton {
 namespace {
@@ -38,19 +39,20 @@ std::string joined(const std::vector<std::string>& servers) {
 }
 
 void fill_zookeeper_defaults(config& cfg, option_origins* origins) {
-  if (cfg.zookeeper.command_timeout.count() == 0) {
-    cfg.zookeeper.command_timeout = derived_command_timeout(cfg);
-    rules::note_derived(cfg, origins, cfg.zookeeper.command_timeout,
+  auto& z = zookeeper_settings_of(cfg);
+  if (z.command_timeout.count() == 0) {
+    z.command_timeout = derived_command_timeout(cfg);
+    rules::note_derived(cfg, origins, z.command_timeout,
                  "default: min(1s, lease.renew_interval / 2)");
   }
-  if (cfg.zookeeper.session_timeout.count() == 0) {
-    cfg.zookeeper.session_timeout = cfg.lease.ttl;
-    rules::note_derived(cfg, origins, cfg.zookeeper.session_timeout, "default: lease.ttl");
+  if (z.session_timeout.count() == 0) {
+    z.session_timeout = cfg.lease.ttl;
+    rules::note_derived(cfg, origins, z.session_timeout, "default: lease.ttl");
   }
 }
 
 void check_zookeeper_form(const config& cfg) {
-  const auto& z = cfg.zookeeper;
+  const auto& z = zookeeper_settings_of(cfg);
   if (z.path.empty() || z.path.front() != '/' || (z.path.size() > 1 && z.path.back() == '/')) {
     throw config_error(rules::option_name(cfg, z.path), z.path,
                        "must be an absolute node path such as /baton (no trailing /)");
@@ -69,7 +71,7 @@ void check_zookeeper_form(const config& cfg) {
 }
 
 void validate_zookeeper(const config& cfg) {
-  const auto& z = cfg.zookeeper;
+  const auto& z = zookeeper_settings_of(cfg);
   const std::string option = rules::option_name(cfg, z.servers);
   if (z.servers.empty()) {
     throw config_error::with_message(
@@ -102,15 +104,16 @@ void resolve_zookeeper_secrets(config&, const environment&, const option_origins
 // --- the store ---------------------------------------------------------------
 
 zookeeper_store_options store_options(const config& cfg) {
+  const auto& z = zookeeper_settings_of(cfg);
   zookeeper_store_options o;
-  o.servers = joined(cfg.zookeeper.servers);
-  o.path = cfg.zookeeper.path;
-  o.session_timeout = cfg.zookeeper.session_timeout;
-  o.connect_timeout = cfg.zookeeper.connect_timeout;
-  o.command_timeout = cfg.zookeeper.command_timeout;
-  if (!cfg.zookeeper.username.empty()) o.auth_scheme = "digest";
-  o.auth_user = cfg.zookeeper.username;
-  o.password_file = cfg.zookeeper.password_file;
+  o.servers = joined(z.servers);
+  o.path = z.path;
+  o.session_timeout = z.session_timeout;
+  o.connect_timeout = z.connect_timeout;
+  o.command_timeout = z.command_timeout;
+  if (!z.username.empty()) o.auth_scheme = "digest";
+  o.auth_user = z.username;
+  o.password_file = z.password_file;
   o.identity = store_identity_of(cfg);
   return o;
 }
@@ -120,9 +123,10 @@ std::unique_ptr<lease_store> make_zookeeper_store(asio::io_context& io, const co
 }
 
 milliseconds zookeeper_call_bound(const config& cfg) {
+  const auto& z = zookeeper_settings_of(cfg);
   // A call waits up to connect_timeout for a session, then command_timeout
   // for its answers (zookeeper_store.hpp).
-  return cfg.zookeeper.connect_timeout + cfg.zookeeper.command_timeout;
+  return z.connect_timeout + z.command_timeout;
 }
 
 // --- check-store -------------------------------------------------------------
@@ -362,7 +366,7 @@ void check_zookeeper(asio::io_context& io, const config& cfg,
                      std::function<void(check_report)> done) {
   auto check = std::make_shared<zookeeper_check>();
   check->done = std::move(done);
-  const auto& z = cfg.zookeeper;
+  const auto& z = zookeeper_settings_of(cfg);
   check->ttl = cfg.lease.ttl;
   check->asked = z.session_timeout;
   check->connect_timeout = z.connect_timeout;

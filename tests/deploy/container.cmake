@@ -15,10 +15,11 @@ gtest_discover_tests(manifests_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 30)
 
 # deploy_container_image (label deploy, 2-5 minutes, root): builds the image
 # from a debootstrapped Debian 12 with buildah and runs two containers of it
-# against a local redis-server (image-test.sh). The build stage's compile takes
+# against a local redis-server (image-test.sh), then plays docker/kubernetes/
+# on it with podman kube play (kube-play-test.sh). The build stage's compile takes
 # what it can from the compiler cache this build tree's compile filled (same
 # flags), so the daemon is not compiled twice. Exit 77 = skipped (no root or
-# no podman/buildah). COST: ctest starts the longest tests first, also in a
+# no podman/buildah/catatonit). COST: ctest starts the longest tests first, also in a
 # new build tree with no timings yet.
 add_test(NAME deploy_container_image
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/image-test.sh ${PROJECT_SOURCE_DIR}

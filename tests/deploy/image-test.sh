@@ -3,6 +3,8 @@
 # containers of it elect a leader on a redis-server this script starts on
 # loopback, `baton status` inside them tells leader from standby, the image's
 # HEALTHCHECK passes, and stopping the leader's container hands the lease over.
+# Then the Kubernetes manifests run on the same image with `podman kube play`
+# (kube-play-test.sh).
 #
 #   tests/deploy/image-test.sh SOURCE_DIR WORK_DIR
 #
@@ -10,7 +12,8 @@
 # local base image, so no registry is used. Everything podman and buildah
 # store lives under WORK_DIR (their own --root/--runroot), which is removed
 # at the end: the host's images and containers are never touched.
-# Needs root, podman, buildah, runc, debootstrap and redis-server.
+# Needs root, podman, buildah, runc, debootstrap, redis-server, and for the
+# Kubernetes part catatonit (the pods' pause process) and python3 with PyYAML.
 set -euo pipefail
 
 source_dir=${1:?usage: image-test.sh SOURCE_DIR WORK_DIR}
@@ -23,6 +26,14 @@ for tool in podman buildah debootstrap redis-server redis-cli tar; do
     exit $skip
   fi
 done
+if ! command -v catatonit >/dev/null && [[ ! -x /usr/libexec/podman/catatonit ]]; then
+  echo "image-test: SKIP: catatonit is not installed (podman's pods need it; scripts/install-deps.sh)" >&2
+  exit $skip
+fi
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  echo "image-test: SKIP: python3 with PyYAML (python3-yaml) is not installed (scripts/install-deps.sh)" >&2
+  exit $skip
+fi
 if [[ $(id -u) -ne 0 ]]; then
   echo "image-test: SKIP: needs root (debootstrap, podman storage)" >&2
   exit $skip
@@ -44,6 +55,9 @@ tag=$(basename "$work" | tr 'A-Z.' 'a-z-')
 base_image=localhost/baton-test-base:$tag
 image=localhost/baton-test:$tag
 containers=("baton-$tag-a" "baton-$tag-b")
+# What the Kubernetes manifests run besides baton (kube-standin.Containerfile).
+standin_image=localhost/baton-test-standin:$tag
+standin_pid=""
 redis_pid=""
 
 started=$EPOCHREALTIME
@@ -76,10 +90,13 @@ cleanup() {
   local status=$?
   set +e
   trap - ERR
+  [[ -n "$standin_pid" ]] && kill "$standin_pid" 2>/dev/null && wait "$standin_pid" 2>/dev/null
   for ctr in "${containers[@]}"; do
     "${pod[@]}" rm --force --time 5 "$ctr" >/dev/null 2>&1
   done
-  "${pod[@]}" rmi --force "$image" "$base_image" >/dev/null 2>&1
+  "${pod[@]}" pod stop --all --time 5 >/dev/null 2>&1
+  "${pod[@]}" pod rm --all --force >/dev/null 2>&1
+  "${pod[@]}" rmi --force "$image" "$base_image" "$standin_image" >/dev/null 2>&1
   # Intermediate build containers and the build stage's image, by the names
   # buildah gives them in this private store.
   "${bud[@]}" rm --all >/dev/null 2>&1
@@ -109,6 +126,15 @@ else
   rm -rf "$work/rootfs"
 fi
 phase "import base image"
+
+# The Kubernetes manifests' other images, built beside the baton image (its
+# apt downloads overlap the compile) and awaited before kube-play-test.sh.
+mkdir -p "$work/standin-context"
+"${bud[@]}" bud --isolation=chroot --format docker --layers=false \
+  --build-arg "BASE_IMAGE=$base_image" "${limits[@]}" \
+  -f "$source_dir/tests/deploy/kube-standin.Containerfile" -t "$standin_image" \
+  "$work/standin-context" >"$work/standin.log" 2>&1 &
+standin_pid=$!
 
 # Phase 2: the Dockerfile, both stages on the local base. Docker format: OCI
 # image configs have no HEALTHCHECK, and buildah drops it from them.
@@ -253,3 +279,16 @@ phase "healthchecks"
 "${pod[@]}" stop --time 20 "${containers[0]}" 2>&1 >/dev/null | without_systemd_noise
 wait_for_status "${containers[1]}" 0
 phase "takeover after stop"
+
+# Phase 6: the Kubernetes manifests, played on the same image.
+for ctr in "${containers[@]}"; do
+  "${pod[@]}" rm --force --time 5 "$ctr" >/dev/null 2>&1 || true
+done
+status=0
+wait "$standin_pid" || status=$?
+standin_pid=""
+((status == 0)) || { tail -n 30 "$work/standin.log" >&2; fail "the stand-in image did not build"; }
+phase "stand-in image (awaited)"
+bash "$source_dir/tests/deploy/kube-play-test.sh" "$source_dir" "$work/kube" "$image" \
+  "$standin_image" -- "${pod[@]}"
+phase "kubernetes manifests"

@@ -299,10 +299,20 @@ TEST_F(Manifests, KubernetesDeploymentMatchesTheImage) {
   EXPECT_EQ(port_of(listen), http_port());
   EXPECT_EQ(resolve_port(baton, baton["livenessProbe"]["httpGet"]["port"]), http_port());
   // Liveness on the route the store plays no part in (a Redis outage must
-  // not restart every pod); readiness follows leadership.
+  // not restart every pod); readiness on /readyz, which standbys pass too, so
+  // a rolling update is never left waiting for them (not /leader).
   EXPECT_EQ(baton["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/livez");
   EXPECT_EQ(resolve_port(baton, baton["readinessProbe"]["httpGet"]["port"]), http_port());
-  EXPECT_EQ(baton["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/leader");
+  EXPECT_EQ(baton["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
+  // A rolling update that keeps every pod until its successor is Ready.
+  EXPECT_EQ(deployment["spec"]["strategy"]["type"].as<std::string>(), "RollingUpdate");
+  EXPECT_EQ(deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"].as<int>(), 0);
+  // The app's stop must not wait out the grace period: the worker handles
+  // SIGTERM (a container's first process has no default action for it).
+  const YAML::Node worker = find_object(objects, "ConfigMap", "baton-demo-worker");
+  ASSERT_TRUE(worker);
+  EXPECT_NE(worker["data"]["worker.py"].as<std::string>().find("signal.SIGTERM"),
+            std::string::npos);
 
   // The config file: a ConfigMap mounted where --config points, which
   // passes check-config and names the Redis Service.
@@ -354,6 +364,19 @@ TEST_F(Manifests, KubernetesDeploymentMatchesTheImage) {
     }
   }
   EXPECT_TRUE(selected) << "Service " << redis_host(url) << " selects no Redis pods";
+
+  // Redis gets the Secret's password on its standard input, never in its
+  // argv (where `ps` on the node shows it): no $(REDIS_PASSWORD) argument.
+  for (const auto& object : objects) {
+    if (object["kind"].as<std::string>() != "Deployment") continue;
+    for (const auto& container : object["spec"]["template"]["spec"]["containers"]) {
+      for (const char* key : {"command", "args"}) {
+        for (const auto& word : as_strings(container[key])) {
+          EXPECT_EQ(word.find("$(REDIS_PASSWORD)"), std::string::npos) << word;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

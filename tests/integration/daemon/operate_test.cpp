@@ -12,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -197,6 +198,94 @@ TEST_F(operate, http_endpoints_answer_for_leader_and_standby) {
   expect_no_overlap();
 }
 
+// The value of the one sample of `series` (name and label block as the
+// exposition writes it) in a /metrics body; nullopt when it is missing.
+std::optional<double> metric_value(const std::string& body, const std::string& series) {
+  const auto at = body.find("\n" + series + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(body.substr(at + series.size() + 2));
+}
+
+// What the alert rules and the dashboard (monitoring/) read, from real
+// daemons: the term's token and its leader on leader and standby alike, the
+// probes, each renewal's share of the renew deadline, and a stop that ends
+// in SIGKILL.
+TEST_F(operate, metrics_name_the_term_its_leader_and_each_renewal) {
+  auto& a = start_node(0, {"--ignore-term"},
+                       {"--http-listen", "127.0.0.1:0", "--stop-timeout", "500ms"});
+  ASSERT_TRUE(a.wait_for_log("HTTP on", 10s)) << logs();
+  wait_for_single_worker();
+  auto& b = start_node(1, {}, {"--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(b.wait_for_log("HTTP on", 10s)) << logs();
+  ASSERT_TRUE(wait_for_status(1, [](const nlohmann::json& s) { return s["leader"] == "node-0"; }))
+      << logs();
+  const unsigned short pa = http_port_of(a);
+  const unsigned short pb = http_port_of(b);
+  auto scrape = [](unsigned short port) { return http_request(port, "GET", "/metrics").body; };
+  // Renewals come every third of the ttl (2s): polled, no event says so.
+  const std::string renewals = "baton_renewal_deadline_ratio_count";
+  ASSERT_TRUE(wait_until([&] { return metric_value(scrape(pa), renewals).value_or(0) >= 2; }, 10s))
+      << scrape(pa);
+
+  auto status = socket_request(socket_of(0), R"({"cmd":"status"})", 2s);
+  ASSERT_TRUE(status);
+  const auto token = nlohmann::json::parse(*status)["token"].get<std::uint64_t>();
+  ASSERT_GT(token, 0u);
+  for (const auto port : {pa, pb}) {
+    const auto body = scrape(port);
+    EXPECT_EQ(metric_value(body, "baton_term_token"), static_cast<double>(token)) << body;
+    EXPECT_EQ(metric_value(body, R"(baton_leader_info{node_id="node-0"})"), 1.0) << body;
+    EXPECT_EQ(metric_value(body, "baton_live"), 1.0) << body;
+    EXPECT_EQ(metric_value(body, "baton_ready"), 1.0) << body;
+  }
+  // renew_interval / renew_deadline is 0.5 with these timings; a renewal on
+  // loopback adds little, and none may have come near the deadline.
+  const auto body = scrape(pa);
+  const double mean = metric_value(body, "baton_renewal_deadline_ratio_sum").value_or(0) /
+                      metric_value(body, renewals).value_or(1);
+  EXPECT_GT(mean, 0.3) << body;
+  EXPECT_LT(mean, 0.75) << body;
+  EXPECT_EQ(metric_value(body, R"(baton_renewal_deadline_ratio_bucket{le="0.3"})"), 0.0) << body;
+  EXPECT_EQ(metric_value(body, R"(baton_app_failures_total{kind="killed"})"), 0.0) << body;
+
+  // node-0's app ignores SIGTERM: the resign's stop ends in SIGKILL, and
+  // node-1 leads a new term.
+  EXPECT_EQ(run_client({"resign", "--socket", socket_of(0).string()}).code, 0);
+  ASSERT_TRUE(wait_until(
+      [&] { return metric_value(scrape(pb), R"(baton_leader_info{node_id="node-1"})") == 1.0; },
+      15s))
+      << logs();
+  EXPECT_EQ(metric_value(scrape(pa), R"(baton_app_failures_total{kind="killed"})"), 1.0) << logs();
+  for (const auto port : {pa, pb}) {
+    ASSERT_TRUE(wait_until(
+        [&] { return metric_value(scrape(port), "baton_term_token").value_or(0) > token; }, 10s))
+        << scrape(port);
+    EXPECT_EQ(scrape(port).find(R"(baton_leader_info{node_id="node-0"})"), std::string::npos)
+        << "one leader series at a time";
+  }
+  expect_no_overlap();
+}
+
+// An app that cannot start and one that exits by itself are counted where
+// they happened.
+TEST_F(operate, metrics_count_apps_that_fail_to_start_or_exit) {
+  auto& a = start_node(0, {"--exit-after-ms", "50", "--exit-code", "3"},
+                       {"--http-listen", "127.0.0.1:0"});
+  auto& b = start_node(1, {}, {"--http-listen", "127.0.0.1:0", "--on-start", R"(["/bin/false"])"});
+  ASSERT_TRUE(a.wait_for_log("HTTP on", 10s)) << logs();
+  ASSERT_TRUE(b.wait_for_log("HTTP on", 10s)) << logs();
+  auto count = [](const baton_process& node, const char* kind) {
+    const auto body = http_request(http_port_of(node), "GET", "/metrics").body;
+    return metric_value(body, std::string("baton_app_failures_total{kind=\"") + kind + "\"}");
+  };
+  // They take turns at the lease, each backing off after its failure.
+  EXPECT_TRUE(wait_until([&] { return count(a, "exited").value_or(0) >= 1; }, 20s)) << logs();
+  EXPECT_TRUE(wait_until([&] { return count(b, "start_failed").value_or(0) >= 1; }, 20s)) << logs();
+  EXPECT_EQ(count(a, "start_failed"), 0.0);
+  EXPECT_EQ(count(b, "exited"), 0.0);
+  EXPECT_EQ(count(a, "killed"), 0.0);
+}
+
 TEST_F(operate, http_listen_on_a_taken_port_fails_at_start) {
   auto& a = start_node(0, {}, {"--http-listen", "127.0.0.1:0"});
   ASSERT_TRUE(a.wait_for_log("HTTP on", 10s)) << logs();
@@ -259,6 +348,12 @@ TEST_F(operate, a_store_outage_makes_nodes_not_ready_and_keeps_them_live) {
   EXPECT_GE(std::chrono::steady_clock::now() - outage, 2s) << "not ready before one ttl of failing";
   const auto readyz = http_request(ports[1], "GET", "/readyz");
   EXPECT_EQ(readyz.body.rfind("not ready: the store has not answered for ", 0), 0u) << readyz.body;
+  // What the BatonStoreUnreachable alert reads (monitoring/baton-alerts.yaml).
+  for (int i = 0; i < 2; ++i) {
+    const auto metrics = http_request(ports[i], "GET", "/metrics").body;
+    EXPECT_EQ(metric_value(metrics, "baton_ready"), 0.0) << metrics;
+    EXPECT_EQ(metric_value(metrics, "baton_live"), 1.0) << metrics;
+  }
 
   // The leader stopped its app at its renew deadline, and stays live.
   event_log log(events);

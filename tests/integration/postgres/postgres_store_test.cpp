@@ -18,6 +18,7 @@
 
 #include "postgres/lease_sql.hpp"
 #include "postgres/postgres_check.hpp"
+#include "postgres/postgres_settings.hpp"
 #include "support/servers/postgres_server.hpp"
 
 namespace baton {
@@ -130,8 +131,8 @@ struct fixture : ::testing::Test {
   std::string check_line_of_candidates(const std::string& user) {
     config cfg;
     cfg.election = "e";
-    cfg.postgres.url = pg.conninfo(user);
-    cfg.postgres.command_timeout = 1000ms;
+    postgres_settings_of(cfg).url = pg.conninfo(user);
+    postgres_settings_of(cfg).command_timeout = 1000ms;
     std::optional<check_report> report;
     store_check_detail::async_check_postgres(io, cfg,
                                              [&](check_report r) { report = std::move(r); });

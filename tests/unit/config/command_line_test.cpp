@@ -8,8 +8,10 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
 #include "baton/store_registry.hpp"
 #include "config_test_util.hpp"
+#include "postgres/postgres_settings.hpp"
 
 namespace baton {
 namespace {
@@ -34,9 +36,9 @@ TEST(command_line, run_with_flags) {
   EXPECT_EQ(c.lease.renew_deadline, 12s);
   EXPECT_EQ(c.lease.retry_interval, 700ms);
   EXPECT_DOUBLE_EQ(c.lease.drift_factor, 0.02);
-  EXPECT_EQ(c.redis.url, "redis://h:7000/1");
-  EXPECT_EQ(c.redis.connect_timeout, 3s);
-  EXPECT_EQ(c.redis.command_timeout, 400ms);
+  EXPECT_EQ(redis_settings_of(c).url, "redis://h:7000/1");
+  EXPECT_EQ(redis_settings_of(c).connect_timeout, 3s);
+  EXPECT_EQ(redis_settings_of(c).command_timeout, 400ms);
   EXPECT_EQ(c.hooks.on_start, (std::vector<std::string>{"/bin/echo", "a b"}));
   EXPECT_EQ(c.hooks.on_stop, (std::vector<std::string>{"/bin/true", "-q"}));
   EXPECT_EQ(c.hooks.timeout, 5s);
@@ -113,7 +115,7 @@ TEST(command_line, a_boolean_flag_takes_a_boolean_word_after_a_space) {
     }
     const auto inv = parse(args);
     ASSERT_EQ(inv.what, invocation::verb::run) << args[3] << ": " << inv.message;
-    EXPECT_EQ(inv.cfg.postgres.create_schema, r.create_schema) << args[3];
+    EXPECT_EQ(postgres_settings_of(inv.cfg).create_schema, r.create_schema) << args[3];
     EXPECT_EQ(inv.cfg.child.park, r.park) << args[3];
   }
   const auto child = parse({"run", "--election", "jobs", "--park", "--", "/bin/echo", "false"});
@@ -305,7 +307,7 @@ TEST(command_line, password_is_refused_in_a_flag_url) {
   // In the environment it is accepted (and used).
   const auto ok = parse({"run", "--election", "e"}, {{"BATON_REDIS_URL", "redis://:hunter2@h:1"}});
   ASSERT_EQ(ok.what, invocation::verb::run) << ok.message;
-  EXPECT_EQ(ok.cfg.redis.password, "hunter2");
+  EXPECT_EQ(redis_settings_of(ok.cfg).password, "hunter2");
 }
 
 TEST(describe_config, masks_the_password_and_loads_again) {
@@ -315,7 +317,7 @@ TEST(describe_config, masks_the_password_and_loads_again) {
                           "--socket", "/tmp/with space.sock", "--", "/bin/ls", "-v"},
                          {{"BATON_REDIS_URL", "redis://bob:urlsecret@h:6380/3"}});
   ASSERT_EQ(inv.what, invocation::verb::check_config) << inv.message;
-  EXPECT_EQ(inv.cfg.redis.password, "urlsecret");
+  EXPECT_EQ(redis_settings_of(inv.cfg).password, "urlsecret");
   const std::string yaml = describe_config(inv.cfg);
   EXPECT_EQ(yaml.find("hunter2"), std::string::npos) << yaml;
   EXPECT_EQ(yaml.find("urlsecret"), std::string::npos) << yaml;
@@ -331,7 +333,7 @@ TEST(describe_config, masks_the_password_and_loads_again) {
   EXPECT_EQ(again.lease.renew_deadline, inv.cfg.lease.renew_deadline);
   EXPECT_EQ(again.lease.retry_interval, inv.cfg.lease.retry_interval);
   EXPECT_DOUBLE_EQ(again.lease.drift_factor, inv.cfg.lease.drift_factor);
-  EXPECT_EQ(again.redis.command_timeout, inv.cfg.redis.command_timeout);
+  EXPECT_EQ(redis_settings_of(again).command_timeout, redis_settings_of(inv.cfg).command_timeout);
   EXPECT_EQ(again.hooks.on_start, inv.cfg.hooks.on_start);
   EXPECT_EQ(again.child.command, inv.cfg.child.command);
   EXPECT_EQ(again.socket.path, inv.cfg.socket.path);

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
 #include "config_test_util.hpp"
 
 namespace baton {
@@ -55,9 +56,9 @@ log:
 )");
   EXPECT_EQ(cfg.election, "payroll");
   EXPECT_EQ(cfg.node_id, "node-1@dc2");
-  EXPECT_EQ(cfg.redis.url, "redis://10.0.0.1:6380/2");
-  EXPECT_EQ(cfg.redis.connect_timeout, 2s);
-  EXPECT_EQ(cfg.redis.command_timeout, 300ms);
+  EXPECT_EQ(redis_settings_of(cfg).url, "redis://10.0.0.1:6380/2");
+  EXPECT_EQ(redis_settings_of(cfg).connect_timeout, 2s);
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 300ms);
   EXPECT_EQ(cfg.lease.ttl, 15s);
   EXPECT_EQ(cfg.lease.renew_interval, 4s);
   EXPECT_EQ(cfg.lease.renew_deadline, 9s);
@@ -210,9 +211,9 @@ TEST(config_env, reads_every_variable) {
                                    });
   EXPECT_EQ(cfg.election, "envy");
   EXPECT_EQ(cfg.node_id, "n1");
-  EXPECT_EQ(cfg.redis.url, "redis://h:7000");
-  EXPECT_EQ(cfg.redis.connect_timeout, 3s);
-  EXPECT_EQ(cfg.redis.command_timeout, 250ms);
+  EXPECT_EQ(redis_settings_of(cfg).url, "redis://h:7000");
+  EXPECT_EQ(redis_settings_of(cfg).connect_timeout, 3s);
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 250ms);
   EXPECT_EQ(cfg.lease.ttl, 30s);
   EXPECT_EQ(cfg.lease.renew_interval, 5s);
   EXPECT_EQ(cfg.lease.renew_deadline, 20s);
@@ -288,31 +289,31 @@ TEST(config_derived, defaults_scale_with_ttl) {
   EXPECT_EQ(cfg.lease.renew_interval, 3s);
   EXPECT_EQ(cfg.lease.renew_deadline, 6s);
   EXPECT_EQ(cfg.lease.retry_interval, 1s);   // min(1s, 3s)
-  EXPECT_EQ(cfg.redis.command_timeout, 1s);  // min(1s, 1.5s)
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 1s);  // min(1s, 1.5s)
 
   cfg = from_yaml("lease: {ttl: 1500ms}");
   EXPECT_EQ(cfg.lease.renew_interval, 500ms);
   EXPECT_EQ(cfg.lease.renew_deadline, 1000ms);
   EXPECT_EQ(cfg.lease.retry_interval, 500ms);
-  EXPECT_EQ(cfg.redis.command_timeout, 250ms);
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 250ms);
 
   cfg = from_yaml("");
   EXPECT_EQ(cfg.lease.renew_interval, 3333ms);
   EXPECT_EQ(cfg.lease.renew_deadline, 6666ms);
   EXPECT_EQ(cfg.lease.retry_interval, 1s);
-  EXPECT_EQ(cfg.redis.command_timeout, 1s);
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 1s);
 }
 
 TEST(config_derived, explicit_values_are_kept_and_feed_the_others) {
   const config cfg = from_yaml("lease: {ttl: 10s, renew_interval: 600ms}");
   EXPECT_EQ(cfg.lease.renew_interval, 600ms);
   EXPECT_EQ(cfg.lease.retry_interval, 600ms);
-  EXPECT_EQ(cfg.redis.command_timeout, 300ms);
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 300ms);
 }
 
 TEST(config_derived, result_holds_no_zeros) {
   const config cfg = from_yaml("");
-  EXPECT_GT(cfg.redis.command_timeout.count(), 0);
+  EXPECT_GT(redis_settings_of(cfg).command_timeout.count(), 0);
   EXPECT_GT(cfg.lease.renew_interval.count(), 0);
   EXPECT_GT(cfg.lease.renew_deadline.count(), 0);
   EXPECT_GT(cfg.lease.retry_interval.count(), 0);
@@ -331,32 +332,37 @@ TEST(config_derived, node_id_default_is_hostname_and_six_hex_digits) {
 
 TEST(config_password, from_environment) {
   const config cfg = from_yaml("", {{"BATON_REDIS_PASSWORD", "envpw"}});
-  EXPECT_EQ(cfg.redis.password, "envpw");
+  EXPECT_EQ(redis_settings_of(cfg).password, "envpw");
 }
 
 TEST(config_password, from_file_first_line_without_newline) {
   temp_dir dir;
   const std::string file = dir.write("pw", "filepw\nsecond line\n");
-  EXPECT_EQ(from_yaml("redis: {password_file: " + file + "}").redis.password, "filepw");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {password_file: " + file + "}")).password,
+            "filepw");
   const std::string crlf = dir.write("pw2", "crlf\r\n");
-  EXPECT_EQ(from_yaml("redis: {password_file: " + crlf + "}").redis.password, "crlf");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {password_file: " + crlf + "}")).password, "crlf");
   const std::string no_newline = dir.write("pw3", "bare");
-  EXPECT_EQ(from_yaml("", {{"BATON_REDIS_PASSWORD_FILE", no_newline}}).redis.password, "bare");
+  EXPECT_EQ(redis_settings_of(from_yaml("", {{"BATON_REDIS_PASSWORD_FILE", no_newline}})).password,
+            "bare");
 }
 
 TEST(config_password, from_url_user_info) {
-  EXPECT_EQ(from_yaml("redis: {url: \"redis://:urlpw@h:1\"}").redis.password, "urlpw");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {url: \"redis://:urlpw@h:1\"}")).password, "urlpw");
 }
 
 TEST(config_password, each_source_alone_gives_the_password) {
   temp_dir dir;
   const std::string file = dir.write("pw", "filepw\n");
-  EXPECT_EQ(from_yaml("", {{"BATON_REDIS_PASSWORD", "envpw"}}).redis.password, "envpw");
-  EXPECT_EQ(from_yaml("redis: {password_file: " + file + "}").redis.password, "filepw");
-  EXPECT_EQ(from_yaml("redis: {url: \"redis://:urlpw@h:1\"}").redis.password, "urlpw");
+  EXPECT_EQ(redis_settings_of(from_yaml("", {{"BATON_REDIS_PASSWORD", "envpw"}})).password,
+            "envpw");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {password_file: " + file + "}")).password,
+            "filepw");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {url: \"redis://:urlpw@h:1\"}")).password, "urlpw");
   // An empty variable counts as unset.
-  EXPECT_EQ(from_yaml("redis: {password_file: " + file + "}", {{"BATON_REDIS_PASSWORD", ""}})
-                .redis.password,
+  EXPECT_EQ(redis_settings_of(
+                from_yaml("redis: {password_file: " + file + "}", {{"BATON_REDIS_PASSWORD", ""}}))
+                .password,
             "filepw");
 }
 

@@ -1,6 +1,9 @@
 // SIGHUP reload planning: allowed changes are listed and applied together;
 // any change that needs a restart refuses the whole reload.
 #include "baton/config_reload.hpp"
+#include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
+#include "postgres/postgres_settings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 config base() {
-  config c;
+  config c = default_config();
   c.election = "jobs";
   c.node_id = "node-a";
   c.lease.ttl = 9000ms;
@@ -18,7 +21,7 @@ config base() {
   c.lease.renew_deadline = 6000ms;
   c.lease.retry_interval = 1000ms;
   c.lease.resign_cooldown = 9000ms;
-  c.redis.command_timeout = 1000ms;
+  redis_settings_of(c).command_timeout = 1000ms;
   return c;
 }
 
@@ -48,7 +51,7 @@ TEST(config_reload, election_redis_lease_and_socket_are_refused) {
   auto fresh = base();
   fresh.election = "other";
   fresh.lease.ttl = 5000ms;
-  fresh.redis.url = "redis://10.0.0.1:6379";
+  redis_settings_of(fresh).url = "redis://10.0.0.1:6379";
   fresh.socket.path = "/run/baton/x.sock";
   fresh.http.listen = "127.0.0.1:9464";
   fresh.log.level = "debug";
@@ -68,11 +71,11 @@ TEST(config_reload, election_redis_lease_and_socket_are_refused) {
 // election does not use: the refusal names only what the running store reads.
 TEST(config_reload, another_stores_options_are_not_named) {
   auto running = base();
-  running.postgres.command_timeout = 1000ms;
+  postgres_settings_of(running).command_timeout = 1000ms;
   auto fresh = base();
   fresh.lease.ttl = 3000ms;
-  fresh.redis.command_timeout = 500ms;
-  fresh.postgres.command_timeout = 500ms;
+  redis_settings_of(fresh).command_timeout = 500ms;
+  postgres_settings_of(fresh).command_timeout = 500ms;
   auto plan = plan_reload(running, fresh);
   std::string all;
   for (auto& line : plan.refused) all += line + "\n";
@@ -100,12 +103,12 @@ TEST(config_reload, another_stores_options_are_not_named) {
 
 TEST(config_reload, the_password_is_never_compared_nor_shown) {
   auto running = base();
-  running.redis.password = "hunter2";
+  redis_settings_of(running).password = "hunter2";
   auto fresh = base();  // the environment that held it was scrubbed
   auto plan = plan_reload(running, fresh);
   EXPECT_TRUE(plan.refused.empty());
   EXPECT_TRUE(plan.changes.empty());
-  EXPECT_EQ(plan.next.redis.password, "hunter2");
+  EXPECT_EQ(redis_settings_of(plan.next).password, "hunter2");
 }
 
 }  // namespace

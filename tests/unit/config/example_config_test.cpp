@@ -6,6 +6,7 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
 #include "support/built_paths.hpp"
 
 namespace baton {
@@ -26,10 +27,10 @@ TEST(example_config, loads_and_matches_the_defaults) {
   const config defaults;
   EXPECT_EQ(raw.election, "example");
   EXPECT_EQ(raw.node_id, defaults.node_id);
-  EXPECT_EQ(raw.redis.url, defaults.redis.url);
-  EXPECT_EQ(raw.redis.password_file, defaults.redis.password_file);
-  EXPECT_EQ(raw.redis.connect_timeout, defaults.redis.connect_timeout);
-  EXPECT_EQ(raw.redis.command_timeout, defaults.redis.command_timeout);
+  EXPECT_EQ(redis_settings_of(raw).url, redis_settings_of(defaults).url);
+  EXPECT_EQ(redis_settings_of(raw).password_file, redis_settings_of(defaults).password_file);
+  EXPECT_EQ(redis_settings_of(raw).connect_timeout, redis_settings_of(defaults).connect_timeout);
+  EXPECT_EQ(redis_settings_of(raw).command_timeout, redis_settings_of(defaults).command_timeout);
   EXPECT_EQ(raw.lease.ttl, defaults.lease.ttl);
   EXPECT_EQ(raw.lease.renew_interval, defaults.lease.renew_interval);
   EXPECT_EQ(raw.lease.renew_deadline, defaults.lease.renew_deadline);

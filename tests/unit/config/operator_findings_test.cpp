@@ -122,8 +122,9 @@ TEST(redis_password, variable_and_file_together_are_refused_without_the_secret) 
   EXPECT_NE(flag.message.find("--redis-password-file"), std::string::npos) << flag.message;
   EXPECT_EQ(flag.message.find("s3cr3t-env"), std::string::npos) << flag.message;
   // Either alone is fine.
-  EXPECT_EQ(from_yaml("", {{"BATON_REDIS_PASSWORD", "a"}}).redis.password, "a");
-  EXPECT_EQ(from_yaml("redis: {password_file: " + file + "}").redis.password, "fromfile");
+  EXPECT_EQ(redis_settings_of(from_yaml("", {{"BATON_REDIS_PASSWORD", "a"}})).password, "a");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {password_file: " + file + "}")).password,
+            "fromfile");
 }
 
 TEST(redis_password, url_password_with_another_source_is_refused) {
@@ -143,7 +144,7 @@ TEST(redis_password, url_password_with_another_source_is_refused) {
     EXPECT_EQ(e.find("envsecret"), std::string::npos) << e;
     EXPECT_EQ(e.find("fromfile"), std::string::npos) << e;
   }
-  EXPECT_EQ(from_yaml(url + "}").redis.password, "urlsecret");
+  EXPECT_EQ(redis_settings_of(from_yaml(url + "}")).password, "urlsecret");
 }
 
 // 3. Passwords in flags.

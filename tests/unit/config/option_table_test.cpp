@@ -15,6 +15,7 @@
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "baton/config_reload.hpp"
+#include "baton/redis_settings.hpp"
 #include "config/option_table.hpp"
 #include "config_schema/option_value.hpp"
 #include "config_test_util.hpp"
@@ -143,7 +144,7 @@ config reference(const option_spec& spec, const std::string& text) {
 }
 
 bool differs_from_default(const option_spec& spec, const config& cfg) {
-  return shown_option_value(spec, cfg) != shown_option_value(spec, config{});
+  return shown_option_value(spec, cfg) != shown_option_value(spec, default_config());
 }
 
 TEST(option_table, entries_are_well_formed) {
@@ -193,7 +194,7 @@ TEST(option_table, option_at_finds_each_field_and_refuses_others) {
   const config cfg;
   EXPECT_EQ(option_name(cfg, cfg.lease.ttl), "lease.ttl");
   EXPECT_EQ(option_name(cfg, cfg.store.kind), "store.kind");
-  EXPECT_EQ(option_name(cfg, cfg.redis.password), "redis.password");
+  EXPECT_EQ(option_name(cfg, redis_settings_of(cfg).password), "redis.password");
   for (const auto& spec : option_table()) {
     std::visit(
         [&](const auto& f) {
@@ -204,8 +205,8 @@ TEST(option_table, option_at_finds_each_field_and_refuses_others) {
         spec.field);
   }
   // A word is found by its type and address alike.
-  EXPECT_EQ(option_name(cfg, cfg.redis.tls_verify), "redis.tls_verify");
-  EXPECT_EQ(option_name(cfg, cfg.redis.replica_ack), "redis.replica_ack");
+  EXPECT_EQ(option_name(cfg, redis_settings_of(cfg).tls_verify), "redis.tls_verify");
+  EXPECT_EQ(option_name(cfg, redis_settings_of(cfg).replica_ack), "redis.replica_ack");
   // Same address as lease.ttl, but not an option.
   EXPECT_THROW(option_at(cfg, cfg.lease), std::logic_error);
   const std::string elsewhere;
@@ -268,7 +269,7 @@ TEST(option_table, every_yaml_key_sets_its_option) {
 
 TEST(option_table, check_config_lists_every_option_and_no_secret) {
   config cfg = from_yaml("", {{"BATON_REDIS_PASSWORD", "hunter2"}});
-  ASSERT_EQ(cfg.redis.password, "hunter2");
+  ASSERT_EQ(redis_settings_of(cfg).password, "hunter2");
   const std::string text = describe_config(cfg);
   EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
   const YAML::Node yaml = YAML::Load(text);
@@ -321,7 +322,7 @@ TEST(option_table, reload_rule_matches_plan_reload) {
     if (spec.secret) {
       EXPECT_TRUE(plan.changes.empty());
       EXPECT_TRUE(plan.refused.empty());
-      EXPECT_EQ(plan.next.redis.password, running.redis.password);
+      EXPECT_EQ(redis_settings_of(plan.next).password, redis_settings_of(running).password);
     } else if (spec.reloadable) {
       ASSERT_EQ(plan.changes.size(), 1u);
       EXPECT_EQ(plan.changes[0].rfind(prefix, 0), 0u) << plan.changes[0];

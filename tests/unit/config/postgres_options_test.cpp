@@ -10,6 +10,7 @@
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "config_test_util.hpp"
+#include "postgres/postgres_settings.hpp"
 
 namespace baton {
 namespace {
@@ -36,22 +37,22 @@ TEST(postgres_options, the_kind_and_its_section_from_yaml_env_and_flags) {
       "postgres: {url: \"host=db dbname=app user=baton\", table: ops.leases, create_schema: false,\n"
       "           connect_timeout: 2s, command_timeout: 300ms}\n");
   EXPECT_EQ(cfg.store.kind, "postgres");
-  EXPECT_EQ(cfg.postgres.url, "host=db dbname=app user=baton");
-  EXPECT_EQ(cfg.postgres.table, "ops.leases");
-  EXPECT_FALSE(cfg.postgres.create_schema);
-  EXPECT_EQ(cfg.postgres.connect_timeout, 2s);
-  EXPECT_EQ(cfg.postgres.command_timeout, 300ms);
-  EXPECT_EQ(from_yaml("", {{"BATON_POSTGRES_TABLE", "t2"}}).postgres.table, "t2");
+  EXPECT_EQ(postgres_settings_of(cfg).url, "host=db dbname=app user=baton");
+  EXPECT_EQ(postgres_settings_of(cfg).table, "ops.leases");
+  EXPECT_FALSE(postgres_settings_of(cfg).create_schema);
+  EXPECT_EQ(postgres_settings_of(cfg).connect_timeout, 2s);
+  EXPECT_EQ(postgres_settings_of(cfg).command_timeout, 300ms);
+  EXPECT_EQ(postgres_settings_of(from_yaml("", {{"BATON_POSTGRES_TABLE", "t2"}})).table, "t2");
   const auto inv = parse({"run", "--election", "e", "--store-kind", "postgres", "--postgres-url",
                           "postgresql://baton@db:5433/app", "--postgres-timeout", "250ms"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
-  EXPECT_EQ(inv.cfg.postgres.url, "postgresql://baton@db:5433/app");
-  EXPECT_EQ(inv.cfg.postgres.command_timeout, 250ms);
+  EXPECT_EQ(postgres_settings_of(inv.cfg).url, "postgresql://baton@db:5433/app");
+  EXPECT_EQ(postgres_settings_of(inv.cfg).command_timeout, 250ms);
 }
 
 TEST(postgres_options, the_command_timeout_is_derived_from_the_renew_interval) {
-  EXPECT_EQ(from_yaml("lease: {ttl: 900ms}").postgres.command_timeout, 150ms);
-  EXPECT_EQ(from_yaml("").postgres.command_timeout, 1000ms);
+  EXPECT_EQ(postgres_settings_of(from_yaml("lease: {ttl: 900ms}")).command_timeout, 150ms);
+  EXPECT_EQ(postgres_settings_of(from_yaml("")).command_timeout, 1000ms);
 }
 
 TEST(postgres_options, a_url_libpq_cannot_read_is_one_line_naming_the_option) {
@@ -77,7 +78,7 @@ TEST(postgres_options, a_port_that_is_not_a_number_is_refused_naming_the_url) {
   }
   for (const char* url : {"postgresql://db:5433/app", "host=a,b port=5432,5433", "host=a,b port=,5433",
                           "host=db", "postgresql:///app"}) {
-    EXPECT_EQ(from_yaml(pg + "postgres: {url: \"" + url + "\"}").postgres.url, url);
+    EXPECT_EQ(postgres_settings_of(from_yaml(pg + "postgres: {url: \"" + url + "\"}")).url, url);
   }
 }
 
@@ -92,7 +93,7 @@ TEST(postgres_options, an_empty_password_file_variable_warns_that_it_clears_the_
     config_loader loader(fake_env(std::move(env)));
     loader.load_yaml(yaml, "test.yaml");
     loader.load_environment();
-    EXPECT_EQ(loader.current().postgres.password_file.empty(),
+    EXPECT_EQ(postgres_settings_of(loader.current()).password_file.empty(),
               loader.warnings().size() == 1);
     return loader.warnings();
   };
@@ -118,7 +119,7 @@ TEST(postgres_options, another_store_kind_does_not_read_the_postgres_url_or_pass
   // Reading them would open libpq in every Redis daemon (src/libpq/libpq_on_demand.hpp).
   const auto cfg = from_yaml("postgres: {url: \"host=db port\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
   EXPECT_EQ(cfg.store.kind, "redis");
-  EXPECT_EQ(cfg.postgres.password, "");
+  EXPECT_EQ(postgres_settings_of(cfg).password, "");
 }
 
 TEST(postgres_options, table_names_that_would_need_quoting_are_refused) {
@@ -130,20 +131,26 @@ TEST(postgres_options, table_names_that_would_need_quoting_are_refused) {
   EXPECT_NE(postgres_error_of([] { from_yaml("postgres: {table: " + std::string(64, 'a') + "}"); }),
             "");
   for (const char* good : {"baton_lease", "ops.baton_lease", "_x"}) {
-    EXPECT_EQ(from_yaml(std::string("postgres: {table: ") + good + "}").postgres.table, good);
+    EXPECT_EQ(postgres_settings_of(from_yaml(std::string("postgres: {table: ") + good + "}")).table,
+              good);
   }
 }
 
 TEST(postgres_options, the_password_comes_from_the_environment_or_a_file_never_a_flag) {
-  EXPECT_EQ(from_yaml(pg, {{"BATON_POSTGRES_PASSWORD", "s3cret"}}).postgres.password, "s3cret");
+  EXPECT_EQ(postgres_settings_of(from_yaml(pg, {{"BATON_POSTGRES_PASSWORD", "s3cret"}})).password,
+            "s3cret");
   const temp_dir dir;
   const auto file = dir.write("pw", "from-file\n");
-  EXPECT_EQ(from_yaml(pg + "postgres: {password_file: " + file + "}").postgres.password, "from-file");
+  EXPECT_EQ(
+      postgres_settings_of(from_yaml(pg + "postgres: {password_file: " + file + "}")).password,
+      "from-file");
   const auto missing =
       postgres_error_of([&] { from_yaml(pg + "postgres: {password_file: " + file + "x}"); });
   EXPECT_NE(missing.find("postgres.password_file"), std::string::npos) << missing;
   EXPECT_NE(missing.find("cannot open it"), std::string::npos) << missing;
-  EXPECT_EQ(from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}").postgres.password, "inurl");
+  EXPECT_EQ(
+      postgres_settings_of(from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}")).password,
+      "inurl");
   const auto twice = postgres_error_of([&] {
     from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}", {{"BATON_POSTGRES_PASSWORD", "x"}});
   });
@@ -162,16 +169,18 @@ TEST(postgres_options, the_password_comes_from_the_environment_or_a_file_never_a
 // as libpq ranks it below the connection string's: the daemon removes it from
 // its environment at start, and libpq would no longer find it at a reconnect.
 TEST(postgres_options, libpqs_pgpassword_is_read_below_every_baton_source) {
-  EXPECT_EQ(from_yaml(pg, {{"PGPASSWORD", "from-libpq"}}).postgres.password, "from-libpq");
-  EXPECT_EQ(from_yaml(pg, {{"PGPASSWORD", "from-libpq"}, {"BATON_POSTGRES_PASSWORD", "mine"}})
-                .postgres.password,
+  EXPECT_EQ(postgres_settings_of(from_yaml(pg, {{"PGPASSWORD", "from-libpq"}})).password,
+            "from-libpq");
+  EXPECT_EQ(postgres_settings_of(
+                from_yaml(pg, {{"PGPASSWORD", "from-libpq"}, {"BATON_POSTGRES_PASSWORD", "mine"}}))
+                .password,
             "mine");
-  EXPECT_EQ(
-      from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}", {{"PGPASSWORD", "from-libpq"}})
-          .postgres.password,
-      "inurl");
+  EXPECT_EQ(postgres_settings_of(from_yaml(pg + "postgres: {url: \"host=db password=inurl\"}",
+                                           {{"PGPASSWORD", "from-libpq"}}))
+                .password,
+            "inurl");
   // Another kind leaves it to the app, whose business it then is.
-  EXPECT_EQ(from_yaml("", {{"PGPASSWORD", "from-libpq"}}).postgres.password, "");
+  EXPECT_EQ(postgres_settings_of(from_yaml("", {{"PGPASSWORD", "from-libpq"}})).password, "");
 }
 
 TEST(postgres_options, check_config_masks_a_password_in_the_url) {

@@ -13,6 +13,7 @@
 #include "baton/redis_settings.hpp"
 #include "baton/redis_url.hpp"
 #include "config_test_util.hpp"
+#include "redlock/redlock_settings.hpp"
 
 namespace baton {
 namespace {
@@ -52,7 +53,7 @@ TEST(redis_tls_options, the_settings_reach_the_endpoint) {
   const auto cfg = from_yaml("redis:\n  url: rediss://10.0.0.5:6380\n  username: baton\n"
                              "  tls_ca_file: " + ca + "\n  tls_verify: ca\n"
                              "  tls_server_name: redis.internal\n");
-  const auto e = redis_endpoint_for(cfg.redis, cfg.redis.url);
+  const auto e = redis_endpoint_for(redis_settings_of(cfg), redis_settings_of(cfg).url);
   EXPECT_TRUE(e.tls);
   EXPECT_EQ(e.username, "baton");
   EXPECT_EQ(e.tls_settings.ca_file, ca);
@@ -60,13 +61,17 @@ TEST(redis_tls_options, the_settings_reach_the_endpoint) {
   EXPECT_EQ(e.tls_settings.server_name, "redis.internal");
   // Without a server name, the URL's host is what the certificate must name.
   const auto plain = from_yaml("redis:\n  url: rediss://10.0.0.5:6380\n");
-  EXPECT_EQ(redis_endpoint_for(plain.redis, plain.redis.url).tls_settings.server_name, "10.0.0.5");
-  EXPECT_EQ(redis_endpoint_for(plain.redis, plain.redis.url).tls_settings.verify, tls_verify::full);
+  EXPECT_EQ(redis_endpoint_for(redis_settings_of(plain), redis_settings_of(plain).url)
+                .tls_settings.server_name,
+            "10.0.0.5");
+  EXPECT_EQ(redis_endpoint_for(redis_settings_of(plain), redis_settings_of(plain).url)
+                .tls_settings.verify,
+            tls_verify::full);
   // The same from variables.
   const auto env = from_yaml("", {{"BATON_REDIS_URL", "rediss://h"}, {"BATON_REDIS_TLS_VERIFY", "none"},
                                   {"BATON_REDIS_USERNAME", "u"}});
-  EXPECT_EQ(env.redis.tls_verify, tls_verify::none);
-  EXPECT_EQ(env.redis.username, "u");
+  EXPECT_EQ(redis_settings_of(env).tls_verify, tls_verify::none);
+  EXPECT_EQ(redis_settings_of(env).username, "u");
 }
 
 TEST(redis_tls_options, tls_options_without_a_rediss_url_are_refused) {
@@ -107,8 +112,8 @@ TEST(redis_tls_options, redlock_masters_may_use_tls) {
   const auto ca = existing_file();
   const auto cfg = from_yaml("store: {kind: redlock}\nredlock:\n  masters: [rediss://a:1, "
                              "rediss://b:1, rediss://c:1]\nredis:\n  tls_ca_file: " + ca + "\n");
-  for (const auto& url : redlock_master_urls(cfg.redlock)) {
-    EXPECT_TRUE(redis_endpoint_for(cfg.redis, url).tls) << url;
+  for (const auto& url : redlock_master_urls(redlock_settings_of(cfg))) {
+    EXPECT_TRUE(redis_endpoint_for(redis_settings_of(cfg), url).tls) << url;
   }
 }
 

@@ -11,6 +11,7 @@
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "config_test_util.hpp"
+#include "redlock/redlock_settings.hpp"
 
 namespace baton {
 namespace {
@@ -31,18 +32,20 @@ std::string masters_error_of(const std::function<void()>& load) {
 }
 
 TEST(redlock_masters, a_yaml_list_a_flag_and_a_variable_give_the_same_masters) {
-  EXPECT_EQ(from_yaml("store: {kind: redlock}\nredlock:\n  masters:\n    - redis://a:7001\n"
-                      "    - redis://b:7002\n    - unix:///run/r.sock\n")
-                .redlock.masters,
+  EXPECT_EQ(redlock_settings_of(
+                from_yaml("store: {kind: redlock}\nredlock:\n  masters:\n    - redis://a:7001\n"
+                          "    - redis://b:7002\n    - unix:///run/r.sock\n"))
+                .masters,
             three);
-  EXPECT_EQ(from_yaml("store: {kind: redlock}",
-                      {{"BATON_REDLOCK_MASTERS", "redis://a:7001, redis://b:7002 unix:///run/r.sock"}})
-                .redlock.masters,
+  EXPECT_EQ(redlock_settings_of(from_yaml("store: {kind: redlock}",
+                                          {{"BATON_REDLOCK_MASTERS",
+                                            "redis://a:7001, redis://b:7002 unix:///run/r.sock"}}))
+                .masters,
             three);
   const auto inv = parse({"run", "--election", "e", "--store-kind", "redlock", "--redlock-masters",
                           "redis://a:7001,redis://b:7002,unix:///run/r.sock", "--", "true"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
-  EXPECT_EQ(inv.cfg.redlock.masters, three);
+  EXPECT_EQ(redlock_settings_of(inv.cfg).masters, three);
   // check-config shows one URL per entry, and reads back the same.
   const std::string yaml = describe_config(inv.cfg);
   EXPECT_NE(yaml.find("redlock:\n  masters: [\"redis://a:7001\",\"redis://b:7002\",\"unix:///run/r.sock\"]"),

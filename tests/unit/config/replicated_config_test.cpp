@@ -18,6 +18,7 @@
 #include "baton/config_load.hpp"
 #include "baton/redis_settings.hpp"
 #include "config_test_util.hpp"
+#include "redlock/redlock_settings.hpp"
 
 namespace baton {
 namespace {
@@ -64,8 +65,8 @@ TEST(replicated_config, a_sentinel_config_from_yaml_is_accepted_with_one_url_per
       "store: {kind: sentinel}\nsentinel:\n  addresses:\n    - redis://s1:26379\n"
       "    - redis://s2:26379, redis://s3:26379\n  master_name: mymaster\n");
   EXPECT_EQ(cfg.store.kind, "sentinel");
-  EXPECT_EQ(cfg.sentinel.addresses, three_sentinels);
-  EXPECT_EQ(cfg.sentinel.master_name, "mymaster");
+  EXPECT_EQ(sentinel_settings_of(cfg).addresses, three_sentinels);
+  EXPECT_EQ(sentinel_settings_of(cfg).master_name, "mymaster");
   EXPECT_EQ(redis_urls_in_use(cfg), three_sentinels);
 }
 
@@ -74,15 +75,15 @@ TEST(replicated_config, sentinel_addresses_from_a_flag_or_a_variable_are_split_a
                           "--sentinel-addresses", "redis://s1:26379,redis://s2:26379, redis://s3:26379",
                           "--sentinel-master-name", "mymaster", "--", "true"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
-  EXPECT_EQ(inv.cfg.sentinel.addresses, three_sentinels);
-  EXPECT_EQ(inv.cfg.sentinel.master_name, "mymaster");
+  EXPECT_EQ(sentinel_settings_of(inv.cfg).addresses, three_sentinels);
+  EXPECT_EQ(sentinel_settings_of(inv.cfg).master_name, "mymaster");
 
   const auto env = from_yaml("", {{"BATON_STORE_KIND", "sentinel"},
                                   {"BATON_SENTINEL_ADDRESSES",
                                    "redis://s1:26379 , redis://s2:26379,redis://s3:26379"},
                                   {"BATON_SENTINEL_MASTER_NAME", "mymaster"}});
-  EXPECT_EQ(env.sentinel.addresses, three_sentinels);
-  EXPECT_EQ(env.sentinel.master_name, "mymaster");
+  EXPECT_EQ(sentinel_settings_of(env).addresses, three_sentinels);
+  EXPECT_EQ(sentinel_settings_of(env).master_name, "mymaster");
 }
 
 TEST(replicated_config, check_config_shows_the_sentinel_section_and_reads_it_back) {
@@ -93,15 +94,15 @@ TEST(replicated_config, check_config_shows_the_sentinel_section_and_reads_it_bac
   const std::string yaml = describe_config(inv.cfg);
   EXPECT_TRUE(contains(yaml, "\"redis://s1:26379\",\"redis://s2:26379\"")) << yaml;
   const auto back = from_yaml(yaml);
-  EXPECT_EQ(back.sentinel.addresses, inv.cfg.sentinel.addresses);
-  EXPECT_EQ(back.sentinel.master_name, "mymaster");
+  EXPECT_EQ(sentinel_settings_of(back).addresses, sentinel_settings_of(inv.cfg).addresses);
+  EXPECT_EQ(sentinel_settings_of(back).master_name, "mymaster");
   EXPECT_EQ(back.store.kind, "sentinel");
 }
 
 TEST(replicated_config, the_sentinel_section_is_ignored_by_the_other_kinds) {
   const auto cfg = from_yaml("sentinel:\n  addresses: [unix:///nowhere]\n");
   EXPECT_EQ(cfg.store.kind, "redis");
-  EXPECT_EQ(redis_urls_in_use(cfg), strings{cfg.redis.url});
+  EXPECT_EQ(redis_urls_in_use(cfg), strings{redis_settings_of(cfg).url});
 }
 
 TEST(replicated_config, missing_sentinel_addresses_are_an_error_naming_the_option) {
@@ -193,10 +194,11 @@ TEST(replicated_config, sentinel_files_must_exist) {
 
 TEST(replicated_config, a_cluster_config_is_accepted_from_yaml_and_a_variable) {
   const strings nodes{"redis://n1:7000", "redis://n2:7001"};
-  EXPECT_EQ(from_yaml(cluster_yaml("redis://n1:7000, redis://n2:7001")).cluster.nodes, nodes);
+  EXPECT_EQ(cluster_settings_of(from_yaml(cluster_yaml("redis://n1:7000, redis://n2:7001"))).nodes,
+            nodes);
   const auto env = from_yaml("", {{"BATON_STORE_KIND", "cluster"},
                                   {"BATON_CLUSTER_NODES", "redis://n1:7000,redis://n2:7001"}});
-  EXPECT_EQ(env.cluster.nodes, nodes);
+  EXPECT_EQ(cluster_settings_of(env).nodes, nodes);
   EXPECT_EQ(redis_urls_in_use(env), nodes);
   // db 0 written out is still db 0.
   EXPECT_NO_THROW(from_yaml(cluster_yaml("redis://n1:7000/0")));
@@ -243,34 +245,40 @@ TEST(replicated_config, url_lists_are_split_where_they_are_read) {
       "test.yaml");
   loader.load_environment();
   loader.set("redlock.masters", "redis://a:1,redis://b:1 redis://c:1", "--redlock-masters");
-  EXPECT_EQ(loader.current().sentinel.addresses, three_sentinels);
-  EXPECT_EQ(loader.current().cluster.nodes, (strings{"redis://n1:7000", "redis://n2:7000"}));
-  EXPECT_EQ(loader.current().redlock.masters,
+  EXPECT_EQ(sentinel_settings_of(loader.current()).addresses, three_sentinels);
+  EXPECT_EQ(cluster_settings_of(loader.current()).nodes,
+            (strings{"redis://n1:7000", "redis://n2:7000"}));
+  EXPECT_EQ(redlock_settings_of(loader.current()).masters,
             (strings{"redis://a:1", "redis://b:1", "redis://c:1"}));
 }
 
 // --- redis.replica_ack ---------------------------------------------------------
 
 TEST(replicated_config, replica_ack_accepts_off_all_and_one_to_sixty_four) {
-  EXPECT_EQ(from_yaml("").redis.replica_ack.text(), "off");
+  EXPECT_EQ(redis_settings_of(from_yaml("")).replica_ack.text(), "off");
   for (const char* value : {"off", "all", "1", "64"}) {
-    EXPECT_EQ(from_yaml("", {{"BATON_REDIS_REPLICA_ACK", value}}).redis.replica_ack.text(), value) << value;
-    EXPECT_EQ(from_yaml(sentinel_yaml("redis://s1:26379"), {{"BATON_REDIS_REPLICA_ACK", value}})
-                  .redis.replica_ack.text(),
+    EXPECT_EQ(
+        redis_settings_of(from_yaml("", {{"BATON_REDIS_REPLICA_ACK", value}})).replica_ack.text(),
+        value)
+        << value;
+    EXPECT_EQ(redis_settings_of(from_yaml(sentinel_yaml("redis://s1:26379"),
+                                          {{"BATON_REDIS_REPLICA_ACK", value}}))
+                  .replica_ack.text(),
               value)
         << value;
-    EXPECT_EQ(from_yaml(cluster_yaml("redis://n1:7000"), {{"BATON_REDIS_REPLICA_ACK", value}})
-                  .redis.replica_ack.text(),
+    EXPECT_EQ(redis_settings_of(
+                  from_yaml(cluster_yaml("redis://n1:7000"), {{"BATON_REDIS_REPLICA_ACK", value}}))
+                  .replica_ack.text(),
               value)
         << value;
   }
   // YAML's own scalars: a plain number and off (not a YAML 1.1 boolean here).
-  EXPECT_EQ(from_yaml("redis: {replica_ack: all}").redis.replica_ack.text(), "all");
-  EXPECT_EQ(from_yaml("redis: {replica_ack: 3}").redis.replica_ack.text(), "3");
-  EXPECT_EQ(from_yaml("redis: {replica_ack: off}").redis.replica_ack.text(), "off");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {replica_ack: all}")).replica_ack.text(), "all");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {replica_ack: 3}")).replica_ack.text(), "3");
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {replica_ack: off}")).replica_ack.text(), "off");
   const auto inv = parse({"run", "--election", "e", "--redis-replica-ack", "2", "--", "true"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
-  EXPECT_EQ(inv.cfg.redis.replica_ack.text(), "2");
+  EXPECT_EQ(redis_settings_of(inv.cfg).replica_ack.text(), "2");
 }
 
 // redis.replica_ack becomes its type where the option table reads it: the
@@ -279,15 +287,18 @@ TEST(replicated_config, replica_ack_accepts_off_all_and_one_to_sixty_four) {
 // winning; a bad value is refused as it is read, naming the option and the
 // source, before any other rule runs.
 TEST(replicated_config, replica_ack_is_parsed_once_where_it_is_read) {
-  EXPECT_EQ(from_yaml("").redis.replica_ack, replica_ack_setting::off());
-  EXPECT_EQ(from_yaml("redis: {replica_ack: all}").redis.replica_ack, replica_ack_setting::all());
-  EXPECT_EQ(from_yaml("redis: {replica_ack: all}", {{"BATON_REDIS_REPLICA_ACK", "3"}}).redis.replica_ack,
-            replica_ack_setting::at_least(3));
+  EXPECT_EQ(redis_settings_of(from_yaml("")).replica_ack, replica_ack_setting::off());
+  EXPECT_EQ(redis_settings_of(from_yaml("redis: {replica_ack: all}")).replica_ack,
+            replica_ack_setting::all());
+  EXPECT_EQ(
+      redis_settings_of(from_yaml("redis: {replica_ack: all}", {{"BATON_REDIS_REPLICA_ACK", "3"}}))
+          .replica_ack,
+      replica_ack_setting::at_least(3));
   const auto inv = parse({"run", "--election", "e", "--redis-replica-ack", "2", "--", "true"},
                          {{"BATON_REDIS_REPLICA_ACK", "all"}});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
-  EXPECT_EQ(inv.cfg.redis.replica_ack.replicas, 2);
-  EXPECT_TRUE(inv.cfg.redis.replica_ack.on());
+  EXPECT_EQ(redis_settings_of(inv.cfg).replica_ack.replicas, 2);
+  EXPECT_TRUE(redis_settings_of(inv.cfg).replica_ack.on());
 
   config_loader loader(fake_env({}));
   const auto why = replicated_error_of(
@@ -346,16 +357,19 @@ TEST(replicated_config, replica_ack_is_refused_for_redlock_and_postgres) {
 
 TEST(replicated_config, replica_ack_timeout_defaults_to_half_the_command_timeout) {
   const auto cfg = from_yaml("redis: {command_timeout: 800ms, replica_ack: \"1\"}\n");
-  EXPECT_EQ(cfg.redis.command_timeout, 800ms);
-  EXPECT_EQ(cfg.redis.replica_ack_timeout, 400ms);
+  EXPECT_EQ(redis_settings_of(cfg).command_timeout, 800ms);
+  EXPECT_EQ(redis_settings_of(cfg).replica_ack_timeout, 400ms);
   // From the derived command timeout too: ttl 3s -> renew 1s -> command 500ms.
   const auto derived = from_yaml("lease: {ttl: 3s}\n");
-  EXPECT_EQ(derived.redis.command_timeout, 500ms);
-  EXPECT_EQ(derived.redis.replica_ack_timeout, 250ms);
+  EXPECT_EQ(redis_settings_of(derived).command_timeout, 500ms);
+  EXPECT_EQ(redis_settings_of(derived).replica_ack_timeout, 250ms);
   // Set, it stays.
-  EXPECT_EQ(from_yaml("redis: {command_timeout: 800ms, replica_ack: all, replica_ack_timeout: 700ms}\n")
-                .redis.replica_ack_timeout,
-            700ms);
+  EXPECT_EQ(
+      redis_settings_of(
+          from_yaml(
+              "redis: {command_timeout: 800ms, replica_ack: all, replica_ack_timeout: 700ms}\n"))
+          .replica_ack_timeout,
+      700ms);
 }
 
 TEST(replicated_config, replica_ack_timeout_must_be_shorter_than_the_command_timeout) {
@@ -401,9 +415,9 @@ TEST(replicated_config, redis_tls_options_are_accepted_with_rediss_sentinels) {
   const auto cfg = from_yaml(sentinel_yaml("rediss://s1:26379, rediss://s2:26379",
                                            "redis:\n  tls_ca_file: " + ca +
                                                "\n  tls_verify: ca\n  tls_server_name: redis.internal\n"));
-  EXPECT_EQ(cfg.redis.tls_ca_file, ca);
+  EXPECT_EQ(redis_settings_of(cfg).tls_ca_file, ca);
   for (const auto& url : redis_urls_in_use(cfg)) {
-    const auto e = redis_endpoint_for(cfg.redis, url);
+    const auto e = redis_endpoint_for(redis_settings_of(cfg), url);
     EXPECT_TRUE(e.tls) << url;
     EXPECT_EQ(e.tls_settings.ca_file, ca);
     EXPECT_EQ(e.tls_settings.verify, tls_verify::ca);

@@ -10,6 +10,8 @@
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
 #include "baton/config_reload.hpp"
+#include "baton/redis_settings.hpp"
+#include "baton/store_registry.hpp"
 #include "config_test_util.hpp"
 
 namespace baton {
@@ -30,7 +32,8 @@ std::string kind_error_of(const std::function<void()>& load) {
 }
 
 TEST(store_kind, defaults_to_redis_and_check_config_shows_it) {
-  EXPECT_EQ(config{}.store.kind, "redis");
+  EXPECT_EQ(default_config().store.kind, "redis");
+  EXPECT_EQ(default_store_kind().name, "redis");
   const auto inv = parse({"check-config", "--election", "e"});
   ASSERT_EQ(inv.what, invocation::verb::check_config) << inv.message;
   EXPECT_EQ(inv.cfg.store.kind, "redis");
@@ -41,14 +44,16 @@ TEST(store_kind, defaults_to_redis_and_check_config_shows_it) {
 
 TEST(store_kind, redis_is_accepted_from_every_source) {
   EXPECT_EQ(from_yaml("store: {kind: redis}").store.kind, "redis");
-  EXPECT_EQ(from_yaml("store:\n  kind: redis\nredis: {url: \"redis://h:7000/2\"}\n").redis.url,
-            "redis://h:7000/2");
+  EXPECT_EQ(
+      redis_settings_of(from_yaml("store:\n  kind: redis\nredis: {url: \"redis://h:7000/2\"}\n"))
+          .url,
+      "redis://h:7000/2");
   EXPECT_EQ(from_yaml("store:\n").store.kind, "redis");
   EXPECT_EQ(from_yaml("", {{"BATON_STORE_KIND", "redis"}}).store.kind, "redis");
   const auto inv = parse({"run", "--election", "e", "--store-kind", "redis", "--redis-url", "redis://h:1"});
   ASSERT_EQ(inv.what, invocation::verb::run) << inv.message;
   EXPECT_EQ(inv.cfg.store.kind, "redis");
-  EXPECT_EQ(inv.cfg.redis.url, "redis://h:1");
+  EXPECT_EQ(redis_settings_of(inv.cfg).url, "redis://h:1");
 }
 
 TEST(store_kind, an_unknown_kind_names_the_option_the_known_kinds_and_the_source) {
@@ -98,7 +103,7 @@ TEST(store_kind, the_store_section_is_checked_like_the_others) {
 }
 
 TEST(store_kind, sighup_cannot_change_it) {
-  config running;
+  config running = default_config();
   running.election = "jobs";
   running.node_id = "n1";
   fill_derived_defaults(running);

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
 
 namespace baton {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 config valid() {
-  config cfg;
+  config cfg = default_config();
   cfg.election = "jobs";
   cfg.node_id = "node-1";
   fill_derived_defaults(cfg);
@@ -45,7 +46,8 @@ TEST(validate, a_valid_config_passes) { EXPECT_NO_THROW(validate_config(valid())
 
 TEST(validate, each_rule_names_its_option) {
   const rule_case cases[] = {
-      {"election missing", [](config& c) { c.election.clear(); }, "election", "election is required"},
+      {"election missing", [](config& c) { c.election.clear(); }, "election",
+       "election is required"},
       {"election too long", [](config& c) { c.election = std::string(65, 'a'); }, "election",
        "1 to 64 characters"},
       {"election bad char", [](config& c) { c.election = "a b"; }, "election", "A-Z a-z 0-9 . _ -"},
@@ -53,35 +55,43 @@ TEST(validate, each_rule_names_its_option) {
       {"node_id too long", [](config& c) { c.node_id = std::string(129, 'n'); }, "node_id",
        "1 to 128 characters"},
       {"node_id bad char", [](config& c) { c.node_id = "n/1"; }, "node_id", "@"},
-      {"redis url", [](config& c) { c.redis.url = "redis://h:0"; }, "redis.url", "1 to 65535"},
-      {"connect timeout", [](config& c) { c.redis.connect_timeout = 0ms; }, "redis.connect_timeout",
-       "greater than 0"},
-      {"command timeout", [](config& c) { c.redis.command_timeout = -1ms; }, "redis.command_timeout",
-       "greater than 0"},
+      {"redis url", [](config& c) { redis_settings_of(c).url = "redis://h:0"; }, "redis.url",
+       "1 to 65535"},
+      {"connect timeout", [](config& c) { redis_settings_of(c).connect_timeout = 0ms; },
+       "redis.connect_timeout", "greater than 0"},
+      {"command timeout", [](config& c) { redis_settings_of(c).command_timeout = -1ms; },
+       "redis.command_timeout", "greater than 0"},
       {"ttl too small", [](config& c) { c.lease.ttl = 99ms; }, "lease.ttl", "at least 100ms"},
       {"drift negative", [](config& c) { c.lease.drift_factor = -0.1; }, "lease.drift_factor",
        "less than 0.5"},
       {"drift too big", [](config& c) { c.lease.drift_factor = 0.5; }, "lease.drift_factor",
        "lease.drift_factor: 0.5 is not allowed"},
-      {"drift nan", [](config& c) { c.lease.drift_factor = std::numeric_limits<double>::quiet_NaN(); },
+      {"drift nan",
+       [](config& c) { c.lease.drift_factor = std::numeric_limits<double>::quiet_NaN(); },
        "lease.drift_factor", "at least 0"},
-      {"renew interval zero", [](config& c) { c.lease.renew_interval = 0ms; }, "lease.renew_interval",
-       "greater than 0"},
+      {"renew interval zero", [](config& c) { c.lease.renew_interval = 0ms; },
+       "lease.renew_interval", "greater than 0"},
       {"retry zero", [](config& c) { c.lease.retry_interval = 0ms; }, "lease.retry_interval",
        "greater than 0"},
-      {"deadline below interval", [](config& c) { c.lease.renew_deadline = c.lease.renew_interval; },
-       "lease.renew_deadline", "greater than lease.renew_interval"},
+      {"deadline below interval",
+       [](config& c) { c.lease.renew_deadline = c.lease.renew_interval; }, "lease.renew_deadline",
+       "greater than lease.renew_interval"},
       {"deadline past ttl minus drift", [](config& c) { c.lease.renew_deadline = 9898ms; },
        "lease.renew_deadline", "less than lease.ttl minus drift (9898ms)"},
       {"hook timeout", [](config& c) { c.hooks.timeout = 0ms; }, "hooks.timeout", "greater than 0"},
-      {"hook empty program", [](config& c) { c.hooks.on_start = {"", "x"}; }, "hooks.on_start",
+      {"hook empty program",
+       [](config& c) {
+         c.hooks.on_start = {"", "x"};
+       },
+       "hooks.on_start", "program"},
+      {"on_stop empty program", [](config& c) { c.hooks.on_stop = {""}; }, "hooks.on_stop",
        "program"},
-      {"on_stop empty program", [](config& c) { c.hooks.on_stop = {""}; }, "hooks.on_stop", "program"},
-      {"child empty program", [](config& c) { c.child.command = {""}; }, "child.command", "program"},
+      {"child empty program", [](config& c) { c.child.command = {""}; }, "child.command",
+       "program"},
       {"stop timeout", [](config& c) { c.child.stop_timeout = 0ms; }, "child.stop_timeout",
        "greater than 0"},
-      {"on_exit", [](config& c) { c.child.on_exit = static_cast<child_exit_policy>(7); }, "child.on_exit",
-       "compete or exit"},
+      {"on_exit", [](config& c) { c.child.on_exit = static_cast<child_exit_policy>(7); },
+       "child.on_exit", "compete or exit"},
       {"socket mode", [](config& c) { c.socket.mode = 01000; }, "socket.mode",
        "socket.mode: 01000 is not allowed: must be at most 0777"},
       {"socket path", [](config& c) { c.socket.path = "/" + std::string(107, 'p'); }, "socket.path",
@@ -195,7 +205,7 @@ namespace {
 // describe_config writes YAML, which holds only UTF-8: a path or argv word
 // with other bytes would come back as a different value, so it is refused.
 TEST(validate_utf8, non_utf8_bytes_in_a_path_or_argv_are_refused) {
-  config cfg;
+  config cfg = default_config();
   cfg.election = "jobs";
   cfg.node_id = "n1";
   fill_derived_defaults(cfg);

@@ -23,6 +23,8 @@
 #include <spdlog/spdlog.h>
 
 #include "support/fakes/scripted_lease_store.hpp"
+#include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
 
 namespace baton {
 namespace {
@@ -33,7 +35,7 @@ using testing::scripted_lease_store;
 namespace answers = testing::answers;
 
 config test_config() {
-  config c;
+  config c = default_config();
   c.election = "jobs";
   c.node_id = "node-a";
   c.lease.ttl = 600ms;
@@ -42,7 +44,7 @@ config test_config() {
   c.lease.retry_interval = 100ms;
   c.lease.resign_cooldown = 600ms;
   c.child.stop_timeout = 1s;
-  c.redis.command_timeout = 100ms;
+  redis_settings_of(c).command_timeout = 100ms;
   return c;
 }
 

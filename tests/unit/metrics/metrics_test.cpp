@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +25,14 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
   return found;
 }
 
+// "a,b" -> {"a", "b"}; "" -> {}.
+std::vector<std::string> split_labels(const std::string& list) {
+  std::vector<std::string> names;
+  std::istringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) names.push_back(name);
+  return names;
+}
+
 // The one sample line for `series` (name plus exact label block), e.g.
 // `baton_state{state="idle"}`; fails the test when it is missing.
 std::string sample(const std::string& text, const std::string& series) {
@@ -33,18 +44,137 @@ std::string sample(const std::string& text, const std::string& series) {
 TEST(metrics, every_metric_has_help_and_type) {
   metrics m("jobs", "node-1");
   // A family without series is not exposed; transitions has none until the
-  // first one.
+  // first one, leader_info none until a leader is known.
   m.on_transition("idle", "acquiring");
+  m.set_known_leader("node-2");
   const std::string text = m.text();
   for (const char* name :
        {"baton_info", "baton_state", "baton_transitions_total", "baton_is_leader",
         "baton_leader_changes_total", "baton_lease_remaining_seconds",
         "baton_redis_command_duration_seconds", "baton_redis_errors_total",
         "baton_hook_duration_seconds", "baton_hook_failures_total", "baton_socket_clients",
-        "baton_timer_delay_seconds"}) {
+        "baton_timer_delay_seconds", "baton_term_token", "baton_leader_info", "baton_live",
+        "baton_ready", "baton_app_failures_total", "baton_renewal_deadline_ratio"}) {
     EXPECT_EQ(lines_starting(text, std::string("# HELP ") + name + " ").size(), 1U) << name;
     EXPECT_EQ(lines_starting(text, std::string("# TYPE ") + name + " ").size(), 1U) << name;
   }
+}
+
+// metric_families() is what the registry holds, no more and no less: each
+// row's help and type are the exposition's, and no family is exposed
+// without a row (baton(1) and the docs test read the rows).
+TEST(metrics, the_family_table_is_what_the_registry_exposes) {
+  metrics m("jobs", "node-1");
+  m.on_transition("idle", "acquiring");
+  m.set_known_leader("node-2");
+  const std::string text = m.text();
+  std::set<std::string> rows;
+  for (const auto& row : metric_families()) {
+    const std::string name(row.name);
+    EXPECT_TRUE(rows.insert(name).second) << name << " has two rows";
+    EXPECT_EQ(lines_starting(text, "# HELP " + name + " "),
+              std::vector<std::string>{"# HELP " + name + " " + std::string(row.help)});
+    EXPECT_EQ(lines_starting(text, "# TYPE " + name + " "),
+              std::vector<std::string>{"# TYPE " + name + " " + std::string(row.type)});
+    EXPECT_FALSE(row.help.empty()) << name;
+  }
+  for (const auto& line : lines_starting(text, "# TYPE ")) {
+    const auto name = line.substr(7, line.find(' ', 7) - 7);
+    EXPECT_EQ(rows.count(name), 1U) << name << " is exposed but has no row in metric_families()";
+  }
+}
+
+// Each row's labels are the label names its series carry, in that order.
+TEST(metrics, the_family_table_names_each_familys_labels) {
+  metrics m("jobs", "node-1");
+  m.on_transition("idle", "acquiring");
+  m.set_known_leader("node-2");
+  const std::string text = m.text();
+  for (const auto& row : metric_families()) {
+    const std::string name(row.name);
+    const std::string suffix = row.type == "histogram" ? "_count" : "";
+    auto series = lines_starting(text, name + suffix + "{");
+    for (const auto& plain : lines_starting(text, name + suffix + " ")) series.push_back(plain);
+    ASSERT_FALSE(series.empty()) << name;
+    const auto& line = series.front();
+    std::string labels;
+    const auto open = line.find('{');
+    if (open != std::string::npos && open < line.find(' ')) {
+      const std::regex label_name(R"re(([a-z_]+)="(?:[^"\\]|\\.)*")re");
+      const auto block = line.substr(open, line.find('}') - open);
+      for (auto it = std::sregex_iterator(block.begin(), block.end(), label_name);
+           it != std::sregex_iterator(); ++it) {
+        labels += (labels.empty() ? "" : ",") + (*it)[1].str();
+      }
+    }
+    // prometheus-cpp sorts the labels of a series; the row keeps its own order.
+    std::vector<std::string> want = split_labels(std::string(row.labels));
+    std::vector<std::string> got = split_labels(labels);
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << line;
+  }
+}
+
+TEST(metrics, the_term_token_and_the_known_leader) {
+  metrics m("e", "n");
+  std::string text = m.text();
+  EXPECT_EQ(sample(text, "baton_term_token"), "0");
+  EXPECT_TRUE(lines_starting(text, "baton_leader_info").empty()) << "no leader known yet";
+
+  m.set_term_token(1795306076779583);
+  m.set_known_leader("web-1");
+  text = m.text();
+  EXPECT_EQ(std::stod(sample(text, "baton_term_token")), 1795306076779583.0);
+  EXPECT_EQ(sample(text, R"(baton_leader_info{node_id="web-1"})"), "1");
+
+  // A new leader replaces the old series: never two at once.
+  m.set_known_leader("web-2");
+  m.set_known_leader("web-2");
+  text = m.text();
+  EXPECT_EQ(lines_starting(text, "baton_leader_info{").size(), 1U);
+  EXPECT_EQ(sample(text, R"(baton_leader_info{node_id="web-2"})"), "1");
+
+  m.set_known_leader("");
+  EXPECT_TRUE(lines_starting(m.text(), "baton_leader_info").empty());
+}
+
+TEST(metrics, probes_and_app_failures) {
+  metrics m("e", "n");
+  std::string text = m.text();
+  for (const char* kind : {"start_failed", "exited", "killed"}) {
+    EXPECT_EQ(sample(text, std::string("baton_app_failures_total{kind=\"") + kind + "\"}"), "0")
+        << kind;
+  }
+  m.set_probes(true, false);
+  m.count_app_failure("killed");
+  m.count_app_failure("killed");
+  m.count_app_failure("exited");
+  m.count_app_failure("no such failure");
+  text = m.text();
+  EXPECT_EQ(sample(text, "baton_live"), "1");
+  EXPECT_EQ(sample(text, "baton_ready"), "0");
+  EXPECT_EQ(sample(text, R"(baton_app_failures_total{kind="killed"})"), "2");
+  EXPECT_EQ(sample(text, R"(baton_app_failures_total{kind="exited"})"), "1");
+  EXPECT_EQ(sample(text, R"(baton_app_failures_total{kind="other"})"), "1");
+  m.set_probes(false, false);
+  EXPECT_EQ(sample(m.text(), "baton_live"), "0");
+}
+
+TEST(metrics, renewal_deadline_ratios_land_in_their_buckets) {
+  metrics m("e", "n");
+  m.observe_renewal_deadline_ratio(0.52);  // a healthy leader, default timing
+  m.observe_renewal_deadline_ratio(0.8);   // after a retry or two
+  m.observe_renewal_deadline_ratio(0.97);  // just in time
+  m.observe_renewal_deadline_ratio(-1);    // a clock oddity counts as 0
+  const std::string text = m.text();
+  const std::string name = "baton_renewal_deadline_ratio";
+  EXPECT_EQ(sample(text, name + R"(_bucket{le="0.1"})"), "1");
+  EXPECT_EQ(sample(text, name + R"(_bucket{le="0.6"})"), "2");
+  EXPECT_EQ(sample(text, name + R"(_bucket{le="0.75"})"), "2");
+  EXPECT_EQ(sample(text, name + R"(_bucket{le="0.8"})"), "3");
+  EXPECT_EQ(sample(text, name + R"(_bucket{le="1"})"), "4");
+  EXPECT_EQ(sample(text, name + "_count"), "4");
 }
 
 TEST(metrics, info_carries_version_election_and_node) {

@@ -1,7 +1,12 @@
 // make_lease_store builds every kind validation accepts, with the identity
 // from the configuration, and refuses others with a message naming the kind.
 #include "baton/store_factory.hpp"
+#include "baton/config_load.hpp"
+#include "baton/redis_settings.hpp"
 #include "baton/store_registry.hpp"
+#include "etcd/etcd_settings.hpp"
+#include "redlock/redlock_settings.hpp"
+#include "zookeeper/zookeeper_settings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,17 +19,17 @@ namespace {
 using namespace std::chrono_literals;
 
 config base_config() {
-  config cfg;
+  config cfg = default_config();
   cfg.election = "jobs";
   cfg.node_id = "web-1";
   cfg.lease.ttl = 3s;
-  cfg.redis.url = "redis://127.0.0.1:6399";
-  cfg.redlock.masters = {"redis://127.0.0.1:6401", "redis://127.0.0.1:6402",
-                         "redis://127.0.0.1:6403"};
-  cfg.etcd.endpoints = {"http://127.0.0.1:2399"};
-  cfg.etcd.command_timeout = 1s;
-  cfg.zookeeper.servers = {"127.0.0.1:2399"};
-  cfg.zookeeper.command_timeout = 1s;
+  redis_settings_of(cfg).url = "redis://127.0.0.1:6399";
+  redlock_settings_of(cfg).masters = {"redis://127.0.0.1:6401", "redis://127.0.0.1:6402",
+                                      "redis://127.0.0.1:6403"};
+  etcd_settings_of(cfg).endpoints = {"http://127.0.0.1:2399"};
+  etcd_settings_of(cfg).command_timeout = 1s;
+  zookeeper_settings_of(cfg).servers = {"127.0.0.1:2399"};
+  zookeeper_settings_of(cfg).command_timeout = 1s;
   return cfg;
 }
 
@@ -48,8 +53,8 @@ TEST(store_factory, builds_every_known_kind_with_the_configured_identity) {
 TEST(store_factory, the_redis_endpoint_is_shown_without_its_password) {
   boost::asio::io_context io;
   auto cfg = base_config();
-  cfg.redis.url = "redis://:hunter2@127.0.0.1:6399/2";
-  cfg.redis.password = "hunter2";
+  redis_settings_of(cfg).url = "redis://:hunter2@127.0.0.1:6399/2";
+  redis_settings_of(cfg).password = "hunter2";
   auto store = make_lease_store(io, cfg);
   const auto endpoint = store->status().endpoint;
   EXPECT_EQ(endpoint.find("hunter2"), std::string::npos) << endpoint;
