@@ -157,11 +157,19 @@ class redlock_world final : public store_world {
     for (const auto& m : masters_) urls.push_back(m->url());
     return {text_option("store.kind", "redlock"), list_option("redlock.masters", urls)};
   }
-  /// On every master; each must have held it.
+  /// On every master. A majority must have held it: after a contested
+  /// start a leader holds a bare majority until its next renewal takes the
+  /// other masters too.
   void delete_lease(const std::string& election) override {
+    std::size_t deleted = 0;
     for (const auto& m : masters_) {
-      redis_server& server = *m;
-      delete_redis_lease([&server](const auto& args) { return server.command(args); }, election);
+      const auto reply = m->command({"DEL", redis_lease_key(election)});
+      if (!reply.empty() && reply.front() == "1") ++deleted;
+    }
+    if (deleted < masters_.size() / 2 + 1) {
+      throw std::runtime_error("DEL " + redis_lease_key(election) + ": held by " +
+                               std::to_string(deleted) + " of " + std::to_string(masters_.size()) +
+                               " masters");
     }
   }
   bool tells_lease_end() const override { return true; }
