@@ -371,17 +371,35 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     if (elapsed < facts.ttl) return held_back{facts.ttl - elapsed, ""};
   }
   // The early-loss guard: the last term's node is gone without its holder
-  // ending the term, and this store saw that node change (a renewal) less
-  // than a ttl ago: an operator's delete, not a session that expired (which
-  // takes at least the session timeout, >= ttl, after the holder's last
-  // contact). Its holder may still be at work until its lease ends.
-  if (rec->counter != 0 && rec->released != rec->counter && facts.seen_lease_czxid != 0) {
-    const auto since = std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_lease_at);
-    if (since < facts.ttl) {
-      return held_back{facts.ttl - since,
-                       "the lease node vanished " + std::to_string(since.count()) +
-                           " ms after its holder last renewed it, without a release (deleted by "
-                           "hand?): nobody takes it until that lease could have ended"};
+  // ending the term. Its holder may still be at work until its lease ends.
+  if (rec->counter != 0 && rec->released != rec->counter) {
+    if (facts.seen_lease_token == rec->counter) {
+      // This store saw that node change (a renewal) less than a ttl ago: an
+      // operator's delete, not a session that expired (which takes at least
+      // the session timeout, >= ttl, after the holder's last contact).
+      const auto since = std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_lease_at);
+      if (since < facts.ttl) {
+        return held_back{facts.ttl - since,
+                         "the lease node vanished " + std::to_string(since.count()) +
+                             " ms after its holder last renewed it, without a release (deleted by "
+                             "hand?): nobody takes it until that lease could have ended"};
+      }
+    } else {
+      // This store never saw the term's node: it was gone at every look,
+      // so it was gone when this store first saw the record's version (a
+      // take writes both in one multi). Deleted by hand an instant after a
+      // take this store did not see, its holder may be at work for a ttl:
+      // count one from that first look. (A holder whose session expired
+      // costs a late-comer that ttl too: no leader beats two.)
+      const auto since =
+          std::chrono::duration_cast<milliseconds>(facts.now - facts.seen_record_at);
+      if (since < facts.ttl) {
+        return held_back{facts.ttl - since,
+                         "the lease node of term " + std::to_string(rec->counter) +
+                             " was gone before this candidate saw it, without a release (deleted "
+                             "by hand, or its holder's session expired): nobody takes it until "
+                             "that lease could have ended"};
+      }
     }
   }
   // A switchover's reservation for another node: held for it until its

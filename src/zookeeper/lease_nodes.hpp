@@ -221,6 +221,9 @@ struct acquire_facts {
   std::int64_t seen_lease_czxid = 0;
   std::int32_t seen_lease_version = -1;
   time_point seen_lease_at{};
+  /// The token that lease node carried (0 = none seen): whether this store
+  /// ever saw the current term's node.
+  std::uint64_t seen_lease_token = 0;
   /// The record version this store saw last, and when it first saw it: a
   /// reservation's window counts from there at the latest.
   std::int64_t seen_record_czxid = 0;

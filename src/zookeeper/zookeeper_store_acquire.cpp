@@ -97,6 +97,8 @@ void zookeeper_store::impl::note_lease(const node_seen& lease, time_point now) {
     seen_lease_czxid = lease.czxid;
     seen_lease_version = lease.version;
     seen_lease_at = now;
+    const auto value = decode_lease(lease.data);
+    seen_lease_token = value ? value->token : 0;
   }
 }
 
@@ -117,6 +119,7 @@ void zookeeper_store::impl::decide(const std::shared_ptr<op<acquire_answer>>& o,
   f.seen_lease_czxid = seen_lease_czxid;
   f.seen_lease_version = seen_lease_version;
   f.seen_lease_at = seen_lease_at;
+  f.seen_lease_token = seen_lease_token;
   f.seen_record_czxid = seen_record_czxid;
   f.seen_record_version = seen_record_version;
   f.seen_record_at = seen_record_at;

@@ -277,6 +277,7 @@ struct zookeeper_store::impl {
   std::int64_t seen_lease_czxid = 0;
   std::int32_t seen_lease_version = -1;
   time_point seen_lease_at{};
+  std::uint64_t seen_lease_token = 0;
   std::int64_t seen_record_czxid = 0;
   std::int32_t seen_record_version = -1;
   time_point seen_record_at{};

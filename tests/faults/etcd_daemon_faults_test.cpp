@@ -1,12 +1,14 @@
-// Faults under baton daemons on the etcd store (store.kind etcd), a cluster
-// of three etcd members on loopback (50 ms heartbeats, 500 ms election
-// timeout): the leader daemon killed or frozen past its ttl, the member that
-// leads raft killed or frozen, the quorum lost for longer than the ttl, an
-// operator's delete of the lease key, and (in a private network namespace)
+// Faults of an etcd cluster under baton daemons on the etcd store (store.kind
+// etcd), a cluster of three etcd members on loopback (50 ms heartbeats, 500
+// ms election timeout): the member that leads raft killed or frozen, the
+// quorum lost for longer than the ttl, and (in a private network namespace)
 // the member the leader talks to cut off from the other two; on one member,
 // an older snapshot restored under a leader. Every round is a fresh election
 // on the scenario's cluster (the restores: three under one election),
-// checked by the workers' event log for overlaps.
+// checked by the workers' event log for overlaps. The leader's daemon killed
+// or frozen past its ttl, and an operator's delete of the lease key, are
+// scenarios of every store kind (crash_scenarios_test.cpp,
+// lease_loss_scenarios_test.cpp).
 #include <signal.h>
 
 #include <cstdio>
@@ -20,9 +22,6 @@ namespace baton::testing::etcd_daemon_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
-// The lease renews every ttl/3: the last keepalive etcd heard before a fault
-// came at most this long before it (plus its latency).
-constexpr auto renew_interval = ttl / 3;
 // Rounds of the member and quorum faults, which take longest.
 constexpr int etcd_rounds = 2;
 
@@ -63,72 +62,6 @@ void expect_clean_handover(fault_cluster& c, const etcd_cluster& etcd, const int
   ASSERT_TRUE(old);
   EXPECT_LT(old->end_ns, next->start_ns) << c.logs();
   EXPECT_GT(token_value(*next), token_value(old_leader)) << "the token did not rise\n" << c.logs();
-}
-
-// A host crash of the leader: its daemon's group SIGKILLed (the app dies
-// with it). The standby takes over when etcd expires the lease: no sooner
-// than one ttl after the last keepalive etcd heard.
-TEST(etcd_daemon_faults, leader_daemon_sigkill_takeover_after_expiry) {
-  etcd_cluster etcd;
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
-    c.start_node(1, on_etcd(etcd));
-    c.start_node(2, on_etcd(etcd));
-    auto leader = single_leader(c, etcd);
-    ASSERT_TRUE(leader);
-    const int l = fault_cluster::index_of(*leader);
-
-    const std::int64_t inject = mono_now_ns();
-    ASSERT_TRUE(c.node(l).signal_group(SIGKILL));
-    expect_clean_handover(c, etcd, *leader, inject);
-    const auto next = first_started_after(c.log(), inject);
-    ASSERT_TRUE(next);
-    EXPECT_GE(next->start_ns, inject + ns(ttl - renew_interval - 100ms))
-        << "a standby started before the dead leader's etcd lease could expire\n"
-        << c.logs();
-    std::printf("daemon SIGKILL round %d: next term %.0f ms after the kill, token %llu -> %s\n",
-                round, ms_between(inject, next->start_ns),
-                static_cast<unsigned long long>(token_value(*leader)), next->token.c_str());
-
-    const auto overlaps = check_no_overlap(c);
-    record_fault(round_record(c, "etcd: leader's daemon group SIGKILL (host crash)", inject,
-                              leader->pid, overlaps));
-  }
-}
-
-// A wedged daemon (SIGSTOP of the daemon alone, its app left running past
-// the ttl): the keeper stops the app at the lease deadline, which comes
-// before etcd can expire the lease; the standby starts only after that.
-TEST(etcd_daemon_faults, leader_daemon_sigstop_past_ttl_app_stopped_by_keeper) {
-  etcd_cluster etcd;
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
-    c.start_node(1, on_etcd(etcd));
-    c.start_node(2, on_etcd(etcd));
-    auto leader = single_leader(c, etcd);
-    ASSERT_TRUE(leader);
-    const int l = fault_cluster::index_of(*leader);
-    exit_watch app(leader->pid);
-
-    const std::int64_t inject = mono_now_ns();
-    c.freeze_process(c.node(l).pid());
-    const auto gone = app.wait(ttl + 3s);
-    ASSERT_TRUE(gone) << "the wedged daemon's app was never stopped\n" << c.logs();
-    // Its last unit of work, as the app logged it: when the exit is seen
-    // here lags it by however long this process waits for a CPU (66 ms once
-    // on a loaded machine, for an app killed on time).
-    const auto old = interval_of(c.log(), leader->pid);
-    ASSERT_TRUE(old);
-    EXPECT_LE(old->end_ns, inject + ns(ttl)) << "the app worked past its lease deadline\n"
-                                             << c.logs();
-    EXPECT_NE(c.log_of(l).find("lease deadline passed"), std::string::npos) << c.log_of(l);
-    expect_clean_handover(c, etcd, *leader, inject);
-    c.thaw_all();
-
-    const auto overlaps = check_no_overlap(c);
-    record_fault(round_record(c, "etcd: leader's daemon SIGSTOP > ttl, app left running", inject,
-                              leader->pid, overlaps));
-  }
 }
 
 // The member that leads raft dies (SIGKILL) or freezes (SIGSTOP, 3 s) under
@@ -232,34 +165,6 @@ TEST(etcd_daemon_faults, quorum_lost_past_ttl_leader_stops_nobody_leads_until_ba
                                inject, leader->pid, overlaps);
     record.gone_after_end_ms = ms_between(back, next->start_ns);
     record_fault(record);
-  }
-}
-
-// An operator deletes the lease key under a leader (`etcdctl del`): the etcd
-// lease lives on, so the leader learns it at its next renewal (the read
-// after the keepalive) and stops its app; no standby may start before that.
-TEST(etcd_daemon_faults, operators_delete_of_the_lease_key_no_overlap) {
-  etcd_cluster etcd;
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
-    c.start_node(1, on_etcd(etcd));
-    c.start_node(2, on_etcd(etcd));
-    auto leader = single_leader(c, etcd);
-    ASSERT_TRUE(leader);
-    exit_watch app(leader->pid);
-
-    const std::int64_t inject = mono_now_ns();
-    etcd.etcdctl("del " + lease_key(c));
-    const auto gone = app.wait(ttl + 1s);
-    ASSERT_TRUE(gone) << "the leader's app outlived its deleted key\n" << c.logs();
-    expect_clean_handover(c, etcd, *leader, inject);
-    const auto next = first_started_after(c.log(), inject);
-    std::printf("operator's del round %d: old app gone %.0f ms after, next term %.0f ms after\n",
-                round, ms_between(inject, *gone), next ? ms_between(inject, next->start_ns) : -1.0);
-
-    const auto overlaps = check_no_overlap(c);
-    record_fault(round_record(c, "etcd: an operator's `etcdctl del` of the lease key", inject,
-                              leader->pid, overlaps));
   }
 }
 

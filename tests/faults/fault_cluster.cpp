@@ -72,7 +72,7 @@ std::filesystem::path fault_cluster::socket_of(int index) const {
 
 baton_process& fault_cluster::start_node(int index, const node_options& options) {
   if (has_node(index)) throw std::logic_error("node " + std::to_string(index) + " already started");
-  const bool on_redis = options.store_args.empty();
+  const bool on_redis = options.store_args.empty() && !options.store_in_env;
   const std::string url = !options.redis_url.empty() ? options.redis_url
                           : redis_                   ? redis_->url()
                                                      : std::string();

@@ -49,9 +49,12 @@ struct node_options {
   /// Redis URL for this node; "" means the cluster's redis-server.
   std::string redis_url;
   /// Flags that point this node at another store (e.g. {"--store-kind",
-  /// "zookeeper", "--zookeeper-servers", ...}); when given, no Redis URL is
-  /// passed and the cluster needs no redis-server.
+  /// "zookeeper", "--zookeeper-servers", ...} or {"--config", FILE}); when
+  /// given, no Redis URL is passed and the cluster needs no redis-server.
   std::vector<std::string> store_args;
+  /// `env` names the store (BATON_STORE_KIND, ...): no Redis URL is passed
+  /// either.
+  bool store_in_env = false;
   /// Supervise nothing (hooks only).
   bool no_child = false;
   /// Supervise this command (program and arguments) instead of a worker; it

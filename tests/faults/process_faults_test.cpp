@@ -1,9 +1,11 @@
-// Faults of the leader's own processes: a host crash (SIGKILL of the daemon's
-// process group), a wedged daemon (SIGSTOP of the daemon alone, its app left
-// running), and a VM pause (SIGSTOP of the daemon and of the app's group,
-// longer than the ttl, then SIGCONT). In each, the event log must show no two
-// apps at work at once, and the old app must be stopped by the keeper or by
-// itself, never by a daemon that cannot run.
+// Faults of the leader's own processes that only a pause of the whole host
+// brings: a VM pause (SIGSTOP of the daemon and of the app's group, longer
+// than the ttl, then SIGCONT), with an app that follows its deadline and with
+// one that does not. The event log must show no two apps at work at once, and
+// the old app must be stopped by the keeper or by itself, never by a daemon
+// that cannot run. A host crash (SIGKILL of the daemon's group) and a wedged
+// daemon (SIGSTOP of the daemon alone) are scenarios of every store kind:
+// crash_scenarios_test.cpp.
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,113 +24,6 @@ std::optional<pid_t> keeper_group(fault_cluster& c, int index, pid_t worker_pid)
   const auto keeper = (*status)["child_pid"].get<pid_t>();
   if (keeper <= 1 || ::getpgid(worker_pid) != keeper) return std::nullopt;
   return keeper;
-}
-
-TEST(process_faults, leader_sigkill_of_the_daemon_group_is_a_host_crash) {
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl);
-    for (int i = 1; i <= 3; ++i) c.start_node(i);
-    std::string why;
-    auto leader = c.wait_for_single_worker(15s, &why);
-    ASSERT_TRUE(leader) << why;
-    const int l = fault_cluster::index_of(*leader);
-    exit_watch app(leader->pid);
-    const auto expires = c.lease_expires_ns();
-    ASSERT_TRUE(expires) << c.logs();
-
-    const std::int64_t inject = mono_now_ns();
-    ASSERT_TRUE(c.node(l).signal_group(SIGKILL));
-
-    // The keeper sees the daemon's pipe close and kills the app at once.
-    const auto gone = app.wait(5s);
-    ASSERT_TRUE(gone) << "the app outlived its dead daemon\n" << c.logs();
-    EXPECT_LE(ms_between(inject, *gone), 1000.0) << c.logs();
-    EXPECT_NE(c.log_of(l).find("the daemon is gone"), std::string::npos) << c.log_of(l);
-
-    event_log log(c.events());
-    // The worker writes its start line, then the one with its token.
-    ASSERT_TRUE(wait_for(
-        log,
-        [](const event_log& x) { return x.start_count() >= 2 && !x.intervals()[1].token.empty(); },
-        15s))
-        << "no takeover\n"
-        << c.logs();
-    const interval& next = log.intervals()[1];
-    EXPECT_NE(next.name, leader->name);
-    // PTTL is whole milliseconds: 1 ms of rounding.
-    EXPECT_GE(next.start_ns, *expires - 1'000'000)
-        << "a standby started before the dead leader's key could expire\n"
-        << c.logs();
-    EXPECT_GT(token_value(next), token_value(*leader));
-
-    const auto overlaps = check_no_overlap(c);
-    auto record = round_record(c, "process: leader's daemon group SIGKILL (host crash)", inject,
-                               leader->pid, overlaps);
-    record.gone_after_end_ms = ms_between(inject, *gone);
-    record_fault(record);
-  }
-}
-
-TEST(process_faults, wedged_daemon_sigstop_longer_than_ttl_app_stopped_by_keeper) {
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl);
-    c.start_node(1);
-    c.start_node(2);
-    std::string why;
-    auto leader = c.wait_for_single_worker(15s, &why);
-    ASSERT_TRUE(leader) << why;
-    const int l = fault_cluster::index_of(*leader);
-    const std::string other_name = fault_cluster::name_of(l == 1 ? 2 : 1);
-    exit_watch app(leader->pid);
-
-    const std::int64_t inject = mono_now_ns();
-    c.freeze_process(c.node(l).pid());
-    ASSERT_TRUE(wait_until([&] { return process_stopped(c.node(l).pid()); }, 2s));
-    // Read after the daemon stopped: no renewal can move the key after this.
-    const auto expires = c.lease_expires_ns();
-    ASSERT_TRUE(expires) << c.logs();
-
-    const auto gone = app.wait(ttl + 5s);
-    ASSERT_TRUE(gone) << "the wedged daemon's app was never stopped\n" << c.logs();
-    event_log log(c.events());
-    ASSERT_TRUE(wait_for(
-        log, [](const event_log& x) { return x.start_count() >= 2; }, 15s))
-        << "no takeover\n"
-        << c.logs();
-    const auto old = interval_of(log, leader->pid);
-    ASSERT_TRUE(old);
-    const interval& next = log.intervals()[1];
-    EXPECT_EQ(next.name, other_name);
-    EXPECT_LT(old->end_ns, *expires + 1'000'000)
-        << "the app worked past the moment its lease could expire in Redis\n"
-        << c.logs();
-    EXPECT_GT(next.start_ns, old->end_ns) << c.logs();
-    EXPECT_GE(next.start_ns, *expires - 1'000'000) << c.logs();
-    EXPECT_NE(c.log_of(l).find("lease deadline passed"), std::string::npos) << c.log_of(l);
-
-    // Thaw: the daemon must notice that it lost the lease and stand by.
-    c.thaw_all();
-    bool standing_by = wait_until(
-        [&] {
-          auto s = c.status(l, 1s);
-          return s && !(*s)["is_leader"].get<bool>() &&
-                 ((*s)["state"] == "idle" || (*s)["state"] == "acquiring") &&
-                 (*s)["leader"] == other_name;
-        },
-        10s, 50ms);
-    EXPECT_TRUE(standing_by) << "the thawed daemon does not stand by behind " << other_name << "\n"
-                             << c.log_of(l);
-    // It must not start its app again while the other node leads.
-    EXPECT_FALSE(wait_for(
-        log, [&](const event_log& x) { return x.start_count(leader->name) > 1; }, 2 * ttl))
-        << c.logs();
-    EXPECT_EQ(log.live_workers().size(), 1u) << c.logs();
-
-    const auto overlaps = check_no_overlap(c);
-    auto record = round_record(c, "process: leader's daemon SIGSTOP > ttl, app left running",
-                               inject, leader->pid, overlaps);
-    record_fault(record);
-  }
 }
 
 TEST(process_faults, vm_pause_of_daemon_and_app_longer_than_ttl_deadline_aware_app) {

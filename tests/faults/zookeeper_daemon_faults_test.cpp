@@ -1,16 +1,16 @@
-// Faults under baton daemons on the zookeeper store (store.kind zookeeper),
-// each supervising a worker that logs its work, so the event log proves no
-// two apps worked at once: the leader's daemon killed (its session expires,
-// a standby takes over with a larger token), the leader's daemon frozen
-// past the session timeout (its keeper stops the app at the lease deadline,
-// the next leader starts only after), an operator deleting the lease node
-// under a leader, and on a 3-server loopback ensemble the ensemble's leader
-// killed (baton's leader keeps leading) and the quorum lost for longer than
-// the ttl (the leader stops at its deadline, nobody leads until the quorum
-// is back), the server the leader's session is on frozen for half the ttl
-// (the session moves on, the term goes on), and a follower cut off with the
-// leader's client on it (in a private network namespace). A fresh election per round; one ZooKeeper
-// (or ensemble) per scenario. The store-level faults are in zookeeper_faults_test.cpp.
+// Faults of a ZooKeeper ensemble under baton daemons on the zookeeper store
+// (store.kind zookeeper), each supervising a worker that logs its work, so
+// the event log proves no two apps worked at once. On a 3-server loopback
+// ensemble: the ensemble's leader killed (baton's leader keeps leading), the
+// quorum lost for longer than the ttl (the leader stops at its deadline,
+// nobody leads until the quorum is back), the server the leader's session is
+// on frozen for half the ttl (the session moves on, the term goes on), and a
+// follower cut off with the leader's client on it (in a private network
+// namespace). A fresh election per round; one ensemble per scenario. The
+// leader's daemon killed, frozen past the session timeout, and an operator's
+// delete of the lease node are scenarios of every store kind
+// (crash_scenarios_test.cpp, lease_loss_scenarios_test.cpp); the store-level
+// faults are in zookeeper_faults_test.cpp.
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,9 +30,8 @@ namespace {
 // The session timeout is the ttl (zookeeper.session_timeout 0): the fixture's
 // server grants anything from 400 ms up, on 200 ms ticks.
 constexpr auto ttl = 2000ms;
-// Rounds of the longer scenarios (a freeze past the session timeout, the
-// ensemble's): each costs a ttl of hold-back on a new election and a session
-// timeout or two; the short ones run the suite's `rounds`.
+// Rounds of the longer scenarios: each costs a new election and a session
+// timeout or two; the session's server frozen runs the suite's `rounds`.
 constexpr int zk_rounds = 2;
 
 node_options on_zookeeper(const std::string& servers) {
@@ -43,9 +42,9 @@ std::string lease_node(const fault_cluster& c) {
   return "/baton/" + c.election() + "/lease";
 }
 
-// A client of the ensemble other than baton (an operator, or the test
-// looking): one session driven on its own loop, each call awaited. Its
-// loop runs only inside a call: keep one no longer than its session lasts.
+// A client of the ensemble other than baton (the test looking): one
+// session driven on its own loop, each call awaited. Its loop runs only
+// inside a call: keep one no longer than its session lasts.
 class zk_operator {
  public:
   explicit zk_operator(const std::string& servers) {
@@ -78,14 +77,6 @@ class zk_operator {
     run_until([&] { return done; }, 10s);
     return data;
   }
-  /// Deletes `path` whatever its version; the client's result code.
-  int remove(const std::string& path) {
-    int result = 1;
-    link_->multi({{zookeeper_detail::zk_op::kind::remove, path, {}, -1, false}},
-                 [&](int rc, std::vector<zookeeper_detail::zk_op_result>) { result = rc; });
-    run_until([&] { return result != 1; }, 10s);
-    return result;
-  }
 
  private:
   bool run_until(const std::function<bool()>& done, std::chrono::milliseconds within) {
@@ -109,150 +100,6 @@ std::optional<interval> single_leader(fault_cluster& c, const std::string& serve
   auto leader = c.wait_for_single_worker(20s, &why);
   EXPECT_TRUE(leader) << why << "\nzookeeper log:\n" << server_logs;
   return leader;
-}
-
-// The daemon's own process group is killed (a host crash): the keeper kills
-// the app at once; the dead daemon's session expires no earlier than the
-// session timeout (= ttl) after its last contact with the server, which was
-// at most a renew interval (ttl / 3) before the kill; only then is the lease
-// node gone and a standby takes over, with a larger token.
-TEST(zookeeper_daemon_faults, leader_daemon_killed_standby_takes_over_after_the_session) {
-  zookeeper_server zk;
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
-    c.start_node(1, on_zookeeper(zk.address()));
-    c.start_node(2, on_zookeeper(zk.address()));
-    auto leader = single_leader(c, zk.log_tail());
-    ASSERT_TRUE(leader);
-    const int l = fault_cluster::index_of(*leader);
-    exit_watch app(leader->pid);
-
-    const std::int64_t inject = mono_now_ns();
-    ASSERT_TRUE(c.node(l).signal_group(SIGKILL));
-    const auto gone = app.wait(5s);
-    ASSERT_TRUE(gone) << "the app outlived its dead daemon\n" << c.logs();
-
-    event_log log(c.events());
-    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
-    const auto next = first_started_after(log, inject);
-    EXPECT_NE(next->name, leader->name);
-    EXPECT_GT(next->start_ns, *gone) << c.logs();
-    EXPECT_GT(token_value(*next), token_value(*leader)) << c.logs();
-    // Not before the dead daemon's session could have expired.
-    EXPECT_GE(ms_between(inject, next->start_ns), (ttl - ttl / 3 - 100ms).count() * 1.0)
-        << "a standby started before the dead leader's session could expire\n"
-        << c.logs();
-    std::printf("kill round %d: app gone %.0f ms, next app %.0f ms after the kill; token %s > %s\n",
-                round, ms_between(inject, *gone), ms_between(inject, next->start_ns),
-                next->token.c_str(), leader->token.c_str());
-
-    const auto overlaps = check_no_overlap(c);
-    auto record = round_record(c, "zookeeper: leader's daemon group SIGKILL (session expiry)",
-                               inject, leader->pid, overlaps);
-    record.gone_after_end_ms = ms_between(inject, *gone);
-    record_fault(record);
-  }
-}
-
-// The leader's daemon alone is frozen (its app left running) past the
-// session timeout: its keeper stops the app at the lease deadline (the last
-// acknowledged renewal's send time + ttl, before the freeze + ttl); the
-// server expires the frozen daemon's session, and only then can the standby
-// take over. Thawed, the old daemon finds its session expired and stands by.
-TEST(zookeeper_daemon_faults, leader_daemon_frozen_past_the_session_timeout) {
-  zookeeper_server zk;
-  for (int round = 1; round <= zk_rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
-    c.start_node(1, on_zookeeper(zk.address()));
-    c.start_node(2, on_zookeeper(zk.address()));
-    auto leader = single_leader(c, zk.log_tail());
-    ASSERT_TRUE(leader);
-    const int l = fault_cluster::index_of(*leader);
-    const std::string other_name = fault_cluster::name_of(l == 1 ? 2 : 1);
-    exit_watch app(leader->pid);
-
-    const std::int64_t inject = mono_now_ns();
-    c.freeze_process(c.node(l).pid());
-    ASSERT_TRUE(wait_until([&] { return process_stopped(c.node(l).pid()); }, 2s));
-    const auto gone = app.wait(ttl + 3s);
-    ASSERT_TRUE(gone) << "the frozen daemon's app was never stopped\n" << c.logs();
-
-    event_log log(c.events());
-    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
-    const auto old = interval_of(log, leader->pid);
-    ASSERT_TRUE(old);
-    const auto next = first_started_after(log, inject);
-    EXPECT_EQ(next->name, other_name);
-    EXPECT_LE(old->end_ns, inject + std::chrono::nanoseconds(ttl).count())
-        << "the app worked past its lease deadline\n"
-        << c.logs();
-    EXPECT_GT(next->start_ns, *gone) << c.logs();
-    EXPECT_GT(token_value(*next), token_value(*leader)) << c.logs();
-    EXPECT_NE(c.log_of(l).find("lease deadline passed"), std::string::npos) << c.log_of(l);
-
-    // Past the session timeout for sure, then the thaw: it stands by.
-    hold_fault_until(inject + std::chrono::nanoseconds(ttl + 1s).count());
-    c.thaw_all();
-    const bool standing_by = wait_until(
-        [&] {
-          auto s = c.status(l, 1s);
-          return s && !(*s)["is_leader"].get<bool>() && (*s)["leader"] == other_name;
-        },
-        10s, 50ms);
-    EXPECT_TRUE(standing_by) << "the thawed daemon does not stand by behind " << other_name << "\n"
-                             << c.log_of(l);
-    EXPECT_FALSE(wait_for(
-        log, [&](const event_log& x) { return x.start_count(leader->name) > 1; }, ttl))
-        << c.logs();
-    std::printf("freeze round %d: app gone %.0f ms, next app %.0f ms after the freeze\n", round,
-                ms_between(inject, *gone), ms_between(inject, next->start_ns));
-
-    const auto overlaps = check_no_overlap(c);
-    record_fault(round_record(c, "zookeeper: leader's daemon SIGSTOP past the session timeout",
-                              inject, leader->pid, overlaps));
-  }
-}
-
-// Another client of the ensemble deletes the lease node under a leader: the
-// leader's next renewal answers lost and its app stops; the standby sees the
-// node gone without the record saying the term ended, and holds back until
-// one ttl after the last renewal it saw, so it never starts while the old
-// app may still run.
-TEST(zookeeper_daemon_faults, an_operators_delete_of_the_lease_node) {
-  zookeeper_server zk;
-  for (int round = 1; round <= rounds; ++round) {
-    fault_cluster c(round_name(round), ttl, false);
-    c.start_node(1, on_zookeeper(zk.address()));
-    c.start_node(2, on_zookeeper(zk.address()));
-    auto leader = single_leader(c, zk.log_tail());
-    ASSERT_TRUE(leader);
-    exit_watch app(leader->pid);
-    // Its own session per round: nothing drives its loop between rounds.
-    zk_operator op(zk.address());
-    ASSERT_TRUE(op.get(lease_node(c))) << "no lease node at " << lease_node(c);
-
-    const std::int64_t inject = mono_now_ns();
-    ASSERT_EQ(op.remove(lease_node(c)), 0);
-    const auto gone = app.wait(ttl + 2s);
-    ASSERT_TRUE(gone) << "the app outlived its deleted lease\n" << c.logs();
-
-    event_log log(c.events());
-    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no leader again\n" << c.logs();
-    const auto next = first_started_after(log, inject);
-    const auto old = interval_of(log, leader->pid);
-    ASSERT_TRUE(old);
-    EXPECT_GT(next->start_ns, *gone) << "a standby started while the old app ran\n" << c.logs();
-    EXPECT_GT(token_value(*next), token_value(*leader)) << c.logs();
-    std::printf("delete round %d: app gone %.0f ms, next app (%s) %.0f ms after the delete\n",
-                round, ms_between(inject, *gone), next->name.c_str(),
-                ms_between(inject, next->start_ns));
-
-    const auto overlaps = check_no_overlap(c);
-    auto record = round_record(c, "zookeeper: lease node deleted by an operator", inject,
-                               leader->pid, overlaps);
-    record.gone_after_end_ms = ms_between(inject, *gone);
-    record_fault(record);
-  }
 }
 
 // --- a 3-server ensemble on loopback -----------------------------------------

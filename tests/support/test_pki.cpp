@@ -2,9 +2,7 @@
 // failure shows what openssl said.
 #include "support/test_pki.hpp"
 
-#include <fcntl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include "support/spawn_child.hpp"
 
 namespace baton::testing {
 namespace {
@@ -24,30 +24,19 @@ constexpr const char* faketime_library = "/usr/lib/x86_64-linux-gnu/faketime/lib
 void openssl(const std::filesystem::path& dir, const std::vector<std::string>& args,
              const std::string& fake_time = {}) {
   const std::string log = (dir / "openssl.log").string();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    if (::chdir(dir.c_str()) != 0) ::_exit(126);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    if (!fake_time.empty()) {
-      ::setenv("LD_PRELOAD", faketime_library, 1);
-      ::setenv("FAKETIME", fake_time.c_str(), 1);
-      ::setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
-    }
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>("openssl"));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execvp("openssl", argv.data());
-    ::_exit(127);
+  child_spec spec;
+  spec.argv.push_back(find_executable("openssl"));
+  if (spec.argv.front().empty()) spec.argv.front() = "openssl";  // exec fails: reported below
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.output_file = log;
+  spec.append_output = false;
+  spec.working_dir = dir;
+  if (!fake_time.empty()) {
+    spec.env = {{"LD_PRELOAD", faketime_library},
+                {"FAKETIME", fake_time},
+                {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}};
   }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = wait_child(spawn_child(spec));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream in(log);
     std::stringstream text;

@@ -7,11 +7,8 @@
 #include "support/servers/redis_child.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -208,32 +205,12 @@ void etcd_server::spawn() {
     }
     if (tls_.client_cert_auth) args.emplace_back("--client-cert-auth");
   }
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::string log = (dir_ / "etcd.log").string();
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    // The member dies with the test process, even if it crashes.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    if (run_as_ != 0 &&
-        (::setgroups(0, nullptr) != 0 || ::setgid(run_as_) != 0 || ::setuid(run_as_) != 0)) {
-      ::_exit(126);
-    }
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  pid_ = child;
+  child_spec spec;
+  spec.argv = std::move(args);
+  spec.output_file = dir_ / "etcd.log";
+  spec.run_as = run_as_;
+  spec.run_as_group = run_as_;
+  pid_ = spawn_child(spec);
 }
 
 bool etcd_server::wait_ready() {

@@ -6,18 +6,14 @@
 
 #include "support/servers/redis_sync_client.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -31,33 +27,12 @@ constexpr auto ready_poll_interval = 20ms;
 constexpr auto ready_io_timeout = 200ms;
 
 pid_t spawn(const redis_child_spec& spec) {
-  // Everything the child needs is built before fork: between fork and exec
-  // only async-signal-safe calls are allowed.
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(spec.executable.c_str()));
-  for (const auto& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::string log = spec.log.string();
-  const int log_flags = O_WRONLY | O_CREAT | (spec.append_log ? O_APPEND : O_TRUNC);
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    // The server dies with the test process even if the test crashes before
-    // the destructor runs.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int out = ::open(log.c_str(), log_flags, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return child;
+  child_spec child;
+  child.argv.push_back(spec.executable);
+  child.argv.insert(child.argv.end(), spec.args.begin(), spec.args.end());
+  child.output_file = spec.log;
+  child.append_output = spec.append_log;
+  return spawn_child(child);
 }
 
 // True once `pid` answers on spec.port; false, with `pid` reaped and -1,
@@ -97,18 +72,6 @@ bool wait_until_answers(pid_t& pid, const redis_child_spec& spec) {
 
 }  // namespace
 
-std::string find_executable(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
 std::string log_tail(const std::filesystem::path& file, std::size_t lines) {
   std::ifstream in(file);
   std::vector<std::string> all;
@@ -147,9 +110,7 @@ pid_t start_redis_child(const redis_child_spec& spec) {
 void kill_and_reap(pid_t& pid) {
   if (pid <= 0) return;
   ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  wait_child(pid);
   pid = -1;
 }
 

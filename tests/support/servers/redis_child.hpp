@@ -1,12 +1,11 @@
 // Running Redis binaries as children of the test, shared by redis_server and
 // redis_sentinel (both redis-server, the latter with --sentinel) and
-// redis_cluster (redis-cli): finding the binary on PATH, a private temporary
-// directory, starting a server and waiting until our own child is the one
-// that answers, killing and reaping it, and the tail of its log for failure
-// messages. It exists so that this fork/exec/poll/reap logic, which must be
-// careful (async-signal-safe child, bounded waits, never signalling a PID
-// that is not ours), is written once. Internal to tests/support: the public
-// harness headers do not include it.
+// redis_cluster (redis-cli): a private temporary directory, starting a server
+// (support/spawn_child.hpp) and waiting until our own child is the one that
+// answers, killing and reaping it, and the tail of its log for failure
+// messages. It exists so that this poll/reap logic, which must be careful
+// (bounded waits, never signalling a PID that is not ours), is written once.
+// Internal to tests/support: the public harness headers do not include it.
 #pragma once
 
 #include <sys/types.h>
@@ -16,12 +15,9 @@
 #include <string>
 #include <vector>
 
-namespace baton::testing {
+#include "support/spawn_child.hpp"
 
-/// The full path of `name` in the first directory of PATH (or
-/// /usr/local/bin:/usr/bin:/bin when PATH is unset) where it is executable;
-/// "" when there is none.
-std::string find_executable(const std::string& name);
+namespace baton::testing {
 
 /// The last `lines` lines of `file`, each ending in "\n"; "" when it cannot
 /// be read.
@@ -53,8 +49,8 @@ struct redis_child_spec {
   std::string label;
 };
 
-/// Forks and execs the server (stdin from /dev/null; SIGKILL when the test
-/// process dies, even if it crashes before a destructor runs), then polls
+/// Starts the server (spawn_child: stdin from /dev/null, SIGKILL when the
+/// test process dies, even if it crashes before a destructor runs), then polls
 /// it (connect, AUTH, INFO server every 20 ms, at most 10 s) until INFO's
 /// process_id names this child. Returns the child's PID once it answers, or
 /// -1 when the port was taken (the child exited with "Address already in

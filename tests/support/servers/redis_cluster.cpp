@@ -12,7 +12,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +22,6 @@
 #include <stdexcept>
 #include <thread>
 
-extern char** environ;
-
 namespace baton::testing {
 namespace {
 
@@ -34,42 +31,27 @@ constexpr int slot_count = 16384;
 constexpr int bus_port_attempts = 3;
 constexpr int keys_per_migrate = 100;
 
-// Runs `argv` (argv[0] a full path) with `extra_env` added to our
-// environment, stdout and stderr captured; kills it by its PID when it has
-// not exited by `timeout`. Returns the exit status and the output.
-std::pair<int, std::string> run_captured(const std::vector<std::string>& args,
-                                         const std::vector<std::string>& extra_env,
-                                         std::chrono::milliseconds timeout) {
-  // Everything the child needs is built before fork: between fork and exec
-  // only async-signal-safe calls are allowed.
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  for (const auto& e : extra_env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
+// Runs `args` (args[0] a full path) with `env` set over our environment,
+// stdout and stderr captured; kills it by its PID when it has not exited by
+// `timeout`. Returns the exit status and the output.
+std::pair<int, std::string> run_captured(
+    const std::vector<std::string>& args,
+    const std::vector<std::pair<std::string, std::string>>& env,
+    std::chrono::milliseconds timeout) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) {
-    const int err = errno;
+  child_spec spec;
+  spec.argv = args;
+  spec.output_fd = fds[1];
+  spec.env = env;
+  pid_t child = -1;
+  try {
+    child = spawn_child(spec);
+  } catch (...) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
-  }
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::dup2(fds[1], STDERR_FILENO);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
+    throw;
   }
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -230,8 +212,8 @@ void redis_cluster::create_cluster() {
   args.insert(args.end(), {"--cluster-replicas", std::to_string(options_.replicas_per_master),
                            "--cluster-yes"});
   // In the environment, not on the command line, so it stays out of `ps`.
-  std::vector<std::string> env;
-  if (!options_.requirepass.empty()) env.push_back("REDISCLI_AUTH=" + options_.requirepass);
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!options_.requirepass.empty()) env.emplace_back("REDISCLI_AUTH", options_.requirepass);
 
   const auto started = std::chrono::steady_clock::now();
   std::pair<int, std::string> result;

@@ -16,8 +16,8 @@ namespace baton::testing {
 /// std::runtime_error when root and there is no such user.
 const passwd* postgres_user();
 
-/// fork + exec `argv` (argv[0] a path), as the postgres user when root,
-/// stdout and stderr appended to `log`. With `die_with_us` the child gets
+/// Starts `argv` (argv[0] a path; spawn_child), as the postgres user when
+/// root, stdout and stderr appended to `log`. With `die_with_us` the child gets
 /// SIGKILL when the test process dies, so no server outlives a crashed test.
 pid_t spawn_as_postgres(const std::vector<std::string>& argv, const std::filesystem::path& log,
                         bool die_with_us);

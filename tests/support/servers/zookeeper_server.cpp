@@ -7,12 +7,9 @@
 #include "support/servers/zookeeper_server.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,31 +35,12 @@ constexpr auto zookeeper_poll_interval = 50ms;
 constexpr auto stop_grace = 5s;
 
 pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log, uid_t run_as) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::string log_path = log.string();
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    const int out = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    if (run_as != 0 &&
-        (::setgroups(0, nullptr) != 0 || ::setgid(run_as) != 0 || ::setuid(run_as) != 0)) {
-      ::_exit(126);
-    }
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return child;
+  child_spec spec;
+  spec.argv = args;
+  spec.output_file = log;
+  spec.run_as = run_as;
+  spec.run_as_group = run_as;
+  return spawn_child(spec);
 }
 
 // One exchange with a 2 s bound on each step: connect, send, read to EOF.

@@ -218,8 +218,18 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
   saw_renewal_recently.seen_lease_czxid = 20;
   saw_renewal_recently.seen_lease_version = 9;
   saw_renewal_recently.seen_lease_at = t0 - 300ms;
+  saw_renewal_recently.seen_lease_token = 5;  // the record's term
   auto saw_renewal_long_ago = saw_renewal_recently;
   saw_renewal_long_ago.seen_lease_at = t0 - 2100ms;
+  // The record's term began (and its node went) before this store's first
+  // look, 400 ms ago; the node it saw was an older term's.
+  auto never_saw_the_term = saw_renewal_long_ago;
+  never_saw_the_term.seen_lease_token = 4;
+  never_saw_the_term.seen_record_at = t0 - 400ms;
+  auto never_saw_the_term_long_ago = never_saw_the_term;
+  never_saw_the_term_long_ago.seen_record_at = t0 - 2000ms;
+  auto never_saw_a_node = me();
+  never_saw_a_node.seen_record_at = t0;
 
   const std::vector<row> rows = {
       {"no record: create it, held back", none, none, me(), "create_record"},
@@ -253,8 +263,13 @@ TEST(zookeeper_decide_acquire, steps_as_a_table) {
        record_node(5, "", 3, false), none, saw_renewal_recently, "held_back", 1700ms, true},
       {"a node gone unreleased a ttl after its last renewal: an expired session, take",
        record_node(5, "", 3, false), none, saw_renewal_long_ago, "take"},
-      {"a node gone unreleased that this store never saw: take", record_node(5, "", 3, false), none,
-       me(), "take"},
+      {"a term whose node this store never saw, gone unreleased: held back one ttl from its first "
+       "look (an operator's delete right after a take)",
+       record_node(5, "", 3, false), none, never_saw_a_node, "held_back", 2000ms, true},
+      {"the same, first looked at 400 ms ago, after an older term's node: the rest",
+       record_node(5, "", 3, false), none, never_saw_the_term, "held_back", 1600ms, true},
+      {"the same, first looked at a ttl ago: take", record_node(5, "", 3, false), none,
+       never_saw_the_term_long_ago, "take"},
       {"a released term: take at once", record_node(5), none, saw_renewal_recently, "take"},
       {"a record of another program",
        [] {
