@@ -77,7 +77,8 @@ struct peer_exchange : std::enable_shared_from_this<peer_exchange> {
     stream.async_connect(found, [self = shared_from_this()](const beast::error_code& ec,
                                                              const tcp::endpoint&) {
       if (ec) return self->finish(self->failure("connect", ec), {});
-      self->stream.socket().set_option(tcp::no_delay(true));
+      beast::error_code ignored;
+      self->stream.socket().set_option(tcp::no_delay(true), ignored);
       http::async_write(self->stream, self->request,
                         [self](const beast::error_code& wec, std::size_t) {
                           if (wec) return self->finish(self->failure("send", wec), {});
