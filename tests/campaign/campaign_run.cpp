@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "baton/lease_drift.hpp"
@@ -375,14 +376,19 @@ class campaign {
       case fault_class::daemon_kill:
       case fault_class::host_kill:
       case fault_class::leave:
-        if (n.state == node_state::down) start(i);
+        if (n.state == node_state::down && retired_.count(i) == 0) start(i);
         break;
       case fault_class::join:
+        // A newcomer another fault froze is thawed first, so that it can
+        // stop cleanly; that fault's own end then finds it gone.
+        if (n.daemon) n.daemon->signal_group(SIGCONT);
+        if (n.keeper_group > 0) ::kill(-n.keeper_group, SIGCONT);
         stop_cleanly(i);
+        retired_.insert(i);
         break;
       case fault_class::daemon_freeze:
-        n.daemon->signal_group(SIGCONT);
-        n.state = node_state::up;
+        if (n.daemon) n.daemon->signal_group(SIGCONT);
+        if (n.state == node_state::daemon_frozen) n.state = node_state::up;
         break;
       case fault_class::host_freeze:
         // An odd pick thaws the app first: it runs while its keeper and
@@ -391,9 +397,11 @@ class campaign {
           ::kill(n.app, SIGCONT);
           std::this_thread::sleep_for(20ms);
         }
-        n.daemon->signal_group(SIGCONT);
+        if (n.daemon) n.daemon->signal_group(SIGCONT);
         if (n.keeper_group > 0) ::kill(-n.keeper_group, SIGCONT);
-        n.state = node_state::up;
+        n.keeper_group = 0;
+        n.app = 0;
+        if (n.state == node_state::host_frozen) n.state = node_state::up;
         pauses_[id].to_ns = mono_now();
         break;
       default:
@@ -591,6 +599,7 @@ class campaign {
   std::vector<applied_fault> extra_faults_;  // the backup, when it restarted the store
   std::vector<std::int64_t> pending_ends_;
   std::map<int, int> targets_;        // fault id -> node index
+  std::set<int> retired_;             // newcomers whose join has ended
   std::vector<int> store_faults_;     // fault ids the world holds
   std::map<int, host_pause> pauses_;  // fault id -> host pause
 };

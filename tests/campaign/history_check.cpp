@@ -66,16 +66,19 @@ class breaches {
   std::map<std::string, std::size_t> seen_;
 };
 
-// The fault a moment is blamed on: the latest one begun by `ns + ahead`
-// that had not ended more than three ttls before `ns`; nullptr if none.
+// The fault a moment is blamed on: of the faults on around it (begun by
+// `ns + ahead`, ended no more than three ttls before `ns`), the latest that
+// forces a change, else the latest of any class; nullptr if none.
 const applied_fault* blamed_fault(const history& h, std::int64_t ns, std::int64_t ahead) {
-  const applied_fault* found = nullptr;
+  const applied_fault* latest = nullptr;
+  const applied_fault* forcing = nullptr;
   for (const auto& f : h.faults) {
     if (f.skipped || f.begin_ns > ns + ahead) continue;
     if (ns > std::max(f.begin_ns, f.end_ns) + 3 * h.ttl_ns) continue;
-    if (found == nullptr || f.begin_ns >= found->begin_ns) found = &f;
+    if (latest == nullptr || f.begin_ns >= latest->begin_ns) latest = &f;
+    if (f.forcing && (forcing == nullptr || f.begin_ns >= forcing->begin_ns)) forcing = &f;
   }
-  return found;
+  return forcing != nullptr ? forcing : latest;
 }
 
 void check_overlaps(const history& h, const std::vector<app_run>& apps, verdict& v, breaches& b) {
@@ -191,7 +194,8 @@ void tally_faults(const history& h, verdict& v) {
 void tally_changes_and_gaps(const history& h, const std::vector<app_run>& apps, verdict& v) {
   // Both are blamed on the fault that ended the work before them: the latest
   // fault begun by shortly after the last work of every app so far.
-  const std::int64_t ahead = std::max<std::int64_t>(50'000'000, h.ttl_ns / 10);
+  // A fault that stops the app lands just after its last write.
+  constexpr std::int64_t ahead = 50'000'000;
   std::int64_t covered = 0;  // the last work of every app so far
   std::uint64_t token = 0;
   std::string node;

@@ -21,8 +21,10 @@
 //
 // Figures, per fault class: faults injected and skipped, leaderless time
 // (the gaps between one app's last write and the next app's start),
-// leader changes and unforced ones (a change after a fault that did not
-// require one, or after no fault at all).
+// leader changes and unforced ones. A gap or change is blamed on the fault
+// that was on when the work before it ended: the latest one that forces a
+// change, else the latest of any class ("none" when no fault was near). A
+// change blamed on a fault that does not force one is unforced.
 #pragma once
 
 #include <sys/types.h>

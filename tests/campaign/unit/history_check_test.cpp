@@ -161,6 +161,19 @@ TEST(history_check, a_paused_hosts_late_writes_are_judged_by_the_fence_not_as_an
   EXPECT_EQ(check_history(h).overlaps, 1u);
 }
 
+TEST(history_check, a_gap_is_blamed_on_the_forcing_fault_on_not_on_a_later_harmless_one) {
+  auto h = clean_history();
+  // The store was killed before node-1's last write; a candidate joined
+  // just after it. The store kill is what ended the term.
+  h.faults = {{"store-kill", "redis-server", 700 * ms_ns, 2500 * ms_ns, true, false},
+              {"join", "node-100", 1000 * ms_ns, 4000 * ms_ns, false, false}};
+  const auto v = check_history(h);
+  EXPECT_EQ(v.per_class.at("store-kill").gaps, 1);
+  EXPECT_EQ(v.per_class.at("store-kill").leader_changes, 1);
+  EXPECT_EQ(v.per_class.at("join").gaps, 0);
+  EXPECT_EQ(v.per_class.at("join").unforced_changes, 0);
+}
+
 TEST(history_check, a_write_before_any_lease_was_known_fails) {
   auto h = clean_history();
   h.apps[1].leases.clear();
