@@ -66,19 +66,28 @@ class breaches {
   std::map<std::string, std::size_t> seen_;
 };
 
+// How strongly a fault explains a gap or change: one that forces a change
+// first, then one that takes something away for a while (a freeze, a kill, a
+// member down), then an instant one (a reload, a resign that did not force).
+int blame_rank(const applied_fault& f) {
+  if (f.forcing) return 2;
+  return f.end_ns > f.begin_ns ? 1 : 0;
+}
+
 // The fault a moment is blamed on: of the faults on around it (begun by
-// `ns + ahead`, ended no more than three ttls before `ns`), the latest that
-// forces a change, else the latest of any class; nullptr if none.
+// `ns + ahead`, ended no more than three ttls before `ns`), the latest of the
+// highest blame_rank; nullptr if none.
 const applied_fault* blamed_fault(const history& h, std::int64_t ns, std::int64_t ahead) {
-  const applied_fault* latest = nullptr;
-  const applied_fault* forcing = nullptr;
+  const applied_fault* found = nullptr;
   for (const auto& f : h.faults) {
     if (f.skipped || f.begin_ns > ns + ahead) continue;
     if (ns > std::max(f.begin_ns, f.end_ns) + 3 * h.ttl_ns) continue;
-    if (latest == nullptr || f.begin_ns >= latest->begin_ns) latest = &f;
-    if (f.forcing && (forcing == nullptr || f.begin_ns >= forcing->begin_ns)) forcing = &f;
+    if (found == nullptr || blame_rank(f) > blame_rank(*found) ||
+        (blame_rank(f) == blame_rank(*found) && f.begin_ns >= found->begin_ns)) {
+      found = &f;
+    }
   }
-  return forcing != nullptr ? forcing : latest;
+  return found;
 }
 
 void check_overlaps(const history& h, const std::vector<app_run>& apps, verdict& v, breaches& b) {

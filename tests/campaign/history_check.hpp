@@ -23,8 +23,9 @@
 // (the gaps between one app's last write and the next app's start),
 // leader changes and unforced ones. A gap or change is blamed on the fault
 // that was on when the work before it ended: the latest one that forces a
-// change, else the latest of any class ("none" when no fault was near). A
-// change blamed on a fault that does not force one is unforced.
+// change, else the latest that lasts (a freeze, a kill), else the latest
+// instant one ("none" when no fault was near). A change blamed on a fault
+// that does not force one is unforced.
 #pragma once
 
 #include <sys/types.h>

@@ -174,6 +174,15 @@ TEST(history_check, a_gap_is_blamed_on_the_forcing_fault_on_not_on_a_later_harml
   EXPECT_EQ(v.per_class.at("join").unforced_changes, 0);
 }
 
+TEST(history_check, a_lasting_fault_is_blamed_before_a_later_instant_one) {
+  auto h = clean_history();
+  h.faults = {{"member-freeze", "node 7002", 500 * ms_ns, 950 * ms_ns, false, false},
+              {"sighup", "node-1 (leader)", 900 * ms_ns, 900 * ms_ns, false, false}};
+  const auto v = check_history(h);
+  EXPECT_EQ(v.per_class.at("member-freeze").unforced_changes, 1);
+  EXPECT_EQ(v.per_class.at("sighup").gaps, 0);
+}
+
 TEST(history_check, a_write_before_any_lease_was_known_fails) {
   auto h = clean_history();
   h.apps[1].leases.clear();
