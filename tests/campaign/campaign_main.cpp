@@ -2,7 +2,8 @@
 // docs/campaign.md).
 //
 //   baton_campaign --kind redis --seed 42 --duration 60s [--ttl 1500ms]
-//                  [--candidates 3] [--fence redis|postgres] [--verbose]
+//                  [--candidates 3] [--members 1|3|5] [--fence redis|postgres]
+//                  [--verbose]
 //                  [--print-schedule] [--replay [FILE]] [--shrink [--max-tries 24]]
 //                  [--keep DIR] [--save-schedule FILE] [--no-fence]
 //
@@ -46,7 +47,7 @@ struct cli {
   std::fprintf(stderr,
                "baton_campaign: %s\n"
                "usage: baton_campaign --kind KIND --seed N --duration 60s [--ttl 1500ms]\n"
-               "         [--candidates 3] [--fence redis|postgres] [--verbose]\n"
+               "         [--candidates 3] [--members 1|3|5] [--fence redis|postgres] [--verbose]\n"
                "         [--print-schedule] [--replay [FILE]] [--shrink [--max-tries 24]]\n"
                "         [--keep DIR] [--save-schedule FILE] [--no-fence]\n"
                "kinds: redis sentinel cluster redlock postgres zookeeper etcd\n",
@@ -104,6 +105,8 @@ cli parse(int argc, char** argv) {
       if (c.run.params.candidates < 2 || c.run.params.candidates > 9) {
         usage("--candidates wants 2 to 9");
       }
+    } else if (arg == "--members") {
+      c.run.params.members = static_cast<int>(parse_number(arg, value()));
     } else if (arg == "--fence") {
       c.run.fence = value();
       if (c.run.fence != "redis" && c.run.fence != "postgres") {

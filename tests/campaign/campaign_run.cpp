@@ -137,7 +137,7 @@ class campaign {
   run_outcome run() {
     run_outcome out;
     try {
-      world_ = make_store_world(o_.params.kind);
+      world_ = make_store_world(o_.params.kind, o_.params.members);
       world_->seed_election(election_);
       const std::string fence_kind =
           !o_.fence.empty() ? o_.fence : (o_.params.kind == "postgres" ? "postgres" : "redis");

@@ -149,14 +149,18 @@ const std::vector<std::string>& campaign_kinds() {
   return kinds;
 }
 
-std::vector<fault_class> classes_of(std::string_view kind) {
+std::vector<fault_class> classes_of(std::string_view kind, int members) {
   std::vector<fault_class> out{
       fault_class::daemon_kill, fault_class::daemon_freeze, fault_class::host_freeze,
       fault_class::host_kill,   fault_class::sighup,        fault_class::switchover,
       fault_class::resign,      fault_class::leave,         fault_class::join};
   using enum fault_class;
   std::vector<fault_class> store;
-  if (kind == "redis" || kind == "zookeeper") {
+  if (members != 1) {
+    // An ensemble: its leader killed or frozen (`store`), or a follower.
+    if ((kind != "zookeeper" && kind != "etcd") || (members != 3 && members != 5)) return {};
+    store = {store_kill, store_freeze, member_kill, member_freeze};
+  } else if (kind == "redis" || kind == "zookeeper") {
     store = {store_kill, store_restart_empty, store_freeze};
   } else if (kind == "sentinel" || kind == "cluster") {
     // The master is killed (a failover follows) or frozen; a replica or
@@ -175,8 +179,13 @@ std::vector<fault_class> classes_of(std::string_view kind) {
 }
 
 std::vector<fault> make_schedule(const schedule_params& p) {
-  const auto classes = classes_of(p.kind);
-  if (classes.empty()) throw std::invalid_argument("unknown store kind '" + p.kind + "'");
+  const auto classes = classes_of(p.kind, p.members);
+  if (classes_of(p.kind).empty())
+    throw std::invalid_argument("unknown store kind '" + p.kind + "'");
+  if (classes.empty()) {
+    throw std::invalid_argument("a " + p.kind + " store cannot have " + std::to_string(p.members) +
+                                " members (1; 3 or 5 for zookeeper and etcd)");
+  }
   if (p.duration_ms <= 0) throw std::invalid_argument("the duration must be positive");
   if (p.ttl_ms <= 0) throw std::invalid_argument("the ttl must be positive");
   if (p.candidates < 2) throw std::invalid_argument("a campaign needs at least 2 candidates");
@@ -234,7 +243,8 @@ std::string to_text(const schedule_params& p, const std::vector<fault>& faults) 
   std::string out = "# kind=" + p.kind + " seed=" + std::to_string(p.seed) +
                     " duration_ms=" + std::to_string(p.duration_ms) +
                     " ttl_ms=" + std::to_string(p.ttl_ms) +
-                    " candidates=" + std::to_string(p.candidates) + "\n";
+                    " candidates=" + std::to_string(p.candidates) +
+                    " members=" + std::to_string(p.members) + "\n";
   out += "# at_ms class target hold_ms pick\n";
   for (const auto& f : faults) out += to_line(f) + "\n";
   return out;

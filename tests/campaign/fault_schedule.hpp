@@ -65,17 +65,22 @@ struct schedule_params {
   std::int64_t duration_ms = 60'000;
   std::int64_t ttl_ms = 1'500;
   int candidates = 3;
+  /// Servers of the store: 1, or 3 or 5 for an ensemble of zookeeper or
+  /// etcd (whose faults are then the ensemble leader's and its followers').
+  int members = 1;
 };
 
 /// The store kinds the campaign knows.
 const std::vector<std::string>& campaign_kinds();
 
-/// The classes a kind can meet, in enum order; empty for an unknown kind.
-std::vector<fault_class> classes_of(std::string_view kind);
+/// The classes a kind can meet with `members` servers, in enum order; empty
+/// for an unknown kind or a member count the kind cannot have.
+std::vector<fault_class> classes_of(std::string_view kind, int members = 1);
 
 /// The schedule of `p`: faults in time order, every `at_ms` in
-/// [0, duration_ms). Throws std::invalid_argument for an unknown kind, a
-/// duration or ttl that is not positive, or fewer than 2 candidates.
+/// [0, duration_ms). Throws std::invalid_argument for an unknown kind or
+/// member count, a duration or ttl that is not positive, or fewer than 2
+/// candidates.
 std::vector<fault> make_schedule(const schedule_params& p);
 
 std::string to_string(fault_class c);
@@ -90,8 +95,8 @@ std::string to_line(const fault& f);
 std::string to_text(const schedule_params& p, const std::vector<fault>& faults);
 
 /// A schedule read back from its text form. `#` lines and blank lines are
-/// skipped; a header's `kind=`, `seed=`, `duration_ms=`, `ttl_ms=` and
-/// `candidates=` fill `params` when given. Throws std::invalid_argument
+/// skipped; a header's `kind=`, `seed=`, `duration_ms=`, `ttl_ms=`,
+/// `candidates=` and `members=` fill `params` when given. Throws std::invalid_argument
 /// naming the line that is wrong.
 std::vector<fault> parse_schedule(std::string_view text, schedule_params* params = nullptr);
 

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/servers/etcd_cluster.hpp"
 #include "support/servers/etcd_server.hpp"
 #include "support/servers/postgres_server.hpp"
 #include "support/servers/redis_cluster.hpp"
@@ -429,9 +430,118 @@ class etcd_world final : public world_base {
   bool backed_up_ = false;
 };
 
+// An ensemble (zookeeper or etcd, 3 or 5 servers): `store` faults hit the
+// member that leads it, `member` faults a follower. A quorum remains after
+// any one of them, so none forces baton's leadership to move.
+class ensemble_world : public world_base {
+ public:
+  bool forcing(const fault&, long long) const override { return false; }
+  std::optional<std::string> begin(int id, const fault& f) override {
+    const auto leader = leader_index();
+    std::vector<int> candidates;
+    const bool on_leader = f.what == fault_class::store_kill || f.what == fault_class::store_freeze;
+    if (on_leader) {
+      if (leader) candidates.push_back(*leader);
+    } else {
+      for (int i = 0; i < size(); ++i) {
+        if (i != leader.value_or(-1)) candidates.push_back(i);
+      }
+    }
+    std::vector<int> free;
+    for (const int i : candidates) {
+      if (!is_busy(std::to_string(i))) free.push_back(i);
+    }
+    if (free.empty()) return std::nullopt;
+    const int i = free[f.pick % free.size()];
+    const bool kill = f.what == fault_class::store_kill || f.what == fault_class::member_kill;
+    if (kill) {
+      take(id, std::to_string(i), [this, i] { start(i); });
+      stop(i);
+    } else {
+      take(id, std::to_string(i), [this, i] { thaw(i); });
+      freeze(i);
+    }
+    return (on_leader ? "leader member " : "follower member ") + std::to_string(i + 1);
+  }
+
+ protected:
+  virtual int size() const = 0;
+  virtual std::optional<int> leader_index() const = 0;
+  virtual void stop(int i) = 0;
+  virtual void start(int i) = 0;
+  virtual void freeze(int i) = 0;
+  virtual void thaw(int i) = 0;
+};
+
+class etcd_ensemble_world final : public ensemble_world {
+ public:
+  explicit etcd_ensemble_world(int members) : cluster_(members) {}
+  std::vector<std::string> store_flags() const override {
+    return {"--store-kind", "etcd", "--etcd-endpoints", cluster_.endpoints()};
+  }
+  std::string diagnostics() const override { return cluster_.log_tails(); }
+
+ private:
+  int size() const override { return cluster_.size(); }
+  std::optional<int> leader_index() const override {
+    // A member frozen or stopped by another fault does not answer; the
+    // running ones say who leads (nullopt during an election).
+    return cluster_.leader_index();
+  }
+  void stop(int i) override { cluster_.member(i).stop(true); }
+  void start(int i) override { cluster_.member(i).start(); }
+  void freeze(int i) override { cluster_.member(i).freeze(); }
+  void thaw(int i) override { cluster_.member(i).thaw(); }
+  mutable testing::etcd_cluster cluster_;
+};
+
+class zookeeper_ensemble_world final : public ensemble_world {
+ public:
+  explicit zookeeper_ensemble_world(int members)
+      : members_(testing::start_zookeeper_ensemble(members)) {}
+  std::vector<std::string> store_flags() const override {
+    std::vector<std::string> addresses;
+    for (const auto& m : members_) addresses.push_back(m->address());
+    return {"--store-kind", "zookeeper", "--zookeeper-servers", join(addresses)};
+  }
+  std::string diagnostics() const override {
+    std::string out;
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      out += "---- zookeeper member " + std::to_string(i + 1) + "\n" + members_[i]->log_tail();
+    }
+    return out;
+  }
+
+ private:
+  int size() const override { return static_cast<int>(members_.size()); }
+  std::optional<int> leader_index() const override {
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      if (!is_busy(std::to_string(i)) && members_[i]->running() &&
+          members_[i]->mode() == "leader") {
+        return static_cast<int>(i);
+      }
+    }
+    return std::nullopt;
+  }
+  void stop(int i) override { members_[static_cast<std::size_t>(i)]->stop(true); }
+  // Not waiting for it to answer: the fault loop goes on meanwhile.
+  void start(int i) override { members_[static_cast<std::size_t>(i)]->start(false); }
+  void freeze(int i) override { members_[static_cast<std::size_t>(i)]->freeze(); }
+  void thaw(int i) override { members_[static_cast<std::size_t>(i)]->thaw(); }
+  std::vector<std::unique_ptr<testing::zookeeper_server>> members_;
+};
+
 }  // namespace
 
-std::unique_ptr<store_world> make_store_world(const std::string& kind) {
+std::unique_ptr<store_world> make_store_world(const std::string& kind, int members) {
+  if (members != 1) {
+    if (members != 3 && members != 5) {
+      throw std::invalid_argument("an ensemble has 3 or 5 members, not " + std::to_string(members));
+    }
+    if (kind == "etcd") return std::make_unique<etcd_ensemble_world>(members);
+    if (kind == "zookeeper") return std::make_unique<zookeeper_ensemble_world>(members);
+    throw std::invalid_argument("only zookeeper and etcd run as an ensemble here, not " + kind);
+  }
   if (kind == "redis") return std::make_unique<redis_world>();
   if (kind == "sentinel") return std::make_unique<sentinel_world>();
   if (kind == "cluster") return std::make_unique<cluster_world>();

@@ -46,9 +46,9 @@ class store_world {
   virtual std::string diagnostics() const { return {}; }
 };
 
-/// The world of `kind` (one of campaign_kinds()); throws
-/// std::invalid_argument for another, std::runtime_error when a server does
-/// not come up.
-std::unique_ptr<store_world> make_store_world(const std::string& kind);
+/// The world of `kind` (one of campaign_kinds()) with `members` servers (3
+/// or 5: an ensemble, for zookeeper and etcd); throws std::invalid_argument
+/// for another, std::runtime_error when a server does not come up.
+std::unique_ptr<store_world> make_store_world(const std::string& kind, int members = 1);
 
 }  // namespace baton::campaign

@@ -63,6 +63,11 @@ TEST(fault_schedule, faults_are_in_time_order_within_the_duration_and_of_the_kin
   }
 }
 
+bool has_in_ensemble(const std::string& kind, fault_class c) {
+  const auto all = classes_of(kind, 3);
+  return std::find(all.begin(), all.end(), c) != all.end();
+}
+
 TEST(fault_schedule, each_kind_meets_only_the_store_faults_it_has) {
   const auto has = [](const std::string& kind, fault_class c) {
     const auto all = classes_of(kind);
@@ -81,6 +86,12 @@ TEST(fault_schedule, each_kind_meets_only_the_store_faults_it_has) {
     EXPECT_TRUE(has(kind, fault_class::switchover)) << kind;
   }
   EXPECT_TRUE(classes_of("memory").empty());
+  // Ensembles: their leader and followers, for zookeeper and etcd only.
+  EXPECT_TRUE(has_in_ensemble("etcd", fault_class::member_freeze));
+  EXPECT_FALSE(has_in_ensemble("etcd", fault_class::store_restore_old));
+  EXPECT_TRUE(has_in_ensemble("zookeeper", fault_class::member_kill));
+  EXPECT_TRUE(classes_of("redis", 3).empty());
+  EXPECT_TRUE(classes_of("etcd", 2).empty());
 }
 
 TEST(fault_schedule, bad_parameters_are_refused_with_their_cause) {
@@ -92,6 +103,15 @@ TEST(fault_schedule, bad_parameters_are_refused_with_their_cause) {
   p = params_of("redis", 1);
   p.ttl_ms = 0;
   EXPECT_THROW(make_schedule(p), std::invalid_argument);
+  p = params_of("redis", 1);
+  p.members = 3;
+  try {
+    make_schedule(p);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "a redis store cannot have 3 members (1; 3 or 5 for zookeeper and etcd)");
+  }
 }
 
 TEST(fault_schedule, the_text_form_reads_back_to_the_same_schedule_and_parameters) {
@@ -104,6 +124,7 @@ TEST(fault_schedule, the_text_form_reads_back_to_the_same_schedule_and_parameter
   EXPECT_EQ(back.duration_ms, 120'000);
   EXPECT_EQ(back.ttl_ms, 1'500);
   EXPECT_EQ(back.candidates, 3);
+  EXPECT_EQ(back.members, 1);
 }
 
 TEST(fault_schedule, a_bad_schedule_line_is_named) {
