@@ -75,13 +75,14 @@ int blame_rank(const applied_fault& f) {
 }
 
 // The fault a moment is blamed on: of the faults on around it (begun by
-// `ns + ahead`, ended no more than three ttls before `ns`), the latest of the
-// highest blame_rank; nullptr if none.
+// `ns + ahead`, ended no more than one ttl before `ns`: a lease outlives
+// its cause by at most that), the latest of the highest blame_rank; nullptr
+// if none.
 const applied_fault* blamed_fault(const history& h, std::int64_t ns, std::int64_t ahead) {
   const applied_fault* found = nullptr;
   for (const auto& f : h.faults) {
     if (f.skipped || f.begin_ns > ns + ahead) continue;
-    if (ns > std::max(f.begin_ns, f.end_ns) + 3 * h.ttl_ns) continue;
+    if (ns > std::max(f.begin_ns, f.end_ns) + h.ttl_ns) continue;
     if (found == nullptr || blame_rank(f) > blame_rank(*found) ||
         (blame_rank(f) == blame_rank(*found) && f.begin_ns >= found->begin_ns)) {
       found = &f;

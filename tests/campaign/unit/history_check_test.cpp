@@ -183,6 +183,17 @@ TEST(history_check, a_lasting_fault_is_blamed_before_a_later_instant_one) {
   EXPECT_EQ(v.per_class.at("sighup").gaps, 0);
 }
 
+TEST(history_check, a_fault_long_over_is_not_blamed) {
+  auto h = clean_history();
+  h.ttl_ns = 500 * ms_ns;
+  // A resign a ttl and more before the work ended explains nothing there.
+  h.faults = {{"resign", "node-1", 100 * ms_ns, 100 * ms_ns, true, false},
+              {"store-kill", "leader member 2", 900 * ms_ns, 1200 * ms_ns, false, false}};
+  const auto v = check_history(h);
+  EXPECT_EQ(v.per_class.at("store-kill").unforced_changes, 1);
+  EXPECT_EQ(v.per_class.at("resign").leader_changes, 0);
+}
+
 TEST(history_check, a_write_before_any_lease_was_known_fails) {
   auto h = clean_history();
   h.apps[1].leases.clear();
