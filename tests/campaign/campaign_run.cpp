@@ -394,8 +394,21 @@ class campaign {
         // An odd pick thaws the app first: it runs while its keeper and
         // daemon still sleep, the order only a fence can make safe.
         if (f.pick % 2 == 1 && n.app > 0) {
+          const std::int64_t thawed = mono_now();
           ::kill(n.app, SIGCONT);
-          std::this_thread::sleep_for(20ms);
+          // Until it has done something (a write landed or refused), so the
+          // window is there whatever the machine's load; 200 ms at most.
+          const pid_t app = n.app;
+          testing::wait_for(
+              log_,
+              [&](const event_log& l) {
+                const auto& events = l.events();
+                for (auto it = events.rbegin(); it != events.rend() && it->ns > thawed; ++it) {
+                  if (it->pid == app && it->word != "lease") return true;
+                }
+                return false;
+              },
+              200ms);
         }
         if (n.daemon) n.daemon->signal_group(SIGCONT);
         if (n.keeper_group > 0) ::kill(-n.keeper_group, SIGCONT);
@@ -548,6 +561,8 @@ class campaign {
         a.writes.push_back({value("begun_ns"), e.ns});
       } else if (e.word == "lease") {
         a.leases.push_back({e.ns, value("valid_until_ns")});
+      } else if (e.word == "refused") {
+        ++a.refused;
       } else if (e.word == "stop") {
         a.stop_ns = e.ns;
       }

@@ -160,6 +160,7 @@ void check_fence_order(const history& h, verdict& v, breaches& b) {
 void check_leases(const history& h, verdict& v, breaches& b) {
   for (const auto& a : h.apps) {
     v.writes_logged += a.writes.size();
+    v.refused += a.refused;
     const std::int64_t cutoff = paused_out_at(h, a);
     for (const auto& w : a.writes) {
       if (w.landed_ns > cutoff) {
@@ -266,13 +267,13 @@ std::string format_verdict(const verdict& v) {
   std::string out;
   char line[400];
   std::snprintf(line, sizeof line,
-                "%s: %zu terms, %zu writes accepted by the fence (%zu logged by the apps); "
-                "overlaps %zu, token regressions %zu, stale writes accepted %zu, writes past "
-                "the lease %zu (late within the drift margin %zu, after a host pause %zu); "
+                "%s: %zu terms, %zu writes accepted by the fence (%zu logged by the apps, %zu "
+                "refused); overlaps %zu, token regressions %zu, stale writes accepted %zu, writes "
+                "past the lease %zu (late within the drift margin %zu, after a host pause %zu); "
                 "leaderless %.0f ms\n",
-                v.ok() ? "SAFE" : "UNSAFE", v.terms, v.writes_accepted, v.writes_logged, v.overlaps,
-                v.token_regressions, v.stale_accepted, v.past_lease, v.late_within_drift,
-                v.after_pause, v.leaderless_ms);
+                v.ok() ? "SAFE" : "UNSAFE", v.terms, v.writes_accepted, v.writes_logged, v.refused,
+                v.overlaps, v.token_regressions, v.stale_accepted, v.past_lease,
+                v.late_within_drift, v.after_pause, v.leaderless_ms);
   out += line;
   out +=
       "\n| fault class | injected | skipped | leader changes | unforced | gaps | leaderless ms | "

@@ -59,6 +59,8 @@ struct app_run {
   std::vector<lease_note> leases;
   /// The time of its `stop` line, when it stopped by itself.
   std::int64_t stop_ns = 0;
+  /// Writes the fence refused (the app stops at the first).
+  std::size_t refused = 0;
 };
 
 /// A write in the resource's history, in the order the fence accepted them.
@@ -129,6 +131,8 @@ struct verdict {
   std::size_t terms = 0;
   std::size_t writes_accepted = 0;
   std::size_t writes_logged = 0;
+  /// Writes the fence refused: stale writes it stopped.
+  std::size_t refused = 0;
   double leaderless_ms = 0;
   /// Per fault class name; "none" for changes and gaps after no fault.
   std::map<std::string, class_figures> per_class;
