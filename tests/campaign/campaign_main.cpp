@@ -66,6 +66,7 @@ std::int64_t parse_number(std::string_view flag, std::string_view text) {
 
 // "90s", "1500ms", "2m", or a bare number of seconds.
 std::int64_t parse_duration_ms(std::string_view flag, std::string_view text) {
+  const std::string_view original = text;
   std::int64_t scale = 1000;
   if (text.ends_with("ms")) {
     scale = 1;
@@ -76,8 +77,13 @@ std::int64_t parse_duration_ms(std::string_view flag, std::string_view text) {
     scale = 60'000;
     text.remove_suffix(1);
   }
-  const std::int64_t v = parse_number(flag, text);
-  if (v <= 0 || v > 24 * 3600'000 / scale) usage(std::string(flag) + " is out of range");
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || v <= 0 ||
+      v > 24 * 3600'000 / scale) {
+    usage(std::string(flag) + " wants a positive duration such as 90s, 1500ms or 2m, got '" +
+          std::string(original) + "'");
+  }
   return v * scale;
 }
 
@@ -100,6 +106,7 @@ cli parse(int argc, char** argv) {
       c.run.params.duration_ms = parse_duration_ms(arg, value());
     } else if (arg == "--ttl") {
       c.run.params.ttl_ms = parse_duration_ms(arg, value());
+      if (c.run.params.ttl_ms < 100) usage("--ttl must be at least 100ms, as baton's is");
     } else if (arg == "--candidates") {
       c.run.params.candidates = static_cast<int>(parse_number(arg, value()));
       if (c.run.params.candidates < 2 || c.run.params.candidates > 9) {
