@@ -21,6 +21,7 @@
 #include "support/baton_process.hpp"
 #include "support/built_paths.hpp"
 #include "support/event_log.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/servers/postgres_server.hpp"
 #include "support/servers/redis_server.hpp"
 
@@ -190,7 +191,14 @@ class campaign {
                                      socket_of(i).string(),
                                      "--log-level",
                                      "debug"};
-    const auto flags = world_->store_flags();
+    // Where the store has one address, each candidate reaches it through
+    // a proxy of its own, kept across restarts: the link faults' handle.
+    std::vector<std::string> flags = world_->store_flags();
+    if (const auto port = world_->store_port()) {
+      auto& proxy = proxies_[i];
+      if (!proxy) proxy = std::make_unique<testing::fault_proxy>(*port);
+      flags = world_->store_flags_via(proxy->port());
+    }
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"--", campaign_app_binary().string(), "--log", events_.string(),
                              "--name", name_of(i), "--socket", socket_of(i).string()});
@@ -343,6 +351,31 @@ class campaign {
         a.forcing = true;
         return;
       }
+      case fault_class::partition:
+      case fault_class::slow_link: {
+        const int i = daemon_target(f, nullptr);
+        if (i < 0 || proxies_.count(i) == 0 || !links_cut_.insert(i).second) break;
+        const bool on_leader = f.target == fault_target::leader;
+        auto& proxy = *proxies_[i];
+        if (f.what == fault_class::partition) {
+          proxy.blackhole();
+          a.target = name_of(i) + (on_leader ? " (leader)" : " (standby)");
+          a.forcing = on_leader && long_freeze;
+        } else {
+          // 5 % to 25 % of the ttl each way: from a slow link to one whose
+          // round trip outlasts baton's wait for a reply.
+          const std::int64_t each_way =
+              std::max<std::int64_t>(1, ttl_ms_ * ((f.pick / 2) % 5 + 1) / 20);
+          proxy.delay(std::chrono::milliseconds(each_way));
+          a.target = name_of(i) + (on_leader ? " (leader)" : " (standby)") + ", " +
+                     std::to_string(each_way) + " ms each way";
+          // baton waits a sixth of the ttl for a store reply: a slower
+          // round trip fails every renewal.
+          a.forcing = on_leader && 2 * each_way >= ttl_ms_ / 6;
+        }
+        targets_[id] = i;
+        return;
+      }
       case fault_class::join: {
         const int i = next_newcomer_++;
         start(i);
@@ -377,6 +410,11 @@ class campaign {
       case fault_class::host_kill:
       case fault_class::leave:
         if (n.state == node_state::down && retired_.count(i) == 0) start(i);
+        break;
+      case fault_class::partition:
+      case fault_class::slow_link:
+        if (proxies_.count(i) != 0) proxies_[i]->pass();
+        links_cut_.erase(i);
         break;
       case fault_class::join:
         // A newcomer another fault froze is thawed first, so that it can
@@ -613,10 +651,12 @@ class campaign {
   std::vector<applied_fault> applied_;
   std::vector<applied_fault> extra_faults_;  // the backup, when it restarted the store
   std::vector<std::int64_t> pending_ends_;
-  std::map<int, int> targets_;        // fault id -> node index
-  std::set<int> retired_;             // newcomers whose join has ended
-  std::vector<int> store_faults_;     // fault ids the world holds
-  std::map<int, host_pause> pauses_;  // fault id -> host pause
+  std::map<int, std::unique_ptr<testing::fault_proxy>> proxies_;  // node -> its store link
+  std::set<int> links_cut_;                                       // nodes whose link a fault holds
+  std::map<int, int> targets_;                                    // fault id -> node index
+  std::set<int> retired_;                                         // newcomers whose join has ended
+  std::vector<int> store_faults_;                                 // fault ids the world holds
+  std::map<int, host_pause> pauses_;                              // fault id -> host pause
 };
 
 }  // namespace

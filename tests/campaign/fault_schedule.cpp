@@ -20,7 +20,7 @@ struct class_name {
   const char* name;
 };
 
-constexpr std::array<class_name, 15> class_names{{
+constexpr std::array<class_name, 17> class_names{{
     {fault_class::daemon_kill, "daemon-kill"},
     {fault_class::daemon_freeze, "daemon-freeze"},
     {fault_class::host_freeze, "host-freeze"},
@@ -36,6 +36,8 @@ constexpr std::array<class_name, 15> class_names{{
     {fault_class::store_freeze, "store-freeze"},
     {fault_class::member_kill, "member-kill"},
     {fault_class::member_freeze, "member-freeze"},
+    {fault_class::partition, "partition"},
+    {fault_class::slow_link, "slow-link"},
 }};
 
 struct target_name {
@@ -87,6 +89,11 @@ bool is_daemon_class(fault_class c) {
   return c <= fault_class::join;
 }
 
+// A candidate's own link to the store: aimed like the daemon faults.
+bool is_link_class(fault_class c) {
+  return c == fault_class::partition || c == fault_class::slow_link;
+}
+
 fault_target target_of(fault_class c, draws& d) {
   switch (c) {
     case fault_class::switchover:
@@ -100,7 +107,7 @@ fault_target target_of(fault_class c, draws& d) {
     default:
       break;
   }
-  if (!is_daemon_class(c)) return fault_target::store;
+  if (!is_daemon_class(c) && !is_link_class(c)) return fault_target::store;
   // Two thirds on the leader: most of what can go wrong happens there.
   return d.below(3) < 2 ? fault_target::leader : fault_target::standby;
 }
@@ -111,6 +118,8 @@ std::int64_t hold_of(fault_class c, std::int64_t ttl, draws& d) {
     case fault_class::host_freeze:
     case fault_class::store_freeze:
     case fault_class::member_freeze:
+    case fault_class::partition:
+    case fault_class::slow_link:
       // Some shorter than the renew deadline, some past the whole lease.
       return d.between(ttl / 5, ttl * 5 / 2);
     case fault_class::daemon_kill:
@@ -158,19 +167,22 @@ std::vector<fault_class> classes_of(std::string_view kind, int members) {
   std::vector<fault_class> store;
   if (members != 1) {
     // An ensemble: its leader killed or frozen (`store`), or a follower.
+    // No link faults: the link classes need one address to relay.
     if ((kind != "zookeeper" && kind != "etcd") || (members != 3 && members != 5)) return {};
     store = {store_kill, store_freeze, member_kill, member_freeze};
   } else if (kind == "redis" || kind == "zookeeper") {
-    store = {store_kill, store_restart_empty, store_freeze};
+    store = {store_kill, store_restart_empty, store_freeze, partition, slow_link};
   } else if (kind == "sentinel" || kind == "cluster") {
     // The master is killed (a failover follows) or frozen; a replica or
     // sentinel (a replica or another master for cluster) is the member.
+    // No link faults: a candidate learns other addresses from the store
+    // (sentinels, MOVED), which a proxy in between cannot follow.
     store = {store_kill, store_freeze, member_kill, member_freeze};
   } else if (kind == "redlock") {
     // Each master is a member; a killed one comes back empty (no persistence).
     store = {member_kill, member_freeze};
   } else if (kind == "postgres" || kind == "etcd") {
-    store = {store_kill, store_restore_old, store_freeze};
+    store = {store_kill, store_restore_old, store_freeze, partition, slow_link};
   } else {
     return {};
   }

@@ -34,6 +34,8 @@ enum class fault_class {
   store_freeze,         ///< SIGSTOP the store (or its master) for `hold`
   member_kill,          ///< SIGKILL one member that is not the one serving the lease
   member_freeze,        ///< SIGSTOP such a member for `hold`
+  partition,            ///< a candidate's link to the store goes silent for `hold` (half-open)
+  slow_link,            ///< a candidate's link to the store delays each way for `hold`
 };
 
 /// Who a fault hits; resolved by the runner at injection time.

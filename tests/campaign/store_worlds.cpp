@@ -125,8 +125,10 @@ class redis_world final : public world_base {
     const auto reply = server_.command({"CONFIG", "GET", "dir"});
     if (reply.size() == 2) dir_ = reply[1];
   }
-  std::vector<std::string> store_flags() const override {
-    return {"--store-kind", "redis", "--redis-url", server_.url()};
+  std::vector<std::string> store_flags() const override { return store_flags_via(server_.port()); }
+  std::optional<unsigned short> store_port() const override { return server_.port(); }
+  std::vector<std::string> store_flags_via(unsigned short port) const override {
+    return {"--store-kind", "redis", "--redis-url", "redis://127.0.0.1:" + std::to_string(port)};
   }
   void seed_election(const std::string& election) override {
     server_.command({"SET", token_key(election), "1", "NX"});
@@ -330,8 +332,11 @@ class redlock_world final : public world_base {
 
 class postgres_world final : public world_base {
  public:
-  std::vector<std::string> store_flags() const override {
-    return {"--store-kind", "postgres", "--postgres-url", pg_.conninfo()};
+  std::vector<std::string> store_flags() const override { return store_flags_via(pg_.port()); }
+  std::optional<unsigned short> store_port() const override { return pg_.port(); }
+  std::vector<std::string> store_flags_via(unsigned short port) const override {
+    return {"--store-kind", "postgres", "--postgres-url",
+            "host=127.0.0.1 port=" + std::to_string(port) + " dbname=postgres user=postgres"};
   }
   bool take_backup() override {
     pg_.save_data_copy();
@@ -370,8 +375,11 @@ class postgres_world final : public world_base {
 
 class zookeeper_world final : public world_base {
  public:
-  std::vector<std::string> store_flags() const override {
-    return {"--store-kind", "zookeeper", "--zookeeper-servers", zk_.address()};
+  std::vector<std::string> store_flags() const override { return store_flags_via(zk_.port()); }
+  std::optional<unsigned short> store_port() const override { return zk_.port(); }
+  std::vector<std::string> store_flags_via(unsigned short port) const override {
+    return {"--store-kind", "zookeeper", "--zookeeper-servers",
+            "127.0.0.1:" + std::to_string(port)};
   }
   std::optional<std::string> begin(int id, const fault& f) override {
     if (f.what == fault_class::store_freeze) {
@@ -401,7 +409,11 @@ class zookeeper_world final : public world_base {
 class etcd_world final : public world_base {
  public:
   std::vector<std::string> store_flags() const override {
-    return {"--store-kind", "etcd", "--etcd-endpoints", etcd_.client_url()};
+    return store_flags_via(etcd_.client_port());
+  }
+  std::optional<unsigned short> store_port() const override { return etcd_.client_port(); }
+  std::vector<std::string> store_flags_via(unsigned short port) const override {
+    return {"--store-kind", "etcd", "--etcd-endpoints", "http://127.0.0.1:" + std::to_string(port)};
   }
   bool take_backup() override {
     etcd_.save_snapshot("campaign");

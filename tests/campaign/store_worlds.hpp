@@ -20,6 +20,14 @@ class store_world {
 
   /// The baton flags of this kind (`--store-kind K ...`).
   virtual std::vector<std::string> store_flags() const = 0;
+  /// The one port every candidate reaches the store on, where there is one
+  /// (a single server): the link faults put a proxy in front of it.
+  virtual std::optional<unsigned short> store_port() const { return std::nullopt; }
+  /// The flags with the store's port replaced by `port` (a proxy's).
+  virtual std::vector<std::string> store_flags_via(unsigned short port) const {
+    (void)port;
+    return store_flags();
+  }
   /// Prepares the election's keys as a long-lived store would hold them
   /// (the Redis kinds' token counter), so a first start is not held back.
   virtual void seed_election(const std::string& election) { (void)election; }

@@ -37,8 +37,8 @@ TEST(fault_schedule, a_known_seed_keeps_its_schedule_across_builds) {
   const auto s = make_schedule(params_of("redis", 42));
   ASSERT_GE(s.size(), 3u);
   EXPECT_EQ(to_line(s[0]) + " | " + to_line(s[1]) + " | " + to_line(s[2]),
-            "1657 sighup leader 0 2239366014 | 3875 store-kill store 4100 6346584 | "
-            "6844 store-restart-empty store 3429 1136860530");
+            "1657 store-restart-empty store 1868 2239366014 | 3875 leave leader 4368 565103972 | "
+            "6885 daemon-freeze standby 790 3363527231");
 }
 
 TEST(fault_schedule, faults_are_in_time_order_within_the_duration_and_of_the_kinds_classes) {
