@@ -434,15 +434,23 @@ class campaign {
         if (f.pick % 2 == 1 && n.app > 0) {
           const std::int64_t thawed = mono_now();
           ::kill(n.app, SIGCONT);
-          // Until it has done something (a write landed or refused), so the
-          // window is there whatever the machine's load; 200 ms at most.
+          // Until it has begun a write after the thaw (landed or refused),
+          // so the window is there whatever the machine's load; 200 ms at
+          // most.
           const pid_t app = n.app;
           testing::wait_for(
               log_,
               [&](const event_log& l) {
                 const auto& events = l.events();
                 for (auto it = events.rbegin(); it != events.rend() && it->ns > thawed; ++it) {
-                  if (it->pid == app && it->word != "lease") return true;
+                  if (it->pid != app) continue;
+                  if (it->word == "refused" || it->word == "failed") return true;
+                  // A write begun after the thaw, not one in flight across it.
+                  const auto begun = it->details.find("begun_ns=");
+                  if (it->word == "tick" && begun != std::string::npos &&
+                      std::atoll(it->details.c_str() + begun + 9) > thawed) {
+                    return true;
+                  }
                 }
                 return false;
               },
