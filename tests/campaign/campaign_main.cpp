@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "campaign/campaign_run.hpp"
+#include "campaign/orphan_guard.hpp"
 #include "campaign/shrink.hpp"
 
 namespace {
@@ -207,6 +208,7 @@ void print_outcome(const run_options& o, const run_outcome& r) {
 
 int main(int argc, char** argv) {
   cli c = parse(argc, argv);
+  install_orphan_guard();
   std::vector<fault> faults;
   try {
     if (!c.replay_file.empty()) {

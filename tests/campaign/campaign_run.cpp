@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "baton/lease_drift.hpp"
+#include "campaign/orphan_guard.hpp"
 #include "campaign/store_worlds.hpp"
 #include "support/baton_process.hpp"
 #include "support/built_paths.hpp"
@@ -209,11 +210,13 @@ class campaign {
     n.daemon.reset();
     n.daemon = std::make_unique<baton_process>(args, testing::env_list{},
                                                dir_ / ("n" + std::to_string(i) + ".log"));
+    guard_group(n.daemon->pgid());
     n.state = node_state::up;
   }
 
   // SIGKILL the daemon's group and reap it.
   void kill_daemon(int i) {
+    if (nodes_[i].daemon) unguard_group(nodes_[i].daemon->pgid());
     nodes_[i].daemon.reset();
     nodes_[i].state = node_state::down;
   }
@@ -543,6 +546,7 @@ class campaign {
     for (auto& [i, n] : nodes_) {
       if (n.daemon) n.daemon->signal_group(SIGCONT);
       if (n.keeper_group > 0) ::kill(-n.keeper_group, SIGCONT);
+      if (n.daemon) unguard_group(n.daemon->pgid());
       n.daemon.reset();
       n.state = node_state::down;
     }
