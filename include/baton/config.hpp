@@ -29,6 +29,18 @@ struct store_config {
   std::string kind;
 };
 
+/// lease.failsafe: what a leader whose store cannot be reached does
+/// (docs/safety.md, "Peer-confirmed leadership").
+enum class failsafe_mode {
+  off,    ///< stops its app at its renew deadline
+  peers,  ///< keeps it running while every listed candidate confirms
+};
+
+/// "off" or "peers", as the option spells it.
+const char* to_string(failsafe_mode m);
+/// The mode `text` names; nullopt for anything else.
+std::optional<failsafe_mode> parse_failsafe_mode(std::string_view text);
+
 struct lease_config {
   /// How long a lease lives in the store without renewal.
   milliseconds ttl{10000};
@@ -48,6 +60,20 @@ struct lease_config {
   /// How long a candidate whose priority is above the leader's must have
   /// been a live candidate before the leader hands over to it. 0 = 3 * ttl.
   milliseconds preempt_delay{0};
+  /// off (default) or peers: a leader whose renewals fail because the store
+  /// cannot be reached keeps its app running while every candidate it last
+  /// listed confirms over the peer channel. Every candidate of an election
+  /// must run with the same mode, secret and lease timing.
+  failsafe_mode failsafe = failsafe_mode::off;
+  /// The peer channel's shared secret: the first line of this file, at
+  /// least 32 bytes. Required with peers.
+  std::string failsafe_secret_file;
+  /// ADDR:PORT the peer port listens on. Required with peers.
+  std::string failsafe_listen;
+  /// HOST:PORT the other candidates reach this one's peer port at,
+  /// published in its registration. "" = failsafe_listen, which must then
+  /// name an address other than 0.0.0.0 or [::].
+  std::string failsafe_address;
 };
 
 /// The margin assumed lost to clock-rate differences between hosts: the one

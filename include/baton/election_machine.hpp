@@ -189,6 +189,16 @@ struct peer_acquired {
 struct stop_gate_holds {
   std::optional<time_point> look_again_at;
 };
+/// lease.failsafe peers: a round of confirmations counted (every peer the
+/// leader lists confirmed the request it sent at `sent`), so its app may run
+/// until `valid_until` (failsafe::confirmation_rounds::deadline()). As a
+/// renewal sent at `sent` would, it moves the lease's validity and the renew
+/// deadline (`sent + renew_deadline`); refused once the validity the machine
+/// holds has passed: a term over is over for good.
+struct confirmed {
+  time_point sent;
+  time_point valid_until;
+};
 }  // namespace events
 
 using event =
@@ -197,7 +207,7 @@ using event =
                  events::release_done, events::app_started, events::app_start_failed,
                  events::app_exited, events::app_stopped, events::shutdown,
                  events::peer_released, events::resign, events::peer_acquired,
-                 events::app_checked, events::stop_gate_holds>;
+                 events::app_checked, events::stop_gate_holds, events::confirmed>;
 
 namespace actions {
 struct acquire {};
@@ -328,7 +338,8 @@ class election_machine {
   /// The stop under way, or the last one, sent SIGKILL (kill_app): the app
   /// outlived its kill deadline, or a second signal asked for the kill.
   bool stop_killed() const { return killed_; }
-  /// When the last successful acquire or renew was sent.
+  /// When the last successful acquire or renew was sent, or the last
+  /// counted round of confirmations (events::confirmed).
   time_point last_renewal() const { return last_ok_; }
   /// When this node's current or latest term began (the acquire succeeded);
   /// renewals do not move it.
@@ -399,6 +410,7 @@ class election_machine {
   void on(const events::peer_acquired&, step_context&);
   void on(const events::app_checked&, step_context&);
   void on(const events::stop_gate_holds&, step_context&);
+  void on(const events::confirmed&, step_context&);
 
   void go(step_context& ctx, state next, reason why, std::string detail = {});
   void begin_stop(step_context& ctx, reason why, bool voluntary);

@@ -13,8 +13,9 @@
 // - Keep-alive (HTTP/1.1 default, HTTP/1.0 with `Connection: keep-alive`):
 //   the connection serves requests one after the other; an idle connection
 //   is closed after `read_timeout`.
-// - Request bodies are not expected: up to 4 KiB is read and ignored; a
-//   larger one gets 413 and the connection is closed.
+// - A request body is read up to max_body_bytes (4 KiB unless the limits
+//   say otherwise) and handed to the handler; a larger one gets 413 and the
+//   connection is closed.
 // - Errors, each followed by closing the connection:
 //     malformed request          -> 400 "bad request: <parser message>"
 //     header over the limit      -> 431 "request header too large"
@@ -45,6 +46,7 @@ namespace baton {
 struct http_request_view {
   std::string_view method;  ///< as sent, e.g. "GET"
   std::string_view target;  ///< origin form with query, e.g. "/leader?x=1"
+  std::string_view body;    ///< as sent, at most the limits' max_body_bytes
 };
 
 struct http_response {
@@ -76,6 +78,8 @@ struct http_server_limits {
   milliseconds write_timeout{5000};
   /// Connections served at once; beyond, 503 "too many connections" and close.
   std::size_t max_connections = 64;
+  /// A request body; larger -> 413, then close.
+  std::size_t max_body_bytes = 4 * 1024;
 };
 
 class http_server {

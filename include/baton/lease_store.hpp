@@ -77,6 +77,10 @@ struct store_identity {
   /// What this candidate's registration says (candidate_info::priority):
   /// who an operator or a preemption prefers; 0 = no preference.
   int priority = 0;
+  /// lease.failsafe peers: where the other candidates reach this one's peer
+  /// port (HOST:PORT), which its registration publishes
+  /// (candidate_info::peer_address); "" = the mode is off.
+  std::string peer_address{};
 };
 
 /// Throws std::invalid_argument, naming `store` ("redis_store"), for an empty
@@ -88,6 +92,28 @@ enum class acquire_outcome {
   held,       ///< another node holds it
   held_back,  ///< refused while the store recovers from a reset (lost data,
               ///< a failover): nobody may acquire until `remaining` has passed
+};
+
+/// A candidate as the record of lease.failsafe peers names it: its node id
+/// and where its peer port is ("" = unknown).
+struct failsafe_peer {
+  std::string node;
+  std::string address;
+
+  friend bool operator==(const failsafe_peer&, const failsafe_peer&) = default;
+};
+
+/// A failsafe hold (docs/safety.md, F6 and F9): the store refused a grant
+/// because a term that ran with lease.failsafe peers may still run on its
+/// peers' confirmations: the record holds it unreleased, or a candidate's
+/// registration carries a live promise to it. Whoever takes must first
+/// clear it with the leader or one of `peers`.
+struct failsafe_hold_info {
+  std::string leader;          ///< the term's leader (node id)
+  std::uint64_t token = 0;     ///< its token
+  std::string leader_address;  ///< its peer port, "" = unknown
+  /// The record's list, or the candidates whose registrations promise.
+  std::vector<failsafe_peer> peers;
 };
 
 /// The answer to an acquire.
@@ -132,6 +158,9 @@ struct acquire_answer {
   /// store's identity. An outranked standby lets them try first after an
   /// expiry or a release. Negative = unknown.
   int outranked_by = -1;
+  /// Held back by a failsafe hold (failsafe_calls::async_acquire only):
+  /// the term to clear; `remaining` is then -1.
+  std::optional<failsafe_hold_info> failsafe_hold;
 
   bool acquired() const { return outcome == acquire_outcome::acquired; }
 };
@@ -171,6 +200,9 @@ struct candidate_info {
   /// after it gave the lease up (register_cooldown); 0 = none, or the kind
   /// does not record one.
   milliseconds cooling_down_for{0};
+  /// lease.failsafe peers: where its peer port is, as its registration says
+  /// ("" = none published).
+  std::string peer_address{};
 };
 
 // --- events ------------------------------------------------------------------
@@ -260,6 +292,66 @@ struct store_status {
   std::vector<store_member_status> members;
 };
 
+// --- peer-confirmed leadership ------------------------------------------------
+
+/// What a grant, a renewal or a resume writes into the election's record
+/// with lease.failsafe peers (docs/safety.md, F1): the live candidates,
+/// this node aside, and the list's number, which rises with each write of
+/// a term. The store keeps the list of the highest number it applied.
+struct failsafe_list {
+  std::uint64_t seq = 0;
+  std::vector<failsafe_peer> peers;
+};
+
+/// The promise a candidate keeps (F9), as its registration carries it.
+struct failsafe_promise {
+  std::string leader;
+  std::uint64_t token = 0;
+  milliseconds remaining{0};  ///< from when the call is sent
+};
+
+/// An acquire with lease.failsafe peers.
+struct failsafe_acquire {
+  /// False: register only (this node keeps a promise or started less than a
+  /// ttl ago, F7); the store grants nothing, and answers held_back with
+  /// `why` set, or held, or a failsafe hold.
+  bool may_win = true;
+  /// The highest token this node cleared (F6): a record or a registered
+  /// promise of a term up to it holds nothing back. 0 = none.
+  std::uint64_t cleared_token = 0;
+  /// What a grant writes into the record (list number 1 of the new term).
+  failsafe_list list;
+  /// The promise this node keeps, for its registration; none = no promise.
+  std::optional<failsafe_promise> promise;
+};
+
+/// The calls of a store that carries out lease.failsafe peers
+/// (lease_store::failsafe()). Each completes exactly once, never inline,
+/// as the port's own calls.
+class failsafe_calls {
+ public:
+  using acquire_handler = std::function<void(store_error, acquire_answer)>;
+  using renew_handler = std::function<void(store_error, renew_answer)>;
+
+  virtual ~failsafe_calls() = default;
+  /// async_acquire, with the record of the mode: a grant writes the term,
+  /// its token and `a.list` into it; a free lease is refused with a
+  /// failsafe hold while the record holds another unreleased term, or a
+  /// candidate registers a live promise, above `a.cleared_token`.
+  virtual void async_acquire(const failsafe_acquire& a, acquire_handler handler) = 0;
+  /// async_renew, writing `list` into the record when its number is above
+  /// the record's (F1).
+  virtual void async_renew(const failsafe_list& list, renew_handler handler) = 0;
+  /// Takes this node's term `token` up again after the store was away (F8):
+  /// renewed only if nobody else holds the lease and the record holds this
+  /// node's unreleased term `token`, or nothing (the store lost its data).
+  /// It writes the lease with the same value, lifts the token counter to at
+  /// least `token`, writes the record as a renewal does, announces the term
+  /// and passes a reset's hold-back. lost otherwise: another term exists.
+  virtual void async_resume(std::uint64_t token, const failsafe_list& list,
+                            renew_handler handler) = 0;
+};
+
 // --- the port ----------------------------------------------------------------
 
 class lease_store {
@@ -316,6 +408,10 @@ class lease_store {
   /// executor; the listener may close or destroy the store.
   virtual void watch(event_listener listener) = 0;
   virtual store_status status() const = 0;
+  /// The calls of lease.failsafe peers; nullptr (the default) for a kind
+  /// that does not carry the mode out, which the config refuses for it
+  /// (store_kind::peer_confirmed_leadership).
+  virtual failsafe_calls* failsafe() { return nullptr; }
   /// Final: cancels everything in flight (handlers complete with
   /// operation_aborted, once each), stops the events; later calls complete
   /// with operation_aborted.

@@ -111,6 +111,19 @@ class metrics {
   /// sent when its answer came (at 1 the leader gives up). Negative or NaN
   /// values are recorded as 0.
   void observe_renewal_deadline_ratio(double ratio);
+  /// lease.failsafe peers, as the daemon last counted it.
+  struct failsafe_gauges {
+    bool on_confirmations = false;
+    std::size_t round_confirmed = 0;
+    std::size_t round_asked = 0;
+    std::uint64_t rounds_counted = 0;  ///< since the daemon started
+    double promise_seconds = 0;
+    std::uint64_t refused_requests = 0;  ///< since the daemon started
+  };
+  /// baton_failsafe_on_confirmations, _round_confirmed, _round_asked,
+  /// _promise_seconds; and baton_failsafe_rounds_counted_total and
+  /// _refused_requests_total brought up to the totals given.
+  void set_failsafe(const failsafe_gauges& g);
 
   /// The whole registry in the Prometheus text exposition format (0.0.4).
   std::string text() const;

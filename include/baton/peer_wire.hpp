@@ -57,6 +57,12 @@ inline constexpr std::size_t min_secret_bytes = 32;
 /// Why `secret` cannot sign peer messages (too short), or nullopt.
 std::optional<std::string> secret_problem(std::string_view secret);
 
+/// Why `address` cannot name a peer port, or nullopt when it can: it must
+/// be HOST:PORT (an IPv6 address in brackets), the host printable ASCII
+/// without white space, the port 1 to 65535, at most 255 bytes in all. It
+/// is published in the candidate's registration, a line of words.
+std::optional<std::string> peer_address_problem(std::string_view address);
+
 /// Whether `k` is a request (confirm, clear).
 bool is_request(kind k);
 

@@ -99,6 +99,10 @@ struct store_kind {
   /// the days when the store was always one Redis ("redis", "redis_reset"),
   /// for the scripts that read them.
   bool redis_era_status_names = false;
+  /// Its store carries out lease.failsafe: peers (lease_store::failsafe()):
+  /// the record of the last term, its peers and the candidates' promises.
+  /// The config refuses the mode on a kind without it.
+  bool peer_confirmed_leadership = false;
 };
 
 /// Who a store made from `cfg` works for: election, node id, lease ttl and

@@ -14,6 +14,9 @@
 namespace baton {
 namespace {
 
+failsafe_mode& failsafe_mode_of(config& c) { return c.lease.failsafe; }
+const char* spelled_failsafe_mode(const failsafe_mode& m) { return to_string(m); }
+
 // constexpr: built by the compiler, so no static initializer can see it
 // half-made. child.command has no variable and no flag: on the command line
 // it is the words after `--` (parse_invocation). A secret (a password) has
@@ -73,6 +76,31 @@ constexpr option_spec common_after_stores[] = {
              "before the leader hands over to it (default 3 * ttl)",
      .field = duration_field{[](config& c) -> auto& { return c.lease.preempt_delay; }},
      .zero_derives = true},
+    // Peer-confirmed leadership (docs/safety.md): every candidate runs with
+    // the same mode and secret, so none of it changes at runtime.
+    {.key = "lease.failsafe", .env = "BATON_LEASE_FAILSAFE", .flag = "--failsafe",
+     .placeholder = "off|peers",
+     .help = "When the store cannot be reached: off (the leader stops its app at its renew "
+             "deadline, default) or peers (it keeps its app while every candidate confirms over "
+             "the peer port)",
+     .field = word_field_of<failsafe_mode_of, parse_failsafe_mode, spelled_failsafe_mode>(
+         "must be off or peers")},
+    {.key = "lease.failsafe_secret_file", .env = "BATON_LEASE_FAILSAFE_SECRET_FILE",
+     .flag = "--failsafe-secret-file", .placeholder = "FILE",
+     .help = "lease.failsafe peers: file whose first line (at least 32 bytes) is the secret every "
+             "candidate of the election shares for the peer port",
+     .field = text_field{[](config& c) -> auto& { return c.lease.failsafe_secret_file; }}},
+    {.key = "lease.failsafe_listen", .env = "BATON_LEASE_FAILSAFE_LISTEN",
+     .flag = "--failsafe-listen", .placeholder = "ADDR:PORT",
+     .help = "lease.failsafe peers: where the peer port listens, e.g. 0.0.0.0:9465",
+     .field = text_field{[](config& c) -> auto& { return c.lease.failsafe_listen; }},
+     .empty_note = "none"},
+    {.key = "lease.failsafe_address", .env = "BATON_LEASE_FAILSAFE_ADDRESS",
+     .flag = "--failsafe-address", .placeholder = "HOST:PORT",
+     .help = "lease.failsafe peers: where the other candidates reach this one's peer port, "
+             "published in its registration (default: lease.failsafe_listen)",
+     .field = text_field{[](config& c) -> auto& { return c.lease.failsafe_address; }},
+     .empty_note = "lease.failsafe_listen"},
 
     // Hooks are read when they next run.
     {.key = "hooks.on_start", .env = "BATON_HOOKS_ON_START", .flag = "--on-start", .placeholder = "ARGV",

@@ -20,6 +20,8 @@
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
 #include "baton/listen_address.hpp"
+#include "baton/peer_wire.hpp"
+#include "baton/secret_file.hpp"
 #include "baton/store_registry.hpp"
 #include "config_schema/option_rules.hpp"
 #include "option_table.hpp"
@@ -163,6 +165,64 @@ void check_socket(const config& cfg) {
   }
 }
 
+// lease.failsafe: peers needs a store kind that keeps the record it relies
+// on, a secret worth its name, and a peer port the others can reach.
+void check_failsafe(const config& cfg, const store_kind& kind) {
+  const lease_config& lease = cfg.lease;
+  if (!lease.failsafe_listen.empty()) {
+    std::string why;
+    if (!parse_listen_address(lease.failsafe_listen, why)) {
+      throw config_error(option_name(cfg, lease.failsafe_listen), lease.failsafe_listen, why);
+    }
+  }
+  if (lease.failsafe == failsafe_mode::off) return;
+  const std::string mode = option_name(cfg, lease.failsafe);
+  if (!kind.peer_confirmed_leadership) {
+    throw config_error(mode, "peers",
+                       "not supported by store kind " + std::string(kind.name) + " yet");
+  }
+  const auto needs = [&](const std::string& option, const std::string& what) {
+    throw config_error::with_message(option, option + " is required with " + mode +
+                                                 " peers: " + what);
+  };
+  const std::string secret_option = option_name(cfg, lease.failsafe_secret_file);
+  if (lease.failsafe_secret_file.empty()) {
+    needs(secret_option, "a file whose first line is the secret the candidates share");
+  }
+  try {
+    const std::string secret = read_secret_file(lease.failsafe_secret_file);
+    if (auto problem = peer_wire::secret_problem(secret)) {
+      // The problem names the secret's length, never its text.
+      throw config_error(secret_option, lease.failsafe_secret_file, *problem);
+    }
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const config_error*>(&e) != nullptr) throw;
+    throw config_error(secret_option, lease.failsafe_secret_file, e.what());
+  }
+  const std::string listen_option = option_name(cfg, lease.failsafe_listen);
+  if (lease.failsafe_listen.empty()) {
+    needs(listen_option, "the ADDR:PORT of this candidate's peer port");
+  }
+  std::string why;
+  const auto listen = parse_listen_address(lease.failsafe_listen, why);
+  if (listen->port == 0) {
+    throw config_error(listen_option, lease.failsafe_listen,
+                       "needs a port: the other candidates must know where to reach it");
+  }
+  const std::string address_option = option_name(cfg, lease.failsafe_address);
+  if (lease.failsafe_address.empty()) {
+    if (listen->host == "0.0.0.0" || listen->host == "::") {
+      needs(address_option, lease.failsafe_listen +
+                                " listens on every address: say which one the other candidates "
+                                "reach this one at");
+    }
+    return;
+  }
+  if (auto problem = peer_wire::peer_address_problem(lease.failsafe_address)) {
+    throw config_error(address_option, lease.failsafe_address, *problem);
+  }
+}
+
 void check_rest(const config& cfg) {
   check_text(cfg);
   check_argv(cfg, cfg.hooks.on_start);
@@ -206,6 +266,7 @@ void validate_config(const config& cfg, const option_origins& origins) {
     }
     kind.validate(cfg);
     check_lease(cfg, origins);
+    check_failsafe(cfg, kind);
     check_rest(cfg);
   } catch (const config_error& e) {
     const auto it = origins.find(e.option());

@@ -362,4 +362,12 @@ std::optional<log_format> parse_log_format(std::string_view text) {
   return std::nullopt;
 }
 
+const char* to_string(failsafe_mode m) { return m == failsafe_mode::peers ? "peers" : "off"; }
+
+std::optional<failsafe_mode> parse_failsafe_mode(std::string_view text) {
+  if (text == "off") return failsafe_mode::off;
+  if (text == "peers") return failsafe_mode::peers;
+  return std::nullopt;
+}
+
 }  // namespace baton

@@ -22,6 +22,7 @@
 //   operator_views    the status, probes and metrics
 //   listeners         opening the app socket and the HTTP endpoint
 //   machine_settings  what the machine is made with
+//   failsafe_side     lease.failsafe peers: rounds, promises, clearances
 #include "driver.hpp"
 
 #include <signal.h>
@@ -36,6 +37,7 @@
 
 #include "app_messages.hpp"
 #include "app_reports.hpp"
+#include "failsafe_side.hpp"
 #include "baton/app_controller.hpp"
 #include "baton/app_socket.hpp"
 #include "baton/election_machine.hpp"
@@ -43,6 +45,8 @@
 #include "baton/http_server.hpp"
 #include "baton/logging.hpp"
 #include "baton/metrics.hpp"
+#include "baton/peer_port.hpp"
+#include "baton/secret_file.hpp"
 #include "baton/stop_gate.hpp"
 #include "baton/store_registry.hpp"
 #include "handover_timing.hpp"
@@ -130,6 +134,12 @@ struct driver::impl {
   standby_memory standby_pages{io, cfg.lease.ttl, [this] { return standing_by(); },
                                [this](milliseconds w) { return timers.due_within(w); }};
 
+  // lease.failsafe peers (failsafe_side.hpp); all unset while it is off.
+  std::unique_ptr<failsafe_side> failsafe;
+  std::unique_ptr<peer_port> peer_listener;
+  peer_client peer_link{io};
+  asio::steady_timer round_timer{io};
+
   store_side::hooks store_hooks() {
     store_side::hooks h;
     h.post = [this](event e) { deliver(std::move(e)); };
@@ -138,7 +148,67 @@ struct driver::impl {
       systemd.tell_status();
       note_leader();
     };
+    h.candidates = [this]() -> const candidate_snapshot& { return succession_policy.candidates(); };
     return h;
+  }
+
+  // lease.failsafe peers: the rules' room, the peer port and its client.
+  // False, after saying why, when the mode cannot run.
+  bool start_failsafe() {
+    if (cfg.lease.failsafe != failsafe_mode::peers) return true;
+    failsafe_calls* calls = store.failsafe();
+    if (calls == nullptr) {
+      spdlog::critical("lease.failsafe peers: the {} store does not carry it out",
+                       store.status().label);
+      return false;
+    }
+    std::string secret;
+    try {
+      secret = read_secret_file(cfg.lease.failsafe_secret_file);
+    } catch (const std::runtime_error& e) {
+      spdlog::critical("cannot read lease.failsafe_secret_file {}: {}",
+                       cfg.lease.failsafe_secret_file, e.what());
+      return false;
+    }
+    failsafe_side::hooks h;
+    h.post = [this](event e) { deliver(std::move(e)); };
+    h.arm_round = [this](time_point at) {
+      round_timer.expires_at(at);
+      round_timer.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec && failsafe) failsafe->on_round_due(mono_clock::now());
+      });
+    };
+    h.send = [this](const std::string& address, std::string line, milliseconds timeout,
+                    peer_client::handler done) {
+      peer_link.post(address, std::move(line), timeout, std::move(done));
+    };
+    // Before the port opens: nothing this process says can come earlier.
+    failsafe = std::make_unique<failsafe_side>(cfg, std::move(secret), machine, std::move(h),
+                                               mono_clock::now());
+    peer_listener = std::make_unique<peer_port>(
+        io, cfg.lease.failsafe_listen,
+        [this](std::string_view body) { return failsafe->on_request(body, mono_clock::now()); });
+    std::error_code ec;
+    peer_listener->open(ec);
+    if (ec) {
+      spdlog::critical("cannot serve lease.failsafe_listen: {}", peer_listener->last_error());
+      return false;
+    }
+    store_calls.use_failsafe(*failsafe, *calls);
+    views.show_failsafe(
+        [this](time_point now) {
+          failsafe->set_port_refusals(peer_listener->refusals());
+          return failsafe->report(now);
+        },
+        [this](time_point now) {
+          failsafe->set_port_refusals(peer_listener->refusals());
+          return failsafe->gauges(now);
+        });
+    const auto endpoint = peer_listener->local_endpoint();
+    spdlog::info("peer port on {}:{} (lease.failsafe peers; published as {})",
+                 endpoint.address().to_string(), endpoint.port(),
+                 store.identity().peer_address);
+    return true;
   }
 
   bool start(bool handle_signals) {
@@ -163,6 +233,7 @@ struct driver::impl {
                                       },
                                       [this] { return views.metrics_text(); }}});
     if (!opened) return false;
+    if (!start_failsafe()) return false;
     spdlog::info("{}", starting_line(BATON_VERSION, cfg, store.status().endpoint));
     say_socket_path(cfg);
     if (handle_signals) {
@@ -348,6 +419,9 @@ struct driver::impl {
     signals.cancel();
     hangups.cancel();
     if (http) http->close();
+    if (peer_listener) peer_listener->close();
+    peer_link.close();
+    round_timer.cancel();
     timers.cancel_all();
     standby_pages.cancel();
     socket.close();

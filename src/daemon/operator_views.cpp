@@ -86,6 +86,7 @@ std::string operator_views::metrics_text() {
   const auto probes = probe();
   stats_.set_probes(probes.healthy, probes.ready);
   stats_.set_socket_clients(socket_.client_count());
+  if (failsafe_gauges_) stats_.set_failsafe(failsafe_gauges_(now));
   return stats_.text();
 }
 
@@ -103,7 +104,10 @@ nlohmann::json operator_views::status() const {
   in.store_answers = store_answers_;
   in.hook_timeout = cfg_.hooks.timeout;
   in.candidates = candidates_.candidates();
-  return status_report(in, mono_clock::now());
+  const auto now = mono_clock::now();
+  auto s = status_report(in, now);
+  if (failsafe_report_) s["failsafe"] = failsafe_report_(now);
+  return s;
 }
 
 }  // namespace baton

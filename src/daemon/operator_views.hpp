@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,6 +47,14 @@ class operator_views {
   /// store answers, for readiness.
   void observe_command(const char* command, time_point sent, const store_error& e);
 
+  /// lease.failsafe peers: its part of the status and of the metrics, at a
+  /// given time (unset while the mode is off).
+  void show_failsafe(std::function<nlohmann::json(time_point)> report,
+                     std::function<metrics::failsafe_gauges(time_point)> gauges) {
+    failsafe_report_ = std::move(report);
+    failsafe_gauges_ = std::move(gauges);
+  }
+
   /// The status object.
   nlohmann::json status() const;
   /// What the HTTP probes answer.
@@ -73,6 +82,8 @@ class operator_views {
   // the next renewal's share of the renew deadline (nullopt: no term).
   std::optional<time_point> last_success_sent_;
   store_health store_answers_;  // whether the store answers, for readiness
+  std::function<nlohmann::json(time_point)> failsafe_report_;
+  std::function<metrics::failsafe_gauges(time_point)> failsafe_gauges_;
 };
 
 }  // namespace baton

@@ -7,7 +7,8 @@
 // (operator_views.hpp) and the moments of a handover (handover_timing.hpp).
 //
 // It decides nothing: an answer goes to the machine as the store gave it,
-// and one cancelled by the store's close() is dropped. Events are handed to
+// or as the rules of lease.failsafe peers read it (failsafe_side.hpp), and
+// one cancelled by the store's close() is dropped. Events are handed to
 // the driver, which steps them in order.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "baton/config.hpp"
 #include "baton/election_machine.hpp"
 #include "baton/lease_store.hpp"
+#include "failsafe_side.hpp"
 #include "handover_timing.hpp"
 #include "narration.hpp"
 #include "operator_views.hpp"
@@ -32,12 +34,21 @@ class store_side {
     /// Another node's new term was announced, after the machine heard it:
     /// no transition follows, so whatever shows who leads is told here.
     std::function<void()> term_announced;
+    /// The candidates as last listed (the record's list, lease.failsafe peers).
+    std::function<const candidate_snapshot&()> candidates;
   };
 
   /// `cfg` is read at each use (node id, election, ttl); every reference
   /// must outlive this object.
   store_side(const config& cfg, lease_store& store, operator_views& views, narrator& narration,
              handover_timing& timing, hooks h);
+
+  /// lease.failsafe peers: its calls go through `side` and the store's
+  /// failsafe calls from now on (both must outlive this object).
+  void use_failsafe(failsafe_side& side, failsafe_calls& calls) {
+    failsafe_ = &side;
+    failsafe_calls_ = &calls;
+  }
 
   /// Listens to the store's events from now on.
   void watch();
@@ -55,6 +66,13 @@ class store_side {
   void on_event(const store_events::acquired& e);
   void on_event(const store_events::reset& e);
   void on_event(const store_events::wakeups& e);
+  void on_acquire_answer(time_point sent, store_error e, const acquire_answer& r);
+  void on_renew_answer(time_point sent, std::uint64_t seq, store_error e, renew_answer r);
+  void resume(time_point lost_at);
+  void post_renew_failed(const store_error& e);
+  void post_lost(const std::string& detail);
+  events::busy held_back_until(time_point sent, time_point now, const acquire_verdict& verdict,
+                               const acquire_answer& r) const;
 
   const config& cfg_;
   lease_store& store_;
@@ -66,6 +84,8 @@ class store_side {
   // (store_events::wakeups): a standby waits for one only while they do.
   bool wakeups_trusted_ = false;
   time_point released_at_{};
+  failsafe_side* failsafe_ = nullptr;
+  failsafe_calls* failsafe_calls_ = nullptr;
 };
 
 }  // namespace baton

@@ -28,7 +28,7 @@ constexpr std::size_t max_linger_bytes = 256 * 1024;
 // Room for one request's header and body plus what a pipelining client sent
 // after it; the parser's own limits answer first.
 std::size_t buffer_limit(const http_server::limits& limits) {
-  return limits.max_header_bytes + connection::max_body_bytes + 64 * 1024;
+  return limits.max_header_bytes + limits.max_body_bytes + 64 * 1024;
 }
 
 std::string_view view_of(boost::beast::string_view text) { return {text.data(), text.size()}; }
@@ -58,7 +58,7 @@ void connection::read_request() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(
       std::min<std::size_t>(limits_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-  parser_->body_limit(max_body_bytes);
+  parser_->body_limit(limits_.max_body_bytes);
   arm_timer(limits_.read_timeout);
   http::async_read(socket_, buffer_, *parser_,
                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
@@ -81,7 +81,8 @@ void connection::on_read(const boost::system::error_code& ec) {
     fail(431, "request header too large (limit " + std::to_string(limits_.max_header_bytes) +
                   " bytes)\n");
   } else if (ec == http::error::body_limit) {
-    fail(413, "request body too large (limit " + std::to_string(max_body_bytes) + " bytes)\n");
+    fail(413, "request body too large (limit " + std::to_string(limits_.max_body_bytes) +
+                  " bytes)\n");
   } else if (ec.category() == make_error_code(http::error::bad_method).category()) {
     // Every other parser error: the bytes are not an HTTP/1 request.
     fail(400, "bad request: " + ec.message() + "\n");
@@ -109,7 +110,7 @@ void connection::answer() {
   const std::string_view method = view_of(request.method_string());
   const bool keep_alive = request.keep_alive();
   const http_response response =
-      server_->answer(http_request_view{method, view_of(request.target())});
+      server_->answer(http_request_view{method, view_of(request.target()), request.body()});
   // The handler may have closed the server.
   if (server_ == nullptr) return;
   write(make_wire_response(response, request.version(), keep_alive, method == "HEAD"),

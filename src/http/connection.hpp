@@ -28,9 +28,6 @@ class connection : public std::enable_shared_from_this<connection> {
  public:
   using tcp = boost::asio::ip::tcp;
 
-  /// Largest request body read (and ignored); more gets 413.
-  static constexpr std::size_t max_body_bytes = 4 * 1024;
-
   connection(tcp::socket socket, const http_server::limits& limits, listener& server);
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;

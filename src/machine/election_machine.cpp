@@ -327,6 +327,21 @@ void election_machine::on(const events::renew_failed& ev, step_context& ctx) {
   }
 }
 
+// A counted round of confirmations stands for a renewal sent when the round
+// was: the leader works on, and the renew deadline counts from that send.
+// Only a leader at work takes one (a stop under way keeps the kill deadline
+// it announced), and never once its validity has passed: the keeper killed
+// its app at that deadline, and a term over stays over.
+void election_machine::on(const events::confirmed& ev, step_context& ctx) {
+  if ((state_ != state::working && state_ != state::renewing) || !holding_) return;
+  if (ctx.now >= valid_until_) return;
+  if (ev.valid_until <= valid_until_ && ev.sent <= last_ok_) return;
+  valid_until_ = std::max(valid_until_, ev.valid_until);
+  last_ok_ = std::max(last_ok_, ev.sent);
+  ctx.emit(actions::arm_timer{timer_id::deadline, last_ok_ + timing_.renew_deadline});
+  ctx.emit(actions::lease_extended{valid_until_});
+}
+
 // --- the app ----------------------------------------------------------------
 
 void election_machine::on(const events::app_started&, step_context& ctx) {

@@ -9,7 +9,7 @@
 namespace baton {
 namespace {
 
-constexpr std::array<metric_family, 21> families = {{
+constexpr std::array<metric_family, 27> families = {{
     {"baton_info", "gauge", "version,election,node_id",
      "Always 1; the labels say which baton this is."},
     {"baton_is_leader", "gauge", "", "1 while this node holds the lease, else 0."},
@@ -50,6 +50,21 @@ constexpr std::array<metric_family, 21> families = {{
     {"baton_hook_failures_total", "counter", "hook",
      "Hook runs that failed (non-zero exit, signal, timeout or spawn error)."},
     {"baton_socket_clients", "gauge", "", "Clients connected to the app socket."},
+    {"baton_failsafe_on_confirmations", "gauge", "",
+     "1 while this leader's app runs on its peers' confirmations (lease.failsafe peers: the "
+     "store cannot be reached and a round counted), else 0."},
+    {"baton_failsafe_round_confirmed", "gauge", "",
+     "Peers that confirmed this leader's current round of confirmations."},
+    {"baton_failsafe_round_asked", "gauge", "",
+     "Peers this leader's current round of confirmations asked."},
+    {"baton_failsafe_rounds_counted_total", "counter", "",
+     "Rounds of confirmations in which every listed peer confirmed."},
+    {"baton_failsafe_promise_seconds", "gauge", "",
+     "Seconds left of the promise this node keeps to a leader it confirmed (it takes no lease "
+     "meanwhile); 0 when none."},
+    {"baton_failsafe_refused_requests_total", "counter", "",
+     "Requests the peer port refused: malformed, another election or node, a wrong or missing "
+     "MAC."},
 }};
 
 }  // namespace

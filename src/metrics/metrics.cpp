@@ -133,6 +133,21 @@ struct metrics::impl {
   prometheus::Gauge* leader_series = nullptr;
   std::string leader_id;
 
+  // lease.failsafe peers (docs/safety.md): 0 while the mode is off.
+  prometheus::Gauge& failsafe_on_confirmations =
+      family(prometheus::BuildGauge(), "baton_failsafe_on_confirmations", registry).Add({});
+  prometheus::Gauge& failsafe_round_confirmed =
+      family(prometheus::BuildGauge(), "baton_failsafe_round_confirmed", registry).Add({});
+  prometheus::Gauge& failsafe_round_asked =
+      family(prometheus::BuildGauge(), "baton_failsafe_round_asked", registry).Add({});
+  prometheus::Counter& failsafe_rounds_counted =
+      family(prometheus::BuildCounter(), "baton_failsafe_rounds_counted_total", registry).Add({});
+  prometheus::Gauge& failsafe_promise =
+      family(prometheus::BuildGauge(), "baton_failsafe_promise_seconds", registry).Add({});
+  prometheus::Counter& failsafe_refused_requests =
+      family(prometheus::BuildCounter(), "baton_failsafe_refused_requests_total", registry)
+          .Add({});
+
   label_set states{state_names, state_names.size()};
   label_set commands{redis_commands, redis_commands.size()};
   label_set hooks{hook_names, hook_names.size()};
@@ -262,6 +277,22 @@ void metrics::observe_renewal_deadline_ratio(double ratio) {
 
 std::string metrics::text() const {
   return prometheus::TextSerializer().Serialize(impl_->registry.Collect());
+}
+
+void metrics::set_failsafe(const failsafe_gauges& g) {
+  impl_->failsafe_on_confirmations.Set(g.on_confirmations ? 1 : 0);
+  impl_->failsafe_round_confirmed.Set(static_cast<double>(g.round_confirmed));
+  impl_->failsafe_round_asked.Set(static_cast<double>(g.round_asked));
+  impl_->failsafe_promise.Set(non_negative(g.promise_seconds));
+  // Counters only go up: add what is new since the last call.
+  const double counted = impl_->failsafe_rounds_counted.Value();
+  if (static_cast<double>(g.rounds_counted) > counted) {
+    impl_->failsafe_rounds_counted.Increment(static_cast<double>(g.rounds_counted) - counted);
+  }
+  const double refused = impl_->failsafe_refused_requests.Value();
+  if (static_cast<double>(g.refused_requests) > refused) {
+    impl_->failsafe_refused_requests.Increment(static_cast<double>(g.refused_requests) - refused);
+  }
 }
 
 }  // namespace baton

@@ -135,6 +135,27 @@ bool answers(const message& request, const message& answer) {
          answer.sent_ms == request.sent_ms;
 }
 
+std::optional<std::string> peer_address_problem(std::string_view address) {
+  const std::string allowed = "must be HOST:PORT ([IPv6]:PORT), printable, without white space";
+  if (address.empty() || address.size() > 255) return allowed + ", at most 255 bytes";
+  for (const char c : address) {
+    if (c <= ' ' || c > '~') return allowed;
+  }
+  const auto colon = address.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return allowed;
+  const std::string_view host = address.substr(0, colon);
+  if (host.front() == '[' && (host.size() < 3 || host.back() != ']')) return allowed;
+  const std::string_view port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return "its port " + std::string(port) + " must be 1 to 65535";
+  unsigned value = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9') return "its port " + std::string(port) + " must be 1 to 65535";
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (value == 0 || value > 65535) return "its port " + std::string(port) + " must be 1 to 65535";
+  return std::nullopt;
+}
+
 std::optional<std::string> secret_problem(std::string_view secret) {
   if (secret.size() < min_secret_bytes) {
     return "the peer secret is shorter than " + std::to_string(min_secret_bytes) +

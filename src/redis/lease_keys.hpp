@@ -80,7 +80,8 @@ inline std::string acked_key(std::string_view election) {
 }
 
 /// The candidates' registry: one line "<node id> <priority> <since ms>
-/// <until ms> <nonce>" per candidate (server clock; the nonce of the
+/// <until ms> <nonce>[ <cool-down end ms>[ <peer address> <promise token>
+/// <promise leader> <promise end ms>]]" per candidate (server clock; the nonce of the
 /// process's lease value, so that a restart starts `since` again),
 /// rewritten by every acquire attempt and every renewal, pruned of lapsed
 /// lines and bounded (see scripts.cpp, BATON_LUA_REGISTER). A plain
@@ -96,6 +97,17 @@ inline std::string candidates_key(std::string_view election) {
 /// candidates listen than it takes.
 inline std::string front_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:front";
+}
+
+/// lease.failsafe peers: the record of the last term made with the mode,
+/// without a TTL: "<token> <list number> <leader's lease value> <leader's
+/// peer address>" and a line "<node> <peer address>" per candidate the
+/// leader listed. Written by every grant, renewal and resume of such a
+/// term, deleted by its release; while it holds a term, nobody is granted
+/// the free lease before clearing that term with the leader or a listed
+/// peer (docs/safety.md, F6).
+inline std::string failsafe_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:failsafe";
 }
 
 /// Pub/sub channel on which a release is announced to standbys.
@@ -125,6 +137,7 @@ struct election_keys {
         acked(acked_key(election)),
         candidates(candidates_key(election)),
         front(front_key(election)),
+        failsafe(failsafe_key(election)),
         channel(events_channel(election)),
         back_channel(back_runners_channel(election)) {}
 
@@ -138,6 +151,7 @@ struct election_keys {
   std::string acked;
   std::string candidates;
   std::string front;
+  std::string failsafe;
   std::string channel;
   std::string back_channel;
 };

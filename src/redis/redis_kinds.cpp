@@ -195,6 +195,7 @@ const store_kind redis_kind{
         "BATON_REDIS_PASSWORD, redis.password_file or the URL in the file or environment",
     .password_flag_advice = "set BATON_REDIS_PASSWORD or use --redis-password-file FILE",
     .redis_era_status_names = true,
+    .peer_confirmed_leadership = true,
 };
 
 const store_kind sentinel_kind{
@@ -207,6 +208,7 @@ const store_kind sentinel_kind{
     .make_store = make_sentinel_store,
     .check = check_sentinel,
     .call_bound = sentinel_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 const store_kind cluster_kind{
@@ -219,6 +221,7 @@ const store_kind cluster_kind{
     .make_store = make_cluster_store,
     .check = check_cluster,
     .call_bound = cluster_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 }  // namespace baton

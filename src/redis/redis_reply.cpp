@@ -115,6 +115,48 @@ bool is_noscript_error(const redis_reply& reply) {
   return reply.kind == redis_reply::type::error && reply.str.starts_with("NOSCRIPT");
 }
 
+namespace {
+
+// {0, value, -1, counter, "failsafe", token, leader address, n, n times node
+// and address}, maybe followed by "outranked", m: a failsafe hold.
+parsed_reply<acquire_script_reply> parse_failsafe_hold(const redis_reply& reply) {
+  constexpr std::string_view what = "acquire";
+  using type = redis_reply::type;
+  using result = acquire_script_reply;
+  const auto& e = reply.elements;
+  parsed_reply<result> r;
+  auto& answer = r.value.answer;
+  failsafe_hold_info hold;
+  if (e[1].kind != type::string || e[1].str.empty() || !token_from(e[3], answer.token) ||
+      !token_from(e[5], hold.token) || hold.token == 0 || e[6].kind != type::string ||
+      e[7].kind != type::integer || e[7].integer < 0)
+    return unexpected<result>(what, reply);
+  const auto peers = static_cast<std::size_t>(e[7].integer);
+  const std::size_t end = 8 + 2 * peers;
+  if (e.size() != end && e.size() != end + 2) return unexpected<result>(what, reply);
+  for (std::size_t i = 8; i < end; i += 2) {
+    if (e[i].kind != type::string || e[i].str.empty() || e[i + 1].kind != type::string)
+      return unexpected<result>(what, reply);
+    hold.peers.push_back({e[i].str, e[i + 1].str == "-" ? std::string() : e[i + 1].str});
+  }
+  if (e.size() == end + 2) {
+    if (e[end].kind != type::string || e[end].str != "outranked" ||
+        e[end + 1].kind != type::integer || e[end + 1].integer < 0)
+      return unexpected<result>(what, reply);
+    answer.outranked_by = static_cast<int>(
+        std::min<long long>(e[end + 1].integer, std::numeric_limits<int>::max()));
+  }
+  hold.leader = holder_from_value(e[1].str);
+  hold.leader_address = e[6].str == "-" ? std::string() : e[6].str;
+  answer.outcome = acquire_outcome::held_back;
+  answer.why = "failsafe hold: " + hold.leader + "'s term " + std::to_string(hold.token) +
+               " may still run on its peers' confirmations";
+  answer.failsafe_hold = std::move(hold);
+  return r;
+}
+
+}  // namespace
+
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply) {
   constexpr std::string_view what = "acquire";
   using type = redis_reply::type;
@@ -124,6 +166,9 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
       reply.elements[0].kind != type::integer)
     return unexpected<result>(what, reply);
   const auto& e = reply.elements;
+  if (e[0].integer == 0 && e.size() >= 8 && e[4].kind == type::string && e[4].str == "failsafe") {
+    return parse_failsafe_hold(reply);
+  }
   if (e[0].integer == 0 && e.size() >= 6 && e[e.size() - 2].kind == type::string &&
       e[e.size() - 2].str == "outranked") {
     // {..., "outranked", n} ends a refusal: the live candidates, but the
@@ -218,7 +263,7 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
   } else if (e.size() == 5) {
     if (e[4].kind != type::string ||
         (e[4].str != "fence" && e[4].str != "reset" && e[4].str != "failover" &&
-         e[4].str != "vanished"))
+         e[4].str != "vanished" && e[4].str != "abstained"))
       return unexpected<result>(what, reply);
     answer.outcome = acquire_outcome::held_back;
     r.value.found_reset = e[4].str == "reset" || e[4].str == "failover";
@@ -229,6 +274,9 @@ parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply)
           "the election's record was written by another server (a failover, a restart from its "
           "files, or in a Cluster a migration of the election's slot): the last writes may be "
           "lost";
+    }
+    if (e[4].str == "abstained") {
+      answer.why = "registered only: this node may not take the lease yet (lease.failsafe peers)";
     }
     if (e[4].str == "vanished") {
       answer.why = "the lease key vanished before its expiry (a DEL or an eviction) while " +
@@ -314,7 +362,7 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
   constexpr std::string_view what = "candidates";
   using type = redis_reply::type;
   using result = std::vector<registered_candidate>;
-  constexpr std::size_t fields = 6;
+  constexpr std::size_t fields = 7;
   if (reply.kind == type::error) return server_error<result>(what, reply);
   const auto& e = reply.elements;
   if (reply.kind != type::array || e.size() % fields != 0) return unexpected<result>(what, reply);
@@ -326,12 +374,13 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
     const auto& left = e[i + 3];
     const auto& nonce = e[i + 4];
     const auto& cooling = e[i + 5];
+    const auto& address = e[i + 6];
     if (node.kind != type::string || node.str.empty() || priority.kind != type::integer ||
         priority.integer < std::numeric_limits<int>::min() ||
         priority.integer > std::numeric_limits<int>::max() || live.kind != type::integer ||
         live.integer < 0 || left.kind != type::integer || left.integer <= 0 ||
         nonce.kind != type::string || nonce.str.empty() || cooling.kind != type::integer ||
-        cooling.integer < 0)
+        cooling.integer < 0 || address.kind != type::string)
       return unexpected<result>(what, reply);
     registered_candidate c;
     c.info.node = node.str;
@@ -341,6 +390,7 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
     // never a negative age.
     c.info.last_attempt_ago = std::max(2 * ttl - milliseconds(left.integer), milliseconds(0));
     c.info.cooling_down_for = milliseconds(cooling.integer);
+    c.info.peer_address = address.str;
     c.left = milliseconds(left.integer);
     c.nonce = nonce.str;
     r.value.push_back(std::move(c));

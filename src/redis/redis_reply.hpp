@@ -103,7 +103,11 @@ struct acquire_script_reply {
 /// another node (held, with reserved_for). A held answer may carry the µs
 /// until the lease is free, the listening count (contenders) and "front" or
 /// "back" (back_runner). A refusal may end with
-/// `"outranked", n` (n >= 0): the answer's outranked_by.
+/// `"outranked", n` (n >= 0): the answer's outranked_by. With lease.failsafe
+/// peers, `{0, value, -1, counter, "failsafe", token, address, n, n times node
+/// and address}` is a failsafe hold (held_back, with failsafe_hold) and
+/// `{0, "", -1, counter, "abstained"}` a register-only attempt (held_back,
+/// with why).
 parsed_reply<acquire_script_reply> parse_acquire_reply(const redis_reply& reply);
 
 /// What a replicated store's switch script found on a new server (see
@@ -144,7 +148,7 @@ struct registered_candidate {
 };
 /// The candidates script answers a flat array: node id, priority, ms
 /// registered without a gap, ms until it lapses, nonce, ms left of its
-/// cool-down, for each candidate. A registration lives two of `ttl` from its
+/// cool-down, peer address ("" = none), for each candidate. A registration lives two of `ttl` from its
 /// node's last attempt, which gives last_attempt_ago.
 parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const redis_reply& reply,
                                                                       milliseconds ttl);

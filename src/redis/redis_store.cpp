@@ -47,6 +47,19 @@ bool names_server(const std::string& endpoint, const std::string& peer) {
   return rest == peer;
 }
 
+// The record's list as the scripts take it: "<node> <address>" lines, "-"
+// for an address not published.
+std::string list_text(const failsafe_list& list) {
+  std::string text;
+  for (const auto& p : list.peers) {
+    if (!text.empty()) text += '\n';
+    text += p.node + ' ' + (p.address.empty() ? std::string("-") : p.address);
+  }
+  return text;
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") : s; }
+
 }  // namespace
 
 struct redis_store::impl {
@@ -143,11 +156,67 @@ struct redis_store::impl {
             std::to_string(options.large_election),
             keys.back_channel};
   }
+  // The acquire script's, with lease.failsafe peers (scripts.hpp).
+  std::vector<std::string> acquire_args(const failsafe_acquire& a) const {
+    auto args = acquire_args();
+    const auto& p = a.promise;
+    args.insert(args.end(),
+                {"failsafe", a.may_win ? "1" : "0", std::to_string(a.cleared_token),
+                 options.identity.peer_address, p ? std::to_string(p->token) : "0",
+                 p ? or_dash(p->leader) : "-",
+                 p ? std::to_string(std::max<long long>(p->remaining.count(), 0)) : "0",
+                 std::to_string(a.list.seq), list_text(a.list)});
+    return args;
+  }
+  std::vector<std::string> with_failsafe_key(std::vector<std::string> script_keys) const {
+    script_keys.push_back(keys.failsafe);
+    return script_keys;
+  }
   // The renew script's arguments: without a requirement, or with one.
   std::vector<std::string> renew_args() const {
     std::vector<std::string> args{value, ttl_ms, options.identity.node_id, priority};
     if (options.ack.on()) args.push_back(ack_requirement());
     return args;
+  }
+  // With lease.failsafe peers: the requirement always in its place ("" =
+  // none), then the record's term and list.
+  std::vector<std::string> renew_args(std::uint64_t token, const failsafe_list& list) const {
+    return {value,
+            ttl_ms,
+            options.identity.node_id,
+            priority,
+            options.ack.on() ? ack_requirement() : std::string(),
+            "failsafe",
+            std::to_string(token),
+            std::to_string(list.seq),
+            options.identity.peer_address,
+            list_text(list)};
+  }
+  std::vector<std::string> resume_args(std::uint64_t token, const failsafe_list& list) const {
+    return {value,
+            ttl_ms,
+            options.identity.node_id,
+            priority,
+            options.ack.on() ? ack_requirement() : std::string(),
+            std::to_string(token),
+            std::to_string(list.seq),
+            options.identity.peer_address,
+            list_text(list),
+            keys.channel,
+            publish_command()};
+  }
+  std::vector<std::string> resume_keys() const {
+    std::vector<std::string> out{keys.lease, keys.token, keys.holder, keys.candidates,
+                                 keys.failsafe};
+    if (options.ack.on()) out.push_back(keys.replicas);
+    if (options.ack.on() && options.acknowledged_promotion) out.push_back(keys.acked);
+    return out;
+  }
+  std::vector<std::string> plain_renew_keys() const {
+    return {keys.lease, keys.holder, keys.candidates};
+  }
+  std::vector<std::string> release_keys() const {
+    return {keys.lease, keys.token, keys.holder, keys.failsafe};
   }
   // `announced` false: a grant that was never announced is given back
   // without an announcement too.
@@ -297,6 +366,36 @@ struct redis_store::impl {
     }
   }
 
+  void acquire(std::vector<std::string> script_keys, std::vector<std::string> args,
+               acquire_handler handler);
+  void renew(const lua_script& script, std::vector<std::string> script_keys,
+             std::vector<std::string> args, renew_handler handler);
+
+  // lease.failsafe peers: the port's failsafe calls on this store.
+  struct failsafe_side final : failsafe_calls {
+    explicit failsafe_side(impl& d) : d_(d) {}
+    void async_acquire(const failsafe_acquire& a, acquire_handler handler) override {
+      if (d_.shell.reject_if_closed(handler)) return;
+      d_.acquire(d_.with_failsafe_key(d_.acquire_keys()), d_.acquire_args(a), std::move(handler));
+    }
+    void async_renew(const failsafe_list& list, renew_handler handler) override {
+      if (d_.shell.reject_if_closed(handler)) return;
+      d_.renew(redis_detail::renew_script(),
+               d_.with_failsafe_key(d_.options.ack.on() ? d_.required_renew_keys()
+                                                        : d_.plain_renew_keys()),
+               d_.renew_args(d_.term_token, list), std::move(handler));
+    }
+    void async_resume(std::uint64_t token, const failsafe_list& list,
+                      renew_handler handler) override {
+      if (d_.shell.reject_if_closed(handler)) return;
+      d_.renew(redis_detail::resume_script(), d_.resume_keys(), d_.resume_args(token, list),
+               std::move(handler));
+    }
+
+   private:
+    impl& d_;
+  };
+
   asio::io_context& io;
   redis_store_options options;
   redis_detail::connection_options conn_options;
@@ -323,6 +422,10 @@ struct redis_store::impl {
   // The server (run_id) whose arrival the node's run_id check last told
   // watchers of; "" = none.
   std::string reset_told_for;
+  // The token of this store's last grant: the term its renewals write into
+  // the record of lease.failsafe peers.
+  std::uint64_t term_token = 0;
+  failsafe_side failsafe_calls_of{*this};
 };
 
 redis_store::redis_store(asio::io_context& io, redis_store_options options) {
@@ -338,12 +441,21 @@ const store_identity& redis_store::identity() const { return impl_->options.iden
 void redis_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
+  d.acquire(d.acquire_keys(), d.acquire_args(), std::move(handler));
+}
+
+// The acquire script with `script_keys` and `args` (plain, or with
+// lease.failsafe peers), and WAIT behind a grant with a replica requirement.
+void redis_store::impl::acquire(std::vector<std::string> script_keys,
+                                std::vector<std::string> args, acquire_handler handler) {
+  auto& d = *this;
   auto report = [&d](const acquire_script_reply& a) {
+    if (a.answer.acquired()) d.term_token = a.answer.token;
     if (a.found_reset) d.report_script_reset(a);
     d.follow_runner(a.answer);
   };
   if (!d.options.ack.on()) {
-    d.eval(redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(),
+    d.eval(redis_detail::acquire_script(), std::move(script_keys), std::move(args),
            [&d, report, handler = std::move(handler)](command_result r) {
              d.finish<acquire_script_reply>(
                  r, parse_acquire_reply, [&report, &handler](store_error e, acquire_script_reply a) {
@@ -356,7 +468,7 @@ void redis_store::async_acquire(acquire_handler handler) {
   // A standby's attempt stays one command: only a grant is followed by
   // WAIT, on the connection that carried it.
   auto sent_on = std::make_shared<std::uint64_t>(0);
-  d.eval(redis_detail::acquire_script(), d.acquire_keys(), d.acquire_args(),
+  d.eval(redis_detail::acquire_script(), std::move(script_keys), std::move(args),
          [&d, report, sent_on, handler = std::move(handler)](command_result r) {
            d.finish<acquire_script_reply>(
                r, parse_acquire_reply, [&](store_error e, acquire_script_reply a) {
@@ -392,8 +504,8 @@ void redis_store::async_acquire(acquire_handler handler) {
                        // A grant the replicas may not have: a failover now would
                        // lose it while this node worked. Give it back, as silently
                        // as it was made.
-                       d.eval(redis_detail::release_script(),
-                              {d.keys.lease, d.keys.token, d.keys.holder}, d.release_args(false),
+                       d.eval(redis_detail::release_script(), d.release_keys(),
+                              d.release_args(false),
                               [&d, shortfall, handler](command_result) {
                                 handler(
                                     d.shell.note_failure({redis_errc::not_acknowledged,
@@ -412,8 +524,21 @@ void redis_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.options.ack.on()) {
-    d.eval(redis_detail::renew_script(), {d.keys.lease, d.keys.holder, d.keys.candidates},
-           d.renew_args(), [&d, handler = std::move(handler)](command_result r) {
+    d.renew(redis_detail::renew_script(), d.plain_renew_keys(), d.renew_args(), std::move(handler));
+  } else {
+    d.renew(redis_detail::renew_script(), d.required_renew_keys(), d.renew_args(),
+            std::move(handler));
+  }
+}
+
+// `script` (the renew or the resume script) with `script_keys` and `args`;
+// with a replica requirement, WAIT right behind it.
+void redis_store::impl::renew(const lua_script& script, std::vector<std::string> script_keys,
+                              std::vector<std::string> args, renew_handler handler) {
+  auto& d = *this;
+  if (!d.options.ack.on()) {
+    d.eval(script, std::move(script_keys), std::move(args),
+           [&d, handler = std::move(handler)](command_result r) {
              d.finish<renew_answer>(r, parse_renew_reply, handler);
            });
     return;
@@ -422,8 +547,7 @@ void redis_store::async_renew(renew_handler handler) {
   // script answered; the script's own answer is checked against it after.
   const int sent_needed = d.ack_needed;
   d.node->eval_with(
-      redis_detail::renew_script(), d.required_renew_keys(), d.renew_args(),
-      d.wait_command(sent_needed),
+      script, std::move(script_keys), std::move(args), d.wait_command(sent_needed),
       [&d, sent_needed, weak = d.shell.guard(),
        handler = std::move(handler)](redis_detail::eval_reply r) {
         if (weak.expired()) return;
@@ -468,8 +592,8 @@ void redis_store::async_renew(renew_handler handler) {
 void redis_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
-  d.eval(redis_detail::release_script(), {d.keys.lease, d.keys.token, d.keys.holder},
-         d.release_args(), [&d, handler = std::move(handler)](command_result r) {
+  d.eval(redis_detail::release_script(), d.release_keys(), d.release_args(),
+         [&d, handler = std::move(handler)](command_result r) {
            d.finish<release_answer>(r, parse_release_reply, handler);
          });
 }
@@ -490,8 +614,8 @@ void redis_store::async_hand_over(const std::string& to_node, milliseconds windo
                                 to_node,
                                 std::to_string(std::max<long long>(window.count(), 0)),
                                 d.options.identity.node_id};
-  d.eval(redis_detail::release_script(), {d.keys.lease, d.keys.token, d.keys.holder},
-         std::move(args), [&d, handler = std::move(handler)](command_result r) {
+  d.eval(redis_detail::release_script(), d.release_keys(), std::move(args),
+         [&d, handler = std::move(handler)](command_result r) {
            d.finish<release_answer>(r, parse_release_reply, handler);
          });
 }
@@ -566,6 +690,8 @@ void redis_store::close() {
 }
 
 const std::string& redis_store::lease_value() const { return impl_->value; }
+
+failsafe_calls* redis_store::failsafe() { return &impl_->failsafe_calls_of; }
 
 store_status redis_store::status() const {
   const auto& d = *impl_;

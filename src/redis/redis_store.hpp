@@ -122,6 +122,9 @@ class redis_store final : public lease_store {
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;
+  /// lease.failsafe peers: the record beside the lease key (failsafe_key in
+  /// lease_keys.hpp), written by grants, renewals and resumes.
+  failsafe_calls* failsafe() override;
   void close() override;
 
   /// The value this candidate writes into the lease key: `<node_id>:<nonce>`,

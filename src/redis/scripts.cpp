@@ -170,12 +170,19 @@ namespace {
 // lines, and a large election pays it at every attempt.
 #define BATON_MAX_CANDIDATES "128"
 // A registry line's fields; the last capture is what follows the nonce (""
-// or the cool-down's " <end ms>").
+// or the cool-down's " <end ms>", which lease.failsafe peers follows with
+// " <peer address> <promise token> <promise leader> <promise end ms>": the
+// cool-down then always written, 0 for none, and "-" and 0 for no address
+// or promise). failsafe_fields reads that tail: cool-down, address, token,
+// leader, end; nil for a line without it.
 #define BATON_LUA_LINE \
-  "local registry_line = '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)(.*)$'\n"
+  "local registry_line = '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)(.*)$'\n" \
+  "local function failsafe_fields(rest)\n" \
+  "  return string.match(rest or '', '^ (%d+) (%S+) (%d+) (%S+) (%d+)$')\n" \
+  "end\n"
 #define BATON_LUA_REGISTER \
   BATON_LUA_LINE \
-  "local function register(key, node, value, priority, now_ms, ttl)\n" \
+  "local function register(key, node, value, priority, now_ms, ttl, tail)\n" \
   "  if node == nil or node == '' or string.find(node, '%s') then return nil end\n" \
   "  if not string.match(priority or '', '^%-?%d+$') then priority = '0' end\n" \
   "  local nonce = string.match(value or '', ':(%w+)$') or '-'\n" \
@@ -208,7 +215,7 @@ namespace {
   "  local lines = {}\n" \
   "  for i, o in ipairs(others) do lines[i] = o[4] end\n" \
   "  lines[#lines + 1] = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
-  "                      string.format('%.0f', till) .. ' ' .. nonce\n" \
+  "                      string.format('%.0f', till) .. ' ' .. nonce .. (tail or '')\n" \
   "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
   "  if not readable then return nil end\n" \
   "  return others\n" \
@@ -282,15 +289,101 @@ namespace {
   "  else redis.pcall('SET', key, table.concat(kept, '\\n'), 'KEEPTTL') end\n" \
   "end\n"
 
+// lease.failsafe peers (docs/safety.md, "Peer-confirmed leadership"): the
+// record (failsafe_key) is "<token> <list number> <leader's lease value>
+// <leader's peer address>" and a line "<node> <peer address>" per listed
+// peer, written by every grant, renewal and resume of a term made with the
+// mode, and deleted by its release. A write whose list number is not above
+// the record's, for the same term, leaves it alone (F1). Tokens are
+// compared as decimal strings, as the Redlock scripts do.
+#define BATON_LUA_FAILSAFE \
+  "local function above(a, b)\n" \
+  "  return #a > #b or (#a == #b and a > b)\n" \
+  "end\n" \
+  "local function record_head(text)\n" \
+  "  if type(text) ~= 'string' then return nil end\n" \
+  "  return string.match(text, '^(%d+) (%d+) (%S+) (%S+)')\n" \
+  "end\n" \
+  "local function record_text(token, seq, value, address, list)\n" \
+  "  local text = token .. ' ' .. seq .. ' ' .. value .. ' ' .. (address ~= '' and address or '-')\n" \
+  "  if list ~= '' then text = text .. '\\n' .. list end\n" \
+  "  return text\n" \
+  "end\n" \
+  "local function write_record(key, token, seq, value, address, list)\n" \
+  "  local old_token, old_seq, old_value = record_head(call('GET', key))\n" \
+  "  if old_value == value and old_token == token and not above(seq, old_seq) then return end\n" \
+  "  call('SET', key, record_text(token, seq, value, address, list))\n" \
+  "end\n" \
+  "local function failsafe_tail(address, ptoken, pleader, premaining, now_ms)\n" \
+  "  local ends = '0'\n" \
+  "  if ptoken ~= '0' then ends = string.format('%.0f', now_ms + tonumber(premaining)) end\n" \
+  "  return ' 0 ' .. (address ~= '' and address or '-') .. ' ' .. ptoken .. ' ' ..\n" \
+  "         (pleader ~= '' and pleader or '-') .. ' ' .. ends\n" \
+  "end\n"
+
+// F6 and F9, in the acquire script: a free lease stays free for a caller
+// that has not cleared (cleared: the highest token it did) an unreleased
+// term in the record of another value than its own, nor the terms the
+// other candidates' live registrations promise. The answer names the term
+// and whom to ask: {0, its lease value (or leader), -1, counter,
+// "failsafe", its token, its leader's peer address, n, then n times node
+// and peer address}. `others`: register()'s lines of the other candidates.
+#define BATON_LUA_FAILSAFE_HOLD \
+  "local function failsafe_hold(key, cleared, value, self, others, now_ms, counter)\n" \
+  "  local record = call('GET', key)\n" \
+  "  local token, _, holder, address = record_head(record)\n" \
+  "  if token and holder ~= value and above(token, cleared) then\n" \
+  "    local reply = {0, holder, -1, counter, 'failsafe', token, address, 0}\n" \
+  "    for node, peer in string.gmatch(record, '\\n(%S+) (%S+)') do\n" \
+  "      reply[#reply + 1] = node\n" \
+  "      reply[#reply + 1] = peer\n" \
+  "      reply[8] = reply[8] + 1\n" \
+  "    end\n" \
+  "    return reply\n" \
+  "  end\n" \
+  "  if others == nil then return nil end\n" \
+  "  local best, leader, promising = nil, nil, {}\n" \
+  "  for _, o in ipairs(others) do\n" \
+  "    local rest = select(6, string.match(o[4], registry_line))\n" \
+  "    local _, peer, ptoken, pleader, ends = failsafe_fields(rest)\n" \
+  "    if ptoken and ptoken ~= '0' and tonumber(ends) > now_ms and above(ptoken, cleared) and\n" \
+  "       pleader ~= self then\n" \
+  "      promising[#promising + 1] = {o[1], peer}\n" \
+  "      if best == nil or above(ptoken, best) then best, leader = ptoken, pleader end\n" \
+  "    end\n" \
+  "  end\n" \
+  "  if best == nil then return nil end\n" \
+  "  local reply = {0, leader, -1, counter, 'failsafe', best, '-', #promising}\n" \
+  "  for _, p in ipairs(promising) do\n" \
+  "    reply[#reply + 1] = p[1]\n" \
+  "    reply[#reply + 1] = p[2]\n" \
+  "  end\n" \
+  "  return reply\n" \
+  "end\n"
+
 constexpr std::string_view acquire_source =
     BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_SWITCH BATON_LUA_REGISTER
-        BATON_LUA_OUTRANKING BATON_LUA_FRONT_RUNNERS R"lua(
+        BATON_LUA_OUTRANKING BATON_LUA_FRONT_RUNNERS BATON_LUA_FAILSAFE
+            BATON_LUA_FAILSAFE_HOLD R"lua(
 -- ARGV[10], when given: how many front runners a large election has, and
 -- ARGV[11] above how many listening candidates an election is large; the
 -- front key is KEYS[6].
 local front_wanted = tonumber(ARGV[10] or '')
 local large_above = tonumber(ARGV[11] or '')
 local front_key = front_wanted and large_above and KEYS[6]
+-- lease.failsafe peers: ARGV[13] 'failsafe', then whether the caller may win
+-- ('1'; '0' registers only), the highest token it cleared, its peer address,
+-- its promise (token, leader, ms left; '0', '-', '0' for none), the list
+-- number and the list ("<node> <address>" lines) a grant writes; the
+-- record is the last key. The keys before it are as without the mode.
+local nkeys = #KEYS
+local failsafe_key = nil
+if ARGV[13] == 'failsafe' then
+  failsafe_key = KEYS[nkeys]
+  nkeys = nkeys - 1
+end
+local mark_key = nkeys >= 8 and KEYS[8] or nil
+local acked_key = nkeys >= 9 and KEYS[9] or nil
 local reset = false
 local reset_why = 'reset'
 if call('EXISTS', KEYS[2]) == 0 then
@@ -313,7 +406,7 @@ if ARGV[5] == 'replicated' then
   -- one replica no more: 'all' counts one fewer, never below the floor of
   -- one (the old master counts again once it is back as a replica).
   local switched = server_switch({token = KEYS[2], fence = KEYS[3], epoch = KEYS[7],
-                                  mark = KEYS[8], acked = KEYS[9]}, tonumber(ARGV[2]), reset)
+                                  mark = mark_key, acked = acked_key}, tonumber(ARGV[2]), reset)
   if switched == 'failover' then
     reset = true
     reset_why = 'failover'
@@ -330,7 +423,9 @@ local registry, registered = nil, false
 local function register_caller()
   if not registered then
     registered = true
-    registry = register(KEYS[5], ARGV[8], ARGV[1], ARGV[9], now_ms, tonumber(ARGV[2]))
+    local tail = nil
+    if failsafe_key then tail = failsafe_tail(ARGV[16], ARGV[17], ARGV[18], ARGV[19], now_ms) end
+    registry = register(KEYS[5], ARGV[8], ARGV[1], ARGV[9], now_ms, tonumber(ARGV[2]), tail)
   end
   return registry
 end
@@ -376,16 +471,28 @@ if fence == -2 and current == false then
 end
 if fence == -2 and (current == false or current == ARGV[1]) then
   register_caller()
+  if failsafe_key then
+    if current == false then
+      local hold = failsafe_hold(failsafe_key, ARGV[15], ARGV[1], ARGV[8], registry, now_ms,
+                                 call('GET', KEYS[2]) or '')
+      if hold then return hold end
+    end
+    -- A caller that keeps a promise, or started less than a ttl ago, only
+    -- registers (F7).
+    if ARGV[14] ~= '1' then
+      return refused({0, '', -1, call('GET', KEYS[2]) or '', 'abstained'}, nil)
+    end
+  end
   local needed = nil
   if ARGV[7] and ARGV[7] ~= '' then
     -- Too few replicas to acknowledge it: no grant, so no token spent and
     -- nothing announced.
     local connected, replid
-    connected, needed, replid = replicas(KEYS[8], ARGV[7])
+    connected, needed, replid = replicas(mark_key, ARGV[7])
     if connected < needed then
       return {0, '', 0, call('GET', KEYS[2]) or '', 'replicas', connected, needed}
     end
-    if KEYS[9] then call('SET', KEYS[9], replid .. ' ' .. string.format('%.0f', now_ms)) end
+    if acked_key then call('SET', acked_key, replid .. ' ' .. string.format('%.0f', now_ms)) end
   end
   call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   call('SET', KEYS[4], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
@@ -411,6 +518,10 @@ if fence == -2 and (current == false or current == ARGV[1]) then
       term = now_us
       call('SET', KEYS[2], string.format('%.0f', term))
     end
+  end
+  if failsafe_key then
+    call('SET', failsafe_key,
+         record_text(string.format('%.0f', term), ARGV[20], ARGV[1], ARGV[16], ARGV[21]))
   end
   if needed then
     -- The client announces the term once the replicas acknowledged it: a
@@ -598,8 +709,9 @@ return 2
 
 // The registry's live lines (BATON_LUA_REGISTER), read only: a flat array of
 // node, priority, ms registered without a gap, ms until the line lapses, the
-// nonce of the process that registered it, and ms left of its cool-down (0 =
-// none). A line a version before the cool-down wrote reads as one without.
+// nonce of the process that registered it, ms left of its cool-down (0 =
+// none) and its peer address ("" = none). A line a version before the
+// cool-down wrote reads as one without.
 constexpr std::string_view candidates_source = BATON_LUA_CALL BATON_LUA_LINE R"lua(
 local text = call('GET', KEYS[1]) or ''
 local now = call('TIME')
@@ -608,13 +720,16 @@ local out = {}
 for line in string.gmatch(text, '[^\n]+') do
   local name, prio, began, ends, by, rest = string.match(line, registry_line)
   if name and tonumber(ends) > now_ms then
-    local cool = tonumber(string.match(rest, '^ (%d+)$') or '0')
+    local cool = tonumber(string.match(rest, '^ (%d+)') or '0')
+    local _, address = failsafe_fields(rest)
+    if address == nil or address == '-' then address = '' end
     out[#out + 1] = name
     out[#out + 1] = tonumber(prio)
     out[#out + 1] = math.max(0, now_ms - tonumber(began))
     out[#out + 1] = tonumber(ends) - now_ms
     out[#out + 1] = by
     out[#out + 1] = math.max(0, cool - now_ms)
+    out[#out + 1] = address
   end
 end
 return out
@@ -633,10 +748,12 @@ local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lines, found = {}, 0
 for line in string.gmatch(text, '[^\n]+') do
-  local name, prio, began, ends, by = string.match(line, registry_line)
+  local name, prio, began, ends, by, rest = string.match(line, registry_line)
   if name == ARGV[1] and by == nonce and tonumber(ends) > now_ms then
+    -- lease.failsafe's fields stay as they were.
+    local tail = string.match(rest, '^ %d+( %S+ %d+ %S+ %d+)$') or ''
     line = name .. ' ' .. prio .. ' ' .. began .. ' ' .. ends .. ' ' .. by .. ' ' ..
-           string.format('%.0f', now_ms + tonumber(ARGV[3]))
+           string.format('%.0f', now_ms + tonumber(ARGV[3])) .. tail
     found = 1
   end
   lines[#lines + 1] = line
@@ -658,32 +775,99 @@ return 1
 )lua";
 
 constexpr std::string_view renew_source =
-    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER R"lua(
+    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER BATON_LUA_FAILSAFE R"lua(
+-- ARGV[5]: the replica requirement ('' or absent = none). lease.failsafe
+-- peers: ARGV[6] 'failsafe', then the term's token, the list number, our
+-- peer address and the list; the record is the last key.
+local required = ARGV[5] and ARGV[5] ~= ''
+local nkeys = #KEYS
+local failsafe_key = nil
+if ARGV[6] == 'failsafe' then
+  failsafe_key = KEYS[nkeys]
+  nkeys = nkeys - 1
+end
 if call('GET', KEYS[1]) == ARGV[1] then
   local needed = 0
   local now = call('TIME')
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  register(KEYS[3], ARGV[3], ARGV[1], ARGV[4], now_ms, tonumber(ARGV[2]))
-  if ARGV[5] then
+  local tail = nil
+  if failsafe_key then tail = failsafe_tail(ARGV[9], '0', '-', '0', now_ms) end
+  register(KEYS[3], ARGV[3], ARGV[1], ARGV[4], now_ms, tonumber(ARGV[2]), tail)
+  if required then
     -- Too few replicas: the lease is not extended (the renewal would not
     -- count anyway), so it lapses when its holder believes it does.
     local connected, replid
     connected, needed, replid = replicas(KEYS[4], ARGV[5])
     if connected < needed then return {2, connected, needed} end
-    if KEYS[5] then call('SET', KEYS[5], replid .. ' ' .. string.format('%.0f', now_ms)) end
+    if nkeys >= 5 then call('SET', KEYS[5], replid .. ' ' .. string.format('%.0f', now_ms)) end
   end
   call('SET', KEYS[2], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
+  if failsafe_key then write_record(failsafe_key, ARGV[7], ARGV[8], ARGV[1], ARGV[9], ARGV[10]) end
   local extended = call('PEXPIRE', KEYS[1], ARGV[2])
-  if ARGV[5] then return {extended, 0, needed} end
+  if required then return {extended, 0, needed} end
   return extended
 end
-if ARGV[5] then return {0, 0, 0} end
+if required then return {0, 0, 0} end
 return 0
+)lua";
+
+// lease.failsafe peers: a leader that ran on its peers' confirmations takes
+// its term up again when the store is back (F8). KEYS: lease, token,
+// holder record, candidates, the failsafe record, and with a replica
+// requirement the replicas key and (Sentinel with "all") the acked key.
+// ARGV: our value, ttl ms, our node id, our priority, the replica
+// requirement ("" = none), the term's token, the list number, our peer
+// address, the list, the channel and the publish command. Only when nobody
+// else holds the lease and the record holds our unreleased term, or none
+// (the store lost its data): the lease is ours again with the same value,
+// the counter at least our token (seeded from TIME as a missing one always
+// is), the holder record and the record written as a renewal writes them,
+// and a lease that was gone announced as our term. The fence does not stop
+// it: it holds back those who would start, and our app runs already.
+// Answers as the renew script.
+constexpr std::string_view resume_source =
+    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER BATON_LUA_FAILSAFE R"lua(
+local required = ARGV[5] ~= ''
+local function lost()
+  if required then return {0, 0, 0} end
+  return 0
+end
+local current = call('GET', KEYS[1])
+if current and current ~= ARGV[1] then return lost() end
+local token, _, value = record_head(call('GET', KEYS[5]))
+if token and (value ~= ARGV[1] or token ~= ARGV[6]) then return lost() end
+local now = call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+register(KEYS[4], ARGV[3], ARGV[1], ARGV[4], now_ms, tonumber(ARGV[2]),
+         failsafe_tail(ARGV[8], '0', '-', '0', now_ms))
+local needed = 0
+if required then
+  local connected, replid
+  connected, needed, replid = replicas(KEYS[6], ARGV[5])
+  if connected < needed then return {2, connected, needed} end
+  if KEYS[7] then call('SET', KEYS[7], replid .. ' ' .. string.format('%.0f', now_ms)) end
+end
+call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+call('SET', KEYS[3], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
+local counter = call('GET', KEYS[2])
+if counter == false then
+  counter = now[1] .. string.format('%06d', tonumber(now[2]))
+  call('SET', KEYS[2], counter)
+end
+if above(ARGV[6], counter) then call('SET', KEYS[2], ARGV[6]) end
+write_record(KEYS[5], ARGV[6], ARGV[7], ARGV[1], ARGV[8], ARGV[9])
+if current == false then
+  call(ARGV[11], ARGV[10], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[6])
+end
+if required then return {1, 0, needed} end
+return 1
 )lua";
 
 constexpr std::string_view release_source = BATON_LUA_CALL R"lua(
 if call('GET', KEYS[1]) == ARGV[1] then
   call('DEL', KEYS[1], KEYS[3])
+  -- The record of lease.failsafe peers, when given: the term is released.
+  if KEYS[4] then call('DEL', KEYS[4]) end
   -- A hand-over (ARGV[5], a node id without white space; ARGV[6] > 0 ms):
   -- the freed lease key holds the reservation for the window, which only
   -- ARGV[5]'s acquire takes (acquire_source). The holder record is gone as
@@ -715,6 +899,8 @@ return 0
 #undef BATON_LUA_FRONT_RUNNERS
 #undef BATON_MAX_CANDIDATES
 #undef BATON_LUA_LINE
+#undef BATON_LUA_FAILSAFE
+#undef BATON_LUA_FAILSAFE_HOLD
 
 }  // namespace
 
@@ -786,6 +972,11 @@ const lua_script& renew_or_take_script() {
 
 const lua_script& write_back_script() {
   static const lua_script script{write_back_source, sha1_hex(write_back_source)};
+  return script;
+}
+
+const lua_script& resume_script() {
+  static const lua_script script{resume_source, sha1_hex(resume_source)};
   return script;
 }
 

@@ -57,7 +57,17 @@ struct lua_script {
 /// "outranked" and how many live candidates of the registry, other than us
 /// and the holder it names (none for a reservation or a bare fence), have a
 /// higher priority than ours; without them when the registry could not be
-/// read.
+/// read. With lease.failsafe peers (ARGV[13] "failsafe", then whether the
+/// caller may win, the highest token it cleared, its peer address, its
+/// promise as token, leader and ms left, the list number and the list a
+/// grant writes; the failsafe record is the last key): a free lease is
+/// refused with {0, value or leader, -1, counter, "failsafe", token, leader's
+/// peer address, n, n times node and address} while the record holds
+/// another value's term, or a live registration promises one, above the
+/// cleared token (F6, F9); a caller that may not win gets {0, "", -1,
+/// counter, "abstained"} (both followed by "outranked", n as the other
+/// refusals, the first only when it came from the registry); a grant writes
+/// the record.
 const lua_script& acquire_script();
 /// KEYS: token, fence. ARGV: ttl ms, text stored in the fence. Lifts the
 /// counter to at least TIME in microseconds, makes the fence last at least
@@ -79,11 +89,21 @@ const lua_script& switch_script();
 /// replicas key, and (Sentinel with "all") the acked key, set as a grant
 /// sets it. ARGV: our value, ttl ms, our node id, our priority (registered
 /// when the lease is ours), and optionally the replica requirement ("all" or
-/// a number). Returns 1 (renewed, record updated) or 0 (not ours);
+/// a number; "" = none). Returns 1 (renewed, record updated) or 0 (not ours);
 /// with a requirement {1 or 0, 0, replicas needed}, or {2, connected, needed}
-/// when the master has too few replicas (nothing extended).
+/// when the master has too few replicas (nothing extended). With
+/// lease.failsafe peers (ARGV[6] "failsafe", then the term's token, the list
+/// number, our peer address and the list; the failsafe record the last key)
+/// a renewal also writes the record, unless it holds this term with a list
+/// number at least as high (F1).
 const lua_script& renew_script();
-/// KEYS: lease, token, holder record. ARGV: our value, channel ("" = do not
+/// lease.failsafe peers: a leader's resume of its term after the store was
+/// away (F8); see scripts.cpp for its keys and arguments. Answers as the
+/// renew script: renewed only if nobody else holds the lease and the record
+/// holds this term unreleased, or nothing.
+const lua_script& resume_script();
+/// KEYS: lease, token, holder record, and optionally the failsafe record
+/// (deleted with the lease). ARGV: our value, channel ("" = do not
 /// announce: a grant given back, by a Redlock candidate whose acquire was
 /// refused or after replicas did not acknowledge it), and optionally the
 /// publish command (default PUBLISH), the released term's token ("" = the
@@ -97,8 +117,8 @@ const lua_script& release_script();
 /// KEYS: candidates. Reads the registry (nothing written): a flat array of
 /// node id, priority, ms registered without a gap, ms until the
 /// registration lapses, the nonce of the process that registered (the end
-/// of its lease value; "-" when it had none), and ms left of its cool-down
-/// (0 = none), for each live registration.
+/// of its lease value; "-" when it had none), ms left of its cool-down
+/// (0 = none) and its peer address ("" = none), for each live registration.
 const lua_script& candidates_script();
 
 /// KEYS: candidates. ARGV: our node id, our value, the cool-down in ms.

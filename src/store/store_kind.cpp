@@ -4,7 +4,13 @@
 namespace baton {
 
 store_identity store_identity_of(const config& cfg) {
-  return {cfg.election, cfg.node_id, cfg.lease.ttl, cfg.priority};
+  store_identity id{cfg.election, cfg.node_id, cfg.lease.ttl, cfg.priority, {}};
+  // The registration publishes the peer port only with the mode on.
+  if (cfg.lease.failsafe == failsafe_mode::peers) {
+    id.peer_address =
+        cfg.lease.failsafe_address.empty() ? cfg.lease.failsafe_listen : cfg.lease.failsafe_address;
+  }
+  return id;
 }
 
 }  // namespace baton

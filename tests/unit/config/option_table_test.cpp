@@ -70,7 +70,17 @@ std::string sample_of(const option_spec& spec) {
   if (spec.key == "postgres.url") return "postgresql://sample:7000/app";
   if (spec.key == "redis.replica_ack") return "3";
   if (spec.key == "redis.tls_verify") return "ca";
+  if (spec.key == "lease.failsafe") return "peers";
+  if (spec.key == "lease.failsafe_listen") return "127.0.0.1:9465";
+  if (spec.key == "lease.failsafe_address") return "10.0.0.1:9465";
   return generic_sample(spec.kind());
+}
+
+// A peer secret of the length lease.failsafe peers asks for.
+const std::string& failsafe_secret_file() {
+  static const temp_dir dir;
+  static const std::string path = dir.write("peer-secret", std::string(40, 'k') + "\n");
+  return path;
 }
 
 // A sample that also passes validation (in the context below), for the
@@ -94,6 +104,7 @@ std::string valid_sample(const option_spec& spec) {
   static const temp_dir dir;
   static const std::string password_file = dir.write("pw", "ctx\n");
   if (spec.key == "redis.password_file" || spec.key == "postgres.password_file") return password_file;
+  if (spec.key == "lease.failsafe_secret_file") return failsafe_secret_file();
   // TLS files must exist (the client certificate comes with its key).
   static const std::string pem = dir.write("tls.pem", "-\n");
   if (spec.key == "redis.tls_ca_file" || spec.key == "redis.tls_cert_file" ||
@@ -112,6 +123,11 @@ std::map<std::string, std::string> context_env(std::string_view key = {}) {
   std::map<std::string, std::string> env{{"BATON_SOCKET_PATH", "/tmp/ctx.sock"},
                                          {"BATON_NODE_ID", "ctx-node"},
                                          {"BATON_REDIS_URL", "rediss://ctx:6380"}};
+  // lease.failsafe peers needs its secret and its peer port.
+  if (key == "lease.failsafe") {
+    env["BATON_LEASE_FAILSAFE_SECRET_FILE"] = failsafe_secret_file();
+    env["BATON_LEASE_FAILSAFE_LISTEN"] = "127.0.0.1:9465";
+  }
   if (key == "redis.tls_cert_file") env["BATON_REDIS_TLS_KEY_FILE"] = "/dev/null";
   if (key == "redis.tls_key_file") env["BATON_REDIS_TLS_CERT_FILE"] = "/dev/null";
   return env;

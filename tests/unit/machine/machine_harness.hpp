@@ -97,6 +97,9 @@ inline std::string describe(const event& e, time_point origin) {
         if constexpr (std::is_same_v<T, events::resign>) return "resign";
         if constexpr (std::is_same_v<T, events::peer_acquired>)
           return "peer_acquired " + ev.holder + " token=" + std::to_string(ev.token);
+        if constexpr (std::is_same_v<T, events::confirmed>)
+          return "confirmed sent=" + ms_after(origin, ev.sent) +
+                 " valid_until=" + ms_after(origin, ev.valid_until);
         if constexpr (std::is_same_v<T, events::stop_gate_holds>)
           return "stop_gate_holds" +
                  (ev.look_again_at ? " look_again_at=" + ms_after(origin, *ev.look_again_at)

@@ -299,6 +299,63 @@ TEST(acquire_reply_parsing, unknown_refusal_reasons_are_unexpected) {
   }
 }
 
+TEST(acquire_reply_parsing, a_failsafe_hold_names_the_term_and_whom_to_ask) {
+  auto p = baton::parse_acquire_reply(r::array(
+      {r::integer_reply(0), r::string("node-1:0123abcd"), r::integer_reply(-1),
+       r::string("1700000000000099"), r::string("failsafe"), r::string("1700000000000042"),
+       r::string("10.0.0.1:9465"), r::integer_reply(2), r::string("node-2"),
+       r::string("10.0.0.2:9465"), r::string("node-3"), r::string("-"), r::string("outranked"),
+       r::integer_reply(1)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  const auto& a = p.value.answer;
+  EXPECT_EQ(a.outcome, baton::acquire_outcome::held_back);
+  EXPECT_EQ(a.remaining, baton::milliseconds(-1));
+  EXPECT_EQ(a.outranked_by, 1);
+  EXPECT_NE(a.why.find("failsafe hold: node-1's term 1700000000000042"), std::string::npos) << a.why;
+  ASSERT_TRUE(a.failsafe_hold);
+  EXPECT_EQ(a.failsafe_hold->leader, "node-1");
+  EXPECT_EQ(a.failsafe_hold->token, 1700000000000042u);
+  EXPECT_EQ(a.failsafe_hold->leader_address, "10.0.0.1:9465");
+  ASSERT_EQ(a.failsafe_hold->peers.size(), 2u);
+  EXPECT_EQ(a.failsafe_hold->peers[0], (baton::failsafe_peer{"node-2", "10.0.0.2:9465"}));
+  EXPECT_EQ(a.failsafe_hold->peers[1], (baton::failsafe_peer{"node-3", ""}));
+  EXPECT_FALSE(p.value.found_reset);
+  // A registered promise's hold: the leader by its node id, nobody listed
+  // ("-"), and a peer whose node id is "outranked" still parses.
+  auto promised = baton::parse_acquire_reply(r::array(
+      {r::integer_reply(0), r::string("node-1"), r::integer_reply(-1), r::string("7"),
+       r::string("failsafe"), r::string("5"), r::string("-"), r::integer_reply(1),
+       r::string("outranked"), r::string("10.0.0.9:1")}));
+  ASSERT_FALSE(promised.ec) << promised.detail;
+  EXPECT_EQ(promised.value.answer.failsafe_hold->leader, "node-1");
+  EXPECT_EQ(promised.value.answer.failsafe_hold->leader_address, "");
+  EXPECT_EQ(promised.value.answer.failsafe_hold->peers[0].node, "outranked");
+  for (const auto& bad :
+       {// a count that does not match, a term token of 0, a missing address
+        r::array({r::integer_reply(0), r::string("node-1:x"), r::integer_reply(-1), r::string("7"),
+                  r::string("failsafe"), r::string("5"), r::string("-"), r::integer_reply(2),
+                  r::string("node-2"), r::string("-")}),
+        r::array({r::integer_reply(0), r::string("node-1:x"), r::integer_reply(-1), r::string("7"),
+                  r::string("failsafe"), r::string("0"), r::string("-"), r::integer_reply(0)}),
+        r::array({r::integer_reply(0), r::string("node-1:x"), r::integer_reply(-1), r::string("7"),
+                  r::string("failsafe"), r::string("5"), r::string("-"), r::integer_reply(1),
+                  r::string("node-2")})}) {
+    EXPECT_EQ(baton::parse_acquire_reply(bad).ec, redis_errc::unexpected_reply)
+        << baton::describe_reply(bad);
+  }
+}
+
+TEST(acquire_reply_parsing, a_register_only_attempt_is_held_back_with_why) {
+  auto p = baton::parse_acquire_reply(
+      r::array({r::integer_reply(0), r::string(""), r::integer_reply(-1), r::string("12"),
+                r::string("abstained"), r::string("outranked"), r::integer_reply(0)}));
+  ASSERT_FALSE(p.ec) << p.detail;
+  EXPECT_EQ(p.value.answer.outcome, baton::acquire_outcome::held_back);
+  EXPECT_EQ(p.value.answer.holder, "");
+  EXPECT_NE(p.value.answer.why.find("may not take the lease yet"), std::string::npos);
+  EXPECT_FALSE(p.value.answer.failsafe_hold);
+}
+
 TEST(run_id_from_info, finds_the_field_at_the_start_of_a_line) {
   const std::string id = "1ffd277c2117705f6c363cbde81590e2857efa6f";
   EXPECT_EQ(baton::run_id_from_info("# Server\r\nredis_version:7.0.11\r\nrun_id:" + id +
@@ -381,8 +438,9 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   auto p = baton::parse_candidates_reply(
       r::array({r::string("node-a"), r::integer_reply(0), r::integer_reply(1500),
                 r::integer_reply(9000), r::string("0123abcd"), r::integer_reply(0),
-                r::string("node-b"), r::integer_reply(-2), r::integer_reply(0),
-                r::integer_reply(12), r::string("-"), r::integer_reply(7400)}),
+                r::string("10.0.0.1:9465"), r::string("node-b"), r::integer_reply(-2),
+                r::integer_reply(0), r::integer_reply(12), r::string("-"),
+                r::integer_reply(7400), r::string("")}),
       ttl);
   ASSERT_FALSE(p.ec) << p.detail;
   ASSERT_EQ(p.value.size(), 2u);
@@ -393,6 +451,8 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   EXPECT_EQ(p.value[0].nonce, "0123abcd");
   EXPECT_EQ(p.value[0].info.last_attempt_ago, baton::milliseconds(1000)) << "two ttls less left";
   EXPECT_EQ(p.value[0].info.cooling_down_for, baton::milliseconds(0));
+  EXPECT_EQ(p.value[0].info.peer_address, "10.0.0.1:9465");
+  EXPECT_EQ(p.value[1].info.peer_address, "") << "none published";
   EXPECT_EQ(p.value[1].info.priority, -2);
   EXPECT_EQ(p.value[1].nonce, "-");
   EXPECT_EQ(p.value[1].info.last_attempt_ago, baton::milliseconds(9988));
@@ -400,7 +460,7 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   // A line cut to two ttls ahead (the server's clock went back) was just made.
   auto ahead = baton::parse_candidates_reply(
       r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(10001),
-                r::string("n"), r::integer_reply(0)}),
+                r::string("n"), r::integer_reply(0), r::string("")}),
       ttl);
   ASSERT_FALSE(ahead.ec) << ahead.detail;
   EXPECT_EQ(ahead.value[0].info.last_attempt_ago, baton::milliseconds(0));
@@ -409,28 +469,33 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   EXPECT_TRUE(none.value.empty());
   const auto n = r::string("ab");
   const auto z = r::integer_reply(0);
+  const auto a = r::string("");
   for (const auto& reply :
        {r::nil(), r::integer_reply(1), r::array({r::string("a"), r::integer_reply(0)}),
         r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  z}),
-        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n, z}),
+                  z, a}),
+        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n, z, a}),
         r::array({r::string("a"), r::integer_reply(1LL << 40), r::integer_reply(1),
-                  r::integer_reply(1), n, z}),
+                  r::integer_reply(1), n, z, a}),
         r::array(
-            {r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n, z}),
+            {r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n, z, a}),
         r::array(
-            {r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n, z}),
-        // The five fields of a version before the cool-down, and a bad cool-down.
-        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n}),
+            {r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n, z, a}),
+        // The six fields of a version before the peer address, and a bad
+        // cool-down or address.
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  r::integer_reply(-1)}),
+                  z}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  r::string("5")}),
+                  r::integer_reply(-1), a}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  r::string("5"), a}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  z, z}),
         // An empty or numeric nonce.
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
-                  r::string(""), z}),
+                  r::string(""), z, a}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
-                  r::integer_reply(7), z})}) {
+                  r::integer_reply(7), z, a})}) {
     auto bad = baton::parse_candidates_reply(reply, ttl);
     EXPECT_EQ(bad.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
     EXPECT_NE(bad.detail.find("candidates"), std::string::npos);

@@ -1,0 +1,225 @@
+// lease.failsafe peers on the redis kind, three candidates, a ttl of 2 s
+// (docs/safety.md, "Peer-confirmed leadership"):
+//
+// - Redis stopped under the leader, then started empty: with the mode, the
+//   same app and token throughout, and the leader resumes its term in the
+//   empty Redis; without it, today's behaviour: the app stops at the renew
+//   deadline. The outage lasts BATON_FAILSAFE_OUTAGE_S seconds (20 by
+//   default, to keep CI short; docs/safety.md reports a 60 s run too).
+// - The leader cut from Redis (a proxy that resets its connections) while
+//   the standbys reach it: the lease key expires, the standbys' acquires meet
+//   a failsafe hold (F6) and none starts, the leader runs on confirmations,
+//   and resumes when the link is back.
+//
+// Every round checks the event log for overlaps.
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "scenario.hpp"
+#include "support/fault_proxy.hpp"
+#include "support/free_port.hpp"
+
+namespace baton::testing::failsafe_faults_test {
+namespace {
+
+constexpr auto ttl = 2000ms;
+
+std::chrono::seconds outage() {
+  if (const char* s = std::getenv("BATON_FAILSAFE_OUTAGE_S"); s && *s) {
+    const long value = std::strtol(s, nullptr, 10);
+    if (value > 0 && value <= 600) return std::chrono::seconds(value);
+  }
+  return std::chrono::seconds(20);
+}
+
+// Each candidate's peer port and the secret they share.
+struct peer_ports {
+  explicit peer_ports(fault_cluster& cluster) : c(cluster) {
+    std::ofstream(secret) << "failsafe-test-secret-0123456789abcdef\n";
+  }
+
+  node_options options(int index, std::string redis_url = {}) {
+    if (!ports.count(index)) ports[index] = free_loopback_port();
+    node_options o;
+    o.redis_url = std::move(redis_url);
+    o.baton_args = {"--failsafe",        "peers",
+                    "--failsafe-secret-file", secret.string(),
+                    "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])};
+    return o;
+  }
+
+  fault_cluster& c;
+  std::filesystem::path secret = c.dir() / "peer.secret";
+  std::map<int, unsigned short> ports;
+};
+
+std::string record_key(const fault_cluster& c) { return "baton:{" + c.election() + "}:failsafe"; }
+
+// Until the record in Redis lists both standbys of `leader` (the leader's
+// renewals carry the candidates it listed): what its rounds will ask.
+bool record_lists_the_standbys(fault_cluster& c, int leader, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
+    const auto got = c.redis().command({"GET", record_key(c)});
+    if (!got.empty()) {
+      int listed = 0;
+      for (int n = 1; n <= 3; ++n) {
+        if (n != leader && got[0].find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos) {
+          ++listed;
+        }
+      }
+      if (listed == 2) return true;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+// Until standby `n`'s status names `leader` and no hold-back: its acquires
+// find the lease held again.
+bool standby_sees(fault_cluster& c, int n, const std::string& leader,
+                  std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
+    if (auto s = c.status(n, 1s)) {
+      if ((*s)["leader"] == leader && !s->contains("held_back_why")) return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_and_token) {
+  fault_cluster c(round_name(1), ttl);
+  peer_ports peers(c);
+  for (int n = 1; n <= 3; ++n) c.start_node(n, peers.options(n));
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why;
+  const int l = fault_cluster::index_of(*leader);
+  ASSERT_TRUE(record_lists_the_standbys(c, l, 10s)) << c.logs();
+  const std::uint64_t token = token_value(*leader);
+
+  const std::int64_t inject = mono_now_ns();
+  c.redis().kill_and_wait();
+  // Half-way: the leader runs on its peers' confirmations.
+  hold_fault_until(inject + std::chrono::nanoseconds(outage()).count() / 2);
+  const auto mid = c.status(l);
+  ASSERT_TRUE(mid) << c.logs();
+  EXPECT_TRUE((*mid)["is_leader"].get<bool>()) << mid->dump();
+  EXPECT_TRUE((*mid)["failsafe"]["on_confirmations"].get<bool>()) << mid->dump();
+  EXPECT_EQ((*mid)["failsafe"]["round_asked"], 2) << mid->dump();
+  EXPECT_TRUE((*mid)["healthy"].get<bool>()) << "a leader on confirmations is not wedged";
+  hold_fault_until(inject + std::chrono::nanoseconds(outage()).count());
+  c.redis().restart();  // empty: no persistence
+  const std::int64_t back = mono_now_ns();
+
+  // The leader resumes its term: its lease is back in the empty Redis.
+  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
+  event_log log(c.events());
+  log.refresh();
+  const auto before = interval_of(log, leader->pid);
+  ASSERT_TRUE(before);
+  // Still the same app, ticking on after the outage.
+  ASSERT_TRUE(wait_for(
+      log,
+      [&](const event_log& x) {
+        auto now = interval_of(x, leader->pid);
+        return now && now->ticks > before->ticks + 5;
+      },
+      5s))
+      << c.logs();
+  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
+  const auto live = log.live_workers();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].pid, leader->pid);
+  EXPECT_EQ(token_value(live[0]), token) << "the app kept its BATON_TOKEN";
+  // The standbys see the lease again: held by the leader, as their
+  // acquires find it.
+  for (int n = 1; n <= 3; ++n) {
+    if (n == l) continue;
+    EXPECT_TRUE(standby_sees(c, n, fault_cluster::name_of(l), 10s)) << c.log_of(n);
+  }
+  const auto overlaps = check_no_overlap(c);
+  auto record = round_record(c, "redis: stopped " + std::to_string(outage().count()) +
+                                    " s, started empty (failsafe peers)",
+                             inject, std::nullopt, overlaps);
+  record.kept_working = true;
+  record_fault(record);
+  std::printf("failsafe: outage %lld s, the leader resumed %.0f ms after Redis was back\n",
+              static_cast<long long>(outage().count()), ms_between(back, mono_now_ns()));
+}
+
+TEST(failsafe_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {
+  fault_cluster c(round_name(1), ttl);
+  for (int n = 1; n <= 3; ++n) c.start_node(n);
+  std::string why;
+  auto leader = c.wait_for_single_worker(15s, &why);
+  ASSERT_TRUE(leader) << why;
+  exit_watch app(leader->pid);
+
+  const std::int64_t inject = mono_now_ns();
+  c.redis().kill_and_wait();
+  const auto gone = app.wait(ttl + 2s);
+  ASSERT_TRUE(gone) << "the app outlived its lease without the mode\n" << c.logs();
+  // Stopped within the lease's validity, counted from the last renewal
+  // before the outage.
+  EXPECT_LE(*gone, inject + std::chrono::nanoseconds(ttl).count()) << c.logs();
+  hold_fault_until(inject + std::chrono::nanoseconds(ttl + 1s).count());
+  c.redis().restart();
+  event_log log(c.events());
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << c.logs();
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "redis: stopped 3 s (failsafe off)", inject, leader->pid, overlaps));
+}
+
+TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_takes) {
+  fault_cluster c(round_name(1), ttl);
+  peer_ports peers(c);
+  std::vector<std::unique_ptr<fault_proxy>> proxies;
+  for (int n = 1; n <= 3; ++n) {
+    proxies.push_back(std::make_unique<fault_proxy>(c.redis().port()));
+    c.start_node(n, peers.options(n, proxies.back()->url()));
+  }
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why;
+  const int l = fault_cluster::index_of(*leader);
+  ASSERT_TRUE(record_lists_the_standbys(c, l, 10s)) << c.logs();
+  const std::uint64_t token = token_value(*leader);
+
+  // Only the leader's link: the standbys reach Redis all along.
+  const std::int64_t inject = mono_now_ns();
+  proxies[static_cast<std::size_t>(l - 1)]->reset();
+  const auto partition = 10s;
+  // The lease key expires in Redis within a ttl; the standbys' next
+  // acquires meet the record (F6).
+  for (int n = 1; n <= 3; ++n) {
+    if (n == l) continue;
+    EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", partition)) << c.log_of(n);
+  }
+  EXPECT_EQ(c.lease_pttl(), -2) << "the lease key should have expired in Redis";
+  hold_fault_until(inject + std::chrono::nanoseconds(partition).count());
+  const auto cut = c.status(l);
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
+  EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+  proxies[static_cast<std::size_t>(l - 1)]->pass();
+
+  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
+  event_log log(c.events());
+  log.refresh();
+  EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
+  const auto live = log.live_workers();
+  ASSERT_EQ(live.size(), 1u) << c.logs();
+  EXPECT_EQ(live[0].pid, leader->pid);
+  const auto overlaps = check_no_overlap(c);
+  auto record = round_record(c, "redis: leader cut 10 s, standbys reach it (failsafe peers)",
+                             inject, std::nullopt, overlaps);
+  record.kept_working = true;
+  record_fault(record);
+}
+
+}  // namespace
+}  // namespace baton::testing::failsafe_faults_test
