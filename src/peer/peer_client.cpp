@@ -1,9 +1,10 @@
 // The peer port's client (see baton/peer_port.hpp): one connection per
 // request, a name resolved if the address holds one, and one deadline over
-// the whole exchange (beast::tcp_stream's), so a peer that never answers
-// costs a round no more than its timeout.
+// the whole exchange (a timer, and beast::tcp_stream's own), so a peer that
+// never answers costs a round no more than its timeout.
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
@@ -42,7 +43,12 @@ bool split_address(const std::string& address, std::string& host, std::string& p
 struct peer_exchange : std::enable_shared_from_this<peer_exchange> {
   peer_exchange(asio::io_context& io, std::string addr, std::string line, milliseconds t,
                 peer_client::handler h)
-      : resolver(io), stream(io), address(std::move(addr)), timeout(t), done(std::move(h)) {
+      : resolver(io),
+        stream(io),
+        deadline(io),
+        address(std::move(addr)),
+        timeout(t),
+        done(std::move(h)) {
     request.method(http::verb::post);
     request.target(std::string(peer_path));
     request.set(http::field::host, address);
@@ -59,6 +65,17 @@ struct peer_exchange : std::enable_shared_from_this<peer_exchange> {
       return;
     }
     started = std::chrono::steady_clock::now();
+    // The stream's own deadline bounds connect, write and read; this one
+    // bounds a name's lookup as well.
+    deadline.expires_after(timeout);
+    deadline.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->finished) return;
+      self->resolver.cancel();
+      self->stream.cancel();
+      self->finish("no answer from " + self->address + " within " +
+                       std::to_string(self->timeout.count()) + " ms",
+                   {});
+    });
     resolver.async_resolve(host, port,
                            [self = shared_from_this()](const beast::error_code& ec,
                                                        const tcp::resolver::results_type& found) {
@@ -77,7 +94,8 @@ struct peer_exchange : std::enable_shared_from_this<peer_exchange> {
     stream.async_connect(found, [self = shared_from_this()](const beast::error_code& ec,
                                                              const tcp::endpoint&) {
       if (ec) return self->finish(self->failure("connect", ec), {});
-      self->stream.socket().set_option(tcp::no_delay(true));
+      beast::error_code ignored;
+      self->stream.socket().set_option(tcp::no_delay(true), ignored);
       http::async_write(self->stream, self->request,
                         [self](const beast::error_code& wec, std::size_t) {
                           if (wec) return self->finish(self->failure("send", wec), {});
@@ -112,6 +130,7 @@ struct peer_exchange : std::enable_shared_from_this<peer_exchange> {
   void finish(std::string error, std::string body) {
     if (finished) return;
     finished = true;
+    deadline.cancel();
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream.close();
@@ -122,12 +141,14 @@ struct peer_exchange : std::enable_shared_from_this<peer_exchange> {
 
   void cancel() {
     cancelled = true;
+    deadline.cancel();
     resolver.cancel();
     stream.cancel();
   }
 
   tcp::resolver resolver;
   beast::tcp_stream stream;
+  asio::steady_timer deadline;
   std::string address;
   milliseconds timeout;
   peer_client::handler done;

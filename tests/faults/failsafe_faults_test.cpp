@@ -10,8 +10,12 @@
 //   the standbys reach it: the lease key expires, the standbys' acquires meet
 //   a failsafe hold (F6) and none starts, the leader runs on confirmations,
 //   and resumes when the link is back.
+// - The leader's daemon killed: its term stays in the record, and a standby
+//   clears it (F6) before it takes over.
 //
 // Every round checks the event log for overlaps.
+#include <signal.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -219,6 +223,31 @@ TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_t
                              inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
+}
+
+TEST(failsafe_faults, the_leader_crashes_a_standby_clears_its_term_and_takes_over) {
+  fault_cluster c(round_name(1), ttl);
+  peer_ports peers(c);
+  for (int n = 1; n <= 3; ++n) c.start_node(n, peers.options(n));
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why;
+  const int l = fault_cluster::index_of(*leader);
+  ASSERT_TRUE(record_lists_the_standbys(c, l, 10s)) << c.logs();
+
+  // The daemon and its keeper die; the record keeps its unreleased term.
+  const std::int64_t inject = mono_now_ns();
+  c.node(l).signal_group(SIGKILL);
+  event_log log(c.events());
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 15s)) << c.logs();
+  const auto next = first_started_after(log, inject);
+  EXPECT_GT(token_value(*next), token_value(*leader));
+  const int taker = fault_cluster::index_of(*next);
+  // It met the hold and, a listed peer without a promise, cleared the term.
+  EXPECT_NE(c.log_of(taker).find("failsafe hold"), std::string::npos) << c.log_of(taker);
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "daemon SIGKILL under a failsafe leader (failsafe peers)", inject,
+                            leader->pid, overlaps));
 }
 
 }  // namespace
