@@ -4,8 +4,10 @@
 # and run every test tier with ctest, each once:
 #
 #   - the normal build (build/, -O2 as shipped) runs the tiers that need the
-#     shipped binaries and realistic timing: faults, bench (smoke), deploy
-#     (the units, the .deb booted, the image built and run) and docs;
+#     shipped binaries and realistic timing: faults, campaign (one fixed seed
+#     of the randomized fault campaign per store kind, docs/campaign.md),
+#     bench (smoke), deploy (the units, the .deb booted, the image built and
+#     run) and docs;
 #   - the ASan+UBSan build (build-asan/, scripts/sanitize.sh) runs unit,
 #     integration and contract: the same tests, stricter (every memory error
 #     and undefined behaviour they reach fails them; assertions on);
@@ -88,8 +90,9 @@ BATON_APT_UPDATED=$lists_fresh "$root/scripts/install-deps.sh" >"$packages_log" 
 packages_rest=$!
 
 # What the first tier's tests run: the daemon, its keeper, the man page and
-# completion (the .deb), the workers, the fault suites, the floor probes.
-first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe pg_floor_probe fault_tests etcd_fault_tests"
+# completion (the .deb), the workers, the fault suites, the campaign tool and
+# its app, the floor probes.
+first_tier_targets="baton baton-keeper baton_docs test_worker floor_probe pg_floor_probe fault_tests etcd_fault_tests baton_campaign campaign_app"
 
 # The sanitizer and fuzz builds start at once, at the lowest CPU priority: the
 # normal build below takes the CPUs first, and this one fills what it leaves
@@ -120,7 +123,7 @@ wait_for_packages() {
 phase packages-wait wait_for_packages
 
 phase tests ctest --test-dir "$root/build" --output-on-failure -j "${BATON_TEST_JOBS:-8}" \
-  -L 'faults|bench|deploy|docs'
+  -L 'faults|campaign|bench|deploy|docs'
 
 # The background compile's own time is in its log; this phase is only what
 # the run waited for it after the first tier.

@@ -103,6 +103,13 @@ void config_loader::load_yaml(const std::string& text, const std::string& source
       if (spec == nullptr || spec->secret) throw unknown_option(name, source);
       // An option written with no value (`ttl:`) leaves the earlier value.
       if (value.IsNull()) continue;
+      if (spec->kind() == value_kind::url_list && value.IsScalar()) {
+        // One string of addresses separated by commas, as the variable and
+        // the flag take them: a list of one element, split as any element.
+        std::get<url_list_field>(spec->field).get(cfg_) = url_list({value.Scalar()});
+        origins_[name] = "from " + source;
+        continue;
+      }
       if (spec->kind() == value_kind::argv || spec->kind() == value_kind::url_list) {
         if (!value.IsSequence()) {
           const std::string shown = value.IsScalar() ? value.Scalar() : yaml_kind(value);

@@ -308,8 +308,10 @@ const char* expected_yaml_shape(const option_spec& spec) {
     case value_kind::number:
     case value_kind::integer:  // worded as for number, as it was when priority was one
       return "must be a number such as 0.01";
+    case value_kind::url_list:
+      return "must be a list of addresses, such as [\"host1:2181\", \"host2:2181\"], or one string "
+             "of them separated by commas";
     case value_kind::argv:
-    case value_kind::url_list:  // worded as for argv, as it was when the lists were argv
       return "must be a list of strings (program and arguments, no shell), such as "
              "[\"/usr/local/bin/promote\", \"--fast\"]";
     case value_kind::file_mode:

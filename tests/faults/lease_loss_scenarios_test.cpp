@@ -7,8 +7,9 @@
 //   over with a larger token;
 // - early loss, a candidate started right after the delete, which never saw
 //   the holder: it finds no lease at all, and still must not start while the
-//   old app may work (the Redis kinds' holder record, the record's last term
-//   on ZooKeeper and etcd, the new row's hold-back on PostgreSQL).
+//   old app may work (the Redis kinds' holder record, etcd's holder key,
+//   ZooKeeper's hold-back for a term a standby never saw, the new row's
+//   hold-back on PostgreSQL).
 #include <functional>
 
 #include "daemon_scenarios.hpp"
@@ -66,21 +67,7 @@ TEST_P(daemon_scenarios, operator_deletes_the_lease) {
   record_fault(r);
 }
 
-// Kinds that do not keep the early-loss promise yet, and how they break it:
-// each is a bug of the kind, and its line goes with the fix. The scenario
-// is skipped there, saying so, rather than left to fail every run.
-std::string early_loss_gap(const std::string& kind) {
-  if (kind == "zookeeper") {
-    return "a candidate started after an operator's delete of the lease node, which never saw "
-           "the holder's renewals, takes the lease at once (the early-loss guard holds back only "
-           "standbys that saw them), while the old app works until its next renewal: two apps "
-           "for about 0.6 s in every run";
-  }
-  return {};
-}
-
 TEST_P(daemon_scenarios, early_loss) {
-  if (const auto gap = early_loss_gap(GetParam()); !gap.empty()) GTEST_SKIP() << gap;
   auto c = election("early-loss");
   start(*c, 1);
   start(*c, 2);

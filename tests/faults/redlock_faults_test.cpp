@@ -280,6 +280,11 @@ TEST(redlock_faults, a_master_restarted_empty_is_taken_back_so_the_next_loss_cos
     const int l = fault_cluster::index_of(*leader);
     wait_holds_every_master(c, *leader);
 
+    // What each node logged before the faults: a subscription restored at
+    // start-up wakes a standby once for a release it may have missed, which
+    // is not what this round asks about.
+    std::size_t logged_before[4] = {};
+    for (int i = 1; i <= 3; ++i) logged_before[i] = c.log_of(i).size();
     const std::int64_t restart_at = mono_now_ns();
     m[0].restart();
     // The first connection that meets the restarted master raises its
@@ -318,10 +323,11 @@ TEST(redlock_faults, a_master_restarted_empty_is_taken_back_so_the_next_loss_cos
     ASSERT_TRUE(now);
     EXPECT_EQ(now->token, leader->token) << "the app was restarted with a new token\n" << c.logs();
 
-    // Nobody released: no standby woke as if somebody had.
+    // Nobody released: no standby woke as if somebody had, through the
+    // restart and the kill.
     for (int i = 1; i <= 3; ++i) {
       if (i == l) continue;
-      EXPECT_EQ(c.log_of(i).find("peer-released"), std::string::npos)
+      EXPECT_EQ(c.log_of(i).find("peer-released", logged_before[i]), std::string::npos)
           << "node-" << i << " woke for a release nobody made\n" << c.log_of(i);
     }
 

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include "daemon_scenarios.hpp"
+#include "support/text_count.hpp"
 
 namespace baton::testing::daemon_scenarios_test {
 namespace {
@@ -96,19 +97,30 @@ TEST_P(daemon_scenarios, preemption_only_once_a_higher_priority_stays) {
   }
   const std::int64_t steady = mono_now_ns();
   start(*c, 6, high);
+  // The claims are about the high node's terms and the hand-overs to it;
+  // a term of node 1 or 2 that a store's hiccup on a loaded machine ended
+  // and began again is none of them (and the overlap check still holds).
+  const std::string steady_node = fault_cluster::name_of(6);
+  const auto term_of = [](const event_log& x, const std::string& name) -> std::optional<interval> {
+    for (const auto& i : x.intervals())
+      if (i.name == name) return i;
+    return std::nullopt;
+  };
   event_log log(c->events());
-  ASSERT_TRUE(wait_for_new_term_after(log, steady, 30s)) << logs(*c);
-  const auto next = first_started_after(log, steady);
-  EXPECT_EQ(next->name, fault_cluster::name_of(6)) << logs(*c);
-  EXPECT_GE(ms_between(steady, next->start_ns), preempt_delay.count() * 0.9) << logs(*c);
-  EXPECT_NE(c->log_of(fault_cluster::index_of(*leader)).find("preempted: high (priority 5"),
-            std::string::npos)
+  ASSERT_TRUE(wait_for(
+      log, [&](const event_log& x) { return term_of(x, steady_node).has_value(); }, 30s))
+      << "the high node never led once it stayed up\n"
       << logs(*c);
-  // Before node 6: one term only, the first leader's.
-  std::size_t terms_before = 0;
-  for (const auto& i : log.intervals())
-    if (i.start_ns < steady) ++terms_before;
-  EXPECT_EQ(terms_before, 1u) << "a restarting node pulled leadership over\n" << logs(*c);
+  const auto high_term = term_of(log, steady_node);
+  EXPECT_GE(ms_between(steady, high_term->start_ns), preempt_delay.count() * 0.9) << logs(*c);
+  EXPECT_EQ(count_occurrences(c->logs(), "preempted: high (priority 5"), 1u)
+      << "not one hand-over to the high node\n"
+      << logs(*c);
+  for (int flap = 3; flap <= 5; ++flap) {
+    EXPECT_FALSE(term_of(log, fault_cluster::name_of(flap)))
+        << "a restarting node pulled leadership over\n"
+        << logs(*c);
+  }
   record_fault(record_of(*c, "preemption by a restarting node", steady, leader->pid));
 }
 

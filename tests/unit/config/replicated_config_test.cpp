@@ -70,6 +70,26 @@ TEST(replicated_config, a_sentinel_config_from_yaml_is_accepted_with_one_url_per
   EXPECT_EQ(redis_urls_in_use(cfg), three_sentinels);
 }
 
+TEST(replicated_config, a_list_option_in_yaml_may_be_one_string_separated_by_commas) {
+  // As the variable and the flag take it, and as the option's help says.
+  const auto cfg = from_yaml(
+      "store: {kind: sentinel}\nsentinel:\n"
+      "  addresses: redis://s1:26379, redis://s2:26379,redis://s3:26379\n"
+      "  master_name: mymaster\n");
+  EXPECT_EQ(sentinel_settings_of(cfg).addresses, three_sentinels);
+}
+
+TEST(replicated_config, a_list_option_given_a_map_in_yaml_names_addresses_not_a_program) {
+  try {
+    from_yaml("store: {kind: sentinel}\nsentinel:\n  addresses: {a: b}\n  master_name: m\n");
+    FAIL() << "a map was taken as a list of addresses";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("list of addresses"), std::string::npos) << what;
+    EXPECT_EQ(what.find("program"), std::string::npos) << what;
+  }
+}
+
 TEST(replicated_config, sentinel_addresses_from_a_flag_or_a_variable_are_split_at_commas) {
   const auto inv = parse({"run", "--election", "e", "--store-kind", "sentinel",
                           "--sentinel-addresses", "redis://s1:26379,redis://s2:26379, redis://s3:26379",
