@@ -54,17 +54,27 @@ bool store_unreachable(std::error_code ec) {
   return ec == store_errc::unavailable || ec == store_errc::timeout || ec == store_errc::no_quorum;
 }
 
-std::vector<failsafe_peer> record_list(const candidate_snapshot& known, const std::string& self) {
-  std::vector<failsafe_peer> out;
+void recent_peers::listed(const candidate_snapshot& known, time_point now) {
+  if (!known.at) return;  // never listed: nothing known
+  const time_point at = std::min(*known.at, now);
   for (const auto& c : known.list) {
-    if (c.node == self || c.node.empty()) continue;
-    if (std::any_of(out.begin(), out.end(), [&](const failsafe_peer& p) { return p.node == c.node; })) {
-      continue;
-    }
-    out.push_back({c.node, c.peer_address});
+    if (c.node == self_ || c.node.empty()) continue;
+    auto& entry = seen_[c.node];
+    if (!c.peer_address.empty()) entry.address = c.peer_address;
+    entry.at = std::max(entry.at, at);
   }
-  std::sort(out.begin(), out.end(),
-            [](const failsafe_peer& a, const failsafe_peer& b) { return a.node < b.node; });
+}
+
+void recent_peers::answered(const std::string& node, time_point now) {
+  const auto it = seen_.find(node);
+  if (it != seen_.end()) it->second.at = std::max(it->second.at, now);
+}
+
+std::vector<failsafe_peer> recent_peers::list(time_point now) const {
+  std::vector<failsafe_peer> out;
+  for (const auto& [node, s] : seen_) {
+    if (now - s.at <= horizon_) out.push_back({node, s.address});
+  }
   return out;
 }
 
@@ -76,6 +86,7 @@ failsafe_side::failsafe_side(const config& cfg, std::string secret, const electi
       hooks_(std::move(h)),
       timing_{cfg.lease.ttl, lease_drift(cfg.lease)},
       promises_(cfg.node_id, timing_, started),
+      recent_(cfg.node_id, 2 * cfg.lease.ttl),
       lists_(cfg.node_id) {}
 
 // --- the store's calls and answers ------------------------------------------
@@ -164,7 +175,9 @@ void failsafe_side::saw_term(const std::string& leader, std::uint64_t token) {
 }
 
 failsafe_list failsafe_side::next_list(const candidate_snapshot& known) {
-  failsafe_list list{next_seq_++, record_list(known, cfg_.node_id)};
+  const auto now = hooks_.now();
+  recent_.listed(known, now);
+  failsafe_list list{next_seq_++, recent_.list(now)};
   std::vector<std::string> ids;
   for (const auto& p : list.peers) {
     ids.push_back(p.node);
@@ -339,6 +352,7 @@ void failsafe_side::on_confirm_answer(const std::string& peer, const peer_wire::
   }
   const auto now = hooks_.now();
   const auto& m = *answer.msg;
+  recent_.answered(peer, now);
   if (m.what == kind::refused) {
     rounds_->refused(peer, m.nonce, m.sent_ms, m.reason);
     round_trouble_[peer] = "refused: " + m.reason;

@@ -49,9 +49,34 @@ namespace baton {
 /// no_quorum), never an answer (lost, refused, auth, protocol).
 bool store_unreachable(std::error_code ec);
 
-/// The record's list from the candidates as last listed: every live one but
-/// `self`, with its peer address ("" when it published none).
-std::vector<failsafe_peer> record_list(const candidate_snapshot& known, const std::string& self);
+/// The candidates a leader lists in the record (F1): every one the store
+/// listed as live, and every one that answered this node, within the last
+/// `horizon` (two ttls, as long as a registration lives), `self` aside. A
+/// store that came back empty lists nobody until its candidates have tried
+/// again, and the peers that confirmed the rounds a moment ago are alive:
+/// listing them keeps the next outage's rounds possible. Listing more
+/// peers than the registry is safe (a round needs every listed one).
+class recent_peers {
+ public:
+  recent_peers(std::string self, milliseconds horizon)
+      : self_(std::move(self)), horizon_(horizon) {}
+
+  /// The store's listing `known` (made at known.at), read at `now`.
+  void listed(const candidate_snapshot& known, time_point now);
+  /// `node` answered at `now` (a confirmation, a refusal: it is alive).
+  void answered(const std::string& node, time_point now);
+  /// The list at `now`, sorted by node id.
+  std::vector<failsafe_peer> list(time_point now) const;
+
+ private:
+  struct seen {
+    std::string address;
+    time_point at{};
+  };
+  std::string self_;
+  milliseconds horizon_;
+  std::map<std::string, seen> seen_;
+};
 
 /// What the machine is told instead of an acquire's own answer, when the
 /// failsafe rules change it: a busy answer held back until `until`, `why`.
@@ -96,7 +121,8 @@ class failsafe_side {
   /// A term the store named (a held answer, an announcement).
   void saw_term(const std::string& leader, std::uint64_t token);
 
-  /// The list the next renewal or resume writes (numbered, and noted as sent).
+  /// The list the next renewal or resume writes (numbered, and noted as
+  /// sent): recent_peers after the listing `known`.
   failsafe_list next_list(const candidate_snapshot& known);
   /// The write numbered `seq` succeeded (a renewal or a resume): the store
   /// answers again.
@@ -156,6 +182,8 @@ class failsafe_side {
 
   // Where each node's peer port is, from every list sent and every hold.
   std::map<std::string, std::string> addresses_;
+  // Whom the record's lists name.
+  recent_peers recent_;
   // The leader's side: the lists of the term (or of the acquire in flight),
   // its rounds while the store is away.
   failsafe::peer_list lists_;

@@ -536,6 +536,13 @@ if fence == -2 and (current == false or current == ARGV[1]) then
 end
 local token = call('GET', KEYS[2])
 if token == false then token = '' end
+-- The counter may stand above the holder's own token (a reset lifts it to
+-- the server's clock); the record of lease.failsafe peers knows the term's,
+-- which a standby's peer state keeps as the newest term it saw.
+if failsafe_key and current then
+  local term_token, _, term_value = record_head(call('GET', failsafe_key))
+  if term_value == current then token = term_token end
+end
 local wait = call('PTTL', KEYS[1])
 if fence == -2 and reserved_for then
   -- Held for the window: by nobody, but named after who handed it over. Both

@@ -100,6 +100,17 @@ TEST_F(redis_failsafe_test, a_renewal_writes_its_list_only_when_its_number_is_hi
                           " 10.0.0.1:9465\nnode-b 10.0.0.2:9465");
 }
 
+TEST_F(redis_failsafe_test, a_held_answer_names_the_holders_own_token) {
+  const auto token = a_leads();
+  // A reset lifted the counter above the term's token.
+  server.command({"SET", baton::token_key(election), std::to_string(token + 1000000)});
+  auto held = acquire_with(b, {});
+  ASSERT_FALSE(held.error) << held.error.message();
+  EXPECT_EQ(held.value.outcome, baton::acquire_outcome::held);
+  EXPECT_EQ(held.value.holder, "node-a");
+  EXPECT_EQ(held.value.token, token) << "a confirm for this term must not look old";
+}
+
 TEST_F(redis_failsafe_test, a_free_lease_is_held_until_the_term_is_cleared) {
   const auto token = a_leads();
   lease_expires();

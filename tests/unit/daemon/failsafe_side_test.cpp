@@ -49,8 +49,10 @@ struct sent_request {
   peer_client::handler done;
 };
 
+// The store's listing of node-1 to node-3, made a moment ago.
 candidate_snapshot two_peers() {
   candidate_snapshot known;
+  known.at = mono_clock::now() + 10000s;  // a listing is taken as made at the side's now at the latest
   known.list = {candidate_info{"node-1", 0, milliseconds(-1), milliseconds(-1), milliseconds(0),
                                "10.0.0.1:9465"},
                 candidate_info{"node-2", 0, milliseconds(-1), milliseconds(-1), milliseconds(0),
@@ -121,6 +123,37 @@ store_error of_kind(store_errc c) {
 }
 
 store_error unreachable() { return of_kind(store_errc::unavailable); }
+
+TEST(recent_peers, the_listed_and_the_answering_within_two_ttls) {
+  const auto t0 = mono_clock::now();
+  recent_peers recent("node-1", 4000ms);
+  candidate_snapshot known;
+  known.list = {candidate_info{"node-1", 0, milliseconds(-1), milliseconds(-1), milliseconds(0),
+                               "10.0.0.1:9465"},
+                candidate_info{"node-3", 0, milliseconds(-1), milliseconds(-1), milliseconds(0),
+                               "10.0.0.3:9465"},
+                candidate_info{"node-2", 0, milliseconds(-1), milliseconds(-1), milliseconds(0),
+                               "10.0.0.2:9465"}};
+  recent.listed(known, t0);
+  EXPECT_TRUE(recent.list(t0).empty()) << "a snapshot never made lists nobody";
+  known.at = t0;
+  recent.listed(known, t0);
+  auto list = recent.list(t0 + 1000ms);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0], (failsafe_peer{"node-2", "10.0.0.2:9465"}));
+  EXPECT_EQ(list[1], (failsafe_peer{"node-3", "10.0.0.3:9465"}));
+  // The store came back empty: its listing names nobody, but node-2 kept
+  // answering; node-3 drops out two ttls after it was last seen.
+  recent.listed(candidate_snapshot{{}, t0 + 3000ms, {}, {}}, t0 + 3000ms);
+  recent.answered("node-2", t0 + 3500ms);
+  list = recent.list(t0 + 5000ms);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].node, "node-2");
+  EXPECT_TRUE(recent.list(t0 + 7600ms).empty());
+  // A node never listed is not added by an answer.
+  recent.answered("node-9", t0 + 7600ms);
+  EXPECT_TRUE(recent.list(t0 + 7600ms).empty());
+}
 
 TEST(failsafe_side, only_an_unreachable_store_starts_rounds) {
   EXPECT_TRUE(store_unreachable(of_kind(store_errc::unavailable).code));
