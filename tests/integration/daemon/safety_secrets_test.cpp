@@ -137,8 +137,18 @@ class secret_memory_test : public ::testing::Test {
     return ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
 
-  static std::filesystem::path seeker() {
-    return test_worker_binary().parent_path() / "secret_seeker";
+  /// The seeker, where nobody can reach it: the build tree may sit below a
+  /// directory only its owner may enter (a clone under `mktemp -d`), so as
+  /// root a copy goes into this test's own directory, which nobody can.
+  std::filesystem::path seeker() const {
+    const auto built = test_worker_binary().parent_path() / "secret_seeker";
+    if (::geteuid() != 0) return built;
+    const auto copy = dir / "secret_seeker";
+    if (!std::filesystem::exists(copy)) {
+      std::filesystem::copy_file(built, copy);
+      std::filesystem::permissions(copy, std::filesystem::perms(0755));
+    }
+    return copy;
   }
 
   /// Starts one candidate with `store_args` and `env`, whose on_start hook
