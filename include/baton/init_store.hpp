@@ -12,7 +12,9 @@ namespace baton {
 
 /// Connects with `cfg`'s store settings, creates the record if it is missing,
 /// and says what it did on `out` (errors on `err`, naming what to grant or
-/// apply). Returns the exit code: 0 created or already there, 1 the store
+/// apply). A try that times out is made again, three tries in all (creating
+/// the record is idempotent; the timeouts are sized for renewals, not for a
+/// busy server's first statement). Returns the exit code: 0 created or already there, 1 the store
 /// could not be reached (or did not answer in time), 3 it refused
 /// (init_store_exit_code). A bad config is 2, before this runs.
 int init_store(const config& cfg, std::ostream& out, std::ostream& err);

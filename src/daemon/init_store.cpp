@@ -5,50 +5,80 @@
 #include <boost/asio/io_context.hpp>
 #include <exception>
 #include <optional>
+#include <string>
 
 #include "baton/store_factory.hpp"
 
 namespace baton {
 
-int init_store(const config& cfg, std::ostream& out, std::ostream& err) {
-  boost::asio::io_context io;
-  std::unique_ptr<lease_store> store;
-  try {
-    store = make_lease_store(io, cfg);
-  } catch (const std::exception& e) {
-    err << "baton: init-store: " << e.what() << '\n';
-    return 1;
-  }
-  std::optional<store_error> failure;
+namespace {
+
+// One try: what the store answered, or why it did not, and where it was.
+struct create_try {
   std::optional<record_answer> answer;
+  std::optional<store_error> failure;
+  std::string where;
+};
+
+create_try try_create_record(const config& cfg) {
+  boost::asio::io_context io;
+  const auto store = make_lease_store(io, cfg);
+  create_try out;
   store->async_create_record([&](store_error e, record_answer a) {
     if (e) {
-      failure = std::move(e);
+      out.failure = std::move(e);
     } else {
-      answer = a;
+      out.answer = a;
     }
   });
   // Connect, log in and one round trip: bounded by the store's own timeouts,
   // with a margin; the store then fails the call by itself.
   const auto deadline = mono_clock::now() + store_call_bound(cfg) + milliseconds(2000);
-  while (!failure && !answer && mono_clock::now() < deadline) {
+  while (!out.failure && !out.answer && mono_clock::now() < deadline) {
     io.run_one_until(deadline);
   }
-  const auto where = store->status().endpoint;
+  out.where = store->status().endpoint;
   store->close();
-  if (answer == record_answer::created) {
-    out << "init-store: created the record of election " << cfg.election << " on " << where
+  return out;
+}
+
+}  // namespace
+
+int init_store(const config& cfg, std::ostream& out, std::ostream& err) {
+  // The store's timeouts are sized for renewals (a fraction of the ttl); a
+  // one-shot admin command on a busy server may need longer, and creating
+  // the record is idempotent, so a try that timed out is repeated.
+  constexpr int tries = 3;
+  create_try result;
+  for (int attempt = 1; attempt <= tries; ++attempt) {
+    try {
+      result = try_create_record(cfg);
+    } catch (const std::exception& e) {
+      err << "baton: init-store: " << e.what() << '\n';
+      return 1;
+    }
+    // Only a slow answer is worth another try; a refused connection or a
+    // refusal would say the same again.
+    if (!result.failure || result.failure->code != store_errc::timeout) break;
+    if (attempt < tries) {
+      err << "baton: init-store: "
+          << (result.failure ? result.failure->message() : "no answer from " + result.where)
+          << "; trying again (" << attempt + 1 << " of " << tries << ")\n";
+    }
+  }
+  if (result.answer == record_answer::created) {
+    out << "init-store: created the record of election " << cfg.election << " on " << result.where
         << ": its first start will not be held back\n";
     return 0;
   }
-  if (answer == record_answer::existed) {
-    out << "init-store: election " << cfg.election << " already has a record on " << where
+  if (result.answer == record_answer::existed) {
+    out << "init-store: election " << cfg.election << " already has a record on " << result.where
         << ": nothing changed\n";
     return 0;
   }
-  err << "baton: init-store: " << (failure ? failure->message() : "no answer from " + where)
-      << '\n';
-  return failure ? init_store_exit_code(failure->code) : 1;
+  err << "baton: init-store: "
+      << (result.failure ? result.failure->message() : "no answer from " + result.where) << '\n';
+  return result.failure ? init_store_exit_code(result.failure->code) : 1;
 }
 
 int init_store_exit_code(std::error_code failure) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "support/baton_process.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/servers/redis_server.hpp"
 
 namespace baton::testing {
@@ -115,6 +116,24 @@ TEST(init_store, creates_the_record_once_and_reports_an_unreachable_store) {
   EXPECT_EQ(down.code, 1) << down.output;
   EXPECT_NE(down.output.find("baton: init-store: "), std::string::npos) << down.output;
   EXPECT_NE(down.output.find("127.0.0.1"), std::string::npos) << down.output;
+}
+
+// A server slower than the command timeout is tried three times, each try
+// said, then exit 1: an admin command on a busy server gets more than the
+// renewal-sized timeout, but is not waited for forever. The proxy's delay
+// lets the connection be made (its timeout is long) and every command time out.
+TEST(init_store, a_server_slower_than_the_timeout_is_tried_three_times) {
+  redis_server server;
+  fault_proxy slow(server.port());
+  slow.delay(std::chrono::milliseconds(250));
+  auto r = run_baton({"init-store", "--election", "fresh", "--redis-url", slow.url(),
+                      "--redis-connect-timeout", "5s", "--redis-timeout", "300ms"});
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("trying again (2 of 3)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trying again (3 of 3)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("(4 of 3)"), std::string::npos) << r.output;
+  EXPECT_EQ(server.command({"EXISTS", "baton:{fresh}:token"}), std::vector<std::string>{"1"})
+      << "the tries reached the server";
 }
 
 // Redlock: one master down is a record missing there, exit 1, said once as
