@@ -21,27 +21,25 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "../worker/daemon_feed.hpp"
 #include "../worker/event_writer.hpp"
 
 using baton::testing::env_word;
 using baton::testing::event_writer;
+using baton::testing::daemon_feed;
+using baton::testing::json_int;
 using baton::testing::now_ns;
 
 namespace {
@@ -101,70 +99,20 @@ options parse_args(int argc, char** argv) {
   return opts;
 }
 
-// The integer after `"key":` in a JSON line, if present.
-std::optional<std::int64_t> json_int(std::string_view line, std::string_view key) {
-  const std::string quoted = "\"" + std::string(key) + "\":";
-  const auto at = line.find(quoted);
-  if (at == std::string_view::npos) return std::nullopt;
-  const char* begin = line.data() + at + quoted.size();
-  std::int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(begin, line.data() + line.size(), value);
-  if (ec != std::errc{} || ptr == begin) return std::nullopt;
-  return value;
+// Reads what arrived; updates the deadline; true if a `stop` came. A stop
+// ends validity for this app as far as it is concerned; only the
+// lease-bearing messages move the deadline.
+bool drain(daemon_feed& feed, std::optional<std::int64_t>& valid_until) {
+  bool stop = false;
+  for (const auto& line : feed.lines()) {
+    if (line.find("\"event\":\"stop\"") != std::string::npos) {
+      stop = true;
+    } else if (auto v = json_int(line, "valid_until_mono_ns")) {
+      valid_until = std::max(valid_until.value_or(0), *v);
+    }
+  }
+  return stop;
 }
-
-// The daemon's socket, read without blocking between ticks.
-class daemon_feed {
- public:
-  bool connect_to(const std::string& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return false;
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.size() >= sizeof address.sun_path) return false;
-    std::memcpy(address.sun_path, path.data(), path.size());
-    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-      return false;
-    }
-    // Subscribe first: any renewal after the status snapshot is then seen.
-    const std::string_view request = "{\"cmd\":\"subscribe\"}\n{\"cmd\":\"status\"}\n";
-    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(request.size())) {
-      return false;
-    }
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
-    return true;
-  }
-
-  /// Reads whatever arrived; updates the deadline; true if a `stop` came.
-  bool drain(std::optional<std::int64_t>& valid_until) {
-    std::array<char, 16 * 1024> buffer{};
-    for (int reads = 0; reads < 1000; ++reads) {
-      const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // EAGAIN, or the daemon went away: the deadline stands
-      pending_.append(buffer.data(), static_cast<std::size_t>(n));
-    }
-    bool stop = false;
-    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
-      const std::string_view line(pending_.data(), nl);
-      if (line.find("\"event\":\"stop\"") != std::string_view::npos) stop = true;
-      // A stop ends validity for this app as far as it is concerned; only the
-      // lease-bearing messages move the deadline.
-      if (line.find("\"event\":\"stop\"") == std::string_view::npos) {
-        if (auto v = json_int(line, "valid_until_mono_ns")) {
-          valid_until = std::max(valid_until.value_or(0), *v);
-        }
-      }
-      pending_.erase(0, nl + 1);
-    }
-    return stop;
-  }
-
- private:
-  int fd_ = -1;
-  std::string pending_;
-};
 
 }  // namespace
 
@@ -203,7 +151,7 @@ int main(int argc, char** argv) {
       }
       if (now_ns() < next_tick) continue;  // woken early (EINTR): wait again
     }
-    if (feed.drain(valid_until)) {
+    if (drain(feed, valid_until)) {
       log.write_event("stop reason=stop-event");
       return 0;
     }
