@@ -15,6 +15,7 @@
 
 #include "config/option_table.hpp"
 #include "daemon_fixture.hpp"
+#include "support/free_port.hpp"
 #include "support/servers/postgres_server.hpp"
 
 namespace baton::testing {
@@ -152,15 +153,16 @@ class secret_memory_test : public ::testing::Test {
   }
 
   /// Starts one candidate with `store_args` and `env`, whose on_start hook
-  /// and child are the seeker.
-  void start(std::vector<std::string> store_args, env_list env) {
+  /// and child are the seeker, looking for `sought`.
+  void start(std::vector<std::string> store_args, env_list env,
+             const std::string& sought = secret) {
     // nobody writes its socket here and reads the secret's file (the
     // seeker's only way to know what to look for: not argv, which the
     // daemon's memory holds).
     ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
     {
       std::ofstream out(dir / "secret");
-      out << secret << '\n';
+      out << sought << '\n';
     }
     ASSERT_EQ(::chmod((dir / "secret").c_str(), 0644), 0);
     const auto secret_file = (dir / "secret").string();
@@ -240,6 +242,22 @@ TEST_F(secret_memory_test, no_postgres_or_libpq_password_in_daemon_or_keeper) {
   expect_nothing_found("child.report", 2);
   EXPECT_TRUE(node->wait_for_log("PGPASSWORD removed from the environment", 5s))
       << node->log_text();
+}
+
+// The peer channel's secret (lease.failsafe peers) is read from its file by
+// the daemon: the seeker looks for it from the hook and the app, in the
+// daemon's and keeper's environ and memory. The file is the seeker's own.
+TEST_F(secret_memory_test, no_failsafe_peer_secret_in_daemon_or_keeper) {
+  redis_server redis;
+  redis.command({"SET", "baton:{" + election() + "}:token", "1"});
+  const std::string peer_secret = "peer-S3cret-0123456789-abcdefghij-KLMNOP";
+  const std::string address = "127.0.0.1:" + std::to_string(free_loopback_port());
+  start({"--redis-url", redis.url(), "--failsafe", "peers", "--failsafe-secret-file",
+         (dir / "secret").string(), "--failsafe-listen", address},
+        {}, peer_secret);
+  expect_nothing_found("hook.report", 1);
+  expect_nothing_found("child.report", 2);
+  EXPECT_EQ(node->log_text().find(peer_secret), std::string::npos) << node->log_text();
 }
 
 // The start-up environment block keeps the value of a variable however the
