@@ -69,6 +69,15 @@ inline void hold_fault_until(std::int64_t ns) {
   if (left > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(left));
 }
 
+// Waits until one worker works, and returns it; a failure (with the logs)
+// and an empty interval when none does within `within`.
+inline interval single_worker(fault_cluster& c, std::chrono::milliseconds within = 20s) {
+  std::string why;
+  auto w = c.wait_for_single_worker(within, &why);
+  if (!w) ADD_FAILURE() << why << "\n" << c.logs();
+  return w.value_or(interval{});
+}
+
 /// Checks the whole event log of the round for overlaps and bad lines
 /// (failing the test if any) and returns the number of overlaps. With
 /// BATON_FAULT_VERBOSE set, also prints every daemon's log of the round.
