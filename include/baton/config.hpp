@@ -144,6 +144,15 @@ struct http_config {
   std::string listen;
 };
 
+/// `baton once`: the election for one term (baton/one_term.hpp). Set by
+/// the verb and its --wait alone: no file key, variable or reload changes it.
+struct once_config {
+  /// One term only; false for `baton run`.
+  bool enabled = false;
+  /// How long the lease may be waited for (--wait). 0 = one attempt.
+  milliseconds wait{0};
+};
+
 struct config {
   /// Name of the election; candidates with the same name compete. Required.
   std::string election;
@@ -165,6 +174,7 @@ struct config {
   socket_config socket;
   http_config http;
   log_config log;
+  once_config once;
 };
 
 /// A configuration problem, reported as one line and exit code 2.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baton/lease_drift.hpp"
+#include "baton/one_term.hpp"
 #include "baton/time.hpp"
 
 namespace baton {
@@ -77,6 +78,15 @@ struct lease_timing {
   /// After a resign, how long this node makes no acquire attempt, so that
   /// another node takes over.
   milliseconds resign_cooldown{10000};
+  /// `baton once` (baton/one_term.hpp): the first term that starts the app
+  /// is the last. When it ends, however it ends, the lease is released as
+  /// after any stop and the process exits (the command's status, or a code
+  /// of one_term_exit) instead of competing again. Before that term the node
+  /// competes for at most `one_term_wait` from its start, then exits without
+  /// running the app (0 = one attempt). The back-off after a failing app,
+  /// the resign cool-down and child.on_exit play no part.
+  bool one_term = false;
+  milliseconds one_term_wait{0};
 
   /// What clock-rate drift may cost: lease_drift(ttl, drift_factor).
   milliseconds drift() const;
@@ -371,6 +381,10 @@ class election_machine {
   /// What a shutdown signal received now leads to, for its log line: the
   /// machine's own answer, so that the line never predicts wrongly.
   const char* shutdown_outcome() const;
+  /// A one-term daemon (lease_timing::one_term): how it ended, once it has
+  /// (actions::exit_process); none before, and always for a daemon that
+  /// competes on.
+  one_term_end one_term_ending() const { return one_term_end_; }
   /// True when a resign event would make this node step down now.
   bool can_resign() const {
     return (state_ == state::working || state_ == state::renewing) && holding_;
@@ -437,6 +451,15 @@ class election_machine {
   void finish_term(step_context& ctx, const std::string& detail = {},
                    reason released_why = reason::released);
   milliseconds jittered(milliseconds base, double spread);
+  /// One term only: ends the process with `code` for `how`, said as a
+  /// transition to stopped for `why` with `detail`.
+  void end_one_term(step_context& ctx, one_term_end how, int code, reason why,
+                    std::string detail);
+  /// One term only, at the end of an attempt or a term: exits when the
+  /// term ran or the wait is over (true), else false (compete on).
+  bool one_term_over(step_context& ctx, const std::string& detail, reason released_why);
+  /// One term only: `delay` cut to what is left of the wait (at least 0).
+  mono_clock::duration within_wait(mono_clock::duration delay, time_point now) const;
   milliseconds error_backoff() const;
   milliseconds failure_backoff() const;
   milliseconds renew_retry_delay() const;
@@ -494,6 +517,14 @@ class election_machine {
   // A switchover's reservation as the last attempt met it.
   std::string reserved_for_;
   time_point reserved_until_{};
+
+  // One term only (lease_timing::one_term): when the wait for the lease
+  // runs out, whether the app was started in a term, the code a signal
+  // means, and how it all ended.
+  time_point give_up_at_{};
+  bool term_ran_ = false;
+  int signal_code_ = 0;
+  one_term_end one_term_end_ = one_term_end::none;
 
   // The leader as seen by a standby.
   std::string holder_;

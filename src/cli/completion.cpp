@@ -103,7 +103,7 @@ void write_verb(std::ostringstream& s, const std::vector<std::string>& verbs,
 
 std::string bash_completion() {
   const auto clients = cli::client_verb_docs();
-  std::vector<std::string> verbs{"run", "check-config", "init-store", "check-store"};
+  std::vector<std::string> verbs{"run", "once", "check-config", "init-store", "check-store"};
   for (const auto& v : clients) verbs.push_back(v.name);
   verbs.emplace_back("version");
 
@@ -125,7 +125,7 @@ std::string bash_completion() {
     << "    COMPREPLY=($(compgen -W '" << joined(verbs) << " --help --version' -- \"$cur\"))\n"
     << "    return\n"
     << "  fi\n"
-    << "  # After `run ... --` come the supervised command and its arguments.\n"
+    << "  # After `run ... --` or `once ... --` come the command and its arguments.\n"
     << "  local i\n"
     << "  for ((i = 2; i < cword; i++)); do\n"
     << "    if [[ ${words[i]} == -- ]]; then\n"
@@ -139,6 +139,10 @@ std::string bash_completion() {
     << "  done\n"
     << "  case ${words[1]} in\n";
   write_verb(s, {"run|check-config|init-store|check-store"}, daemon_flags());
+  // once: run's flags and its own --wait.
+  auto once_flags = daemon_flags();
+  once_flags.push_back({{"--wait"}, "DURATION"});
+  write_verb(s, {"once"}, once_flags);
   for (const auto& v : clients) write_verb(s, {v.name}, client_flags(v));
   s << "    *)\n"
     << "      COMPREPLY=()\n"

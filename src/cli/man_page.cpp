@@ -9,6 +9,7 @@
 
 #include "baton/cli.hpp"
 #include "baton/metrics.hpp"
+#include "baton/one_term.hpp"
 #include "client_verbs.hpp"
 #include "config/option_table.hpp"
 
@@ -77,6 +78,8 @@ std::string man_page() {
 
   m << ".SH SYNOPSIS\n"
     << ".B baton run\n[\\fIoptions\\fR] [\\fB\\-\\-\\fR \\fICMD\\fR [\\fIARGS\\fR...]]\n.br\n"
+    << ".B baton once\n[\\fB\\-\\-wait\\fR \\fIDURATION\\fR] [\\fIoptions\\fR] \\fB\\-\\-\\fR \\fICMD\\fR "
+       "[\\fIARGS\\fR...]\n.br\n"
     << ".B baton check\\-config\n[\\fIoptions\\fR]\n.br\n"
     << ".B baton init\\-store\n[\\fB\\-\\-print\\fR] [\\fIoptions\\fR]\n.br\n"
     << ".B baton check\\-store\n[\\fIoptions\\fR]\n.br\n";
@@ -107,6 +110,25 @@ std::string man_page() {
     << ".TP\n.B run\n"
     << "Join the election and run until SIGINT or SIGTERM: lead and run the app, or wait as a\n"
     << "standby. Takes the options below; the supervised command follows \\fB\\-\\-\\fR.\n"
+    << ".TP\n.B once\n"
+    << "Run \\fICMD\\fR on one host of many, as a cron entry or a systemd timer on each would:\n"
+    << "take the lease now (or within \\fB\\-\\-wait\\fR), run \\fICMD\\fR while holding it (renewed,\n"
+    << "with the stop deadlines and keeper of \\fBrun\\fR), release it when \\fICMD\\fR ends and exit\n"
+    << "with its status. When another node holds the lease it exits at once (or when the wait runs\n"
+    << "out) with 75 and a line naming the holder and its token. It never competes again, and opens\n"
+    << "no app socket and no HTTP endpoint unless its own \\fB\\-\\-socket\\fR or\n"
+    << "\\fB\\-\\-http\\-listen\\fR asks (those of the file and environment are ignored, so that two\n"
+    << "jobs on one host do not clash). Takes the options of \\fBrun\\fR, and:\n"
+    << ".RS\n.TP\n" << flag_spelling("--wait", "DURATION") << "\n"
+    << "How long to wait for the lease while another node holds it (default 0: one attempt). A\n"
+    << "release ends the wait at once; a store that holds acquisitions back (a new election without\n"
+    << "\\fBinit\\-store\\fR, a reset) is waited for within it too.\n"
+    << ".RE\n"
+    << ".br\nExit status:\n.RS\n";
+  for (const auto& doc : one_term_exit_docs()) {
+    m << ".TP\n.B " << roff(doc.code) << "\n" << roff(sentence(doc.meaning)) << "\n";
+  }
+  m << ".RE\n"
     << ".TP\n.B check\\-config\n"
     << "Load and validate the configuration as \\fBrun\\fR would, print the effective\n"
     << "configuration as YAML (secrets hidden) and exit: 0 if valid, 2 if not.\n"
@@ -137,7 +159,7 @@ std::string man_page() {
     << "Print \\(lqbaton VERSION (commit COMMIT)\\(rq and exit 0. \\fB\\-\\-version\\fR does the same.\n";
 
   m << ".SH OPTIONS\n"
-    << "The options of \\fBrun\\fR, \\fBcheck\\-config\\fR, \\fBinit\\-store\\fR and\n"
+    << "The options of \\fBrun\\fR, \\fBonce\\fR, \\fBcheck\\-config\\fR, \\fBinit\\-store\\fR and\n"
     << "\\fBcheck\\-store\\fR. Each sets one configuration key;\n"
     << "the environment variable that sets the same key is named after it.\n"
     << ".TP\n" << flag_spelling("-c,--config", "FILE") << "\n"
@@ -169,7 +191,8 @@ std::string man_page() {
     << "closed the connection; health: not live (with \\-\\-ready: not ready); init\\-store: the\n"
     << "store cannot be reached; check\\-store: a hazard (baton works with the store, but it can\n"
     << "cost the election). With \\fBrun\\fR and\n"
-    << "\\fBchild.on_exit: exit\\fR, the child's own exit status is passed on instead.\n"
+    << "\\fBchild.on_exit: exit\\fR, and with \\fBonce\\fR, the child's own exit status is passed\n"
+    << "on instead; \\fBonce\\fR's own codes (69, 70, 75, 128 + a signal) are listed under it above.\n"
     << ".TP\n.B 2\n"
     << "Usage or configuration error; check\\-store: baton cannot work with the store (unreachable,\n"
     << "refused, a replica, a missing permission).\n"

@@ -16,6 +16,8 @@
 
 #include "baton/command_line.hpp"
 #include "baton/config_load.hpp"
+#include "baton/duration.hpp"
+#include "baton/one_term.hpp"
 #include "baton/store_registry.hpp"
 #include "flag_words.hpp"
 #include "option_table.hpp"
@@ -82,6 +84,15 @@ std::string print_schema_help() {
   }
   if (!printed.empty()) printed = " (" + printed + ")";
   return "Print the schema the store needs" + printed + " for a DBA to apply, and change nothing";
+}
+
+// once's exit statuses (baton/one_term.hpp) for its --help: one line each.
+std::string once_exit_text() {
+  std::string text = "Exit status:";
+  for (const auto& doc : one_term_exit_docs()) {
+    text += "\n  " + std::string(doc.code) + ": " + std::string(doc.meaning);
+  }
+  return text;
 }
 
 // One flag of the option table and where CLI11 stores what it was given.
@@ -166,9 +177,20 @@ invocation exit_now(int code, std::string message) {
   return result;
 }
 
+// `baton once` opens no app socket and no HTTP endpoint unless its own
+// command line asks: two jobs on one host, or a job beside a `baton run`
+// that reads the same file, would otherwise clash on the file's path and
+// port. The flags come after this, so --socket and --http-listen still work.
+void without_listeners(config_loader& loader) {
+  const std::string source = "baton once (only its flags open listeners)";
+  loader.set("socket.path", "", source);
+  loader.set("socket.require_ack", "false", source);
+  loader.set("http.listen", "", source);
+}
+
 config load(const option_set& options, const environment& env, bool has_child,
             std::vector<std::string> child, const std::vector<std::string>& variable_names,
-            std::vector<std::string>& warnings) {
+            std::vector<std::string>& warnings, bool once = false) {
   config_loader loader(env);
   loader.note_variable_names(variable_names);
   std::string path;
@@ -180,6 +202,7 @@ config load(const option_set& options, const environment& env, bool has_child,
   }
   if (!path.empty()) loader.load_file(path);
   loader.load_environment();
+  if (once) without_listeners(loader);
   warnings = loader.warnings();
   for (const auto& flag : options.flags) {
     if (flag.option->count() == 0) continue;
@@ -261,7 +284,8 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   if (auto refused = password_flag(args)) return exit_now(2, *refused);
   args = join_boolean_flag_values(std::move(args));
   // The flags baton has besides the option table's, for telling a typo.
-  const std::vector<std::string> other_flags{"--config", "--help", "--version", "--print"};
+  const std::vector<std::string> other_flags{"--config", "--help", "--version", "--print",
+                                             "--wait"};
   const std::vector<std::string> given = args;
 
   CLI::App app(program_description(), "baton");
@@ -272,6 +296,11 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   app.add_flag("--version", want_version, "Print the version and exit");
   CLI::App* run = app.add_subcommand(
       "run", "Compete for the lease; run the hooks and the child (after --) while leading");
+  CLI::App* once = app.add_subcommand(
+      "once",
+      "Run CMD (after --) on this node if it takes the lease, then release it and exit with "
+      "CMD's status; exit 75 at once when another node holds the lease (a cron job on one host "
+      "of many)");
   CLI::App* check = app.add_subcommand(
       "check-config", "Print the effective configuration as YAML; exit 2 if it is invalid");
   CLI::App* init = app.add_subcommand(
@@ -299,6 +328,15 @@ invocation parse(int argc, const char* const* argv, const environment& env,
                            "that protects it.\n") +
                footer);
   option_set run_options;
+  option_set once_options;
+  std::string once_wait;
+  once->add_option("--wait", once_wait,
+                   "How long to wait for the lease while another node holds it, e.g. 30s; "
+                   "the default 0 makes one attempt")
+      ->type_name("DURATION")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  once->footer(std::string("The command goes after --: baton once [OPTIONS] -- CMD ARGS...\n") +
+               once_exit_text() + "\n" + footer);
   option_set check_options;
   option_set init_options;
   option_set check_store_options;
@@ -315,13 +353,14 @@ invocation parse(int argc, const char* const* argv, const environment& env,
   const bool help_all = has_word("--help-all");
   const auto named = [&](const CLI::App* verb) { return help_all || has_word(verb->get_name()); };
   if (named(run)) run_options.add_to(*run);
+  if (named(once)) once_options.add_to(*once);
   if (named(check)) check_options.add_to(*check);
   if (named(init)) init_options.add_to(*init);
   if (named(check_store)) check_store_options.add_to(*check_store);
   check_store->footer(footer);
 
   if (args.empty() && !has_child) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, check-store, status, watch, "
+    return exit_now(2, "baton: a subcommand is required: run, once, check-config, init-store, check-store, status, watch, "
                        "resign, switchover, health or version\n\n" + app.help());
   }
 
@@ -344,6 +383,8 @@ invocation parse(int argc, const char* const* argv, const environment& env,
     // CLI11 reports a stray word from the parent app, so run->parsed() cannot tell.
     if (names_run && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
       line += " (put the child command after --: baton run [options] -- CMD ARGS...)";
+    } else if (has_word("once") && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      line += " (put the command after --: baton once [options] -- CMD ARGS...)";
     }
     return exit_now(2, line + "; see baton --help");
   }
@@ -378,8 +419,21 @@ invocation parse(int argc, const char* const* argv, const environment& env,
     result.cfg = load(check_store_options, env, false, {}, variable_names, result.warnings);
     return result;
   }
+  if (once->parsed()) {
+    invocation result;
+    result.what = invocation::verb::run;
+    result.cfg = load(once_options, env, has_child, std::move(child), variable_names,
+                      result.warnings, true);
+    if (result.cfg.child.command.empty()) {
+      return exit_now(2, "baton: once needs the command to run after --: baton once [options] -- "
+                         "CMD ARGS...");
+    }
+    result.cfg.once.enabled = true;
+    if (!once_wait.empty()) result.cfg.once.wait = parse_duration("--wait", once_wait);
+    return result;
+  }
   if (!run->parsed() && !check->parsed()) {
-    return exit_now(2, "baton: a subcommand is required: run, check-config, init-store, check-store, status, watch, "
+    return exit_now(2, "baton: a subcommand is required: run, once, check-config, init-store, check-store, status, watch, "
                        "resign, switchover, health or version\n\n" + app.help());
   }
   invocation result;

@@ -23,6 +23,7 @@
 //   listeners         opening the app socket and the HTTP endpoint
 //   machine_settings  what the machine is made with
 //   failsafe_side     lease.failsafe peers: rounds, promises, clearances
+//   one_term_lines    `baton once`'s last word on its job
 #include "driver.hpp"
 
 #include <signal.h>
@@ -55,6 +56,7 @@
 #include "machine_settings.hpp"
 #include "machine_timers.hpp"
 #include "narration.hpp"
+#include "one_term_lines.hpp"
 #include "operator_views.hpp"
 #include "say.hpp"
 #include "secret_environment.hpp"
@@ -235,7 +237,8 @@ struct driver::impl {
     if (!opened) return false;
     if (!start_failsafe()) return false;
     spdlog::info("{}", starting_line(BATON_VERSION, cfg, store.status().endpoint));
-    say_socket_path(cfg);
+    // `baton once` has no socket unless asked: no advice to open one.
+    if (!cfg.once.enabled) say_socket_path(cfg);
     if (handle_signals) {
       wait_for_signal();
       hangups.listen();
@@ -414,6 +417,7 @@ struct driver::impl {
 
   void carry_out(const actions::exit_process& a, time_point) {
     exit_code = a.code;
+    if (auto line = one_term_line(machine, a.code, mono_clock::now())) say(*line);
     spdlog::info("{}", exit_line(a.code));
     systemd.stopping();
     signals.cancel();

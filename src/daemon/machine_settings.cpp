@@ -15,6 +15,8 @@ lease_timing lease_timing_of(const config& cfg) {
   t.stop_timeout = cfg.child.stop_timeout;
   t.exit_when_app_exits = cfg.child.on_exit == child_exit_policy::exit;
   t.resign_cooldown = cfg.lease.resign_cooldown;
+  t.one_term = cfg.once.enabled;
+  t.one_term_wait = cfg.once.wait;
   return t;
 }
 

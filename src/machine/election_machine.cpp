@@ -74,6 +74,7 @@ void election_machine::go(step_context& ctx, state next, reason why, std::string
 
 void election_machine::on(const events::start&, step_context& ctx) {
   if (state_ != state::idle) return;
+  give_up_at_ = ctx.now + timing_.one_term_wait;
   ctx.emit(actions::acquire{});
   go(ctx, state::acquiring, reason::started);
 }
@@ -152,6 +153,7 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
   }
   record_success(ctx, ev.sent);
   term_started_ = ctx.now;
+  term_ran_ = true;
   app_ = app_phase::starting;
   ctx.emit(actions::start_app{reason::acquired, token_, valid_until_});
   go(ctx, state::working, reason::acquired);
@@ -199,24 +201,25 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
     delay = ev.watching_releases ? after_expiry : std::min(delay, after_expiry);
   }
   if (backoff_until_ > ctx.now) delay = std::max(delay, backoff_until_ - ctx.now);
-  wait_then_retry(ctx, delay);
+  std::string detail = ev.holder;
   if (ev.held_back && !ev.held_back_why.empty()) {
-    go(ctx, state::idle, reason::busy, "held back: " + ev.held_back_why);
+    detail = "held back: " + ev.held_back_why;
+  } else if (ev.held_back) {
+    detail = ev.holder.empty() ? std::string("held back after a store reset")
+                               : "held back after a store reset; " + ev.holder + " holds a lease";
+  } else if (!ev.reserved_for.empty()) {
+    detail = "reserved for " + ev.reserved_for + " by a switchover" +
+             (ev.holder.empty() ? std::string() : " from " + ev.holder);
+  }
+  if (timing_.one_term && ctx.now >= give_up_at_) {
+    end_one_term(ctx, one_term_end::held, one_term_exit::held, reason::busy, std::move(detail));
     return;
   }
-  if (ev.held_back) {
-    go(ctx, state::idle, reason::busy,
-       ev.holder.empty() ? std::string("held back after a store reset")
-                         : "held back after a store reset; " + ev.holder + " holds a lease");
-    return;
-  }
-  if (!ev.reserved_for.empty()) {
-    go(ctx, state::idle, reason::busy,
-       "reserved for " + ev.reserved_for + " by a switchover" +
-           (ev.holder.empty() ? std::string() : " from " + ev.holder));
-    return;
-  }
-  go(ctx, state::idle, reason::busy, ev.holder);
+  // One term only: a last attempt when the wait runs out, should neither
+  // the holder's expiry nor a release come first.
+  if (timing_.one_term) delay = within_wait(delay, ctx.now);
+  wait_then_retry(ctx, delay);
+  go(ctx, state::idle, reason::busy, std::move(detail));
 }
 
 void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
@@ -225,8 +228,14 @@ void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
     finish_term(ctx);
     return;
   }
-  auto delay = error_backoff();
+  if (timing_.one_term && ctx.now >= give_up_at_) {
+    end_one_term(ctx, one_term_end::unavailable, one_term_exit::unavailable, reason::store_error,
+                 ev.error);
+    return;
+  }
+  mono_clock::duration delay = error_backoff();
   ++acquire_errors_;
+  if (timing_.one_term) delay = within_wait(delay, ctx.now);
   wait_then_retry(ctx, delay);
   go(ctx, state::idle, reason::store_error, ev.error);
 }
@@ -357,7 +366,7 @@ void election_machine::on(const events::app_start_failed& ev, step_context& ctx)
   if (ev.cannot_execute) {
     app_blocked_ = true;
     // As a shell would: 127, command not found or not executable.
-    if (timing_.exit_when_app_exits) exit_code_ = 127;
+    if (timing_.exit_when_app_exits || timing_.one_term) exit_code_ = 127;
   }
   begin_stop(ctx, reason::start_failed, true);
   ctx.result.change->detail = ev.detail;
@@ -369,7 +378,7 @@ void election_machine::on(const events::app_exited& ev, step_context& ctx) {
   // start again.
   bool ran_long = app_ == app_phase::running && ctx.now - app_started_at_ >= timing_.ttl;
   app_failures_ = ran_long ? 1 : app_failures_ + 1;
-  if (timing_.exit_when_app_exits) exit_code_ = ev.exit_code;
+  if (timing_.exit_when_app_exits || timing_.one_term) exit_code_ = ev.exit_code;
   begin_stop(ctx, reason::child_exited, true);
   ctx.result.change->detail = ev.detail;
 }
@@ -444,6 +453,7 @@ void election_machine::on(const events::release_done& ev, step_context& ctx) {
 
 void election_machine::finish_term(step_context& ctx, const std::string& detail,
                                    reason released_why) {
+  if (timing_.one_term && one_term_over(ctx, detail, released_why)) return;
   if (shutdown_requested_ || exit_code_) {
     int code = exit_code_.value_or(0);
     ctx.emit(actions::cancel_timer{timer_id::wake});
@@ -466,8 +476,46 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
   }
   stop_reason_.reset();
   hand_over_to_.clear();
-  wait_then_retry(ctx, delay);
+  wait_then_retry(ctx, timing_.one_term ? within_wait(delay, ctx.now) : delay);
   go(ctx, state::idle, state_ == state::releasing ? released_why : reason::app_stopped, detail);
+}
+
+// --- one term only ----------------------------------------------------------
+
+void election_machine::end_one_term(step_context& ctx, one_term_end how, int code, reason why,
+                                    std::string detail) {
+  one_term_end_ = how;
+  ctx.emit(actions::cancel_timer{timer_id::wake});
+  ctx.emit(actions::exit_process{code});
+  go(ctx, state::stopped, why, std::move(detail));
+}
+
+// A term that started the app is the only one: whatever ended it, the
+// process ends with it. Without one (a grant that came too late to lead
+// on, and so was given back), the node competes on while the wait lasts.
+bool election_machine::one_term_over(step_context& ctx, const std::string& detail,
+                                     reason released_why) {
+  const reason why = state_ == state::releasing ? released_why : reason::app_stopped;
+  if (exit_code_) {
+    // The command ended by itself (or could not be executed) before any
+    // signal: its status, as a shell would give it.
+    end_one_term(ctx, one_term_end::ran, *exit_code_, reason::child_exited, detail);
+  } else if (shutdown_requested_) {
+    end_one_term(ctx, one_term_end::interrupted, signal_code_, reason::shutdown, detail);
+  } else if (term_ran_) {
+    end_one_term(ctx, one_term_end::cut_short, one_term_exit::cut_short,
+                 stop_reason_.value_or(why), detail);
+  } else if (ctx.now >= give_up_at_) {
+    end_one_term(ctx, one_term_end::unavailable, one_term_exit::unavailable, why, detail);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+mono_clock::duration election_machine::within_wait(mono_clock::duration delay,
+                                                   time_point now) const {
+  return std::max(mono_clock::duration::zero(), std::min(delay, give_up_at_ - now));
 }
 
 // --- shutdown ---------------------------------------------------------------
@@ -475,8 +523,13 @@ void election_machine::finish_term(step_context& ctx, const std::string& detail,
 void election_machine::on(const events::shutdown& ev, step_context& ctx) {
   bool repeated = shutdown_requested_;
   shutdown_requested_ = true;
+  if (!repeated) signal_code_ = signal_exit_code(ev.signal);
   switch (state_) {
     case state::idle:
+      if (timing_.one_term) {
+        end_one_term(ctx, one_term_end::interrupted, signal_code_, reason::shutdown, ev.signal);
+        return;
+      }
       ctx.emit(actions::cancel_timer{timer_id::wake});
       ctx.emit(actions::exit_process{exit_code_.value_or(0)});
       go(ctx, state::stopped, reason::shutdown, ev.signal);

@@ -18,9 +18,9 @@
 namespace baton {
 namespace {
 
-const std::vector<std::string> all_verbs{"run",    "check-config", "init-store", "check-store",
-                                         "status", "health",       "watch",      "resign",
-                                         "version"};
+const std::vector<std::string> all_verbs{"run",    "once",   "check-config", "init-store",
+                                         "check-store", "status", "health", "watch",
+                                         "resign", "version"};
 
 // Each spelling of a flag of the option table: "-t,--ttl" -> "-t", "--ttl".
 std::vector<std::string> table_flags() {

@@ -31,6 +31,16 @@ TEST(machine_settings, the_lease_timing_takes_every_field_from_its_option) {
 
   c.child.on_exit = child_exit_policy::compete;
   EXPECT_FALSE(lease_timing_of(c).exit_when_app_exits);
+  EXPECT_FALSE(lease_timing_of(c).one_term);
+}
+
+TEST(machine_settings, once_makes_a_one_term_machine_with_its_wait) {
+  config c;
+  c.once.enabled = true;
+  c.once.wait = 1500ms;
+  const auto t = lease_timing_of(c);
+  EXPECT_TRUE(t.one_term);
+  EXPECT_EQ(t.one_term_wait, 1500ms);
 }
 
 }  // namespace
