@@ -78,7 +78,7 @@ TEST_P(once_scenarios, two_timers_firing_together_run_the_job_once) {
 }
 
 INSTANTIATE_TEST_SUITE_P(kinds, once_scenarios, ::testing::ValuesIn(store_world_kinds()),
-                         [](const auto& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& kind) { return kind.param; });
 
 }  // namespace
 }  // namespace baton::testing
