@@ -9,7 +9,8 @@
 // - The leader cut from Redis (a proxy that resets its connections) while
 //   the standbys reach it: the lease key expires, the standbys' acquires meet
 //   a failsafe hold (F6) and none starts, the leader runs on confirmations,
-//   and resumes when the link is back.
+//   and resumes when the link is back; also with a new candidate joining
+//   meanwhile, which the leader's list does not name.
 // - The leader's daemon killed: its term stays in the record, and a standby
 //   clears it (F6) before it takes over.
 //
@@ -196,7 +197,11 @@ TEST(failsafe_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {
   record_fault(round_record(c, "redis: stopped 3 s (failsafe off)", inject, leader->pid, overlaps));
 }
 
-TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_takes) {
+// The leader's link to Redis cut for 10 s while the standbys reach it; with
+// `joiner`, a fourth candidate, which no list of the leader's names, starts
+// (reaching Redis directly) once the lease key has expired there: it meets
+// the record's hold as the standbys do and never starts its app.
+void cut_leader_round(bool joiner) {
   fault_cluster c(round_name(1), ttl);
   peer_ports peers(c);
   std::vector<std::unique_ptr<fault_proxy>> proxies;
@@ -222,6 +227,10 @@ TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_t
     EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", partition)) << c.log_of(n);
   }
   EXPECT_EQ(c.lease_pttl(), -2) << "the lease key should have expired in Redis";
+  if (joiner) {
+    c.start_node(4, peers.options(4));
+    EXPECT_TRUE(c.node(4).wait_for_log("failsafe hold", partition)) << c.log_of(4);
+  }
   hold_fault_until(inject + std::chrono::nanoseconds(partition).count());
   const auto cut = c.status(l);
   ASSERT_TRUE(cut);
@@ -237,10 +246,20 @@ TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_t
   ASSERT_EQ(live.size(), 1u) << c.logs();
   EXPECT_EQ(live[0].pid, leader->pid);
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c, "redis: leader cut 10 s, standbys reach it (failsafe peers)",
+  auto record = round_record(c,
+                             joiner ? "redis: leader cut 10 s, a new candidate joins (failsafe peers)"
+                                    : "redis: leader cut 10 s, standbys reach it (failsafe peers)",
                              inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
+}
+
+TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_takes) {
+  cut_leader_round(false);
+}
+
+TEST(failsafe_faults, the_leader_cut_from_redis_a_candidate_that_joins_never_starts) {
+  cut_leader_round(true);
 }
 
 TEST(failsafe_faults, the_leader_crashes_a_standby_clears_its_term_and_takes_over) {
