@@ -11,15 +11,19 @@
 //   a failsafe hold (F6) and none starts, the leader runs on confirmations,
 //   and resumes when the link is back; also with a new candidate joining
 //   meanwhile, which the leader's list does not name.
+// - The leader cut from Redis and from one standby's peer port: no round
+//   counts, it stops at its renew deadline, and a standby takes over after.
 // - The leader's daemon killed: its term stays in the record, and a standby
 //   clears it (F6) before it takes over.
 //
 // Every round checks the event log for overlaps.
 #include <signal.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
@@ -51,12 +55,26 @@ struct peer_ports {
     o.baton_args = {"--failsafe",        "peers",
                     "--failsafe-secret-file", secret.string(),
                     "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])};
+    if (proxied.count(index)) {
+      o.baton_args.insert(o.baton_args.end(),
+                          {"--failsafe-address",
+                           "127.0.0.1:" + std::to_string(proxied[index]->port())});
+    }
     return o;
+  }
+
+  /// Candidate `index` publishes its peer port behind a proxy of its own,
+  /// which then cuts the others' requests to it (call before options()).
+  fault_proxy& proxy_peer_port(int index) {
+    if (!ports.count(index)) ports[index] = free_loopback_port();
+    proxied[index] = std::make_unique<fault_proxy>(ports[index]);
+    return *proxied[index];
   }
 
   fault_cluster& c;
   std::filesystem::path secret = c.dir() / "peer.secret";
   std::map<int, unsigned short> ports;
+  std::map<int, std::unique_ptr<fault_proxy>> proxied;
 };
 
 std::string record_key(const fault_cluster& c) { return "baton:{" + c.election() + "}:failsafe"; }
@@ -260,6 +278,54 @@ TEST(failsafe_faults, the_leader_cut_from_redis_alone_keeps_its_app_and_nobody_t
 
 TEST(failsafe_faults, the_leader_cut_from_redis_a_candidate_that_joins_never_starts) {
   cut_leader_round(true);
+}
+
+// The leader cut from Redis and from one standby's peer port (a proxy that
+// swallows what it is sent), the other standby still reachable: no round
+// is counted (one listed peer never answers), so the leader stops its app at
+// its renew deadline, as without the mode; the standbys reach Redis, and
+// whoever takes over starts only after the leader's app has stopped.
+TEST(failsafe_faults, the_leader_cut_from_redis_and_one_peer_stops_at_its_deadline) {
+  fault_cluster c(round_name(1), ttl);
+  peer_ports peers(c);
+  std::vector<std::unique_ptr<fault_proxy>> store_links;
+  for (int n = 1; n <= 3; ++n) {
+    peers.proxy_peer_port(n);
+    store_links.push_back(std::make_unique<fault_proxy>(c.redis().port()));
+    c.start_node(n, peers.options(n, store_links.back()->url()));
+  }
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why;
+  const int l = fault_cluster::index_of(*leader);
+  const int cut_peer = l == 1 ? 2 : 1;
+  ASSERT_TRUE(record_lists_the_standbys(c, l, 10s)) << c.logs();
+
+  const std::int64_t inject = mono_now_ns();
+  store_links[static_cast<std::size_t>(l - 1)]->reset();
+  peers.proxied[cut_peer]->blackhole();
+  event_log log(c.events());
+  // Stopped at the renew deadline (1,333 ms after its last renewal, which
+  // came before the cut), with a margin for the stop itself.
+  ASSERT_TRUE(wait_for(
+      log, [&](const event_log& x) { auto i = interval_of(x, leader->pid); return i && i->ended; },
+      10s))
+      << "the leader's app kept running without every peer's confirmation\n" << c.logs();
+  const auto stopped = interval_of(log, leader->pid);
+  EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
+      << "stopped later than its renew deadline\n" << c.logs();
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
+  const auto next = first_started_after(log, inject);
+  EXPECT_GT(next->start_ns, stopped->end_ns);
+  EXPECT_GT(token_value(*next), token_value(*leader));
+  std::printf("the leader's app stopped %.0f ms after the cut; %s started %.0f ms after that\n",
+              ms_between(inject, stopped->end_ns), next->name.c_str(),
+              ms_between(stopped->end_ns, next->start_ns));
+  store_links[static_cast<std::size_t>(l - 1)]->pass();
+  peers.proxied[cut_peer]->pass();
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "redis: leader cut from Redis and one peer (failsafe peers)", inject,
+                            leader->pid, overlaps));
 }
 
 TEST(failsafe_faults, the_leader_crashes_a_standby_clears_its_term_and_takes_over) {
