@@ -231,10 +231,15 @@ class campaign {
     kill_daemon(i);
   }
 
+  // Is `pid` one of this run's apps, still running? Over a long run the
+  // system wraps pids (32,768 here), so "a process with that pid" is not
+  // enough: an app that ended without a stop line would seem to live on.
+  bool app_alive(pid_t pid) const { return testing::is_app_of(pid, events_, "campaign_app"); }
+
   // The node whose app works now (alive, started, not stopped), if any.
   std::optional<testing::interval> working_app() {
     log_.refresh();
-    return log_.current_worker();
+    return log_.current_worker([this](pid_t p) { return app_alive(p); });
   }
 
   static int index_of(const std::string& name) {
@@ -246,7 +251,7 @@ class campaign {
     testing::wait_for(
         log_,
         [&](const event_log& l) {
-          const auto live = l.live_workers();
+          const auto live = l.live_workers([this](pid_t p) { return app_alive(p); });
           if (live.size() != 1 || live[0].ticks == 0) return false;
           found = live[0];
           return true;

@@ -81,20 +81,7 @@ bool same_file_name(const std::filesystem::path& a, const std::filesystem::path&
 // Is `pid` a live test_worker writing to `log_file`? Zombies have an empty
 // cmdline, so they answer false too.
 bool is_worker_of(pid_t pid, const std::filesystem::path& log_file) {
-  const std::string cmdline =
-      read_small_file(std::filesystem::path("/proc") / std::to_string(pid) / "cmdline");
-  std::vector<std::string> argv;
-  std::string_view rest = cmdline;
-  while (!rest.empty()) {
-    const auto end = rest.find('\0');
-    argv.emplace_back(rest.substr(0, end));
-    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
-  }
-  if (argv.empty() || std::filesystem::path(argv[0]).filename() != "test_worker") return false;
-  for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
-    if (argv[i] == "--log") return same_file_name(argv[i + 1], log_file);
-  }
-  return false;
+  return is_app_of(pid, log_file, "test_worker");
 }
 
 std::string ns_as_ms_text(std::int64_t ns) {
@@ -106,6 +93,23 @@ std::string ns_as_ms_text(std::int64_t ns) {
 }
 
 }  // namespace
+
+bool is_app_of(pid_t pid, const std::filesystem::path& log_file, std::string_view program) {
+  const std::string cmdline =
+      read_small_file(std::filesystem::path("/proc") / std::to_string(pid) / "cmdline");
+  std::vector<std::string> argv;
+  std::string_view rest = cmdline;
+  while (!rest.empty()) {
+    const auto end = rest.find('\0');
+    argv.emplace_back(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+  }
+  if (argv.empty() || std::filesystem::path(argv[0]).filename() != program) return false;
+  for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "--log") return same_file_name(argv[i + 1], log_file);
+  }
+  return false;
+}
 
 bool process_alive(pid_t pid) {
   if (pid <= 0) return false;

@@ -88,6 +88,11 @@ struct handover {
 /// Is the process `pid` running (exists and is not a zombie)? Reads /proc.
 bool process_alive(pid_t pid);
 
+/// Is `pid` a live `program` (its argv[0]'s file name) writing to `log_file`
+/// (its --log)? Unlike process_alive, a pid that the system gave to another
+/// process since the app ended answers false: over a long run pids wrap.
+bool is_app_of(pid_t pid, const std::filesystem::path& log_file, std::string_view program);
+
 class event_log {
  public:
   /// An empty log fed by hand with feed() (for tests of this class).
