@@ -199,6 +199,15 @@ struct confirmed {
   time_point sent;
   time_point valid_until;
 };
+/// Whether this node may take the lease from now on (`baton drain` and
+/// `undrain`; never_lead: false from the start). A node that may not makes
+/// no attempts: it registers as a standby (actions::register_standby) at
+/// every wake-up instead. Allowed again while idle, it tries at once. A
+/// leader that may no longer lead is stepped down by the daemon (a
+/// switchover to its successor), not by this event.
+struct standing {
+  bool may_lead = true;
+};
 }  // namespace events
 
 using event =
@@ -207,7 +216,8 @@ using event =
                  events::release_done, events::app_started, events::app_start_failed,
                  events::app_exited, events::app_stopped, events::shutdown,
                  events::peer_released, events::resign, events::peer_acquired,
-                 events::app_checked, events::stop_gate_holds, events::confirmed>;
+                 events::app_checked, events::stop_gate_holds, events::confirmed,
+                 events::standing>;
 
 namespace actions {
 struct acquire {};
@@ -255,6 +265,9 @@ struct ask_stop_gate {};
 /// Find out whether the command and hooks can be executed now (answered by
 /// events::app_checked). Asked instead of an acquire while they could not.
 struct check_app {};
+/// Register this node without an attempt (lease_store::register_standby):
+/// what a node that may not lead does instead of acquiring.
+struct register_standby {};
 struct arm_timer {
   timer_id id;
   time_point at;
@@ -278,7 +291,8 @@ using action = std::variant<actions::acquire, actions::renew, actions::release,
                             actions::start_app, actions::stop_app, actions::kill_app,
                             actions::arm_timer, actions::cancel_timer, actions::lease_extended,
                             actions::exit_process, actions::check_app,
-                            actions::stop_deadline, actions::ask_stop_gate>;
+                            actions::stop_deadline, actions::ask_stop_gate,
+                            actions::register_standby>;
 
 struct transition {
   state from;
@@ -371,6 +385,8 @@ class election_machine {
   /// What a shutdown signal received now leads to, for its log line: the
   /// machine's own answer, so that the line never predicts wrongly.
   const char* shutdown_outcome() const;
+  /// Whether this node may take the lease (events::standing).
+  bool may_lead() const { return may_lead_; }
   /// True when a resign event would make this node step down now.
   bool can_resign() const {
     return (state_ == state::working || state_ == state::renewing) && holding_;
@@ -392,6 +408,8 @@ class election_machine {
 
   struct step_context;
   void on(const events::start&, step_context&);
+  void on(const events::standing&, step_context&);
+  void stand_by(step_context&);
   void on(const events::timer&, step_context&);
   void on(const events::acquired&, step_context&);
   void on(const events::busy&, step_context&);
@@ -483,6 +501,7 @@ class election_machine {
 
   // The app could not be executed: no acquire until check_app says it can.
   bool app_blocked_ = false;
+  bool may_lead_ = true;
 
   // Back-off: Redis errors while acquiring, and apps that fail or exit.
   unsigned acquire_errors_ = 0;

@@ -81,6 +81,10 @@ struct store_identity {
   /// port (HOST:PORT), which its registration publishes
   /// (candidate_info::peer_address); "" = the mode is off.
   std::string peer_address{};
+  /// The rest of what its registration says: its candidate card
+  /// (candidate_card.hpp: standing, advertise address), kept by the store as
+  /// an opaque string (candidate_info::card). update_card changes it.
+  std::string card{};
 };
 
 /// Throws std::invalid_argument, naming `store` ("redis_store"), for an empty
@@ -203,6 +207,9 @@ struct candidate_info {
   /// lease.failsafe peers: where its peer port is, as its registration says
   /// ("" = none published).
   std::string peer_address{};
+  /// Its store_identity's card, as its registration says ("" = none: a
+  /// version before cards). Read with parse_candidate_card.
+  std::string card{};
 };
 
 // --- events ------------------------------------------------------------------
@@ -397,6 +404,15 @@ class lease_store {
   /// lease. Best effort, as every registration is: nothing is answered. A
   /// kind that does not record it does nothing.
   virtual void register_cooldown(milliseconds cooldown) { (void)cooldown; }
+  /// From now on this candidate's registration carries `card` (a drain or
+  /// an undrain changed its standing): written with the next attempt or
+  /// renewal, or by async_register.
+  virtual void update_card(std::string card) = 0;
+  /// Registers this candidate (node id, priority, card) without trying to
+  /// take the lease: what a candidate that may not lead (drained, never
+  /// leading) does instead of its attempts, so that it stays listed, as
+  /// such. Best effort, as every registration is: nothing is answered.
+  virtual void register_standby() = 0;
   /// Create the election's record if it has none (`baton init-store`), so
   /// that its first start is not held back as a store that lost its data
   /// would be. Creating it while a leader may be working on a store that did

@@ -289,6 +289,9 @@ invocation parse(int argc, const char* const* argv, const environment& env,
       app.add_subcommand("watch", "Print the daemon's events as they happen"),
       app.add_subcommand("resign", "Make the leader step down and stay out for the cool-down"),
       app.add_subcommand("switchover", "Make the leader hand over to the node --to names"),
+      app.add_subcommand("leader", "Print the leader's node id, token and advertise address"),
+      app.add_subcommand("drain", "Keep this node from leading until undrain, across restarts"),
+      app.add_subcommand("undrain", "Let a drained node compete for the lease again"),
       app.add_subcommand("health", "Exit 0 when the daemon answers and is healthy (for HEALTHCHECK)")};
   for (auto* verb : client_verbs) verb->allow_extras();
   run->footer(std::string("The child command goes after --: baton run [OPTIONS] -- CMD ARGS...\n") +

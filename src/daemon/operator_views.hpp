@@ -55,6 +55,9 @@ class operator_views {
     failsafe_gauges_ = std::move(gauges);
   }
 
+  /// This node's standing (eligible, drained, never) for the status.
+  void show_standing(std::function<std::string()> standing) { standing_ = std::move(standing); }
+
   /// The status object.
   nlohmann::json status() const;
   /// What the HTTP probes answer.
@@ -84,6 +87,7 @@ class operator_views {
   store_health store_answers_;  // whether the store answers, for readiness
   std::function<nlohmann::json(time_point)> failsafe_report_;
   std::function<metrics::failsafe_gauges(time_point)> failsafe_gauges_;
+  std::function<std::string()> standing_;
 };
 
 }  // namespace baton

@@ -78,8 +78,10 @@ class succession {
   /// Lists the candidates now (the leader's renewal and won acquire), unless
   /// a listing is in flight; a new list may call for preemption.
   void refresh_candidates();
-  /// Lists them when the list is older than a ttl (a standby's status).
-  void refresh_stale_candidates();
+  /// Lists them when the list is older than a ttl (a standby's status), or
+  /// than a tenth of one when it lacks `leader` (the known leader, whose
+  /// advertise address the status and /leader show; "" = none known).
+  void refresh_stale_candidates(const std::string& leader = {});
   /// The candidates as last listed, for the status.
   const candidate_snapshot& candidates() const { return candidates_; }
 
@@ -88,6 +90,15 @@ class succession {
   nlohmann::json switchover(const nlohmann::json& request, const peer_info& peer);
   /// The socket's `resign` from `peer`: the reply, or throws.
   nlohmann::json resign(const peer_info& peer);
+  /// A leader being drained: the live candidate a switchover to which would
+  /// be accepted (eligible, live, not cooling down, not overdue; this node,
+  /// which will not come back, outranks nobody), the highest priority first,
+  /// then the longest live, then the smallest node id. Throws
+  /// std::runtime_error saying why none can take over.
+  candidate_info drain_successor() const;
+  /// Steps down for a drain, the lease reserved for `to` (drain_successor's)
+  /// for a ttl; `peer` asked for it.
+  void hand_over_for_drain(const candidate_info& to, const peer_info& peer);
 
  private:
   void consider_preemption();

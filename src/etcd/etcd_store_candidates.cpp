@@ -24,8 +24,9 @@ etcd_store::impl::registering_call etcd_store::impl::registering_txn(std::vector
                                                                      time_point sent) const {
   std::vector<txn_op> ops;
   if (run.due(sent)) {
-    const registration r{options.identity.priority, run.live_at(sent),
-                         clock.seen_by(sent - 2 * options.identity.ttl)};
+    registration r{options.identity.priority, run.live_at(sent),
+                   clock.seen_by(sent - 2 * options.identity.ttl)};
+    r.card = options.identity.card;
     ops.push_back({txn_op::kind::put,
                    keys.candidate(options.identity.node_id),
                    registration_value(r),
@@ -87,7 +88,8 @@ void etcd_store::register_cooldown(milliseconds cooldown) {
   if (d.shell.closed()) return;
   const auto now = mono_clock::now();
   const auto put = cooling_mark(d.run, now, d.options.identity.priority,
-                                d.clock.seen_by(now - 2 * d.options.identity.ttl), cooldown);
+                                d.clock.seen_by(now - 2 * d.options.identity.ttl), cooldown,
+                                d.options.identity.card);
   if (!put) return;
   // Only over the registration it marks; whatever comes of it, the next
   // call puts a plain one, which ends the cool-down. Best effort, as the
@@ -96,6 +98,30 @@ void etcd_store::register_cooldown(milliseconds cooldown) {
   d.run.lost();
   d.forget("/v3/kv/txn", txn_request({{key, "MOD", put->over}},
                                      {{txn_op::kind::put, key, put->value, 0, {}}}));
+}
+
+void etcd_store::update_card(std::string card) {
+  auto& d = *impl_;
+  d.options.identity.card = std::move(card);
+  // The next call puts the registration, with the new card.
+  d.run.lost();
+}
+
+// A put alone, when one is due (registration_run), with nobody waiting for
+// the answer but the run's bookkeeping: a candidate that may not lead makes
+// this call instead of its attempts, as often.
+void etcd_store::register_standby() {
+  auto& d = *impl_;
+  if (d.shell.closed()) return;
+  const auto sent = mono_clock::now();
+  auto call = d.registering_txn({}, sent);
+  if (call.first_read == 0) return;
+  auto h = std::make_shared<std::function<void(store_error, bool)>>([](store_error, bool) {});
+  d.request<bool>(h, "/v3/kv/txn", call.body, [&d, sent](const json& j) {
+    const auto t = read_txn(j);
+    d.seen(t.hdr);
+    if (t.succeeded) d.run.put(sent, t.hdr.revision);
+  });
 }
 
 }  // namespace baton

@@ -74,6 +74,10 @@ void election_machine::go(step_context& ctx, state next, reason why, std::string
 
 void election_machine::on(const events::start&, step_context& ctx) {
   if (state_ != state::idle) return;
+  if (!may_lead_) {
+    stand_by(ctx);
+    return;
+  }
   ctx.emit(actions::acquire{});
   go(ctx, state::acquiring, reason::started);
 }
@@ -81,7 +85,9 @@ void election_machine::on(const events::start&, step_context& ctx) {
 void election_machine::on(const events::timer& ev, step_context& ctx) {
   switch (ev.id) {
     case timer_id::wake:
-      if (state_ == state::idle && app_blocked_) {
+      if (state_ == state::idle && !may_lead_) {
+        stand_by(ctx);
+      } else if (state_ == state::idle && app_blocked_) {
         // Taking the lease for an app that cannot start would only churn
         // terms (and fencing tokens): look first.
         ctx.emit(actions::check_app{});
@@ -142,6 +148,12 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
     // Never start an app we are about to stop; give the lease straight back.
     ctx.emit(actions::release{});
     go(ctx, state::releasing, reason::shutdown);
+    return;
+  }
+  if (!may_lead_) {
+    // Drained while the attempt was on its way: never start the app.
+    ctx.emit(actions::release{});
+    go(ctx, state::releasing, reason::resigned, "drained while acquiring");
     return;
   }
   if (ctx.now >= ev.sent + timing_.renew_deadline) {
@@ -247,7 +259,7 @@ void election_machine::on(const events::app_checked& ev, step_context& ctx) {
 }
 
 void election_machine::on(const events::peer_released&, step_context& ctx) {
-  if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
+  if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_ || !may_lead_) return;
   if (outranked_by_ > 0 || back_runner_) {
     // A candidate of a higher priority, or a front runner, heard it too:
     // let it go first. (A back runner hears releases only when the ACL kept
@@ -541,6 +553,29 @@ void election_machine::on(const events::peer_acquired& ev, step_context&) {
   holder_ = ev.holder;
   holder_token_ = ev.token;
   reserved_for_.clear();
+}
+
+// --- standing ---------------------------------------------------------------
+
+void election_machine::on(const events::standing& ev, step_context& ctx) {
+  if (ev.may_lead == may_lead_) return;
+  may_lead_ = ev.may_lead;
+  if (!may_lead_) return;
+  // Undrained while standing by: compete at once (a resign's cool-down or
+  // an app's back-off still holds the next attempt back).
+  if (state_ != state::idle || app_blocked_ || ctx.now < backoff_until_) return;
+  ctx.emit(actions::cancel_timer{timer_id::wake});
+  ctx.emit(actions::acquire{});
+  go(ctx, state::acquiring, reason::retry, "allowed to lead again");
+}
+
+// A standby that may not lead registers (so that it is listed, as such)
+// at least every half ttl: every kind keeps a registration two ttls.
+void election_machine::stand_by(step_context& ctx) {
+  ctx.emit(actions::register_standby{});
+  wait_then_retry(ctx, jittered(std::min(timing_.ttl / 2, std::max(timing_.retry_interval,
+                                                                     timing_.ttl / 4)),
+                                0.2));
 }
 
 // --- timing helpers ---------------------------------------------------------

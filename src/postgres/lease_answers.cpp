@@ -90,7 +90,7 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
 parsed_candidates parse_candidate_rows(const result_rows& rows) {
   parsed_candidates out;
   for (const auto& row : rows) {
-    const bool shaped = row.size() == 5;
+    const bool shaped = row.size() == 6;
     const auto priority = shaped ? integer(row[1]) : std::nullopt;
     const auto live_for = shaped ? integer(row[2]) : std::nullopt;
     const auto attempt_ago = shaped ? integer(row[3]) : std::nullopt;
@@ -109,6 +109,7 @@ parsed_candidates parse_candidate_rows(const result_rows& rows) {
                         milliseconds(std::max<long long>(*live_for, 0)),
                         milliseconds(std::max<long long>(*attempt_ago, 0)),
                         milliseconds(std::max<long long>(*cooling, 0))});
+    out.list.back().card = row[5].value_or("");
   }
   return out;
 }

@@ -210,6 +210,11 @@ struct postgres_store::impl {
                           "sequence: choose a shorter postgres.table to list candidates");
     }
     if (state == "ok") return use_registry({});
+    if (state == "old" && !options.create_schema) {
+      return use_registry(name + " was made by a version before the candidate card (it lacks "
+                          "the column card) and postgres.create_schema is off: " + apply +
+                          " (it adds the column)");
+    }
     if (state == "denied") {
       return use_registry("this role lacks SELECT, INSERT, UPDATE or DELETE on " + name +
                           " (see `baton init-store --print`)");
@@ -408,7 +413,10 @@ void postgres_store::async_acquire(acquire_handler handler) {
     impl::statement s{d.sql.acquire(d.registry),
                       {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), seen.cluster,
                        seen.wal, std::to_string(seen.token)}};
-    if (d.registry) s.params.push_back(std::to_string(id.priority));
+    if (d.registry) {
+      s.params.push_back(std::to_string(id.priority));
+      s.params.push_back(id.card);
+    }
     return s;
   };
   d.run(std::move(make), [&d, handler = std::move(handler)](query_result r) {
@@ -444,7 +452,10 @@ void postgres_store::async_renew(renew_handler handler) {
   auto make = [&d, &id, token = d.token] {
     impl::statement s{d.sql.renew(d.registry),
                       {id.election, id.node_id, d.session, std::to_string(token), d.ttl_ms}};
-    if (d.registry) s.params.push_back(std::to_string(id.priority));
+    if (d.registry) {
+      s.params.push_back(std::to_string(id.priority));
+      s.params.push_back(id.card);
+    }
     return s;
   };
   d.run(std::move(make),
@@ -553,6 +564,30 @@ void postgres_store::register_cooldown(milliseconds cooldown) {
   d.run(impl::statement{d.sql.cooldown(),
                         {id.election, id.node_id, d.session, std::to_string(cooldown.count())}},
         [](query_result) {});
+}
+
+void postgres_store::update_card(std::string card) { impl_->options.identity.card = std::move(card); }
+
+// A node that makes no attempts may be the first to need the schema: the
+// statement waits for the check, and runs only with the registry, which is
+// looked for again as async_candidates does. Nothing waits for its answer.
+void postgres_store::register_standby() {
+  auto& d = *impl_;
+  if (d.shell.closed()) return;
+  if (!d.registry && d.schema_ready && !d.registry_recheck_due()) return;
+  auto go = [&d, weak = d.shell.guard()](store_error e) {
+    if (weak.expired() || e || !d.registry) return;
+    const auto& id = d.options.identity;
+    d.query(d.sql.standby(),
+            {id.election, id.node_id, d.session, d.ttl_ms, std::to_string(id.priority), id.card},
+            [](query_result) {});
+  };
+  if (!d.registry && d.schema_ready) {
+    d.schema_waiters.push_back(std::move(go));
+    if (d.schema_waiters.size() == 1) d.check_schema();
+    return;
+  }
+  d.when_ready(std::move(go));
 }
 
 void postgres_store::async_create_record(record_handler handler) {

@@ -362,7 +362,7 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
   constexpr std::string_view what = "candidates";
   using type = redis_reply::type;
   using result = std::vector<registered_candidate>;
-  constexpr std::size_t fields = 7;
+  constexpr std::size_t fields = 8;
   if (reply.kind == type::error) return server_error<result>(what, reply);
   const auto& e = reply.elements;
   if (reply.kind != type::array || e.size() % fields != 0) return unexpected<result>(what, reply);
@@ -375,12 +375,13 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
     const auto& nonce = e[i + 4];
     const auto& cooling = e[i + 5];
     const auto& address = e[i + 6];
+    const auto& card = e[i + 7];
     if (node.kind != type::string || node.str.empty() || priority.kind != type::integer ||
         priority.integer < std::numeric_limits<int>::min() ||
         priority.integer > std::numeric_limits<int>::max() || live.kind != type::integer ||
         live.integer < 0 || left.kind != type::integer || left.integer <= 0 ||
         nonce.kind != type::string || nonce.str.empty() || cooling.kind != type::integer ||
-        cooling.integer < 0 || address.kind != type::string)
+        cooling.integer < 0 || address.kind != type::string || card.kind != type::string)
       return unexpected<result>(what, reply);
     registered_candidate c;
     c.info.node = node.str;
@@ -391,6 +392,7 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
     c.info.last_attempt_ago = std::max(2 * ttl - milliseconds(left.integer), milliseconds(0));
     c.info.cooling_down_for = milliseconds(cooling.integer);
     c.info.peer_address = address.str;
+    c.info.card = card.str;
     c.left = milliseconds(left.integer);
     c.nonce = nonce.str;
     r.value.push_back(std::move(c));

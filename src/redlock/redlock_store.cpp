@@ -576,6 +576,16 @@ struct redlock_store::impl {
     }
   }
 
+  // A candidate that may not lead, on every master it reaches (see
+  // redis_store::register_standby for lease.failsafe peers).
+  void register_standby() {
+    if (!options.identity.peer_address.empty()) return;
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::standby_script(), {keys.candidates},
+           {options.identity.node_id, value, priority, ttl_ms}, [](command_result) {});
+    }
+  }
+
   // --- record ------------------------------------------------------------------------
 
   // Every master needs its record: `baton init-store` waits for all of them.
@@ -680,8 +690,10 @@ struct redlock_store::impl {
   // Its term key: per master, the largest token a term wrote there.
   const election_keys keys;
   const std::string ttl_ms;
-  // What the scripts register with our node id.
-  const std::string priority = std::to_string(options.identity.priority);
+  // What the scripts register with our node id: the priority and the card
+  // (update_card changes it).
+  std::string priority =
+      redis_detail::registration_argument(options.identity.priority, options.identity.card);
   std::vector<redis_detail::connection_options> conn_options;
   std::vector<member> members;
   bool watching = false;
@@ -742,6 +754,17 @@ void redlock_store::async_candidates(candidates_handler handler) {
 void redlock_store::register_cooldown(milliseconds cooldown) {
   if (impl_->shell.closed() || cooldown <= milliseconds(0)) return;
   impl_->register_cooldown(cooldown);
+}
+
+void redlock_store::update_card(std::string card) {
+  impl_->options.identity.card = std::move(card);
+  impl_->priority = redis_detail::registration_argument(impl_->options.identity.priority,
+                                                        impl_->options.identity.card);
+}
+
+void redlock_store::register_standby() {
+  if (impl_->shell.closed()) return;
+  impl_->register_standby();
 }
 
 void redlock_store::async_create_record(record_handler handler) {

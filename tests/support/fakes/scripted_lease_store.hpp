@@ -100,6 +100,11 @@ class scripted_lease_store final : public lease_store {
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
+  /// Allowed, not recorded: the identity's card changes.
+  void update_card(std::string card) override { identity_.card = std::move(card); }
+  /// Counted in standby_registrations, never refused.
+  void register_standby() override { ++standby_registrations; }
+  int standby_registrations = 0;
   void watch(event_listener listener) override;
   store_status status() const override { return status_; }
   void close() override;
