@@ -201,7 +201,7 @@ struct confirmed {
 };
 /// Whether this node may take the lease from now on (`baton drain` and
 /// `undrain`; never_lead: false from the start). A node that may not makes
-/// no attempts: it registers as a standby (actions::register_standby) at
+/// no attempts: it registers as a standby (actions::look) at
 /// every wake-up instead. Allowed again while idle, it tries at once. A
 /// leader that may no longer lead is stepped down by the daemon (a
 /// switchover to its successor), not by this event.
@@ -265,9 +265,10 @@ struct ask_stop_gate {};
 /// Find out whether the command and hooks can be executed now (answered by
 /// events::app_checked). Asked instead of an acquire while they could not.
 struct check_app {};
-/// Register this node without an attempt (lease_store::register_standby):
+/// Register this node without an attempt and look who holds the lease
+/// (lease_store::async_look; the holder comes back as events::peer_acquired):
 /// what a node that may not lead does instead of acquiring.
-struct register_standby {};
+struct look {};
 struct arm_timer {
   timer_id id;
   time_point at;
@@ -292,7 +293,7 @@ using action = std::variant<actions::acquire, actions::renew, actions::release,
                             actions::arm_timer, actions::cancel_timer, actions::lease_extended,
                             actions::exit_process, actions::check_app,
                             actions::stop_deadline, actions::ask_stop_gate,
-                            actions::register_standby>;
+                            actions::look>;
 
 struct transition {
   state from;

@@ -212,6 +212,13 @@ struct candidate_info {
   std::string card{};
 };
 
+/// Who holds the lease, as a look without an attempt finds it
+/// (lease_store::async_look).
+struct lease_holder {
+  std::string node;         ///< its node id; "" = nobody (free, or reserved)
+  std::uint64_t token = 0;  ///< its term's fencing token; 0 = none
+};
+
 // --- events ------------------------------------------------------------------
 
 namespace store_events {
@@ -368,6 +375,7 @@ class lease_store {
   using release_handler = std::function<void(store_error, release_answer)>;
   using record_handler = std::function<void(store_error, record_answer)>;
   using candidates_handler = std::function<void(store_error, std::vector<candidate_info>)>;
+  using look_handler = std::function<void(store_error, lease_holder)>;
   using event_listener = std::function<void(const store_event&)>;
 
   virtual ~lease_store() = default;
@@ -409,10 +417,12 @@ class lease_store {
   /// renewal, or by async_register.
   virtual void update_card(std::string card) = 0;
   /// Registers this candidate (node id, priority, card) without trying to
-  /// take the lease: what a candidate that may not lead (drained, never
-  /// leading) does instead of its attempts, so that it stays listed, as
-  /// such. Best effort, as every registration is: nothing is answered.
-  virtual void register_standby() = 0;
+  /// take the lease, and answers who holds it: what a candidate that may not
+  /// lead (drained, never leading) does instead of its attempts, so that it
+  /// stays listed, as such, and knows its leader. The registration is best
+  /// effort, as every one is (lease.failsafe peers on the Redis kinds: none,
+  /// since every listed candidate there is a peer to ask).
+  virtual void async_look(look_handler handler) = 0;
   /// Create the election's record if it has none (`baton init-store`), so
   /// that its first start is not held back as a store that lost its data
   /// would be. Creating it while a leader may be working on a store that did

@@ -351,7 +351,7 @@ struct driver::impl {
 
   void carry_out(const actions::acquire&, time_point) { store_calls.acquire(); }
 
-  void carry_out(const actions::register_standby&, time_point) { store.register_standby(); }
+  void carry_out(const actions::look&, time_point) { store_calls.look(); }
 
   void carry_out(const actions::renew&, time_point) {
     succession_policy.refresh_candidates();

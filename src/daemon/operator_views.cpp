@@ -65,6 +65,17 @@ void operator_views::observe_command(const char* command, time_point sent, const
   if (!store_answers_.failing_since) store_answers_.failing_since = sent;
 }
 
+void operator_views::observe_look(time_point sent, const store_error& e) {
+  if (!e) {
+    store_answers_.answered = true;
+    store_answers_.failing_since.reset();
+    return;
+  }
+  stats_.on_store_error(store_error_kind(e.code));
+  store_answers_.last_error = e.message();
+  if (!store_answers_.failing_since) store_answers_.failing_since = sent;
+}
+
 probe_view operator_views::probe() const {
   auto now = mono_clock::now();
   auto liveness = assess_liveness(machine_, now, cfg_.hooks.timeout);

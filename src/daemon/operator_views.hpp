@@ -46,6 +46,10 @@ class operator_views {
   /// not reported): its duration and errors for the metrics, and whether the
   /// store answers, for readiness.
   void observe_command(const char* command, time_point sent, const store_error& e);
+  /// A look (lease_store::async_look) sent at `sent` completed with `e`:
+  /// whether the store answers, for readiness, and its errors; not timed
+  /// as a lease command.
+  void observe_look(time_point sent, const store_error& e);
 
   /// lease.failsafe peers: its part of the status and of the metrics, at a
   /// given time (unset while the mode is off).

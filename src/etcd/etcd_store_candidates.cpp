@@ -107,21 +107,30 @@ void etcd_store::update_card(std::string card) {
   d.run.lost();
 }
 
-// A put alone, when one is due (registration_run), with nobody waiting for
-// the answer but the run's bookkeeping: a candidate that may not lead makes
-// this call instead of its attempts, as often.
-void etcd_store::register_standby() {
+// A candidate that may not lead makes this call instead of its attempts, as
+// often: one txn of the registration's put when one is due
+// (registration_run) and a read of the lease key, whose holder and token it
+// answers as an acquire's held answer names them.
+void etcd_store::async_look(look_handler handler) {
   auto& d = *impl_;
-  if (d.shell.closed()) return;
+  if (d.shell.reject_if_closed(handler)) return;
   const auto sent = mono_clock::now();
-  auto call = d.registering_txn({}, sent);
-  if (call.first_read == 0) return;
-  auto h = std::make_shared<std::function<void(store_error, bool)>>([](store_error, bool) {});
-  d.request<bool>(h, "/v3/kv/txn", call.body, [&d, sent](const json& j) {
-    const auto t = read_txn(j);
-    d.seen(t.hdr);
-    if (t.succeeded) d.run.put(sent, t.hdr.revision);
-  });
+  auto call = d.registering_txn({{txn_op::kind::range, d.keys.lease, {}, 0, {}}}, sent);
+  auto h = std::make_shared<look_handler>(std::move(handler));
+  d.request<lease_holder>(h, "/v3/kv/txn", call.body,
+                          [&d, h, sent, reads = call.first_read](const json& j) {
+                            const auto t = read_txn(j);
+                            const auto kvs = read_txn_range(j, reads);
+                            d.seen(t.hdr);
+                            if (reads > 0 && t.succeeded) d.run.put(sent, t.hdr.revision);
+                            lease_holder out;
+                            if (kvs.size() == 1) {
+                              out.node = holder_of(kvs[0].value);
+                              out.token = static_cast<std::uint64_t>(
+                                  d.floor.token_of(kvs[0].mod_revision));
+                            }
+                            (*h)({}, std::move(out));
+                          });
 }
 
 }  // namespace baton

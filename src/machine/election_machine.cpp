@@ -572,7 +572,7 @@ void election_machine::on(const events::standing& ev, step_context& ctx) {
 // A standby that may not lead registers (so that it is listed, as such)
 // at least every half ttl: every kind keeps a registration two ttls.
 void election_machine::stand_by(step_context& ctx) {
-  ctx.emit(actions::register_standby{});
+  ctx.emit(actions::look{});
   wait_then_retry(ctx, jittered(std::min(timing_.ttl / 2, std::max(timing_.retry_interval,
                                                                      timing_.ttl / 4)),
                                 0.2));

@@ -87,6 +87,18 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   return out;
 }
 
+parsed_look parse_look_rows(const result_rows& rows) {
+  parsed_look out;
+  if (rows.empty()) return out;
+  const auto token = rows.size() == 1 && rows[0].size() == 2 ? integer(rows[0][1]) : std::nullopt;
+  if (!token || *token < 0 || !rows[0][0] || rows[0][0]->empty()) {
+    out.error = unexpected("a row with a missing or malformed column", "look");
+    return out;
+  }
+  out.holder = {*rows[0][0], static_cast<std::uint64_t>(*token)};
+  return out;
+}
+
 parsed_candidates parse_candidate_rows(const result_rows& rows) {
   parsed_candidates out;
   for (const auto& row : rows) {

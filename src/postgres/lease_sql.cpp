@@ -394,11 +394,17 @@ std::string lease_sql::candidates() const {
          "ORDER BY c.node";
 }
 
-// A candidate that may not lead registers without an attempt: the
-// registration alone, as an acquire writes it.
-std::string lease_sql::standby() const {
-  return "WITH s AS (SELECT clock_timestamp() AS now),\n" +
-         registration("s", "$5", "$6", "$4::bigint * interval '1 millisecond'") + "\nSELECT 1";
+// A candidate that may not lead looks instead of trying: its registration,
+// as an acquire writes it, and the row's holder while its lease lasts (a
+// reservation is nobody's).
+std::string lease_sql::look(bool with_registry) const {
+  return "WITH s AS (SELECT clock_timestamp() AS now)" +
+         (with_registry
+              ? ",\n" + registration("s", "$5", "$6", "$4::bigint * interval '1 millisecond'")
+              : std::string()) +
+         "\nSELECT l.holder, l.token FROM " + quoted_table_ + " l, s\n"
+         "WHERE l.election = $1 AND l.expires_at > s.now AND l.holder <> '' AND NOT " +
+         reserved("l");
 }
 
 // Only the expiry it had is kept: a cool-down is no attempt, and the row

@@ -101,9 +101,11 @@ class lease_sql {
   /// live_for ms, ms since its last attempt (two ttls less the time left
   /// until it lapses), ms left of its cool-down (0 = none), card.
   std::string candidates() const;
-  /// $1 election, $2 node id, $3 session, $4 ttl ms, $5 priority, $6 card:
-  /// registers this node without an attempt (one row).
-  std::string standby() const;
+  /// $1 election, and with the registry $2 node id, $3 session, $4 ttl ms,
+  /// $5 priority, $6 card: registers this node without an attempt -> the
+  /// holder and token of a lease that lasts (a reservation is none), or no
+  /// row.
+  std::string look(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 cool-down ms: this session's
   /// live registration cools down until $4 ms from now; none when it has
   /// lapsed or another session wrote it.

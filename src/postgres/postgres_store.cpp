@@ -569,25 +569,30 @@ void postgres_store::register_cooldown(milliseconds cooldown) {
 void postgres_store::update_card(std::string card) { impl_->options.identity.card = std::move(card); }
 
 // A node that makes no attempts may be the first to need the schema: the
-// statement waits for the check, and runs only with the registry, which is
-// looked for again as async_candidates does. Nothing waits for its answer.
-void postgres_store::register_standby() {
+// statement waits for the check, as every statement does, and registers
+// with the registry alone.
+void postgres_store::async_look(look_handler handler) {
   auto& d = *impl_;
-  if (d.shell.closed()) return;
-  if (!d.registry && d.schema_ready && !d.registry_recheck_due()) return;
-  auto go = [&d, weak = d.shell.guard()](store_error e) {
-    if (weak.expired() || e || !d.registry) return;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto make = [&d] {
     const auto& id = d.options.identity;
-    d.query(d.sql.standby(),
-            {id.election, id.node_id, d.session, d.ttl_ms, std::to_string(id.priority), id.card},
-            [](query_result) {});
+    impl::statement s{d.sql.look(d.registry), {id.election}};
+    if (d.registry) {
+      s.params.insert(s.params.end(), {id.node_id, d.session, d.ttl_ms,
+                                       std::to_string(id.priority), id.card});
+    }
+    return s;
   };
-  if (!d.registry && d.schema_ready) {
-    d.schema_waiters.push_back(std::move(go));
-    if (d.schema_waiters.size() == 1) d.check_schema();
-    return;
-  }
-  d.when_ready(std::move(go));
+  d.run(std::move(make), [&d, handler = std::move(handler)](query_result r) {
+    d.finish<lease_holder>(r, handler, [&](const auto& rows) {
+      auto parsed = postgres_detail::parse_look_rows(rows);
+      if (parsed.error) {
+        handler(d.shell.note_failure(parsed.error), lease_holder{});
+        return;
+      }
+      handler(store_error{}, std::move(parsed.holder));
+    });
+  });
 }
 
 void postgres_store::async_create_record(record_handler handler) {

@@ -414,6 +414,28 @@ std::string holder_from_value(std::string_view value) {
   return std::string(value.substr(0, colon));
 }
 
+parsed_reply<lease_holder> parse_look_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "look";
+  using type = redis_reply::type;
+  if (reply.kind == type::error) return server_error<lease_holder>(what, reply);
+  const auto& e = reply.elements;
+  if (reply.kind != type::array || e.size() != 2 || e[0].kind != type::string ||
+      e[1].kind != type::string) {
+    return unexpected<lease_holder>(what, reply);
+  }
+  std::uint64_t token = 0;
+  const auto& text = e[1].str;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), token);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    return unexpected<lease_holder>(what, reply);
+  }
+  parsed_reply<lease_holder> r;
+  if (!e[0].str.empty() && !reservation_in(e[0].str)) {
+    r.value = {holder_from_value(e[0].str), token};
+  }
+  return r;
+}
+
 std::optional<lease_reservation> reservation_in(std::string_view value) {
   // As the acquire script matches it: '^%(reserved%) (%S+) (.*)$'.
   constexpr std::string_view prefix = "(reserved) ";

@@ -658,11 +658,15 @@ void redis_store::update_card(std::string card) {
 // lease.failsafe peers reads a peer address from every live line: a line
 // without one would stand for a peer nobody can ask, so a candidate of that
 // mode that may not lead stays unlisted instead.
-void redis_store::register_standby() {
+void redis_store::async_look(look_handler handler) {
   auto& d = *impl_;
-  if (d.shell.closed() || !d.options.identity.peer_address.empty()) return;
-  d.eval(redis_detail::standby_script(), {d.keys.candidates},
-         {d.options.identity.node_id, d.value, d.priority, d.ttl_ms}, [](command_result) {});
+  if (d.shell.reject_if_closed(handler)) return;
+  d.eval(redis_detail::standby_script(), {d.keys.candidates, d.keys.lease, d.keys.token},
+         {d.options.identity.node_id, d.value, d.priority, d.ttl_ms,
+          d.options.identity.peer_address.empty() ? "1" : "0"},
+         [&d, handler = std::move(handler)](command_result r) {
+           d.finish<lease_holder>(r, parse_look_reply, handler);
+         });
 }
 
 void redis_store::async_create_record(record_handler handler) {

@@ -788,14 +788,18 @@ redis.pcall('SET', KEYS[1], table.concat(lines, '\n'), 'PX', left)
 return 1
 )lua";
 
-// A candidate that may not lead (drained, never leading) registers without
-// an attempt: KEYS[1] the candidates key; ARGV our node id, our lease value
-// (its nonce), the registration ("<priority>/<card>") and the ttl in ms.
+// A candidate that may not lead (drained, never leading) looks instead of
+// trying: KEYS the candidates, lease and token keys; ARGV our node id, our
+// lease value (its nonce), the registration ("<priority>/<card>"), the ttl
+// in ms, and "1" to register (lease.failsafe peers: "0"). Answers {the
+// lease's value ("" = none), the token counter ("0" = none)}.
 constexpr std::string_view standby_source = BATON_LUA_REGISTER R"lua(
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-register(KEYS[1], ARGV[1], ARGV[2], ARGV[3], now_ms, tonumber(ARGV[4]), nil)
-return 1
+if ARGV[5] == '1' then
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  register(KEYS[1], ARGV[1], ARGV[2], ARGV[3], now_ms, tonumber(ARGV[4]), nil)
+end
+return {redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[3]) or '0'}
 )lua";
 
 // `baton init-store`: the counter, seeded as the acquire script seeds a

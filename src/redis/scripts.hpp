@@ -128,7 +128,8 @@ const lua_script& cooldown_script();
 /// The registration argument of the scripts that register a candidate:
 /// "<priority>", or "<priority>/<card>" with a card (BATON_LUA_LINE).
 std::string registration_argument(int priority, const std::string& card);
-/// Registers a candidate that makes no attempts (standby_source).
+/// A candidate that makes no attempts registers and looks who holds the
+/// lease (standby_source).
 const lua_script& standby_script();
 
 /// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the

@@ -242,12 +242,19 @@ void zookeeper_store::update_card(std::string card) {
       {d.options.identity.priority, d.options.identity.node_id, d.options.identity.card}));
 }
 
-// The session's registry node, as an acquire makes it (once per session).
-void zookeeper_store::register_standby() {
+// The session's registry node, as an acquire makes it (once per session),
+// then the lease node's data: its holder and token.
+void zookeeper_store::async_look(look_handler handler) {
   auto& d = *impl_;
-  if (d.shell.closed()) return;
-  d.with_session([&d](store_error e) {
-    if (!e) d.register_candidate();
+  d.begin_session_call(handler, "look at the lease", [&d](auto o) {
+    d.register_candidate();
+    d.link->get(d.paths.lease, [&d, o](int rc, node_seen node) {
+      if (o->done) return;
+      if (rc == ZNONODE) return o->finish({}, {});
+      if (rc != ZOK) return o->finish(d.note_failure(zoo_failure(rc, "read " + d.paths.lease)), {});
+      const auto value = decode_lease(node.data);
+      o->finish({}, value ? lease_holder{value->node_id, value->token} : lease_holder{});
+    });
   });
 }
 

@@ -1,8 +1,9 @@
 // The lease-store contract, continued: what a registration carries besides
 // the node id and the priority. Every kind keeps the candidate card
 // (candidate_card.hpp) as an opaque string, changes it with update_card, and
-// lists a candidate that registers without an attempt (register_standby,
-// what a drained or never-leading node does) with its card.
+// lists a candidate that registers without an attempt (async_look, what a
+// drained or never-leading node does) with its card, and tells it who
+// holds the lease.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -66,6 +67,16 @@ bool card_renewed(asio::io_context& io, lease_store& s) {
   return card_run_until(io, [&] { return done; }) && renewed;
 }
 
+bool release_of(asio::io_context& io, lease_store& s) {
+  bool done = false;
+  bool released = false;
+  s.async_release([&](store_error e, release_answer a) {
+    released = !e && a == release_answer::released;
+    done = true;
+  });
+  return card_run_until(io, [&] { return done; }) && released;
+}
+
 // `node`'s card as `reader` lists it, once `node` is listed with `card`
 // (looked for a bounded number of times: registrations are unanswered);
 // what it was last listed with otherwise ("(not listed)" when never).
@@ -109,17 +120,38 @@ TEST_P(lease_store_contract, a_registration_carries_its_card_and_update_card_cha
   EXPECT_EQ(listed_card(io, *c, "node-a", drained), drained);
 }
 
-TEST_P(lease_store_contract, a_standby_that_makes_no_attempt_is_listed_with_its_card) {
+TEST_P(lease_store_contract, a_look_lists_a_standby_with_its_card_and_names_the_holder) {
   auto& io = harness().io();
   auto a = harness().make_store("node-a", card_ttl);
   auto b = harness().make_store("node-b", card_ttl, 5);
   ASSERT_TRUE(card_acquired(io, *a));
   const std::string never = "standing=never;advertise=db-b:5432";
   b->update_card(never);
-  b->register_standby();
+  bool looked = false;
+  store_error error;
+  lease_holder seen;
+  b->async_look([&](store_error e, lease_holder h) {
+    error = std::move(e);
+    seen = std::move(h);
+    looked = true;
+  });
+  ASSERT_TRUE(card_run_until(io, [&] { return looked; }));
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_EQ(seen.node, "node-a");
+  EXPECT_GT(seen.token, 0u);
   EXPECT_EQ(listed_card(io, *a, "node-b", never), never);
   // It took nothing: the lease is still a's.
   ASSERT_TRUE(card_renewed(io, *a));
+  ASSERT_EQ(release_of(io, *a), true);
+  looked = false;
+  b->async_look([&](store_error e, lease_holder h) {
+    error = std::move(e);
+    seen = std::move(h);
+    looked = true;
+  });
+  ASSERT_TRUE(card_run_until(io, [&] { return looked; }));
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_EQ(seen.node, "") << "a free lease is nobody's";
 }
 
 }  // namespace

@@ -454,10 +454,15 @@ void memory_lease_store::register_cooldown(milliseconds cooldown) {
 
 void memory_lease_store::update_card(std::string card) { impl_->id.card = std::move(card); }
 
-void memory_lease_store::register_standby() {
+void memory_lease_store::async_look(look_handler handler) {
   auto& d = *impl_;
-  if (d.shell.closed() || d.backend->unavailable) return;
-  d.election().register_candidate(d.id, mono_clock::now());
+  d.start<lease_holder>(std::move(handler), [&d] {
+    const auto now = mono_clock::now();
+    auto& e = d.election();
+    e.expire_if_due(now);
+    e.register_candidate(d.id, now);
+    return e.holder.empty() ? lease_holder{} : lease_holder{e.holder, e.token};
+  });
 }
 
 void memory_lease_store::async_create_record(record_handler handler) {

@@ -139,7 +139,7 @@ inline std::string describe(const action& a, time_point origin) {
         if constexpr (std::is_same_v<T, actions::stop_deadline>)
           return "stop_deadline kill_at=" + ms_after(origin, act.kill_at);
         if constexpr (std::is_same_v<T, actions::ask_stop_gate>) return "ask_stop_gate";
-        if constexpr (std::is_same_v<T, actions::register_standby>) return "register_standby";
+        if constexpr (std::is_same_v<T, actions::look>) return "look";
       },
       a);
 }
