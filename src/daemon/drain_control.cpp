@@ -1,8 +1,8 @@
 // Drain and never_lead (see drain_control.hpp).
 #include "drain_control.hpp"
 
-#include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ std::string drain_file_of(const config& cfg) {
 }
 
 bool drain_file_exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0) return true;
   if (errno == ENOENT) return false;
   throw file_error("read", path, errno);
@@ -120,11 +120,11 @@ nlohmann::json drain_control::drain(bool leading, const peer_info& peer) {
     spdlog::info("drained by pid {} (uid {}): this node takes no lease until `baton undrain`",
                  peer.pid, peer.uid);
   }
-  nlohmann::json reply{{"node_id", cfg_.node_id},
-                       {"standing", to_string(standing())},
-                       {"drain_file", path},
-                       {"handing_over_to", successor ? nlohmann::json(successor->node)
-                                                     : nlohmann::json(nullptr)}};
+  nlohmann::json reply{
+      {"node_id", cfg_.node_id},
+      {"standing", to_string(standing())},
+      {"drain_file", path},
+      {"handing_over_to", successor ? nlohmann::json(successor->node) : nlohmann::json(nullptr)}};
   if (was) reply["already"] = true;
   return reply;
 }

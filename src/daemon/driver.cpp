@@ -240,6 +240,7 @@ struct driver::impl {
                                         return views.probe();
                                       },
                                       [this] {
+                                        succession_policy.refresh_stale_candidates();
                                         refresh_for_leader();
                                         return views.status();
                                       },
@@ -467,13 +468,13 @@ struct driver::impl {
 
   // The list the status and /leader read the leader's advertise address in.
   void refresh_for_leader() {
-    succession_policy.refresh_stale_candidates(
-        machine.known_leader(cfg.node_id, mono_clock::now()));
+    succession_policy.refresh_for_leader(machine.known_leader(cfg.node_id, mono_clock::now()));
   }
 
   // A client that read "is_leader": true may work on that, just as one that
   // heard the start event.
   nlohmann::json status_for_client() {
+    succession_policy.refresh_stale_candidates();
     refresh_for_leader();
     auto s = views.status();
     gate.on_status_read(s.value("is_leader", false), machine.valid_until());

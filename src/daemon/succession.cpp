@@ -79,14 +79,20 @@ void succession::refresh_candidates() {
   });
 }
 
-void succession::refresh_stale_candidates(const std::string& leader) {
+void succession::refresh_stale_candidates() {
+  if (!candidates_.at || mono_clock::now() - *candidates_.at > cfg_.lease.ttl) {
+    refresh_candidates();
+  }
+}
+
+void succession::refresh_for_leader(const std::string& leader) {
+  if (leader.empty() || leader == cfg_.node_id) return;
+  const bool listed = std::any_of(candidates_.list.begin(), candidates_.list.end(),
+                                  [&](const candidate_info& c) { return c.node == leader; });
   const auto now = mono_clock::now();
-  if (!candidates_.at || now - *candidates_.at > cfg_.lease.ttl) return refresh_candidates();
-  const bool listed =
-      leader.empty() || leader == cfg_.node_id ||
-      std::any_of(candidates_.list.begin(), candidates_.list.end(),
-                  [&](const candidate_info& c) { return c.node == leader; });
-  if (!listed && now - *candidates_.at > cfg_.lease.ttl / 10) refresh_candidates();
+  if (listed || (leader_refresh_at_ && now - *leader_refresh_at_ < cfg_.lease.ttl / 10)) return;
+  leader_refresh_at_ = now;
+  refresh_candidates();
 }
 
 // A leader hands over to a live candidate of a higher priority, by the
@@ -159,7 +165,10 @@ candidate_info succession::drain_successor() const {
     q.own_priority = std::numeric_limits<int>::min();
     const auto verdict = vet_switchover(q, candidates_);
     if (verdict.decision != switchover_decision::refuse) return c;
-    why += (why.empty() ? "" : "; ") + verdict.why;
+    // A list too old refuses every one alike: say it once.
+    if (why.find(verdict.why) == std::string::npos) {
+      why += (why.empty() ? "" : "; ") + verdict.why;
+    }
   }
   if (why.empty()) {
     why = candidates_.at ? "no other candidate is listed"

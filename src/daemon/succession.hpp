@@ -78,10 +78,13 @@ class succession {
   /// Lists the candidates now (the leader's renewal and won acquire), unless
   /// a listing is in flight; a new list may call for preemption.
   void refresh_candidates();
-  /// Lists them when the list is older than a ttl (a standby's status), or
-  /// than a tenth of one when it lacks `leader` (the known leader, whose
-  /// advertise address the status and /leader show; "" = none known).
-  void refresh_stale_candidates(const std::string& leader = {});
+  /// Lists them when the list is older than a ttl (a standby's status).
+  void refresh_stale_candidates();
+  /// Lists them when the list lacks `leader` (the known leader, whose
+  /// advertise address the status and /leader show; "" = none known), at
+  /// most once per tenth of a ttl whatever comes of it: a probe of /leader
+  /// costs the store nothing once the leader is listed.
+  void refresh_for_leader(const std::string& leader);
   /// The candidates as last listed, for the status.
   const candidate_snapshot& candidates() const { return candidates_; }
 
@@ -110,6 +113,7 @@ class succession {
   std::function<void()> count_switchover_;
   candidate_snapshot candidates_;
   bool candidates_in_flight_ = false;
+  std::optional<time_point> leader_refresh_at_;
 };
 
 }  // namespace baton

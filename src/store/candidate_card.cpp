@@ -23,9 +23,12 @@ std::string shown(std::string_view text) {
 
 const char* to_string(candidate_standing s) {
   switch (s) {
-    case candidate_standing::eligible: return "eligible";
-    case candidate_standing::drained: return "drained";
-    case candidate_standing::never: return "never";
+    case candidate_standing::eligible:
+      return "eligible";
+    case candidate_standing::drained:
+      return "drained";
+    case candidate_standing::never:
+      return "never";
   }
   return "eligible";
 }
@@ -82,9 +85,9 @@ card_reading parse_candidate_card(std::string_view text) {
       const auto s = parse_candidate_standing(value);
       if (!s || standing_seen) {
         out = {};
-        out.error = standing_seen ? "card names its standing twice"
-                                  : "card standing " + shown(value) +
-                                        " is none of eligible, drained, never";
+        out.error = standing_seen
+                        ? "card names its standing twice"
+                        : "card standing " + shown(value) + " is none of eligible, drained, never";
         return out;
       }
       standing_seen = true;

@@ -40,7 +40,8 @@ void card_pass(asio::io_context& io, milliseconds d) {
   asio::steady_timer t(io, d);
   bool fired = false;
   t.async_wait([&](const boost::system::error_code&) { fired = true; });
-  card_run_until(io, [&] { return fired; }, d + card_limit);
+  card_run_until(
+      io, [&] { return fired; }, d + card_limit);
 }
 
 bool card_acquired(asio::io_context& io, lease_store& s, acquire_outcome* outcome = nullptr) {

@@ -17,13 +17,16 @@
 namespace baton::testing::daemon_scenarios_test {
 namespace {
 
-std::string advertise_of(int index) { return "svc-" + std::to_string(index) + ".test:5432"; }
+std::string advertise_of(int index) {
+  return "svc-" + std::to_string(index) + ".test:5432";
+}
 
 // Node `index`'s options: its advertise address and a drain file of its own
 // name (a restarted node reads its predecessor's).
 std::vector<std::string> standing_flags(const fault_cluster& c, int index,
                                         const std::string& name) {
-  return {"--advertise", advertise_of(index), "--drain-file", (c.dir() / (name + ".drained")).string()};
+  return {"--advertise", advertise_of(index), "--drain-file",
+          (c.dir() / (name + ".drained")).string()};
 }
 
 cli_outcome ask_cli(const fault_cluster& c, int asked, const std::string& verb,
@@ -33,7 +36,8 @@ cli_outcome ask_cli(const fault_cluster& c, int asked, const std::string& verb,
 
 // Polls node `index`'s status (bounded: 100 polls, 100 ms apart) until
 // `holds` says yes of it.
-bool status_shows(fault_cluster& c, int index, const std::function<bool(const nlohmann::json&)>& holds) {
+bool status_shows(fault_cluster& c, int index,
+                  const std::function<bool(const nlohmann::json&)>& holds) {
   for (int polls = 0; polls < 100; ++polls) {
     if (auto s = c.status(index); s && holds(*s)) return true;
     std::this_thread::sleep_for(100ms);
@@ -134,7 +138,8 @@ TEST_P(daemon_scenarios, never_lead_candidate_never_leads_nor_is_handed_the_leas
   start(*c, 2, never);
   EXPECT_TRUE(lists_standing(*c, 1, fault_cluster::name_of(2), "never")) << logs(*c);
   ASSERT_TRUE(status_shows(*c, 2, [&](const nlohmann::json& s) {
-    return s.value("standing", "") == "never" && s.value("leader", nlohmann::json()) == leader->name;
+    return s.value("standing", "") == "never" &&
+           s.value("leader", nlohmann::json()) == leader->name;
   })) << logs(*c);
 
   // A switchover to it is refused; the preemption delay passes without one.

@@ -7,8 +7,8 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <optional>
-#include <system_error>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -54,7 +54,8 @@ struct card_column : ::testing::Test {
   store_error card_acquire(lease_store& s) {
     std::optional<store_error> out;
     s.async_acquire([&](store_error e, acquire_answer) { out = std::move(e); });
-    return card_wait(out).value_or(store_error{std::make_error_code(std::errc::timed_out), "no answer within 10 s"});
+    return card_wait(out).value_or(
+        store_error{std::make_error_code(std::errc::timed_out), "no answer within 10 s"});
   }
 
   std::pair<store_error, std::vector<candidate_info>> card_candidates(lease_store& s) {

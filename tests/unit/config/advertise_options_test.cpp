@@ -41,7 +41,8 @@ TEST(advertise_option, refuses_what_a_registration_cannot_carry_and_says_why) {
             "advertise: db 1:5432 is not allowed: HOST:PORT or a URL of at most 256 printable "
             "ASCII bytes without spaces or ';' (it holds a space, ';' or a byte that is not "
             "printable ASCII: give HOST:PORT or a URL)");
-  EXPECT_NE(advertise_error("a;standing=eligible").find("without spaces or ';'"), std::string::npos);
+  EXPECT_NE(advertise_error("a;standing=eligible").find("without spaces or ';'"),
+            std::string::npos);
   EXPECT_NE(advertise_error(std::string(300, 'a')).find("is longer than 256 bytes"),
             std::string::npos);
 }
@@ -51,9 +52,10 @@ TEST(advertise_option, the_rows_have_their_names_and_defaults) {
   EXPECT_EQ(cfg.advertise, "");
   EXPECT_FALSE(cfg.never_lead);
   EXPECT_EQ(cfg.drain_file, "");
-  const auto from_env = config_test_util::from_yaml(
-      "", {{"BATON_NEVER_LEAD", "true"}, {"BATON_ADVERTISE", "db-1:5432"},
-           {"BATON_DRAIN_FILE", "/var/lib/baton/drained"}});
+  const auto from_env =
+      config_test_util::from_yaml("", {{"BATON_NEVER_LEAD", "true"},
+                                       {"BATON_ADVERTISE", "db-1:5432"},
+                                       {"BATON_DRAIN_FILE", "/var/lib/baton/drained"}});
   EXPECT_TRUE(from_env.never_lead);
   EXPECT_EQ(from_env.advertise, "db-1:5432");
   EXPECT_EQ(from_env.drain_file, "/var/lib/baton/drained");

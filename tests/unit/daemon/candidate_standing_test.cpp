@@ -52,8 +52,7 @@ TEST(candidate_standing, drained_never_and_unreadable_targets_are_refused_even_f
   const auto known = listed({carded("node-a", 0, "standing=eligible"),
                              carded("node-b", 0, "standing=drained;advertise=b:1"),
                              carded("node-c", 0, "standing=never"),
-                             carded("node-d", 0, "standing=asleep"),
-                             carded("node-e", 0, "")});
+                             carded("node-d", 0, "standing=asleep"), carded("node-e", 0, "")});
   for (const bool force : {false, true}) {
     const auto b = vet_to("node-b", known, force);
     EXPECT_EQ(b.decision, switchover_decision::refuse);
@@ -72,17 +71,17 @@ TEST(candidate_standing, drained_never_and_unreadable_targets_are_refused_even_f
 }
 
 TEST(candidate_standing, a_drained_candidate_of_a_higher_priority_outranks_nobody) {
-  const auto known = listed({carded("node-a", 0, ""), carded("node-b", 1, ""),
-                             carded("node-c", 9, "standing=drained"),
-                             carded("node-d", 9, "standing=never")});
+  const auto known =
+      listed({carded("node-a", 0, ""), carded("node-b", 1, ""),
+              carded("node-c", 9, "standing=drained"), carded("node-d", 9, "standing=never")});
   const auto v = vet_to("node-b", known, false);
   EXPECT_EQ(v.decision, switchover_decision::accept) << v.why;
 }
 
 TEST(candidate_standing, preemption_never_targets_a_candidate_that_may_not_lead) {
-  const auto known = listed({carded("node-a", 0, ""), carded("node-c", 9, "standing=never"),
-                             carded("node-d", 8, "standing=drained"),
-                             carded("node-e", 7, "standing=???")});
+  const auto known =
+      listed({carded("node-a", 0, ""), carded("node-c", 9, "standing=never"),
+              carded("node-d", 8, "standing=drained"), carded("node-e", 7, "standing=???")});
   EXPECT_FALSE(preemption_target(known, "node-a", 0, 30s, 1h, 30s, standing_now));
   auto more = known.list;
   more.push_back(carded("node-f", 1, "standing=eligible"));
@@ -93,8 +92,8 @@ TEST(candidate_standing, preemption_never_targets_a_candidate_that_may_not_lead)
 
 TEST(candidate_standing, the_status_lists_each_candidates_standing_and_address) {
   const auto known = listed({carded("node-a", 0, "standing=eligible;advertise=a:1"),
-                             carded("node-b", 0, "standing=drained"),
-                             carded("node-c", 0, ""), carded("node-d", 0, "standing=bad")});
+                             carded("node-b", 0, "standing=drained"), carded("node-c", 0, ""),
+                             carded("node-d", 0, "standing=bad")});
   const auto report = candidates_report(known, "node-a");
   ASSERT_EQ(report.size(), 4u);
   EXPECT_EQ(report[0]["standing"], "eligible");
@@ -125,8 +124,8 @@ TEST(drain_file, lives_beside_the_socket_unless_named) {
 }
 
 TEST(drain_file, written_read_and_removed_with_errors_that_name_the_file) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("baton-drain-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("baton-drain-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto path = (dir / "node.drained").string();

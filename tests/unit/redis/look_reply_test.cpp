@@ -16,7 +16,8 @@ TEST(look_reply, names_the_holder_and_its_token) {
   ASSERT_FALSE(held.ec) << held.detail;
   EXPECT_EQ(held.value.node, "node-b");
   EXPECT_EQ(held.value.token, 42u);
-  const auto free = baton::parse_look_reply(look_r::array({look_r::string(""), look_r::string("7")}));
+  const auto free =
+      baton::parse_look_reply(look_r::array({look_r::string(""), look_r::string("7")}));
   ASSERT_FALSE(free.ec);
   EXPECT_EQ(free.value.node, "");
   const auto reserved = baton::parse_look_reply(

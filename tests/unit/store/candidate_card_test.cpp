@@ -18,8 +18,8 @@ TEST(CandidateCard, EncodesStandingAndAdvertise) {
 }
 
 TEST(CandidateCard, ReadsWhatItWrites) {
-  for (const auto standing : {candidate_standing::eligible, candidate_standing::drained,
-                              candidate_standing::never}) {
+  for (const auto standing :
+       {candidate_standing::eligible, candidate_standing::drained, candidate_standing::never}) {
     const candidate_card card{standing, "http://h:1/p=q"};
     const auto back = parse_candidate_card(encode_candidate_card(card));
     EXPECT_EQ(back.error, "");
@@ -50,10 +50,8 @@ TEST(CandidateCard, NamesWhatIsWrongWithABrokenCard) {
   EXPECT_EQ(parse_candidate_card("hello").error, "card item 'hello' is not KEY=VALUE");
   EXPECT_EQ(parse_candidate_card("standing=eligible;").error, "card item '' is not KEY=VALUE");
   EXPECT_EQ(parse_candidate_card("=x").error, "card item '=x' is not KEY=VALUE");
-  EXPECT_EQ(parse_candidate_card("advertise=").error,
-            "card advertise address '' is empty");
-  EXPECT_EQ(parse_candidate_card(std::string(600, 'a')).error,
-            "card of 600 bytes, more than 512");
+  EXPECT_EQ(parse_candidate_card("advertise=").error, "card advertise address '' is empty");
+  EXPECT_EQ(parse_candidate_card(std::string(600, 'a')).error, "card of 600 bytes, more than 512");
   // A broken card keeps the defaults, and is never a successor.
   const auto r = parse_candidate_card("standing=drained;advertise=a\x01");
   EXPECT_NE(r.error, "");
