@@ -561,9 +561,14 @@ void election_machine::on(const events::standing& ev, step_context& ctx) {
   if (ev.may_lead == may_lead_) return;
   may_lead_ = ev.may_lead;
   if (!may_lead_) return;
-  // Undrained while standing by: compete at once (a resign's cool-down or
-  // an app's back-off still holds the next attempt back).
-  if (state_ != state::idle || app_blocked_ || ctx.now < backoff_until_) return;
+  // Undrained while standing by: compete at once, or once a resign's
+  // cool-down or an app's back-off is over (the look's wake-up may come
+  // sooner).
+  if (state_ != state::idle || app_blocked_) return;
+  if (ctx.now < backoff_until_) {
+    wait_then_retry(ctx, backoff_until_ - ctx.now);
+    return;
+  }
   ctx.emit(actions::cancel_timer{timer_id::wake});
   ctx.emit(actions::acquire{});
   go(ctx, state::acquiring, reason::retry, "allowed to lead again");

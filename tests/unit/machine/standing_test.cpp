@@ -71,6 +71,27 @@ TEST(standing, a_lease_won_while_drained_is_given_back_unused) {
   EXPECT_GE(h.count<actions::look>(), 1);
 }
 
+TEST(standing, undrained_in_its_cool_down_it_waits_for_the_end_of_it) {
+  machine_harness h(with_cooldown(20s));
+  h.become_leader();
+  h.feed(events::standing{false});
+  h.feed(events::resign{"node-b", default_timing().ttl});
+  h.feed(events::app_stopped{});
+  h.feed(events::release_done{});
+  ASSERT_EQ(h.machine.current(), state::idle);
+  const auto cool_until = h.machine.held_back_until();
+  ASSERT_GT(cool_until, h.now);
+  h.advance(5s);
+  const int acquires = h.count<actions::acquire>();
+  h.feed(events::standing{true});
+  EXPECT_EQ(h.machine.current(), state::idle);
+  EXPECT_EQ(h.timer(timer_id::wake), cool_until);
+  h.advance_to(cool_until - 1ms);
+  EXPECT_EQ(h.count<actions::acquire>(), acquires) << "nothing before the cool-down ends";
+  h.advance_to(cool_until);
+  EXPECT_EQ(h.count<actions::acquire>(), acquires + 1);
+}
+
 TEST(standing, a_leader_told_it_may_not_lead_keeps_leading_until_it_hands_over) {
   // The daemon steps a drained leader down (a switchover to its
   // successor); the event alone changes nothing of the term.
