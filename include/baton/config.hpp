@@ -163,6 +163,14 @@ struct config {
   /// candidate of a higher priority (lease.preempt_delay). From -1000 to
   /// 1000.
   int priority = 0;
+  /// Where clients reach this node's service when it leads (HOST:PORT or a
+  /// URL; "" = none), published in its registration (candidate_card.hpp).
+  std::string advertise;
+  /// A candidate that never takes the lease (never a successor either).
+  bool never_lead = false;
+  /// Where `baton drain` is remembered: drained while the file exists.
+  /// "" = socket.path with ".drained" appended (drain_file_of).
+  std::string drain_file;
   store_config store;
   /// Each store kind's own settings, every kind's whatever store.kind is
   /// (check-config shows them all). A kind reaches its settings through its

@@ -209,6 +209,15 @@ struct confirmed {
   time_point sent;
   time_point valid_until;
 };
+/// Whether this node may take the lease from now on (`baton drain` and
+/// `undrain`; never_lead: false from the start). A node that may not makes
+/// no attempts: it registers as a standby (actions::look) at
+/// every wake-up instead. Allowed again while idle, it tries at once. A
+/// leader that may no longer lead is stepped down by the daemon (a
+/// switchover to its successor), not by this event.
+struct standing {
+  bool may_lead = true;
+};
 }  // namespace events
 
 using event =
@@ -217,7 +226,8 @@ using event =
                  events::release_done, events::app_started, events::app_start_failed,
                  events::app_exited, events::app_stopped, events::shutdown,
                  events::peer_released, events::resign, events::peer_acquired,
-                 events::app_checked, events::stop_gate_holds, events::confirmed>;
+                 events::app_checked, events::stop_gate_holds, events::confirmed,
+                 events::standing>;
 
 namespace actions {
 struct acquire {};
@@ -265,6 +275,10 @@ struct ask_stop_gate {};
 /// Find out whether the command and hooks can be executed now (answered by
 /// events::app_checked). Asked instead of an acquire while they could not.
 struct check_app {};
+/// Register this node without an attempt and look who holds the lease
+/// (lease_store::async_look; the holder comes back as events::peer_acquired):
+/// what a node that may not lead does instead of acquiring.
+struct look {};
 struct arm_timer {
   timer_id id;
   time_point at;
@@ -288,7 +302,8 @@ using action = std::variant<actions::acquire, actions::renew, actions::release,
                             actions::start_app, actions::stop_app, actions::kill_app,
                             actions::arm_timer, actions::cancel_timer, actions::lease_extended,
                             actions::exit_process, actions::check_app,
-                            actions::stop_deadline, actions::ask_stop_gate>;
+                            actions::stop_deadline, actions::ask_stop_gate,
+                            actions::look>;
 
 struct transition {
   state from;
@@ -385,6 +400,8 @@ class election_machine {
   /// (actions::exit_process); none before, and always for a daemon that
   /// competes on.
   one_term_end one_term_ending() const { return one_term_end_; }
+  /// Whether this node may take the lease (events::standing).
+  bool may_lead() const { return may_lead_; }
   /// True when a resign event would make this node step down now.
   bool can_resign() const {
     return (state_ == state::working || state_ == state::renewing) && holding_;
@@ -406,6 +423,8 @@ class election_machine {
 
   struct step_context;
   void on(const events::start&, step_context&);
+  void on(const events::standing&, step_context&);
+  void stand_by(step_context&);
   void on(const events::timer&, step_context&);
   void on(const events::acquired&, step_context&);
   void on(const events::busy&, step_context&);
@@ -506,6 +525,7 @@ class election_machine {
 
   // The app could not be executed: no acquire until check_app says it can.
   bool app_blocked_ = false;
+  bool may_lead_ = true;
 
   // Back-off: Redis errors while acquiring, and apps that fail or exit.
   unsigned acquire_errors_ = 0;

@@ -33,6 +33,12 @@ struct probe_view {
   bool ready = true;             ///< false -> /readyz 503
   std::string unready_reason;    ///< body of that 503, e.g. "the store has not answered for 12.0s"
   bool is_leader = false;        ///< /leader 200 vs 503, /standby the opposite
+  /// The leader as this node knows it ("" = unknown), its term's token and
+  /// its advertise address ("" = none known): /leader's and /standby's
+  /// Baton-Leader, Baton-Leader-Token and Baton-Leader-Advertise headers.
+  std::string leader;
+  std::uint64_t leader_token = 0;
+  std::string leader_advertise;
 };
 
 /// Where the routes get their data. An empty function answers 500 on the

@@ -81,6 +81,10 @@ struct store_identity {
   /// port (HOST:PORT), which its registration publishes
   /// (candidate_info::peer_address); "" = the mode is off.
   std::string peer_address{};
+  /// The rest of what its registration says: its candidate card
+  /// (candidate_card.hpp: standing, advertise address), kept by the store as
+  /// an opaque string (candidate_info::card). update_card changes it.
+  std::string card{};
 };
 
 /// Throws std::invalid_argument, naming `store` ("redis_store"), for an empty
@@ -203,6 +207,16 @@ struct candidate_info {
   /// lease.failsafe peers: where its peer port is, as its registration says
   /// ("" = none published).
   std::string peer_address{};
+  /// Its store_identity's card, as its registration says ("" = none: a
+  /// version before cards). Read with parse_candidate_card.
+  std::string card{};
+};
+
+/// Who holds the lease, as a look without an attempt finds it
+/// (lease_store::async_look).
+struct lease_holder {
+  std::string node;         ///< its node id; "" = nobody (free, or reserved)
+  std::uint64_t token = 0;  ///< its term's fencing token; 0 = none
 };
 
 // --- events ------------------------------------------------------------------
@@ -361,6 +375,7 @@ class lease_store {
   using release_handler = std::function<void(store_error, release_answer)>;
   using record_handler = std::function<void(store_error, record_answer)>;
   using candidates_handler = std::function<void(store_error, std::vector<candidate_info>)>;
+  using look_handler = std::function<void(store_error, lease_holder)>;
   using event_listener = std::function<void(const store_event&)>;
 
   virtual ~lease_store() = default;
@@ -397,6 +412,17 @@ class lease_store {
   /// lease. Best effort, as every registration is: nothing is answered. A
   /// kind that does not record it does nothing.
   virtual void register_cooldown(milliseconds cooldown) { (void)cooldown; }
+  /// From now on this candidate's registration carries `card` (a drain or
+  /// an undrain changed its standing): written with the next attempt or
+  /// renewal, or by async_register.
+  virtual void update_card(std::string card) = 0;
+  /// Registers this candidate (node id, priority, card) without trying to
+  /// take the lease, and answers who holds it: what a candidate that may not
+  /// lead (drained, never leading) does instead of its attempts, so that it
+  /// stays listed, as such, and knows its leader. The registration is best
+  /// effort, as every one is (lease.failsafe peers on the Redis kinds: none,
+  /// since every listed candidate there is a peer to ask).
+  virtual void async_look(look_handler handler) = 0;
   /// Create the election's record if it has none (`baton init-store`), so
   /// that its first start is not held back as a store that lost its data
   /// would be. Creating it while a leader may be working on a store that did

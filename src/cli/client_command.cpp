@@ -26,7 +26,7 @@ struct verb_spec {
   int (*run)(const client_settings&, std::ostream&, std::ostream&);
 };
 
-constexpr std::array<verb_spec, 5> client_verb_specs{{
+constexpr std::array<verb_spec, 8> client_verb_specs{{
     {"status",
      "Print the daemon's view of the election. Exit 0 if this node is the leader, 3 if not, 1 if "
      "the daemon cannot be reached.",
@@ -55,6 +55,21 @@ constexpr std::array<verb_spec, 5> client_verb_specs{{
      "3 if this node is not the leader, 1 when refused or on failure; with --wait, 4 if that "
      "node does not take over in time.",
      cli::run_switchover},
+    {"leader",
+     "Print the leader as this node's daemon knows it: its node id, its term's fencing token and "
+     "the address its advertise option publishes (left out when it has none). Exit 0 when a "
+     "leader is known, 1 when none is or the daemon cannot be reached.",
+     cli::run_leader},
+    {"drain",
+     "Keep this node from leading until `baton undrain`, across restarts of its daemon (it "
+     "writes drain_file; refused when it cannot). A leader hands over first, as a switchover "
+     "does, to the best candidate that would take the lease; with none, the drain is refused "
+     "and it keeps leading. Exit 0 when drained, 1 when refused or on failure.",
+     cli::run_drain},
+    {"undrain",
+     "Let a drained node compete for the lease again (it removes drain_file). Exit 0 when "
+     "done, 1 on failure.",
+     cli::run_undrain},
 }};
 
 // The hidden verbs that print generated documentation (see baton/cli.hpp).
@@ -112,6 +127,8 @@ constexpr const char* resign_timeout_help =
     "successor (default 30s)";
 constexpr const char* status_json_help = "Print the status as one JSON object";
 constexpr const char* watch_json_help = "Print each message as one JSON line, as received";
+constexpr const char* leader_json_help =
+    "Print {\"node\", \"token\", \"advertise\"} as one JSON object (null when unknown)";
 constexpr const char* verbose_help = "Say so when healthy too";
 constexpr const char* ready_help =
     "Ask for readiness instead of liveness: the store answered recently (as /readyz)";
@@ -164,6 +181,8 @@ int run(const verb_spec& verb, int argc, const char* const* argv, const environm
     app.add_flag("--json", settings.json, status_json_help);
   if (name == "watch")
     app.add_flag("--json", settings.json, watch_json_help);
+  if (name == "leader")
+    app.add_flag("--json", settings.json, leader_json_help);
   if (name == "health") {
     app.add_flag("-v,--verbose", settings.verbose, verbose_help);
     app.add_flag("--ready", settings.ready, ready_help);
@@ -260,6 +279,7 @@ std::vector<client_verb_doc> client_verb_docs() {
     client_verb_doc doc{verb.name, verb.description, {}};
     if (name == "status") doc.flags.push_back({"--json", "", status_json_help});
     if (name == "watch") doc.flags.push_back({"--json", "", watch_json_help});
+    if (name == "leader") doc.flags.push_back({"--json", "", leader_json_help});
     if (name == "health") {
       doc.flags.push_back({"-v,--verbose", "", verbose_help});
       doc.flags.push_back({"--ready", "", ready_help});

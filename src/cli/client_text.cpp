@@ -34,6 +34,9 @@ std::string leader_text(const json& status) {
   if (auto token = int_field(status, "token"); token && *token > 0) {
     text += ", token " + std::to_string(*token);
   }
+  if (auto address = string_field(status, "leader_advertise")) {
+    text += ", at " + printable(*address);
+  }
   return text;
 }
 
@@ -74,6 +77,11 @@ std::string candidates_text(const json& candidates, const std::string& self) {
     if (auto priority = int_field(c, "priority"); priority && *priority != 0) {
       notes.push_back("priority " + std::to_string(*priority));
     }
+    if (auto standing = string_field(c, "standing"); standing && *standing != "eligible") {
+      notes.push_back(*standing == "never" ? std::string("never leads") : printable(*standing));
+    } else if (string_field(c, "card_error")) {
+      notes.emplace_back("unreadable card");
+    }
     if (auto live = int_field(c, "live_for_ms"); live && node != self) {
       notes.push_back("live " + human_duration(*live));
     }
@@ -92,6 +100,13 @@ rows status_rows(const json& status) {
     r.emplace_back("election", printable(*election));
   r.emplace_back("state", state_text(status));
   r.emplace_back("leader", leader_text(status));
+  if (auto standing = string_field(status, "standing"); standing && *standing != "eligible") {
+    r.emplace_back("standing", *standing == "drained"
+                                   ? std::string("drained: takes no lease until `baton undrain`")
+                                   : *standing == "never"
+                                         ? std::string("never leads (never_lead)")
+                                         : printable(*standing));
+  }
 
   std::string lease;
   if (auto left = int_field(status, "lease_remaining_ms")) lease = human_duration(*left) + " left";
@@ -373,6 +388,26 @@ std::string plain_error(const std::string& text) {
 
 std::string daemon_error_text(const nlohmann::json& reply) {
   return printable(plain_error(string_field(reply, "error").value_or("an error without a message")));
+}
+
+std::optional<std::string> leader_line(const json& status) {
+  auto leader = string_field(status, "leader");
+  if (!leader) return std::nullopt;
+  std::string text = printable(*leader);
+  if (auto token = int_field(status, "token"); token && *token > 0) {
+    text += " token " + std::to_string(*token);
+  }
+  if (auto address = string_field(status, "leader_advertise")) text += " " + printable(*address);
+  return text;
+}
+
+json leader_object(const json& status) {
+  auto leader = string_field(status, "leader");
+  if (!leader) return nullptr;
+  json out{{"node", *leader}, {"token", nullptr}, {"advertise", nullptr}};
+  if (auto token = int_field(status, "token"); token && *token > 0) out["token"] = *token;
+  if (auto address = string_field(status, "leader_advertise")) out["advertise"] = *address;
+  return out;
 }
 
 }  // namespace baton::cli

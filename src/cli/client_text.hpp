@@ -43,6 +43,13 @@ std::string status_table(const nlohmann::json& status);
 /// working for 12.3s, leader web-1 (this node), token 42".
 std::string status_line(const nlohmann::json& status);
 
+/// `baton leader`'s line from a status: "NODE token N ADDRESS" (the token
+/// and the address left out when unknown); nullopt when no leader is known.
+std::optional<std::string> leader_line(const nlohmann::json& status);
+/// `baton leader --json`'s object: {"node", "token", "advertise"} (null
+/// where unknown); null when no leader is known.
+nlohmann::json leader_object(const nlohmann::json& status);
+
 /// One event object (or any other message) as one line without time or
 /// '\n': "state idle -> acquiring (started)", "start token 42 (acquired),
 /// lease valid 6.6s", "renewed, lease valid 6.6s", "stop (shutdown), kill in

@@ -30,7 +30,7 @@ struct client_settings {
   std::string socket_path;
   /// --timeout, or the verb's default.
   milliseconds timeout = default_request_timeout;
-  bool json = false;     ///< status, watch: JSON lines instead of text
+  bool json = false;     ///< status, watch, leader: JSON lines instead of text
   bool wait = false;     ///< resign: wait for a successor
   bool verbose = false;  ///< health: say so on success
   bool ready = false;    ///< health: readiness instead of liveness
@@ -67,6 +67,9 @@ int run_health(const client_settings& settings, std::ostream& out, std::ostream&
 int run_watch(const client_settings& settings, std::ostream& out, std::ostream& err);
 int run_resign(const client_settings& settings, std::ostream& out, std::ostream& err);
 int run_switchover(const client_settings& settings, std::ostream& out, std::ostream& err);
+int run_leader(const client_settings& settings, std::ostream& out, std::ostream& err);
+int run_drain(const client_settings& settings, std::ostream& out, std::ostream& err);
+int run_undrain(const client_settings& settings, std::ostream& out, std::ostream& err);
 
 /// The socket path, first match wins: `socket_flag`, socket.path of the file
 /// `config_flag`, BATON_SOCKET_PATH, socket.path of the file named by

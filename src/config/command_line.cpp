@@ -318,6 +318,9 @@ invocation parse(int argc, const char* const* argv, const environment& env,
       app.add_subcommand("watch", "Print the daemon's events as they happen"),
       app.add_subcommand("resign", "Make the leader step down and stay out for the cool-down"),
       app.add_subcommand("switchover", "Make the leader hand over to the node --to names"),
+      app.add_subcommand("leader", "Print the leader's node id, token and advertise address"),
+      app.add_subcommand("drain", "Keep this node from leading until undrain, across restarts"),
+      app.add_subcommand("undrain", "Let a drained node compete for the lease again"),
       app.add_subcommand("health", "Exit 0 when the daemon answers and is healthy (for HEALTHCHECK)")};
   for (auto* verb : client_verbs) verb->allow_extras();
   run->footer(std::string("The child command goes after --: baton run [OPTIONS] -- CMD ARGS...\n") +
@@ -361,7 +364,7 @@ invocation parse(int argc, const char* const* argv, const environment& env,
 
   if (args.empty() && !has_child) {
     return exit_now(2, "baton: a subcommand is required: run, once, check-config, init-store, check-store, status, watch, "
-                       "resign, switchover, health or version\n\n" + app.help());
+                       "resign, switchover, leader, drain, undrain, health or version\n\n" + app.help());
   }
 
   const bool names_run = has_word("run");
@@ -428,13 +431,17 @@ invocation parse(int argc, const char* const* argv, const environment& env,
       return exit_now(2, "baton: once needs the command to run after --: baton once [options] -- "
                          "CMD ARGS...");
     }
+    if (result.cfg.never_lead) {
+      return exit_now(2, "baton: once runs its command only by taking the lease; never_lead is "
+                         "set (in the file, BATON_NEVER_LEAD or --never-lead): remove it for once");
+    }
     result.cfg.once.enabled = true;
     if (!once_wait.empty()) result.cfg.once.wait = parse_duration("--wait", once_wait);
     return result;
   }
   if (!run->parsed() && !check->parsed()) {
     return exit_now(2, "baton: a subcommand is required: run, once, check-config, init-store, check-store, status, watch, "
-                       "resign, switchover, health or version\n\n" + app.help());
+                       "resign, switchover, leader, drain, undrain, health or version\n\n" + app.help());
   }
   invocation result;
   if (run->parsed()) {

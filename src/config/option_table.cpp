@@ -33,6 +33,21 @@ constexpr option_spec common_before_stores[] = {
      .help = "Who should lead: a leader hands over to a live candidate of a higher priority, "
              "-1000 to 1000 (default 0)",
      .field = integer_field{[](config& c) -> auto& { return c.priority; }, -1000, 1000}},
+    {.key = "advertise", .env = "BATON_ADVERTISE", .flag = "--advertise", .placeholder = "ADDRESS",
+     .help = "Where clients reach this node's service when it leads (HOST:PORT or a URL), "
+             "published in its registration: `baton leader`, /leader and the status show the "
+             "leader's",
+     .field = text_field{[](config& c) -> auto& { return c.advertise; }},
+     .empty_note = "none"},
+    {.key = "never_lead", .env = "BATON_NEVER_LEAD", .flag = "--never-lead",
+     .help = "This node never takes the lease: it watches and reports, and is never a "
+             "switchover's or a preemption's target (default false)",
+     .field = boolean_field{[](config& c) -> auto& { return c.never_lead; }}},
+    {.key = "drain_file", .env = "BATON_DRAIN_FILE", .flag = "--drain-file", .placeholder = "FILE",
+     .help = "Where `baton drain` is remembered across restarts: the node is drained while the "
+             "file exists (default: socket.path with .drained appended)",
+     .field = text_field{[](config& c) -> auto& { return c.drain_file; }},
+     .empty_note = "socket.path + .drained"},
 
     {.key = "store.kind", .env = "BATON_STORE_KIND", .flag = "--store-kind", .placeholder = "KIND",
      // .help: the kinds the registry holds (store_kind_help, below).

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/candidate_card.hpp"
 #include "baton/config_load.hpp"
 #include "baton/duration.hpp"
 #include "baton/listen_address.hpp"
@@ -91,6 +92,13 @@ void check_identity(const config& cfg) {
   if (cfg.priority < priority.min || cfg.priority > priority.max) {
     throw config_error(option_name(cfg, cfg.priority), std::to_string(cfg.priority),
                        priority.allowed());
+  }
+  if (!cfg.advertise.empty()) {
+    if (const auto why = advertise_problem(cfg.advertise); !why.empty()) {
+      throw config_error(option_name(cfg, cfg.advertise), cfg.advertise,
+                         "HOST:PORT or a URL of at most 256 printable ASCII bytes without "
+                         "spaces or ';' (it " + why + ")");
+    }
   }
 }
 

@@ -63,6 +63,7 @@
 #include "service_manager.hpp"
 #include "standby_memory.hpp"
 #include "store_side.hpp"
+#include "drain_control.hpp"
 #include "succession.hpp"
 
 namespace baton {
@@ -125,6 +126,8 @@ struct driver::impl {
   succession succession_policy{cfg, store, leadership_view(machine),
                                [this](event e) { deliver(std::move(e)); },
                                [this] { stats.count_switchover(); }};
+  // Drain and never_lead: whether this node may take the lease.
+  drain_control standing{cfg, store, succession_policy, [this](event e) { deliver(std::move(e)); }};
   // The status, probes and metrics, and the records they keep.
   operator_views views{cfg, machine, store, gate, app, socket, succession_policy, stats};
   // The store calls, their answers and the store's events.
@@ -228,14 +231,26 @@ struct driver::impl {
                         [this](const nlohmann::json& request, const peer_info& peer) {
                           return succession_policy.switchover(request, peer);
                         },
-                        route_sources{[this] { return views.probe(); },
+                        [this](const nlohmann::json&, const peer_info& peer) {
+                          return standing.drain(machine.can_resign(), peer);
+                        },
+                        [this](const nlohmann::json&, const peer_info& peer) {
+                          return standing.undrain(peer);
+                        },
+                        route_sources{[this] {
+                                        refresh_for_leader();
+                                        return views.probe();
+                                      },
                                       [this] {
                                         succession_policy.refresh_stale_candidates();
+                                        refresh_for_leader();
                                         return views.status();
                                       },
                                       [this] { return views.metrics_text(); }}});
     if (!opened) return false;
     if (!start_failsafe()) return false;
+    views.show_standing([this] { return std::string(to_string(standing.standing())); });
+    if (!standing.load()) return false;
     spdlog::info("{}", starting_line(BATON_VERSION, cfg, store.status().endpoint));
     // `baton once` has no socket unless asked: no advice to open one.
     if (!cfg.once.enabled) say_socket_path(cfg);
@@ -339,6 +354,8 @@ struct driver::impl {
   // --- actions ---------------------------------------------------------------
 
   void carry_out(const actions::acquire&, time_point) { store_calls.acquire(); }
+
+  void carry_out(const actions::look&, time_point) { store_calls.look(); }
 
   void carry_out(const actions::renew&, time_point) {
     succession_policy.refresh_candidates();
@@ -453,10 +470,16 @@ struct driver::impl {
 
   // --- status ----------------------------------------------------------------
 
+  // The list the status and /leader read the leader's advertise address in.
+  void refresh_for_leader() {
+    succession_policy.refresh_for_leader(machine.known_leader(cfg.node_id, mono_clock::now()));
+  }
+
   // A client that read "is_leader": true may work on that, just as one that
   // heard the start event.
   nlohmann::json status_for_client() {
     succession_policy.refresh_stale_candidates();
+    refresh_for_leader();
     auto s = views.status();
     gate.on_status_read(s.value("is_leader", false), machine.valid_until());
     return s;

@@ -34,6 +34,8 @@ bool open_listeners(boost::asio::io_context& io, const config& cfg, app_socket& 
   socket.add_command("resign", allowed_only(allowed, "resign", std::move(handlers.resign)));
   socket.add_command("switchover",
                      allowed_only(allowed, "switchover", std::move(handlers.switchover)));
+  socket.add_command("drain", allowed_only(allowed, "drain", std::move(handlers.drain)));
+  socket.add_command("undrain", allowed_only(allowed, "undrain", std::move(handlers.undrain)));
   std::error_code ec;
   socket.open(ec);
   if (ec) {

@@ -22,6 +22,8 @@ struct listener_handlers {
   app_socket::command_handler stopped;
   app_socket::command_handler resign;
   app_socket::command_handler switchover;
+  app_socket::command_handler drain;
+  app_socket::command_handler undrain;
   route_sources routes;
 };
 

@@ -65,12 +65,28 @@ void operator_views::observe_command(const char* command, time_point sent, const
   if (!store_answers_.failing_since) store_answers_.failing_since = sent;
 }
 
+void operator_views::observe_look(time_point sent, const store_error& e) {
+  if (!e) {
+    store_answers_.answered = true;
+    store_answers_.failing_since.reset();
+    return;
+  }
+  stats_.on_store_error(store_error_kind(e.code));
+  store_answers_.last_error = e.message();
+  if (!store_answers_.failing_since) store_answers_.failing_since = sent;
+}
+
 probe_view operator_views::probe() const {
   auto now = mono_clock::now();
   auto liveness = assess_liveness(machine_, now, cfg_.hooks.timeout);
   auto readiness = assess_readiness(machine_, now, cfg_.hooks.timeout, store_answers_);
-  return {liveness.healthy, liveness.reason, readiness.healthy, readiness.reason,
-          machine_.leads(now)};
+  probe_view p{liveness.healthy, liveness.reason, readiness.healthy, readiness.reason,
+               machine_.leads(now)};
+  p.leader = machine_.known_leader(cfg_.node_id, now);
+  if (!p.leader.empty()) p.leader_token = machine_.token();
+  p.leader_advertise =
+      leader_advertise(p.leader, cfg_.node_id, cfg_.advertise, candidates_.candidates());
+  return p;
 }
 
 std::string operator_views::metrics_text() {
@@ -104,6 +120,8 @@ nlohmann::json operator_views::status() const {
   in.store_answers = store_answers_;
   in.hook_timeout = cfg_.hooks.timeout;
   in.candidates = candidates_.candidates();
+  in.advertise = cfg_.advertise;
+  if (standing_) in.standing = standing_();
   const auto now = mono_clock::now();
   auto s = status_report(in, now);
   if (failsafe_report_) s["failsafe"] = failsafe_report_(now);

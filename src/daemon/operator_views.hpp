@@ -46,6 +46,10 @@ class operator_views {
   /// not reported): its duration and errors for the metrics, and whether the
   /// store answers, for readiness.
   void observe_command(const char* command, time_point sent, const store_error& e);
+  /// A look (lease_store::async_look) sent at `sent` completed with `e`:
+  /// whether the store answers, for readiness, and its errors; not timed
+  /// as a lease command.
+  void observe_look(time_point sent, const store_error& e);
 
   /// lease.failsafe peers: its part of the status and of the metrics, at a
   /// given time (unset while the mode is off).
@@ -54,6 +58,9 @@ class operator_views {
     failsafe_report_ = std::move(report);
     failsafe_gauges_ = std::move(gauges);
   }
+
+  /// This node's standing (eligible, drained, never) for the status.
+  void show_standing(std::function<std::string()> standing) { standing_ = std::move(standing); }
 
   /// The status object.
   nlohmann::json status() const;
@@ -84,6 +91,7 @@ class operator_views {
   store_health store_answers_;  // whether the store answers, for readiness
   std::function<nlohmann::json(time_point)> failsafe_report_;
   std::function<metrics::failsafe_gauges(time_point)> failsafe_gauges_;
+  std::function<std::string()> standing_;
 };
 
 }  // namespace baton

@@ -65,6 +65,11 @@ nlohmann::json status_report(const status_inputs& in, time_point now) {
   }
   const auto leader = machine.known_leader(in.node_id, now);
   s["leader"] = leader.empty() ? nlohmann::json(nullptr) : nlohmann::json(leader);
+  // Where clients reach the leader's service, as its registration says.
+  const auto address = leader_advertise(leader, in.node_id, in.advertise, in.candidates);
+  s["leader_advertise"] = address.empty() ? nlohmann::json(nullptr) : nlohmann::json(address);
+  s["standing"] = in.standing;
+  s["advertise"] = in.advertise.empty() ? nlohmann::json(nullptr) : nlohmann::json(in.advertise);
   if (in.last_renew_latency) s["last_renew_latency_ms"] = in.last_renew_latency->count();
   if (!in.store.last_reset.empty() && redis_era) s["redis_reset"] = in.store.last_reset;
   if (in.awaiting_ack) s["awaiting_ack"] = *in.awaiting_ack;

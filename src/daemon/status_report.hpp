@@ -30,6 +30,9 @@ struct status_inputs {
   store_health store_answers;        ///< for the readiness verdict
   milliseconds hook_timeout{30000};  ///< hooks.timeout, for the liveness verdict
   candidate_snapshot candidates;     ///< the store's candidates as last listed
+  std::string advertise;             ///< this node's advertise address ("" = none)
+  /// This node's standing: eligible, drained or never (candidate_card.hpp).
+  std::string standing = "eligible";
 };
 
 /// The version of the socket protocol (status fields, events, commands):

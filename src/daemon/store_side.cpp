@@ -57,6 +57,17 @@ void store_side::on_event(const store_events::wakeups& e) {
   say(wakeups_line(e));
 }
 
+void store_side::look() {
+  const auto sent = mono_clock::now();
+  store_.async_look([this, sent](store_error e, lease_holder h) {
+    if (cancelled(e)) return;
+    views_.observe_look(sent, e);
+    if (e) return;
+    hooks_.post(events::peer_acquired{h.node, h.token});
+    hooks_.term_announced();
+  });
+}
+
 void store_side::acquire() {
   auto sent = mono_clock::now();
   auto done = [this, sent](store_error e, acquire_answer r) {

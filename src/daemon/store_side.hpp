@@ -54,6 +54,9 @@ class store_side {
   void watch();
   /// actions::acquire, actions::renew and actions::release.
   void acquire();
+  /// A node that may not lead: registers and learns who holds the lease
+  /// (lease_store::async_look), posted as events::peer_acquired.
+  void look();
   void renew();
   void release(const actions::release& a);
 

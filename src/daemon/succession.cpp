@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "baton/duration.hpp"
@@ -84,6 +85,16 @@ void succession::refresh_stale_candidates() {
   }
 }
 
+void succession::refresh_for_leader(const std::string& leader) {
+  if (leader.empty() || leader == cfg_.node_id) return;
+  const bool listed = std::any_of(candidates_.list.begin(), candidates_.list.end(),
+                                  [&](const candidate_info& c) { return c.node == leader; });
+  const auto now = mono_clock::now();
+  if (listed || (leader_refresh_at_ && now - *leader_refresh_at_ < cfg_.lease.ttl / 10)) return;
+  leader_refresh_at_ = now;
+  refresh_candidates();
+}
+
 // A leader hands over to a live candidate of a higher priority, by the
 // graceful path a switchover takes, once that candidate has been live for
 // lease.preempt_delay.
@@ -130,6 +141,48 @@ nlohmann::json succession::switchover(const nlohmann::json& request, const peer_
                        {"cooldown_ms", cfg_.lease.resign_cooldown.count()}};
   if (verdict.decision == switchover_decision::warn) reply["warning"] = verdict.why;
   return reply;
+}
+
+candidate_info succession::drain_successor() const {
+  if (!machine_.can_resign()) {
+    throw std::runtime_error(std::string("not the leader (state ") +
+                             to_string(machine_.current()) + ")");
+  }
+  const auto s = succession_settings_of(cfg_);
+  auto order = candidates_.list;
+  const auto now = mono_clock::now();
+  std::sort(order.begin(), order.end(), [&](const candidate_info& a, const candidate_info& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    const auto la = candidates_.live_for(a, now), lb = candidates_.live_for(b, now);
+    if (la != lb) return la > lb;
+    return a.node < b.node;
+  });
+  std::string why;
+  for (const auto& c : order) {
+    if (c.node == s.self) continue;
+    auto q = switchover_question_for({c.node, s.ttl, false}, s, now);
+    // This node, drained, never comes back: it outranks nobody.
+    q.own_priority = std::numeric_limits<int>::min();
+    const auto verdict = vet_switchover(q, candidates_);
+    if (verdict.decision != switchover_decision::refuse) return c;
+    // A list too old refuses every one alike: say it once.
+    if (why.find(verdict.why) == std::string::npos) {
+      why += (why.empty() ? "" : "; ") + verdict.why;
+    }
+  }
+  if (why.empty()) {
+    why = candidates_.at ? "no other candidate is listed"
+                         : "the store's list of candidates is not known yet";
+  }
+  throw std::runtime_error("no candidate can take over (" + why + ")");
+}
+
+void succession::hand_over_for_drain(const candidate_info& to, const peer_info& peer) {
+  spdlog::info("drain requested by pid {} (uid {}): stopping the app, releasing the lease "
+               "reserved for {} for {}ms; this node takes no lease until `baton undrain`",
+               peer.pid, peer.uid, to.node, cfg_.lease.ttl.count());
+  count_switchover_();
+  post_(events::resign{to.node, cfg_.lease.ttl});
 }
 
 nlohmann::json succession::resign(const peer_info& peer) {

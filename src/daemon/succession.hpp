@@ -80,6 +80,11 @@ class succession {
   void refresh_candidates();
   /// Lists them when the list is older than a ttl (a standby's status).
   void refresh_stale_candidates();
+  /// Lists them when the list lacks `leader` (the known leader, whose
+  /// advertise address the status and /leader show; "" = none known), at
+  /// most once per tenth of a ttl whatever comes of it: a probe of /leader
+  /// costs the store nothing once the leader is listed.
+  void refresh_for_leader(const std::string& leader);
   /// The candidates as last listed, for the status.
   const candidate_snapshot& candidates() const { return candidates_; }
 
@@ -88,6 +93,15 @@ class succession {
   nlohmann::json switchover(const nlohmann::json& request, const peer_info& peer);
   /// The socket's `resign` from `peer`: the reply, or throws.
   nlohmann::json resign(const peer_info& peer);
+  /// A leader being drained: the live candidate a switchover to which would
+  /// be accepted (eligible, live, not cooling down, not overdue; this node,
+  /// which will not come back, outranks nobody), the highest priority first,
+  /// then the longest live, then the smallest node id. Throws
+  /// std::runtime_error saying why none can take over.
+  candidate_info drain_successor() const;
+  /// Steps down for a drain, the lease reserved for `to` (drain_successor's)
+  /// for a ttl; `peer` asked for it.
+  void hand_over_for_drain(const candidate_info& to, const peer_info& peer);
 
  private:
   void consider_preemption();
@@ -99,6 +113,7 @@ class succession {
   std::function<void()> count_switchover_;
   candidate_snapshot candidates_;
   bool candidates_in_flight_ = false;
+  std::optional<time_point> leader_refresh_at_;
 };
 
 }  // namespace baton

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "baton/candidate_card.hpp"
 #include "baton/duration.hpp"
 
 namespace baton {
@@ -33,7 +34,7 @@ std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
   std::optional<candidate_info> best;
   if (led_for < settle) return best;
   for (const auto& c : known.list) {
-    if (c.node == self || c.priority <= own_priority) continue;
+    if (c.node == self || c.priority <= own_priority || !card_allows_succession(c.card)) continue;
     auto live = known.live_for(c, now);
     if (live < preempt_delay) continue;
     candidate_info judged = c;
@@ -76,6 +77,16 @@ switchover_request parse_switchover_request(const nlohmann::json& request,
   return r;
 }
 
+std::string leader_advertise(const std::string& leader, const std::string& self,
+                             const std::string& own_advertise, const candidate_snapshot& known) {
+  if (leader.empty()) return {};
+  if (leader == self) return own_advertise;
+  for (const auto& c : known.list) {
+    if (c.node == leader) return parse_candidate_card(c.card).card.advertise;
+  }
+  return {};
+}
+
 nlohmann::json candidates_report(const candidate_snapshot& known, const std::string& self) {
   if (!known.at) return nullptr;
   auto list = known.list;
@@ -85,14 +96,21 @@ nlohmann::json candidates_report(const candidate_snapshot& known, const std::str
   });
   auto out = nlohmann::json::array();
   for (const auto& c : list) {
+    const auto card = parse_candidate_card(c.card);
     out.push_back({{"node", c.node},
                    {"priority", c.priority},
+                   {"standing", card.error.empty() ? nlohmann::json(to_string(card.card.standing))
+                                                   : nlohmann::json(nullptr)},
+                   {"advertise", card.card.advertise.empty()
+                                     ? nlohmann::json(nullptr)
+                                     : nlohmann::json(card.card.advertise)},
                    {"live_for_ms", c.live_for.count() < 0 ? nlohmann::json(nullptr)
                                                           : nlohmann::json(c.live_for.count())},
                    {"last_attempt_ms_ago", c.last_attempt_ago.count() < 0
                                                ? nlohmann::json(nullptr)
                                                : nlohmann::json(c.last_attempt_ago.count())},
                    {"cooling_down_ms", c.cooling_down_for.count()}});
+    if (!card.error.empty()) out.back()["card_error"] = card.error;
   }
   return out;
 }

@@ -49,7 +49,8 @@ switchover_request parse_switchover_request(const nlohmann::json& request,
                                             milliseconds default_window, milliseconds max_window);
 
 /// A leader's preemption: the candidate it should hand over to, if any. The
-/// highest priority above `own_priority` among the candidates (not `self`)
+/// highest priority above `own_priority` among the eligible candidates
+/// (candidate_card.hpp; not `self`)
 /// live for at least `preempt_delay` (the longest-lived, then the smallest
 /// node id, among equals). A candidate of equal priority never preempts, so
 /// two equals cannot hand leadership back and forth. None while this node
@@ -62,10 +63,18 @@ std::optional<candidate_info> preemption_target(const candidate_snapshot& known,
                                                 milliseconds preempt_delay, milliseconds led_for,
                                                 milliseconds settle, time_point now);
 
-/// The "candidates" of the status: node, priority, live_for_ms,
+/// The "candidates" of the status: node, priority, standing (eligible,
+/// drained, never; null with a "card_error" for a card this version cannot
+/// read), advertise (null = none), live_for_ms,
 /// last_attempt_ms_ago and cooling_down_ms of each (null where the store
 /// cannot tell; as of the listing), this node's first, then by node id; null
 /// when never listed.
 nlohmann::json candidates_report(const candidate_snapshot& known, const std::string& self);
+
+/// Where clients reach `leader`'s service: `own_advertise` when the leader is
+/// `self`, else the advertise address its registration publishes in `known`
+/// ("" = unknown: no leader known, none published, or not listed yet).
+std::string leader_advertise(const std::string& leader, const std::string& self,
+                             const std::string& own_advertise, const candidate_snapshot& known);
 
 }  // namespace baton

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "baton/candidate_card.hpp"
 #include "baton/duration.hpp"
 
 namespace baton {
@@ -85,6 +86,16 @@ switchover_verdict vet_switchover(const switchover_question& q, const candidate_
                   names_of(known.list, q.self) +
                   "); handing over to it would leave the election without a leader");
   }
+  // Drained or never leading (or a card this version cannot read): it
+  // takes no lease, whatever --force says.
+  if (const auto card = parse_candidate_card(target->card); !card.error.empty()) {
+    return refuse(to + "'s registration cannot be read (" + card.error +
+                  "): it is no successor");
+  } else if (card.card.standing == candidate_standing::drained) {
+    return refuse(to + " is drained: it takes no lease until `baton undrain` on it");
+  } else if (card.card.standing == candidate_standing::never) {
+    return refuse(to + " is configured never to lead (never_lead): it takes no lease");
+  }
   const auto t = judge(*target, list_age);
   if (t.cooling_left > milliseconds(0)) {
     return refuse(to + " is cooling down after it gave the lease up: it makes no acquire attempt "
@@ -110,6 +121,7 @@ switchover_verdict vet_switchover(const switchover_question& q, const candidate_
   for (const auto& c : known.list) {
     if (c.node == q.self) self_listed = true;
     if (c.node == q.to || overdue(judge(c, list_age), q.attempt_gap)) continue;
+    if (c.node != q.self && !card_allows_succession(c.card)) continue;
     const int priority = c.node == q.self ? q.own_priority : c.priority;
     if (priority <= target->priority) continue;
     if (!better || priority > better->priority ||

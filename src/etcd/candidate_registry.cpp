@@ -24,10 +24,16 @@ std::string registration_value(const registration& r) {
   if (r.cooling > milliseconds(0) && r.marks > 0) {
     v += " " + std::to_string(r.cooling.count()) + " " + std::to_string(r.marks);
   }
+  if (!r.card.empty()) v += "\n" + r.card;
   return v;
 }
 
 std::optional<registration> parse_registration(std::string_view value) {
+  std::string card;
+  if (const auto nl = value.find('\n'); nl != std::string_view::npos) {
+    card = std::string(value.substr(nl + 1));
+    value = value.substr(0, nl);
+  }
   // Three fields, or five with a cool-down.
   std::vector<std::string_view> fields;
   for (std::size_t at = 0;;) {
@@ -42,6 +48,7 @@ std::optional<registration> parse_registration(std::string_view value) {
   const auto lapsed_below = number<std::int64_t>(fields[2]);
   if (!priority || !live || !lapsed_below || *live < 0 || *lapsed_below < 0) return std::nullopt;
   registration r{*priority, milliseconds(*live), *lapsed_below};
+  r.card = std::move(card);
   if (fields.size() == 5) {
     const auto cooling = number<std::int64_t>(fields[3]);
     const auto marks = number<std::int64_t>(fields[4]);
@@ -121,10 +128,11 @@ std::optional<registration_run::standing> registration_run::standing_at(time_poi
 }
 
 std::optional<cooling_put> cooling_mark(const registration_run& run, time_point now, int priority,
-                                        std::int64_t lapsed_below, milliseconds cooldown) {
+                                        std::int64_t lapsed_below, milliseconds cooldown,
+                                        const std::string& card) {
   const auto standing = run.standing_at(now);
   if (!standing || cooldown <= milliseconds(0)) return std::nullopt;
-  const registration r{priority, standing->live, lapsed_below, cooldown, standing->revision};
+  const registration r{priority, standing->live, lapsed_below, cooldown, standing->revision, card};
   return cooling_put{registration_value(r), standing->revision};
 }
 
@@ -164,8 +172,10 @@ judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::strin
     const auto since_put = since(registered);
     const auto cooling =
         mark ? std::max(f.r.cooling - since(f.kv->mod_revision), milliseconds(0)) : milliseconds(0);
-    out.live.push_back(
-        {f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put, since_put, cooling});
+    candidate_info info{
+        f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put, since_put, cooling};
+    info.card = f.r.card;
+    out.live.push_back(std::move(info));
   }
   return out;
 }

@@ -69,9 +69,12 @@ struct registration {
   milliseconds cooling{0};
   /// With a cool-down: the revision of the registration it marks (0 = none).
   std::int64_t marks = 0;
+  /// Its candidate card ("" = none).
+  std::string card{};
 };
 /// "<priority> <live_ms> <lapsed_below>", and " <cooling_ms> <marks>" with
-/// a cool-down.
+/// a cool-down, then "\n<card>" with a card (a version before cards reads
+/// such a value as none of its form, and lists no such candidate).
 std::string registration_value(const registration& r);
 /// nullopt for a value not in that form (put by hand, or by another
 /// version). A version before cool-downs writes (and reads) the first three
@@ -166,10 +169,11 @@ struct cooling_put {
 };
 /// The put that marks `run`'s standing registration as cooling down for
 /// `cooldown`, with the store's `priority` and `lapsed_below` (as a
-/// registration's); nullopt when there is none standing to mark, or no
-/// cool-down.
+/// registration's) and its `card`; nullopt when there is none standing to
+/// mark, or no cool-down.
 std::optional<cooling_put> cooling_mark(const registration_run& run, time_point now, int priority,
-                                        std::int64_t lapsed_below, milliseconds cooldown);
+                                        std::int64_t lapsed_below, milliseconds cooldown,
+                                        const std::string& card = {});
 
 /// The registrations read under `prefix` (<dir>candidates/), judged.
 struct judged_candidates {

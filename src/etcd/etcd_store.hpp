@@ -110,6 +110,8 @@ class etcd_store final : public lease_store {
   /// Marks this store's registration (candidate_registry.hpp), when one
   /// stands.
   void register_cooldown(milliseconds cooldown) override;
+  void update_card(std::string card) override;
+  void async_look(look_handler handler) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;

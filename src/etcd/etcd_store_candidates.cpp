@@ -24,8 +24,9 @@ etcd_store::impl::registering_call etcd_store::impl::registering_txn(std::vector
                                                                      time_point sent) const {
   std::vector<txn_op> ops;
   if (run.due(sent)) {
-    const registration r{options.identity.priority, run.live_at(sent),
-                         clock.seen_by(sent - 2 * options.identity.ttl)};
+    registration r{options.identity.priority, run.live_at(sent),
+                   clock.seen_by(sent - 2 * options.identity.ttl)};
+    r.card = options.identity.card;
     ops.push_back({txn_op::kind::put,
                    keys.candidate(options.identity.node_id),
                    registration_value(r),
@@ -87,7 +88,8 @@ void etcd_store::register_cooldown(milliseconds cooldown) {
   if (d.shell.closed()) return;
   const auto now = mono_clock::now();
   const auto put = cooling_mark(d.run, now, d.options.identity.priority,
-                                d.clock.seen_by(now - 2 * d.options.identity.ttl), cooldown);
+                                d.clock.seen_by(now - 2 * d.options.identity.ttl), cooldown,
+                                d.options.identity.card);
   if (!put) return;
   // Only over the registration it marks; whatever comes of it, the next
   // call puts a plain one, which ends the cool-down. Best effort, as the
@@ -96,6 +98,39 @@ void etcd_store::register_cooldown(milliseconds cooldown) {
   d.run.lost();
   d.forget("/v3/kv/txn", txn_request({{key, "MOD", put->over}},
                                      {{txn_op::kind::put, key, put->value, 0, {}}}));
+}
+
+void etcd_store::update_card(std::string card) {
+  auto& d = *impl_;
+  d.options.identity.card = std::move(card);
+  // The next call puts the registration, with the new card.
+  d.run.lost();
+}
+
+// A candidate that may not lead makes this call instead of its attempts, as
+// often: one txn of the registration's put when one is due
+// (registration_run) and a read of the lease key, whose holder and token it
+// answers as an acquire's held answer names them.
+void etcd_store::async_look(look_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  const auto sent = mono_clock::now();
+  auto call = d.registering_txn({{txn_op::kind::range, d.keys.lease, {}, 0, {}}}, sent);
+  auto h = std::make_shared<look_handler>(std::move(handler));
+  d.request<lease_holder>(h, "/v3/kv/txn", call.body,
+                          [&d, h, sent, reads = call.first_read](const json& j) {
+                            const auto t = read_txn(j);
+                            const auto kvs = read_txn_range(j, reads);
+                            d.seen(t.hdr);
+                            if (reads > 0 && t.succeeded) d.run.put(sent, t.hdr.revision);
+                            lease_holder out;
+                            if (kvs.size() == 1) {
+                              out.node = holder_of(kvs[0].value);
+                              out.token = static_cast<std::uint64_t>(
+                                  d.floor.token_of(kvs[0].mod_revision));
+                            }
+                            (*h)({}, std::move(out));
+                          });
 }
 
 }  // namespace baton

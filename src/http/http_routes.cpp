@@ -26,8 +26,9 @@ constexpr const char* index_text =
     "/healthz  liveness: 200 unless a leader is wedged (503 with the reason)\n"
     "/livez    the same as /healthz\n"
     "/readyz   readiness: 200 when live and the store answered recently, 503 with the reason\n"
-    "/leader   200 on the leader, 503 otherwise\n"
-    "/standby  200 when not the leader, 503 on the leader\n"
+    "/leader   200 on the leader, 503 otherwise; headers Baton-Leader, Baton-Leader-Token and\n"
+    "          Baton-Leader-Advertise say who leads and where its service is, when known\n"
+    "/standby  200 when not the leader, 503 on the leader; the same headers\n"
     "/status   the daemon's status (JSON)\n"
     "/metrics  Prometheus metrics (text format 0.0.4)\n";
 
@@ -35,6 +36,18 @@ http_response text(unsigned status, std::string body) {
   http_response response;
   response.status = status;
   response.body = std::move(body);
+  return response;
+}
+
+// Who leads, as headers, so that a proxy asking any node learns where the
+// leader's service is without asking every node.
+http_response with_leader(http_response response, const probe_view& probe) {
+  if (probe.leader.empty()) return response;
+  response.headers.emplace_back("Baton-Leader", probe.leader);
+  response.headers.emplace_back("Baton-Leader-Token", std::to_string(probe.leader_token));
+  if (!probe.leader_advertise.empty()) {
+    response.headers.emplace_back("Baton-Leader-Advertise", probe.leader_advertise);
+  }
   return response;
 }
 
@@ -64,11 +77,12 @@ http_response dispatch(std::string_view path, const route_sources& sources) {
   }
   if (path == "/leader") {
     const probe_view probe = call(sources.probe, "leadership");
-    return probe.is_leader ? text(200, "leader\n") : text(503, "not leader\n");
+    return with_leader(probe.is_leader ? text(200, "leader\n") : text(503, "not leader\n"),
+                       probe);
   }
   if (path == "/standby") {
     const probe_view probe = call(sources.probe, "leadership");
-    return probe.is_leader ? text(503, "leader\n") : text(200, "standby\n");
+    return with_leader(probe.is_leader ? text(503, "leader\n") : text(200, "standby\n"), probe);
   }
   if (path == "/status") {
     const nlohmann::json status = call(sources.status, "status");

@@ -75,6 +75,10 @@ void election_machine::go(step_context& ctx, state next, reason why, std::string
 void election_machine::on(const events::start&, step_context& ctx) {
   if (state_ != state::idle) return;
   give_up_at_ = ctx.now + timing_.one_term_wait;
+  if (!may_lead_) {
+    stand_by(ctx);
+    return;
+  }
   ctx.emit(actions::acquire{});
   go(ctx, state::acquiring, reason::started);
 }
@@ -82,7 +86,9 @@ void election_machine::on(const events::start&, step_context& ctx) {
 void election_machine::on(const events::timer& ev, step_context& ctx) {
   switch (ev.id) {
     case timer_id::wake:
-      if (state_ == state::idle && app_blocked_) {
+      if (state_ == state::idle && !may_lead_) {
+        stand_by(ctx);
+      } else if (state_ == state::idle && app_blocked_) {
         // Taking the lease for an app that cannot start would only churn
         // terms (and fencing tokens): look first.
         ctx.emit(actions::check_app{});
@@ -143,6 +149,12 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
     // Never start an app we are about to stop; give the lease straight back.
     ctx.emit(actions::release{});
     go(ctx, state::releasing, reason::shutdown);
+    return;
+  }
+  if (!may_lead_) {
+    // Drained while the attempt was on its way: never start the app.
+    ctx.emit(actions::release{});
+    go(ctx, state::releasing, reason::resigned, "drained while acquiring");
     return;
   }
   if (ctx.now >= ev.sent + timing_.renew_deadline) {
@@ -256,7 +268,7 @@ void election_machine::on(const events::app_checked& ev, step_context& ctx) {
 }
 
 void election_machine::on(const events::peer_released&, step_context& ctx) {
-  if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_) return;
+  if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_ || !may_lead_) return;
   if (outranked_by_ > 0 || back_runner_) {
     // A candidate of a higher priority, or a front runner, heard it too:
     // let it go first. (A back runner hears releases only when the ACL kept
@@ -594,6 +606,34 @@ void election_machine::on(const events::peer_acquired& ev, step_context&) {
   holder_ = ev.holder;
   holder_token_ = ev.token;
   reserved_for_.clear();
+}
+
+// --- standing ---------------------------------------------------------------
+
+void election_machine::on(const events::standing& ev, step_context& ctx) {
+  if (ev.may_lead == may_lead_) return;
+  may_lead_ = ev.may_lead;
+  if (!may_lead_) return;
+  // Undrained while standing by: compete at once, or once a resign's
+  // cool-down or an app's back-off is over (the look's wake-up may come
+  // sooner).
+  if (state_ != state::idle || app_blocked_) return;
+  if (ctx.now < backoff_until_) {
+    wait_then_retry(ctx, backoff_until_ - ctx.now);
+    return;
+  }
+  ctx.emit(actions::cancel_timer{timer_id::wake});
+  ctx.emit(actions::acquire{});
+  go(ctx, state::acquiring, reason::retry, "allowed to lead again");
+}
+
+// A standby that may not lead registers (so that it is listed, as such)
+// at least every half ttl: every kind keeps a registration two ttls.
+void election_machine::stand_by(step_context& ctx) {
+  ctx.emit(actions::look{});
+  wait_then_retry(ctx, jittered(std::min(timing_.ttl / 2, std::max(timing_.retry_interval,
+                                                                     timing_.ttl / 4)),
+                                0.2));
 }
 
 // --- timing helpers ---------------------------------------------------------

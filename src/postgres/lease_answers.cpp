@@ -87,10 +87,22 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   return out;
 }
 
+parsed_look parse_look_rows(const result_rows& rows) {
+  parsed_look out;
+  if (rows.empty()) return out;
+  const auto token = rows.size() == 1 && rows[0].size() == 2 ? integer(rows[0][1]) : std::nullopt;
+  if (!token || *token < 0 || !rows[0][0] || rows[0][0]->empty()) {
+    out.error = unexpected("a row with a missing or malformed column", "look");
+    return out;
+  }
+  out.holder = {*rows[0][0], static_cast<std::uint64_t>(*token)};
+  return out;
+}
+
 parsed_candidates parse_candidate_rows(const result_rows& rows) {
   parsed_candidates out;
   for (const auto& row : rows) {
-    const bool shaped = row.size() == 5;
+    const bool shaped = row.size() == 6;
     const auto priority = shaped ? integer(row[1]) : std::nullopt;
     const auto live_for = shaped ? integer(row[2]) : std::nullopt;
     const auto attempt_ago = shaped ? integer(row[3]) : std::nullopt;
@@ -109,6 +121,7 @@ parsed_candidates parse_candidate_rows(const result_rows& rows) {
                         milliseconds(std::max<long long>(*live_for, 0)),
                         milliseconds(std::max<long long>(*attempt_ago, 0)),
                         milliseconds(std::max<long long>(*cooling, 0))});
+    out.list.back().card = row[5].value_or("");
   }
   return out;
 }

@@ -46,7 +46,16 @@ struct parsed_candidates {
 };
 
 /// The registry's rows (lease_sql::candidates: node, priority, live_for ms,
-/// ms since the last attempt, ms left of a cool-down).
+/// ms since the last attempt, ms left of a cool-down, card).
 parsed_candidates parse_candidate_rows(const result_rows& rows);
+
+struct parsed_look {
+  store_error error;  ///< set for an unexpected shape (holder empty)
+  lease_holder holder;
+};
+
+/// lease_sql::look's rows: none (nobody holds the lease), or one of holder
+/// and token.
+parsed_look parse_look_rows(const result_rows& rows);
 
 }  // namespace baton::postgres_detail

@@ -138,11 +138,15 @@ std::string lease_sql::registry_ddl() const {
          "  priority integer NOT NULL DEFAULT 0,\n"
          "  live_since timestamptz NOT NULL,\n"
          "  expires_at timestamptz NOT NULL,\n"
+         "  card text NOT NULL DEFAULT '',\n"
          "  PRIMARY KEY (election, node)\n"
          ");\n"
          "COMMENT ON TABLE " + quoted_candidates_ +
          " IS 'baton candidates: who tried to acquire a lease or renewed one lately; a row lapses "
-         "two ttls after it was written (server''s clock) and a leader deletes it then';\n";
+         "two ttls after it was written (server''s clock) and a leader deletes it then';\n"
+         "-- A table made by a version before the candidate card (standing, advertise address):\n"
+         "ALTER TABLE " + quoted_candidates_ + " ADD COLUMN IF NOT EXISTS card text NOT NULL "
+         "DEFAULT '';\n";
 }
 
 std::string lease_sql::ddl_for_people() const {
@@ -165,9 +169,12 @@ std::string lease_sql::ddl_for_people() const {
 std::string lease_sql::schema_exists() const {
   return "SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL,\n"
          "       CASE WHEN to_regclass($3) IS NULL THEN 'missing'\n"
-         "            WHEN has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, DELETE') "
-         "THEN 'ok'\n"
-         "            ELSE 'denied' END";
+         "            WHEN NOT has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, "
+         "DELETE') THEN 'denied'\n"
+         "            WHEN NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = "
+         "to_regclass($3)\n"
+         "                             AND a.attname = 'card' AND NOT a.attisdropped) THEN 'old'\n"
+         "            ELSE 'ok' END";
 }
 
 std::string lease_sql::acquire(bool with_registry) const {
@@ -190,7 +197,7 @@ std::string lease_sql::acquire(bool with_registry) const {
       "'the server''s WAL position ' || s.lsn::text || ' is behind ' || $7::pg_lsn::text || ', which this node saw "
       "earlier on the same system and timeline' END";
   return "WITH " + server_facts() + ",\n" +
-         (with_registry ? registration("s", "$9", ttl) + ",\n" : std::string()) +
+         (with_registry ? registration("s", "$9", "$10", ttl) + ",\n" : std::string()) +
          "created AS (\n"
          "  INSERT INTO " + t + " AS l (election, token, held_back_until, server_epoch)\n"
          "  SELECT $1, greatest(" + std::string(clock_micros) + ", $8::bigint + 1), s.now + " + ttl +
@@ -333,7 +340,7 @@ std::string lease_sql::renew(bool with_registry) const {
          "  RETURNING l.token)" +
          // Only a renewal that took registers (and prunes): the lease row is
          // locked by then, which orders the registry's row locks after it.
-         (with_registry ? ",\n" + registration("s, renewed", "$6", ttl) + ",\n" + prune("renewed")
+         (with_registry ? ",\n" + registration("s, renewed", "$6", "$7", ttl) + ",\n" + prune("renewed")
                         : std::string()) +
          "\nSELECT token FROM renewed";
 }
@@ -380,10 +387,24 @@ std::string lease_sql::candidates() const {
          "1000)::bigint,\n"
          "       greatest(0, 2 * $2::bigint - ceil(extract(epoch FROM c.expires_at - s.now) * "
          "1000)::bigint),\n"
-         "       greatest(0, " + cooling_until("c") + " - " + std::string(clock_millis) + ")\n"
+         "       greatest(0, " + cooling_until("c") + " - " + std::string(clock_millis) + "),\n"
+         "       c.card\n"
          "FROM " + quoted_candidates_ + " c, (SELECT clock_timestamp() AS now) s\n"
          "WHERE c.election = $1 AND c.expires_at > s.now\n"
          "ORDER BY c.node";
+}
+
+// A candidate that may not lead looks instead of trying: its registration,
+// as an acquire writes it, and the row's holder while its lease lasts (a
+// reservation is nobody's).
+std::string lease_sql::look(bool with_registry) const {
+  return "WITH s AS (SELECT clock_timestamp() AS now)" +
+         (with_registry
+              ? ",\n" + registration("s", "$5", "$6", "$4::bigint * interval '1 millisecond'")
+              : std::string()) +
+         "\nSELECT l.holder, l.token FROM " + quoted_table_ + " l, s\n"
+         "WHERE l.election = $1 AND l.expires_at > s.now AND l.holder <> '' AND NOT " +
+         reserved("l");
 }
 
 // Only the expiry it had is kept: a cool-down is no attempt, and the row
@@ -405,14 +426,14 @@ std::string lease_sql::cooldown() const {
 // new server session is to the kinds that tie registrations to one. It
 // writes the bare session, which ends a cool-down the row had.
 std::string lease_sql::registration(std::string_view from, std::string_view priority,
-                                    std::string_view ttl) const {
+                                    std::string_view card, std::string_view ttl) const {
   return "registered AS (\n"
          "  INSERT INTO " + quoted_candidates_ +
-         " AS c (election, node, session, priority, live_since, expires_at)\n"
+         " AS c (election, node, session, priority, live_since, expires_at, card)\n"
          "  SELECT $1, $2, $3, " + std::string(priority) + "::integer, s.now, s.now + 2 * " +
-         std::string(ttl) + " FROM " + std::string(from) + "\n"
+         std::string(ttl) + ", " + std::string(card) + "::text FROM " + std::string(from) + "\n"
          "  ON CONFLICT (election, node) DO UPDATE SET session = excluded.session,\n"
-         "    priority = excluded.priority,\n"
+         "    priority = excluded.priority, card = excluded.card,\n"
          "    live_since = CASE WHEN c.expires_at <= excluded.live_since OR\n"
          "                           " + session_of("c") + " <> excluded.session\n"
          "                      THEN excluded.live_since ELSE c.live_since END,\n"

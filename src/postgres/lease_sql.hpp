@@ -71,12 +71,13 @@ class lease_sql {
   std::string ddl_for_people() const;
   /// $1 table, $2 sequence, $3 registry (as to_regclass reads them) -> one
   /// row: the table and sequence exist (t/f); the registry: "ok" (exists,
-  /// with every privilege the statements use), "missing" or "denied".
+  /// with every privilege the statements use and the card column), "old"
+  /// (made by a version before the card), "missing" or "denied".
   std::string schema_exists() const;
   /// Params: $1 election, $2 node id, $3 session, $4 ttl ms, $5 channel,
   /// and what this node saw last: $6 cluster ("sysid/timeline", "" = none),
   /// $7 WAL flush position ("0/0" = none), $8 token (0 = none); with the
-  /// registry, $9 priority.
+  /// registry, $9 priority and $10 card.
   /// One row: outcome (acquired / held / held_back), reset (t/f), missing
   /// (t/f), new_term (t/f), holder, token, remaining_ms, epoch
   /// ("sysid/timeline/start"), announced, restarted (t/f: this statement
@@ -87,7 +88,8 @@ class lease_sql {
   /// unknown: not held, or no registry).
   std::string acquire(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 ttl ms; with the
-  /// registry, $6 priority -> one row when renewed, none when not ours.
+  /// registry, $6 priority and $7 card -> one row when renewed, none when
+  /// not ours.
   std::string renew(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 channel -> one row
   /// when released, none when not ours.
@@ -97,8 +99,13 @@ class lease_sql {
   std::string hand_over() const;
   /// $1 election, $2 ttl ms -> the live registrations: node, priority,
   /// live_for ms, ms since its last attempt (two ttls less the time left
-  /// until it lapses), ms left of its cool-down (0 = none).
+  /// until it lapses), ms left of its cool-down (0 = none), card.
   std::string candidates() const;
+  /// $1 election, and with the registry $2 node id, $3 session, $4 ttl ms,
+  /// $5 priority, $6 card: registers this node without an attempt -> the
+  /// holder and token of a lease that lasts (a reservation is none), or no
+  /// row.
+  std::string look(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 cool-down ms: this session's
   /// live registration cools down until $4 ms from now; none when it has
   /// lapsed or another session wrote it.
@@ -119,7 +126,7 @@ class lease_sql {
  private:
   std::string released_announcement() const;
   std::string registration(std::string_view from, std::string_view priority,
-                           std::string_view ttl) const;
+                           std::string_view card, std::string_view ttl) const;
   std::string prune(std::string_view gate) const;
   std::string outranked(std::string_view answer) const;
 

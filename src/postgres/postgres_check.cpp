@@ -57,7 +57,8 @@ void add_missing_table_line(check_report& report, const std::string& table,
 }
 
 // The lease table exists; the candidates' table beside it: `exists`
-// ("t"/"f"), `usable` (the privileges the statements use), `may_create`
+// ("t"/"f"), `usable` (the privileges the statements use: "t"/"f", or "old"
+// for a table made before the candidate card's column), `may_create`
 // (CREATE where it would go). Never more than a note: leases work without it.
 void add_registry_line(check_report& report, const std::string& registry, const std::string& user,
                        bool create, const std::string& exists, const std::string& usable,
@@ -67,6 +68,13 @@ void add_registry_line(check_report& report, const std::string& registry, const 
   if (exists == "t" && usable == "t") {
     report.lines.push_back(
         {check_verdict::ok, "candidates", "SELECT, INSERT, UPDATE and DELETE on " + registry});
+  } else if (exists == "t" && usable == "old") {
+    report.lines.push_back(
+        {check_verdict::note, "candidates",
+         registry + " was made before the candidate card (it lacks the column card): " +
+             (create ? std::string("baton adds it on first use if it may alter the table, else ") +
+                           "a switchover lists no candidates" + apply
+                     : std::string("postgres.create_schema is false") + without + apply)});
   } else if (exists == "t") {
     report.lines.push_back(
         {check_verdict::note, "candidates",
@@ -111,8 +119,10 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
       "n.nspname, CASE WHEN n.oid IS NULL THEN NULL ELSE has_schema_privilege(n.oid, 'CREATE') "
       "END, "
       // The candidates' table, and the privileges its statements use.
-      "to_regclass($3) IS NOT NULL, CASE WHEN to_regclass($3) IS NULL THEN NULL ELSE "
-      "has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, DELETE') END "
+      "to_regclass($3) IS NOT NULL, CASE WHEN to_regclass($3) IS NULL THEN NULL "
+      "WHEN NOT has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, DELETE') THEN 'f' "
+      "WHEN NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = to_regclass($3) AND "
+      "a.attname = 'card' AND NOT a.attisdropped) THEN 'old' ELSE 't' END "
       "FROM (SELECT CASE WHEN $2 = '' THEN current_schema() ELSE $2 END AS name) w "
       "LEFT JOIN pg_namespace n ON n.nspname = w.name";
   const auto dot = table.find('.');

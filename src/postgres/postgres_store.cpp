@@ -210,6 +210,11 @@ struct postgres_store::impl {
                           "sequence: choose a shorter postgres.table to list candidates");
     }
     if (state == "ok") return use_registry({});
+    if (state == "old" && !options.create_schema) {
+      return use_registry(name + " was made by a version before the candidate card (it lacks "
+                          "the column card) and postgres.create_schema is off: " + apply +
+                          " (it adds the column)");
+    }
     if (state == "denied") {
       return use_registry("this role lacks SELECT, INSERT, UPDATE or DELETE on " + name +
                           " (see `baton init-store --print`)");
@@ -408,7 +413,10 @@ void postgres_store::async_acquire(acquire_handler handler) {
     impl::statement s{d.sql.acquire(d.registry),
                       {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), seen.cluster,
                        seen.wal, std::to_string(seen.token)}};
-    if (d.registry) s.params.push_back(std::to_string(id.priority));
+    if (d.registry) {
+      s.params.push_back(std::to_string(id.priority));
+      s.params.push_back(id.card);
+    }
     return s;
   };
   d.run(std::move(make), [&d, handler = std::move(handler)](query_result r) {
@@ -444,7 +452,10 @@ void postgres_store::async_renew(renew_handler handler) {
   auto make = [&d, &id, token = d.token] {
     impl::statement s{d.sql.renew(d.registry),
                       {id.election, id.node_id, d.session, std::to_string(token), d.ttl_ms}};
-    if (d.registry) s.params.push_back(std::to_string(id.priority));
+    if (d.registry) {
+      s.params.push_back(std::to_string(id.priority));
+      s.params.push_back(id.card);
+    }
     return s;
   };
   d.run(std::move(make),
@@ -553,6 +564,35 @@ void postgres_store::register_cooldown(milliseconds cooldown) {
   d.run(impl::statement{d.sql.cooldown(),
                         {id.election, id.node_id, d.session, std::to_string(cooldown.count())}},
         [](query_result) {});
+}
+
+void postgres_store::update_card(std::string card) { impl_->options.identity.card = std::move(card); }
+
+// A node that makes no attempts may be the first to need the schema: the
+// statement waits for the check, as every statement does, and registers
+// with the registry alone.
+void postgres_store::async_look(look_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  auto make = [&d] {
+    const auto& id = d.options.identity;
+    impl::statement s{d.sql.look(d.registry), {id.election}};
+    if (d.registry) {
+      s.params.insert(s.params.end(), {id.node_id, d.session, d.ttl_ms,
+                                       std::to_string(id.priority), id.card});
+    }
+    return s;
+  };
+  d.run(std::move(make), [&d, handler = std::move(handler)](query_result r) {
+    d.finish<lease_holder>(r, handler, [&](const auto& rows) {
+      auto parsed = postgres_detail::parse_look_rows(rows);
+      if (parsed.error) {
+        handler(d.shell.note_failure(parsed.error), lease_holder{});
+        return;
+      }
+      handler(store_error{}, std::move(parsed.holder));
+    });
+  });
 }
 
 void postgres_store::async_create_record(record_handler handler) {

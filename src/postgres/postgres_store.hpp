@@ -77,6 +77,8 @@ class postgres_store final : public lease_store {
   /// Marks this store's registration (lease_sql.hpp); nothing without the
   /// candidates' table.
   void register_cooldown(milliseconds cooldown) override;
+  void update_card(std::string card) override;
+  void async_look(look_handler handler) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;

@@ -362,7 +362,7 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
   constexpr std::string_view what = "candidates";
   using type = redis_reply::type;
   using result = std::vector<registered_candidate>;
-  constexpr std::size_t fields = 7;
+  constexpr std::size_t fields = 8;
   if (reply.kind == type::error) return server_error<result>(what, reply);
   const auto& e = reply.elements;
   if (reply.kind != type::array || e.size() % fields != 0) return unexpected<result>(what, reply);
@@ -375,12 +375,13 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
     const auto& nonce = e[i + 4];
     const auto& cooling = e[i + 5];
     const auto& address = e[i + 6];
+    const auto& card = e[i + 7];
     if (node.kind != type::string || node.str.empty() || priority.kind != type::integer ||
         priority.integer < std::numeric_limits<int>::min() ||
         priority.integer > std::numeric_limits<int>::max() || live.kind != type::integer ||
         live.integer < 0 || left.kind != type::integer || left.integer <= 0 ||
         nonce.kind != type::string || nonce.str.empty() || cooling.kind != type::integer ||
-        cooling.integer < 0 || address.kind != type::string)
+        cooling.integer < 0 || address.kind != type::string || card.kind != type::string)
       return unexpected<result>(what, reply);
     registered_candidate c;
     c.info.node = node.str;
@@ -391,6 +392,7 @@ parsed_reply<std::vector<registered_candidate>> parse_candidates_reply(const red
     c.info.last_attempt_ago = std::max(2 * ttl - milliseconds(left.integer), milliseconds(0));
     c.info.cooling_down_for = milliseconds(cooling.integer);
     c.info.peer_address = address.str;
+    c.info.card = card.str;
     c.left = milliseconds(left.integer);
     c.nonce = nonce.str;
     r.value.push_back(std::move(c));
@@ -410,6 +412,28 @@ std::string holder_from_value(std::string_view value) {
   const auto colon = value.rfind(':');
   if (colon == std::string_view::npos) return std::string(value);
   return std::string(value.substr(0, colon));
+}
+
+parsed_reply<lease_holder> parse_look_reply(const redis_reply& reply) {
+  constexpr std::string_view what = "look";
+  using type = redis_reply::type;
+  if (reply.kind == type::error) return server_error<lease_holder>(what, reply);
+  const auto& e = reply.elements;
+  if (reply.kind != type::array || e.size() != 2 || e[0].kind != type::string ||
+      e[1].kind != type::string) {
+    return unexpected<lease_holder>(what, reply);
+  }
+  std::uint64_t token = 0;
+  const auto& text = e[1].str;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), token);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    return unexpected<lease_holder>(what, reply);
+  }
+  parsed_reply<lease_holder> r;
+  if (!e[0].str.empty() && !reservation_in(e[0].str)) {
+    r.value = {holder_from_value(e[0].str), token};
+  }
+  return r;
 }
 
 std::optional<lease_reservation> reservation_in(std::string_view value) {

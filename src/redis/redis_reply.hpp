@@ -193,6 +193,10 @@ parsed_reply<release_answer> parse_release_reply(const redis_reply& reply);
 /// last ':'; the whole value when it has no ':'.
 std::string holder_from_value(std::string_view value);
 
+/// The standby script's answer {lease value, token counter}: who holds the
+/// lease ("" for none, and for a switchover's reservation) and its token.
+parsed_reply<lease_holder> parse_look_reply(const redis_reply& reply);
+
 /// A switchover's reservation as the lease key holds it for the window
 /// (`(reserved) <to node> <by node>`, written by the release script).
 struct lease_reservation {

@@ -70,7 +70,8 @@ struct redis_store::impl {
         value(process_lease_value(options.identity.node_id)),
         keys(options.identity.election),
         ttl_ms(std::to_string(options.identity.ttl.count())),
-        priority(std::to_string(options.identity.priority)) {
+        priority(redis_detail::registration_argument(options.identity.priority,
+                                                     options.identity.card)) {
     conn_options.endpoint = options.endpoint;
     if (!options.password.empty()) conn_options.endpoint.password = options.password;
     // The options copy must not keep the secret around longer than needed.
@@ -405,8 +406,9 @@ struct redis_store::impl {
   const std::string value;
   const election_keys keys;
   const std::string ttl_ms;
-  // What the scripts register with our node id.
-  const std::string priority;
+  // What the scripts register with our node id: the priority and the card
+  // (update_card changes it).
+  std::string priority;
   // How many standbys of a large election (options.large_election) try the
   // moment its lease is free (see the front key). Three: what an election
   // of three candidates has, whose takeover is at the machine's floor.
@@ -644,6 +646,27 @@ void redis_store::register_cooldown(milliseconds cooldown) {
   d.eval(redis_detail::cooldown_script(), {d.keys.candidates},
          {d.options.identity.node_id, d.value, std::to_string(cooldown.count())},
          [](command_result) {});
+}
+
+void redis_store::update_card(std::string card) {
+  auto& d = *impl_;
+  d.options.identity.card = std::move(card);
+  d.priority = redis_detail::registration_argument(d.options.identity.priority,
+                                                   d.options.identity.card);
+}
+
+// lease.failsafe peers reads a peer address from every live line: a line
+// without one would stand for a peer nobody can ask, so a candidate of that
+// mode that may not lead stays unlisted instead.
+void redis_store::async_look(look_handler handler) {
+  auto& d = *impl_;
+  if (d.shell.reject_if_closed(handler)) return;
+  d.eval(redis_detail::standby_script(), {d.keys.candidates, d.keys.lease, d.keys.token},
+         {d.options.identity.node_id, d.value, d.priority, d.ttl_ms,
+          d.options.identity.peer_address.empty() ? "1" : "0"},
+         [&d, handler = std::move(handler)](command_result r) {
+           d.finish<lease_holder>(r, parse_look_reply, handler);
+         });
 }
 
 void redis_store::async_create_record(record_handler handler) {

@@ -119,6 +119,8 @@ class redis_store final : public lease_store {
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
   void register_cooldown(milliseconds cooldown) override;
+  void update_card(std::string card) override;
+  void async_look(look_handler handler) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;

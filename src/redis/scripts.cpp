@@ -174,9 +174,21 @@ namespace {
 // " <peer address> <promise token> <promise leader> <promise end ms>": the
 // cool-down then always written, 0 for none, and "-" and 0 for no address
 // or promise). failsafe_fields reads that tail: cool-down, address, token,
-// leader, end; nil for a line without it.
+// leader, end; nil for a line without it. The nonce field is followed by
+// "/<card>" when the candidate published one (candidate_card.hpp: no
+// spaces): the scripts take the registration argument as "<priority>" or
+// "<priority>/<card>" (split_registration), and nonce_of reads the nonce
+// alone.
 #define BATON_LUA_LINE \
   "local registry_line = '^(%S+) (%-?%d+) (%d+) (%d+) (%S+)(.*)$'\n" \
+  "local function split_registration(arg)\n" \
+  "  local p, card = string.match(arg or '', '^(%-?%d+)/(%S+)$')\n" \
+  "  if p then return p, card end\n" \
+  "  return arg, ''\n" \
+  "end\n" \
+  "local function nonce_of(by)\n" \
+  "  return string.match(by or '', '^[^/]*')\n" \
+  "end\n" \
   "local function failsafe_fields(rest)\n" \
   "  return string.match(rest or '', '^ (%d+) (%S+) (%d+) (%S+) (%d+)$')\n" \
   "end\n"
@@ -184,6 +196,8 @@ namespace {
   BATON_LUA_LINE \
   "local function register(key, node, value, priority, now_ms, ttl, tail)\n" \
   "  if node == nil or node == '' or string.find(node, '%s') then return nil end\n" \
+  "  local card\n" \
+  "  priority, card = split_registration(priority)\n" \
   "  if not string.match(priority or '', '^%-?%d+$') then priority = '0' end\n" \
   "  local nonce = string.match(value or '', ':(%w+)$') or '-'\n" \
   "  local text = redis.pcall('GET', key)\n" \
@@ -203,7 +217,7 @@ namespace {
   "          kept = name .. ' ' .. prio .. ' ' .. began .. ' ' .. string.format('%.0f', till) .. ' ' .. by .. rest\n" \
   "        end\n" \
   "        others[#others + 1] = {name, tonumber(prio), ends, kept}\n" \
-  "      elseif by == nonce then\n" \
+  "      elseif nonce_of(by) == nonce then\n" \
   "        since = math.min(tonumber(began), now_ms)\n" \
   "      end\n" \
   "    end\n" \
@@ -215,7 +229,8 @@ namespace {
   "  local lines = {}\n" \
   "  for i, o in ipairs(others) do lines[i] = o[4] end\n" \
   "  lines[#lines + 1] = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
-  "                      string.format('%.0f', till) .. ' ' .. nonce .. (tail or '')\n" \
+  "                      string.format('%.0f', till) .. ' ' .. nonce ..\n" \
+  "                      (card ~= '' and '/' .. card or '') .. (tail or '')\n" \
   "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
   "  if not readable then return nil end\n" \
   "  return others\n" \
@@ -227,7 +242,7 @@ namespace {
 #define BATON_LUA_OUTRANKING \
   "local function outranking(kept, priority, holder)\n" \
   "  if kept == nil then return nil end\n" \
-  "  local mine = tonumber(priority) or 0\n" \
+  "  local mine = tonumber((split_registration(priority))) or 0\n" \
   "  local n = 0\n" \
   "  for _, o in ipairs(kept) do\n" \
   "    if o[1] ~= holder and o[2] > mine then n = n + 1 end\n" \
@@ -254,7 +269,7 @@ namespace {
   "  local text = redis.pcall('GET', key)\n" \
   "  if text == false then text = '' end\n" \
   "  if type(text) ~= 'string' then return nil end\n" \
-  "  local mine = tonumber(priority) or 0\n" \
+  "  local mine = tonumber((split_registration(priority))) or 0\n" \
   "  local kept, found, lowest = {}, false, nil\n" \
   "  for line in string.gmatch(text, '[^\\n]+') do\n" \
   "    local name, prio, ends = string.match(line, '^(%S+) (%-?%d+) (%d+)$')\n" \
@@ -717,8 +732,8 @@ return 2
 // The registry's live lines (BATON_LUA_REGISTER), read only: a flat array of
 // node, priority, ms registered without a gap, ms until the line lapses, the
 // nonce of the process that registered it, ms left of its cool-down (0 =
-// none) and its peer address ("" = none). A line a version before the
-// cool-down wrote reads as one without.
+// none), its peer address ("" = none) and its card ("" = none). A line a
+// version before the cool-down wrote reads as one without.
 constexpr std::string_view candidates_source = BATON_LUA_CALL BATON_LUA_LINE R"lua(
 local text = call('GET', KEYS[1]) or ''
 local now = call('TIME')
@@ -734,9 +749,10 @@ for line in string.gmatch(text, '[^\n]+') do
     out[#out + 1] = tonumber(prio)
     out[#out + 1] = math.max(0, now_ms - tonumber(began))
     out[#out + 1] = tonumber(ends) - now_ms
-    out[#out + 1] = by
+    out[#out + 1] = nonce_of(by)
     out[#out + 1] = math.max(0, cool - now_ms)
     out[#out + 1] = address
+    out[#out + 1] = string.match(by, '^[^/]*/(.*)$') or ''
   end
 end
 return out
@@ -756,7 +772,7 @@ local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lines, found = {}, 0
 for line in string.gmatch(text, '[^\n]+') do
   local name, prio, began, ends, by, rest = string.match(line, registry_line)
-  if name == ARGV[1] and by == nonce and tonumber(ends) > now_ms then
+  if name == ARGV[1] and nonce_of(by) == nonce and tonumber(ends) > now_ms then
     -- lease.failsafe's fields stay as they were.
     local tail = string.match(rest, '^ %d+( %S+ %d+ %S+ %d+)$') or ''
     line = name .. ' ' .. prio .. ' ' .. began .. ' ' .. ends .. ' ' .. by .. ' ' ..
@@ -770,6 +786,20 @@ local left = redis.pcall('PTTL', KEYS[1])
 if type(left) ~= 'number' or left <= 0 then return 0 end
 redis.pcall('SET', KEYS[1], table.concat(lines, '\n'), 'PX', left)
 return 1
+)lua";
+
+// A candidate that may not lead (drained, never leading) looks instead of
+// trying: KEYS the candidates, lease and token keys; ARGV our node id, our
+// lease value (its nonce), the registration ("<priority>/<card>"), the ttl
+// in ms, and "1" to register (lease.failsafe peers: "0"). Answers {the
+// lease's value ("" = none), the token counter ("0" = none)}.
+constexpr std::string_view standby_source = BATON_LUA_REGISTER R"lua(
+if ARGV[5] == '1' then
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  register(KEYS[1], ARGV[1], ARGV[2], ARGV[3], now_ms, tonumber(ARGV[4]), nil)
+end
+return {redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[3]) or '0'}
 )lua";
 
 // `baton init-store`: the counter, seeded as the acquire script seeds a
@@ -964,6 +994,15 @@ const lua_script& candidates_script() {
 
 const lua_script& cooldown_script() {
   static const lua_script script{cooldown_source, sha1_hex(cooldown_source)};
+  return script;
+}
+
+std::string registration_argument(int priority, const std::string& card) {
+  return std::to_string(priority) + (card.empty() ? std::string() : "/" + card);
+}
+
+const lua_script& standby_script() {
+  static const lua_script script{standby_source, sha1_hex(standby_source)};
   return script;
 }
 

@@ -125,6 +125,12 @@ const lua_script& candidates_script();
 /// Marks our live registration as cooling down for that long (see
 /// BATON_LUA_REGISTER): 1, or 0 when there was none of ours to mark.
 const lua_script& cooldown_script();
+/// The registration argument of the scripts that register a candidate:
+/// "<priority>", or "<priority>/<card>" with a card (BATON_LUA_LINE).
+std::string registration_argument(int priority, const std::string& card);
+/// A candidate that makes no attempts registers and looks who holds the
+/// lease (standby_source).
+const lua_script& standby_script();
 
 /// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the
 /// token, channel, "1" to announce a new term. Sets the counter and the term

@@ -576,6 +576,58 @@ struct redlock_store::impl {
     }
   }
 
+  // A candidate that may not lead, on every master (see
+  // redis_store::async_look for lease.failsafe peers): the holder a
+  // majority of the masters name, with the highest of their counters (a
+  // term's token is at most that), or none; an error without a majority of
+  // answers.
+  struct look_call {
+    look_handler handler;
+    std::size_t left = 0;
+    std::vector<lease_holder> answers;
+    round_failures failures;
+  };
+  void look(look_handler handler) {
+    auto call = std::make_shared<look_call>();
+    call->handler = std::move(handler);
+    call->left = size();
+    for (std::size_t i = 0; i < size(); ++i) {
+      eval(i, redis_detail::standby_script(), {keys.candidates, keys.lease, keys.token},
+           {options.identity.node_id, value, priority, ttl_ms,
+            options.identity.peer_address.empty() ? "1" : "0"},
+           [this, call, i](command_result r) {
+             if (r.ec) {
+               failed_in(call->failures, i, {r.ec, r.detail});
+             } else if (auto parsed = parse_look_reply(r.reply); parsed.ec) {
+               failed_in(call->failures, i, {parsed.ec, parsed.detail});
+             } else {
+               call->answers.push_back(std::move(parsed.value));
+             }
+             if (--call->left > 0 || !call->handler) return;
+             auto answer = std::move(call->handler);
+             if (shell.closed()) return answer(store_shell::aborted(), {});
+             const auto majority = redlock_detail::majority_of(size());
+             if (call->answers.size() < majority) {
+               return answer(round_error(call->failures, !call->answers.empty(),
+                                         "look: answered by " + of_masters(call->answers.size())),
+                             {});
+             }
+             for (const auto& a : call->answers) {
+               if (a.node.empty()) continue;
+               lease_holder named{a.node, 0};
+               std::size_t same = 0;
+               for (const auto& b : call->answers) {
+                 if (b.node != a.node) continue;
+                 ++same;
+                 named.token = std::max(named.token, b.token);
+               }
+               if (same >= majority) return answer({}, named);
+             }
+             answer({}, {});
+           });
+    }
+  }
+
   // --- record ------------------------------------------------------------------------
 
   // Every master needs its record: `baton init-store` waits for all of them.
@@ -680,8 +732,10 @@ struct redlock_store::impl {
   // Its term key: per master, the largest token a term wrote there.
   const election_keys keys;
   const std::string ttl_ms;
-  // What the scripts register with our node id.
-  const std::string priority = std::to_string(options.identity.priority);
+  // What the scripts register with our node id: the priority and the card
+  // (update_card changes it).
+  std::string priority =
+      redis_detail::registration_argument(options.identity.priority, options.identity.card);
   std::vector<redis_detail::connection_options> conn_options;
   std::vector<member> members;
   bool watching = false;
@@ -742,6 +796,17 @@ void redlock_store::async_candidates(candidates_handler handler) {
 void redlock_store::register_cooldown(milliseconds cooldown) {
   if (impl_->shell.closed() || cooldown <= milliseconds(0)) return;
   impl_->register_cooldown(cooldown);
+}
+
+void redlock_store::update_card(std::string card) {
+  impl_->options.identity.card = std::move(card);
+  impl_->priority = redis_detail::registration_argument(impl_->options.identity.priority,
+                                                        impl_->options.identity.card);
+}
+
+void redlock_store::async_look(look_handler handler) {
+  if (impl_->shell.reject_if_closed(handler)) return;
+  impl_->look(std::move(handler));
 }
 
 void redlock_store::async_create_record(record_handler handler) {

@@ -231,7 +231,15 @@ std::optional<std::string> reservation_node_problem(std::string_view node_id) {
 }
 
 std::string encode_candidate(const candidate_value& v) {
-  return std::to_string(v.priority) + " " + v.node_id;
+  return std::to_string(v.priority) + " " + v.node_id + (v.card.empty() ? "" : "\ncard " + v.card);
+}
+
+std::string candidate_card_of(std::string_view data) {
+  constexpr std::string_view mark = "\ncard ";
+  const auto at = data.find(mark);
+  if (at == std::string_view::npos) return {};
+  const auto text = data.substr(at + mark.size());
+  return std::string(text.substr(0, text.find('\n')));
 }
 
 std::optional<candidate_value> decode_candidate(std::string_view data) {

@@ -124,12 +124,16 @@ record_value released_record(std::uint64_t token);
 record_value handed_over_record(std::uint64_t token, std::string to_node, std::string by_node,
                                 milliseconds window);
 
-/// A registry node's data: a candidate and its priority.
+/// A registry node's data: a candidate and its priority, and its card.
 struct candidate_value {
   int priority = 0;
   std::string node_id;
+  std::string card{};  ///< "" = none
 };
+/// "<priority> <node_id>", then a line "card <card>" with a card.
 std::string encode_candidate(const candidate_value& v);
+/// The card a registry node's data carries ("" = none).
+std::string candidate_card_of(std::string_view data);
 /// nullopt when `data` is not "<priority> <node_id>" (a second line, as a
 /// cool-down's, is not part of the candidate).
 std::optional<candidate_value> decode_candidate(std::string_view data);

@@ -31,7 +31,7 @@ void zookeeper_store::impl::register_candidate() {
 
 void zookeeper_store::impl::create_registration(std::uint64_t gen, int attempt) {
   const auto path = candidate_path(paths, options.identity.node_id, options.identity.priority);
-  const auto data = encode_candidate({options.identity.priority, options.identity.node_id});
+  const auto data = encode_candidate({options.identity.priority, options.identity.node_id, options.identity.card});
   link->create(path, data, true, [this, gen, attempt, path](int rc, node_seen node) {
     if (gen != link_gen) return;
     if (rc == ZOK) {
@@ -96,13 +96,13 @@ void zookeeper_store::impl::mark_cooling(milliseconds cooldown) {
   if (!link || !session_up || registered_gen != link_gen || cooldown <= milliseconds(0)) return;
   cooling_marked = true;
   write_registration(encode_cooling_candidate(
-      {options.identity.priority, options.identity.node_id}, cooldown));
+      {options.identity.priority, options.identity.node_id, options.identity.card}, cooldown));
 }
 
 void zookeeper_store::impl::clear_cooling() {
   if (!cooling_marked || !link || !session_up || registered_gen != link_gen) return;
   cooling_marked = false;
-  write_registration(encode_candidate({options.identity.priority, options.identity.node_id}));
+  write_registration(encode_candidate({options.identity.priority, options.identity.node_id, options.identity.card}));
 }
 
 void zookeeper_store::impl::write_registration(std::string data) {
@@ -161,6 +161,7 @@ void zookeeper_store::impl::list_candidates(
           const auto server_now = server_time.now_ms(mono_clock::now());
           candidate_info info{v.node_id, v.priority, registered_for(node.ctime_ms, server_now)};
           info.cooling_down_for = cooling_left(node.data, node.mtime_ms, server_now);
+          info.card = candidate_card_of(node.data);
           found->push_back({std::move(info), node.czxid});
         }
         if (--*pending == 0) finish();
@@ -228,6 +229,34 @@ int zookeeper_store::impl::outranked_by(const std::string& holder) const {
 }
 
 void zookeeper_store::register_cooldown(milliseconds cooldown) { impl_->mark_cooling(cooldown); }
+
+// The registry node is rewritten at once when this session has one (a
+// cool-down's mark goes with it: a drain or undrain is news enough), else
+// created with the card by the next registration.
+void zookeeper_store::update_card(std::string card) {
+  auto& d = *impl_;
+  d.options.identity.card = std::move(card);
+  if (!d.link || !d.session_up || d.registered_gen != d.link_gen) return;
+  d.cooling_marked = false;
+  d.write_registration(encode_candidate(
+      {d.options.identity.priority, d.options.identity.node_id, d.options.identity.card}));
+}
+
+// The session's registry node, as an acquire makes it (once per session),
+// then the lease node's data: its holder and token.
+void zookeeper_store::async_look(look_handler handler) {
+  auto& d = *impl_;
+  d.begin_session_call(handler, "look at the lease", [&d](auto o) {
+    d.register_candidate();
+    d.link->get(d.paths.lease, [&d, o](int rc, node_seen node) {
+      if (o->done) return;
+      if (rc == ZNONODE) return o->finish({}, {});
+      if (rc != ZOK) return o->finish(d.note_failure(zoo_failure(rc, "read " + d.paths.lease)), {});
+      const auto value = decode_lease(node.data);
+      o->finish({}, value ? lease_holder{value->node_id, value->token} : lease_holder{});
+    });
+  });
+}
 
 void zookeeper_store::async_candidates(candidates_handler handler) {
   auto& d = *impl_;

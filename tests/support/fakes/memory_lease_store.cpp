@@ -83,6 +83,7 @@ struct election_state {
     time_point until{};
     time_point attempted{};
     time_point cooling_until{};  ///< register_cooldown's; an attempt clears it
+    std::string card;
   };
   std::map<std::string, registration> candidates;
 
@@ -101,6 +102,7 @@ struct election_state {
     auto& r = candidates[id.node_id];
     if (r.until <= now) r.since = now;
     r.priority = id.priority;
+    r.card = id.card;
     r.until = now + 2 * id.ttl;
     r.attempted = now;
     r.cooling_until = {};
@@ -324,6 +326,7 @@ struct memory_lease_store::impl {
                      std::chrono::floor<milliseconds>(now - r.attempted),
                      r.cooling_until > now ? std::chrono::ceil<milliseconds>(r.cooling_until - now)
                                            : milliseconds(0)});
+      out.back().card = r.card;
       ++it;
     }
     return out;
@@ -333,7 +336,7 @@ struct memory_lease_store::impl {
   // Closed, the listener, the last error and reset, as a store kind's.
   store_shell shell;
   std::shared_ptr<memory_lease_backend::state> backend;
-  const store_identity id;
+  store_identity id;
   wakeup_state wakeups = wakeup_state::off;
   bool ever_subscribed = false;
   std::map<std::uint64_t, pending_call> pending;
@@ -447,6 +450,19 @@ void memory_lease_store::register_cooldown(milliseconds cooldown) {
   if (auto it = all.find(d.id.node_id); it != all.end() && it->second.until > now) {
     it->second.cooling_until = now + cooldown;
   }
+}
+
+void memory_lease_store::update_card(std::string card) { impl_->id.card = std::move(card); }
+
+void memory_lease_store::async_look(look_handler handler) {
+  auto& d = *impl_;
+  d.start<lease_holder>(std::move(handler), [&d] {
+    const auto now = mono_clock::now();
+    auto& e = d.election();
+    e.expire_if_due(now);
+    e.register_candidate(d.id, now);
+    return e.holder.empty() ? lease_holder{} : lease_holder{e.holder, e.token};
+  });
 }
 
 void memory_lease_store::async_create_record(record_handler handler) {

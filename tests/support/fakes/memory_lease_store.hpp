@@ -138,6 +138,8 @@ class memory_lease_store final : public lease_store {
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
   void register_cooldown(milliseconds cooldown) override;
+  void update_card(std::string card) override;
+  void async_look(look_handler handler) override;
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   /// kind "memory", label "in-memory", endpoint "memory"; link connected

@@ -144,6 +144,11 @@ void scripted_lease_store::async_candidates(candidates_handler handler) {
   post(std::move(handler), closed_ ? aborted() : store_error{}, std::vector<candidate_info>{});
 }
 
+void scripted_lease_store::async_look(look_handler handler) {
+  ++looks;
+  post(std::move(handler), closed_ ? aborted() : store_error{}, look_answer);
+}
+
 void scripted_lease_store::answer_acquire(store_error error, acquire_answer answer) {
   if (acquires_.empty()) {
     ADD_FAILURE() << "answer_acquire: no acquire pending";

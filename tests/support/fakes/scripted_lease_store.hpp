@@ -100,6 +100,12 @@ class scripted_lease_store final : public lease_store {
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
+  /// Allowed, not recorded: the identity's card changes.
+  void update_card(std::string card) override { identity_.card = std::move(card); }
+  /// Counted in looks, never refused; answers `look_answer`, posted.
+  void async_look(look_handler handler) override;
+  int looks = 0;
+  lease_holder look_answer;
   void watch(event_listener listener) override;
   store_status status() const override { return status_; }
   void close() override;

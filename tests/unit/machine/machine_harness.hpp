@@ -104,6 +104,8 @@ inline std::string describe(const event& e, time_point origin) {
           return "stop_gate_holds" +
                  (ev.look_again_at ? " look_again_at=" + ms_after(origin, *ev.look_again_at)
                                    : std::string());
+        if constexpr (std::is_same_v<T, events::standing>)
+          return std::string("standing ") + (ev.may_lead ? "may lead" : "may not lead");
       },
       e);
 }
@@ -137,6 +139,7 @@ inline std::string describe(const action& a, time_point origin) {
         if constexpr (std::is_same_v<T, actions::stop_deadline>)
           return "stop_deadline kill_at=" + ms_after(origin, act.kill_at);
         if constexpr (std::is_same_v<T, actions::ask_stop_gate>) return "ask_stop_gate";
+        if constexpr (std::is_same_v<T, actions::look>) return "look";
       },
       a);
 }

@@ -162,8 +162,10 @@ TEST(postgres_acquire_rows, malformed_rows_are_unexpected_replies_not_crashes) {
 }
 
 TEST(postgres_candidate_rows, each_row_is_a_candidate_with_its_times_and_cooldown) {
-  const auto p = parse_candidate_rows({{cell("n1"), cell("0"), cell("61234"), cell("800"), cell("0")},
-                                       {cell("n2"), cell("-7"), cell("0"), cell("0"), cell("7400")}});
+  const auto p = parse_candidate_rows({{cell("n1"), cell("0"), cell("61234"), cell("800"), cell("0"),
+                                        cell("standing=never")},
+                                       {cell("n2"), cell("-7"), cell("0"), cell("0"), cell("7400"),
+                                        cell("")}});
   ASSERT_FALSE(p.error) << p.error.message();
   ASSERT_EQ(p.list.size(), 2u);
   EXPECT_EQ(p.list[0].node, "n1");
@@ -175,9 +177,11 @@ TEST(postgres_candidate_rows, each_row_is_a_candidate_with_its_times_and_cooldow
   EXPECT_EQ(p.list[1].priority, -7);
   EXPECT_EQ(p.list[1].last_attempt_ago, milliseconds(0));
   EXPECT_EQ(p.list[1].cooling_down_for, milliseconds(7400));
+  EXPECT_EQ(p.list[0].card, "standing=never");
+  EXPECT_EQ(p.list[1].card, "");
   EXPECT_TRUE(parse_candidate_rows({}).list.empty());
   // A server clock stepped back: just begun, never negative.
-  EXPECT_EQ(parse_candidate_rows({{cell("n1"), cell("0"), cell("-3"), cell("0"), cell("0")}})
+  EXPECT_EQ(parse_candidate_rows({{cell("n1"), cell("0"), cell("-3"), cell("0"), cell("0"), cell("")}})
                 .list.at(0)
                 .live_for,
             milliseconds(0));
@@ -186,16 +190,17 @@ TEST(postgres_candidate_rows, each_row_is_a_candidate_with_its_times_and_cooldow
 TEST(postgres_candidate_rows, malformed_rows_are_unexpected_replies_not_crashes) {
   const auto z = cell("0");
   const std::vector<result_rows> bad{
-      {{cell("n1"), cell("0")}},                                  // too few columns
-      {{cell("n1"), cell("0"), cell("1")}},                       // a statement before cool-downs
-      {{cell(), z, cell("1"), z, z}},                             // NULL node
-      {{cell(""), z, cell("1"), z, z}},                           // empty node
-      {{cell("n1"), cell("high"), cell("1"), z, z}},              // not a number
-      {{cell("n1"), cell("99999999999"), cell("1"), z, z}},       // beyond an int
-      {{cell("n1"), z, cell(), z, z}},                            // NULL live_for
-      {{cell("n1"), z, cell("1"), cell(), z}},                    // NULL last attempt
-      {{cell("n1"), z, cell("1"), z, cell("soon")}},              // not a number
-      {{cell("n1"), z, cell("1"), z, z}, {cell("n2")}},           // one bad row of two
+      {{cell("n1"), cell("0")}},                                // too few columns
+      {{cell("n1"), cell("0"), cell("1")}},                     // a statement before cool-downs
+      {{cell("n1"), cell("0"), cell("1"), z, z}},               // a statement before cards
+      {{cell(), z, cell("1"), z, z, z}},                        // NULL node
+      {{cell(""), z, cell("1"), z, z, z}},                      // empty node
+      {{cell("n1"), cell("high"), cell("1"), z, z, z}},         // not a number
+      {{cell("n1"), cell("99999999999"), cell("1"), z, z, z}},  // beyond an int
+      {{cell("n1"), z, cell(), z, z, z}},                       // NULL live_for
+      {{cell("n1"), z, cell("1"), cell(), z, z}},               // NULL last attempt
+      {{cell("n1"), z, cell("1"), z, cell("soon"), z}},         // not a number
+      {{cell("n1"), z, cell("1"), z, z, z}, {cell("n2")}},      // one bad row of two
   };
   for (const auto& rows : bad) {
     const auto p = parse_candidate_rows(rows);

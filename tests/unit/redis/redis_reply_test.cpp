@@ -438,9 +438,10 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   auto p = baton::parse_candidates_reply(
       r::array({r::string("node-a"), r::integer_reply(0), r::integer_reply(1500),
                 r::integer_reply(9000), r::string("0123abcd"), r::integer_reply(0),
-                r::string("10.0.0.1:9465"), r::string("node-b"), r::integer_reply(-2),
-                r::integer_reply(0), r::integer_reply(12), r::string("-"),
-                r::integer_reply(7400), r::string("")}),
+                r::string("10.0.0.1:9465"), r::string("standing=drained;advertise=h:1"),
+                r::string("node-b"), r::integer_reply(-2), r::integer_reply(0),
+                r::integer_reply(12), r::string("-"), r::integer_reply(7400), r::string(""),
+                r::string("")}),
       ttl);
   ASSERT_FALSE(p.ec) << p.detail;
   ASSERT_EQ(p.value.size(), 2u);
@@ -453,6 +454,8 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   EXPECT_EQ(p.value[0].info.cooling_down_for, baton::milliseconds(0));
   EXPECT_EQ(p.value[0].info.peer_address, "10.0.0.1:9465");
   EXPECT_EQ(p.value[1].info.peer_address, "") << "none published";
+  EXPECT_EQ(p.value[0].info.card, "standing=drained;advertise=h:1");
+  EXPECT_EQ(p.value[1].info.card, "") << "none published";
   EXPECT_EQ(p.value[1].info.priority, -2);
   EXPECT_EQ(p.value[1].nonce, "-");
   EXPECT_EQ(p.value[1].info.last_attempt_ago, baton::milliseconds(9988));
@@ -460,7 +463,7 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   // A line cut to two ttls ahead (the server's clock went back) was just made.
   auto ahead = baton::parse_candidates_reply(
       r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(10001),
-                r::string("n"), r::integer_reply(0), r::string("")}),
+                r::string("n"), r::integer_reply(0), r::string(""), r::string("")}),
       ttl);
   ASSERT_FALSE(ahead.ec) << ahead.detail;
   EXPECT_EQ(ahead.value[0].info.last_attempt_ago, baton::milliseconds(0));
@@ -473,29 +476,35 @@ TEST(candidates_reply_parsing, every_registration_and_the_bad_shapes) {
   for (const auto& reply :
        {r::nil(), r::integer_reply(1), r::array({r::string("a"), r::integer_reply(0)}),
         r::array({r::string(""), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  z, a}),
-        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n, z, a}),
+                  z, a, a}),
+        r::array({r::string("a"), r::string("0"), r::integer_reply(1), r::integer_reply(1), n, z, a,
+                  a}),
         r::array({r::string("a"), r::integer_reply(1LL << 40), r::integer_reply(1),
-                  r::integer_reply(1), n, z, a}),
-        r::array(
-            {r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n, z, a}),
-        r::array(
-            {r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n, z, a}),
-        // The six fields of a version before the peer address, and a bad
-        // cool-down or address.
+                  r::integer_reply(1), n, z, a, a}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(-1), r::integer_reply(1), n,
+                  z, a, a}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(0), n,
+                  z, a, a}),
+        // The six fields of a version before the peer address, the seven of
+        // one before the card, and a bad cool-down or address.
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
                   z}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  r::integer_reply(-1), a}),
+                  z, a}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  r::string("5"), a}),
+                  r::integer_reply(-1), a, a}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
-                  z, z}),
+                  r::string("5"), a, a}),
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  z, z, a}),
+        // A card that is no string.
+        r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1), n,
+                  z, a, z}),
         // An empty or numeric nonce.
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
-                  r::string(""), z, a}),
+                  r::string(""), z, a, a}),
         r::array({r::string("a"), r::integer_reply(0), r::integer_reply(1), r::integer_reply(1),
-                  r::integer_reply(7), z, a})}) {
+                  r::integer_reply(7), z, a, a})}) {
     auto bad = baton::parse_candidates_reply(reply, ttl);
     EXPECT_EQ(bad.ec, redis_errc::unexpected_reply) << baton::describe_reply(reply);
     EXPECT_NE(bad.detail.find("candidates"), std::string::npos);
