@@ -80,8 +80,12 @@ probe_view operator_views::probe() const {
   auto now = mono_clock::now();
   auto liveness = assess_liveness(machine_, now, cfg_.hooks.timeout);
   auto readiness = assess_readiness(machine_, now, cfg_.hooks.timeout, store_answers_);
-  probe_view p{liveness.healthy, liveness.reason, readiness.healthy, readiness.reason,
-               machine_.leads(now)};
+  probe_view p;
+  p.healthy = liveness.healthy;
+  p.unhealthy_reason = liveness.reason;
+  p.ready = readiness.healthy;
+  p.unready_reason = readiness.reason;
+  p.is_leader = machine_.leads(now);
   p.leader = machine_.known_leader(cfg_.node_id, now);
   if (!p.leader.empty()) p.leader_token = machine_.token();
   p.leader_advertise =
