@@ -35,9 +35,10 @@ bool lists_leader(const nlohmann::json& status) {
 
 int run_leader(const client_settings& settings, std::ostream& out, std::ostream& err) {
   const time_point deadline = mono_clock::now() + settings.timeout;
-  daemon_client client(settings.socket_path, settings.timeout);
   nlohmann::json status;
   for (int ask = 0; ask < leader_asks; ++ask) {
+    // A connection per ask: ask_leader connects the client it is given.
+    daemon_client client(settings.socket_path, settings.timeout);
     auto answer = ask_leader(client, {{"cmd", "status"}}, deadline,
                              "the daemon did not answer the status", err);
     if (const int* code = std::get_if<int>(&answer)) return *code;

@@ -2,7 +2,8 @@
 // leader that no candidate can take over from keeps leading and is not
 // drained; a daemon that cannot write its drain file refuses the drain and
 // changes nothing. Each refusal names the cause; `baton undrain` of a node
-// not drained says so. The drains that go through are the daemon scenarios'
+// not drained says so; and `baton leader` on a standby that has just learnt
+// who leads. The drains that go through are the daemon scenarios'
 // (tests/faults/standing_scenarios_test.cpp, on every kind).
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -53,6 +54,20 @@ TEST_F(drain_refusals, a_leader_nobody_can_take_over_from_keeps_leading) {
       << undrained.output;
   EXPECT_TRUE(event_log::read(events).live_workers().size() == 1) << logs();
   expect_no_overlap();
+}
+
+// A standby just started names the leader before its candidates list has
+// it: `baton leader` asks again (a new connection each time) and prints it.
+TEST_F(drain_refusals, leader_on_a_standby_that_just_learnt_the_leader) {
+  start_node(1);
+  ASSERT_EQ(wait_for_single_worker().name, "node-1");
+  start_node(2);
+  for (int polls = 0; polls < 100 && status_of(2, "leader") != "node-1"; ++polls) {
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto leader = run_client({"leader", "--socket", socket_of(2).string()});
+  EXPECT_EQ(leader.code, 0) << leader.output;
+  EXPECT_EQ(leader.output.rfind("node-1 token ", 0), 0u) << leader.output;
 }
 
 TEST_F(drain_refusals, a_drain_file_that_cannot_be_written_refuses_the_drain) {
