@@ -190,14 +190,15 @@ std::string lease_sql::acquire(bool with_registry) const {
       "'the server''s WAL position ' || s.lsn::text || ' is behind ' || $7::pg_lsn::text || ', which this node saw "
       "earlier on the same system and timeline' END";
   // A row that lapsed unreleased may have lapsed early, by a step of the
-  // server's clock: it is taken only when the clock is not beyond the latest
-  // time this node can expect (the last parameter, 0 = it cannot tell yet:
+  // server's clock, and so may a hold-back (both are judged on it): such a
+  // row is taken only when the clock is not beyond the latest time this node
+  // can expect (the last parameter, 0 = it cannot tell yet:
   // clock_watch.hpp). A row never held, or released (its session cleared),
-  // ended no live term.
+  // and not held back since, ended no live term.
   const std::string expected = with_registry ? "$10" : "$9";
   const std::string lapsed_may_be_taken =
-      "(l.expires_at = '-infinity' OR l.holder_session = '' OR " + std::string(clock_micros) +
-      " <= " + expected + "::bigint)";
+      "((l.held_back_until <= l.expires_at AND (l.expires_at = '-infinity' OR "
+      "l.holder_session = '')) OR " + std::string(clock_micros) + " <= " + expected + "::bigint)";
   return "WITH " + server_facts() + ",\n" +
          (with_registry ? registration("s", "$9", ttl) + ",\n" : std::string()) +
          "created AS (\n"

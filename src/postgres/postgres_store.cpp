@@ -11,6 +11,7 @@
 // not register, and async_candidates says what is missing.
 #include "postgres_store.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <stdexcept>
 #include <utility>
@@ -321,6 +322,13 @@ struct postgres_store::impl {
     if (const auto step = watch.observe(now_us, sent, received)) stepped = step;
     auto& a = parsed.answer;
     if (expected != 0 && now_us <= expected) stepped.reset();  // watched a ttl since the step
+    // A hold-back ends on the server's clock, and the row may then need a
+    // watch of a ttl too: the next try comes once both are over, so that a
+    // first start is not held back twice.
+    if (a.outcome == acquire_outcome::held_back) {
+      a.remaining = std::max(a.remaining, watch.wait_left(received));
+      return;
+    }
     if (!parsed.left_for_the_clock || a.outcome != acquire_outcome::held) return;
     a.outcome = acquire_outcome::held_back;
     a.free_in = std::chrono::microseconds(-1);

@@ -2,9 +2,9 @@
 // the watch on the database's clock (src/postgres/clock_watch.hpp). A step
 // forward makes a leader's row look lapsed before its next renewal; a
 // standby that saw the step, and a candidate that has not watched the clock
-// for a ttl, are held back from such a row for a ttl and say why, while a
-// released row is taken at once, and the old leader's renewal finds its
-// term gone.
+// for a ttl, are held back from such a row for a ttl and say why (and from
+// a row whose hold-back the step cut short), while a released row is taken
+// at once, and the old leader's renewal finds its term gone.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -151,6 +151,27 @@ TEST_F(clock_step, a_newcomer_waits_a_ttl_for_a_lapsed_lease_but_not_for_a_relea
   const auto d_leads = look(*d);
   EXPECT_TRUE(d_leads.acquired()) << d_leads.why;
   EXPECT_GT(d_leads.token, c_leads.token);
+}
+
+TEST_F(clock_step, a_hold_back_a_step_cut_short_still_holds_everyone_back) {
+  // No record beforehand: the first acquire creates the row held back for a
+  // ttl, on the server's clock, which then steps past that ttl.
+  auto a = candidate("n1");
+  const auto created = look(*a);
+  ASSERT_EQ(created.outcome, acquire_outcome::held_back);
+  pg.set_clock_offset(3 * step_ttl);
+  const auto again = look(*a);
+  EXPECT_EQ(again.outcome, acquire_outcome::held_back);
+  EXPECT_NE(again.why.find("the database clock stepped forward by about "), std::string::npos)
+      << again.why;
+  auto c = candidate("n3");
+  const auto newcomer = look(*c);
+  EXPECT_EQ(newcomer.outcome, acquire_outcome::held_back);
+  EXPECT_NE(newcomer.why.find("has watched the database clock for less than a ttl"),
+            std::string::npos)
+      << newcomer.why;
+  let_pass(newcomer.remaining);
+  EXPECT_TRUE(look(*c).acquired());
 }
 
 TEST_F(clock_step, a_step_back_holds_nobody_back) {

@@ -99,15 +99,16 @@ TEST(postgres_lease_sql, only_statements_with_the_registry_name_it) {
   EXPECT_NE(sql.renew(true).find("SKIP LOCKED"), std::string::npos);
 }
 
-// A row that lapsed unreleased is taken only on a clock this node vouches
-// for (clock_watch.hpp); a released one, whose session release and hand-over
-// clear, and a never-held one at once.
+// A row that lapsed unreleased, or whose hold-back ended, is taken only on a
+// clock this node vouches for (clock_watch.hpp); a released one, whose
+// session release and hand-over clear, and a never-held one at once, unless
+// held back since.
 TEST(postgres_lease_sql, a_lapsed_row_is_taken_only_on_a_clock_the_node_vouches_for) {
   const lease_sql sql("baton_lease");
   const auto acquire = sql.acquire(true);
-  EXPECT_NE(acquire.find("((l.expires_at <= s.now AND (l.expires_at = '-infinity' OR "
-                         "l.holder_session = '' OR (extract(epoch FROM s.now) * 1000000)::bigint "
-                         "<= $10::bigint)) OR"),
+  EXPECT_NE(acquire.find("((l.expires_at <= s.now AND ((l.held_back_until <= l.expires_at AND "
+                         "(l.expires_at = '-infinity' OR l.holder_session = '')) OR "
+                         "(extract(epoch FROM s.now) * 1000000)::bigint <= $10::bigint)) OR"),
             std::string::npos);
   EXPECT_NE(sql.release().find("holder_session = ''"), std::string::npos);
   EXPECT_NE(sql.hand_over().find("holder_session = ''"), std::string::npos);
