@@ -84,6 +84,16 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
   out.lost_why = row[11].value_or("");
   out.epoch = *row[7];
   out.wal_position = *row[10];
+  if (row.size() > 15) {
+    const auto server_time = integer(row[15]);
+    const auto left = row.size() > 16 ? boolean(row[16]) : std::nullopt;
+    if (!server_time || !left) {
+      out.error = unexpected("a malformed server time or clock verdict");
+      return out;
+    }
+    out.server_time_us = *server_time;
+    out.left_for_the_clock = *left;
+  }
   return out;
 }
 

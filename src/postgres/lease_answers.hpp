@@ -3,6 +3,7 @@
 // unexpected_reply with a detail that says what was wrong, never a crash.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ struct parsed_acquire {
   std::string epoch;
   /// The server's WAL flush position ("0/1500790") at the statement.
   std::string wal_position;
+  /// The server's time the statement read, microseconds since 1970 (this
+  /// and the next are absent from a row of the older shape).
+  std::optional<std::int64_t> server_time_us;
+  /// The lease was free and this statement left it: it lapsed unreleased and
+  /// the server's clock was beyond what this node expected (clock_watch.hpp).
+  bool left_for_the_clock = false;
 };
 
 /// The "sysid/timeline" part of an epoch ("" for "").

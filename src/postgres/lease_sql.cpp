@@ -196,6 +196,16 @@ std::string lease_sql::acquire(bool with_registry) const {
       "       WHEN l.token = $8::bigint AND s.cluster = $6 AND s.lsn < $7::pg_lsn THEN "
       "'the server''s WAL position ' || s.lsn::text || ' is behind ' || $7::pg_lsn::text || ', which this node saw "
       "earlier on the same system and timeline' END";
+  // A row that lapsed unreleased may have lapsed early, by a step of the
+  // server's clock, and so may a hold-back (both are judged on it): such a
+  // row is taken only when the clock is not beyond the latest time this node
+  // can expect (the last parameter, 0 = it cannot tell yet:
+  // clock_watch.hpp). A row never held, or released (its session cleared),
+  // and not held back since, ended no live term.
+  const std::string expected = with_registry ? "$11" : "$9";
+  const std::string lapsed_may_be_taken =
+      "((l.held_back_until <= l.expires_at AND (l.expires_at = '-infinity' OR "
+      "l.holder_session = '')) OR " + std::string(clock_micros) + " <= " + expected + "::bigint)";
   return "WITH " + server_facts() + ",\n" +
          (with_registry ? registration("s", "$9", "$10", ttl) + ",\n" : std::string()) +
          "created AS (\n"
@@ -257,7 +267,8 @@ std::string lease_sql::acquire(bool with_registry) const {
          // Free, ours, or reserved for this node (by node id: the target is
          // another process than the one that handed over).
          "  WHERE l.election = $1 AND (k.election IS NOT NULL OR\n"
-         "       (l.held_back_until <= s.now AND (l.expires_at <= s.now OR\n"
+         "       (l.held_back_until <= s.now AND ((l.expires_at <= s.now AND " +
+         lapsed_may_be_taken + ") OR\n"
          "        (l.holder = $2 AND l.holder_session = $3) OR\n"
          "        (" + reserved("l") + " AND " + reserved_target("l") + " = $2))))\n"
          "  RETURNING l.holder, l.token, coalesce(k.lost, false) AS lost,\n"
@@ -279,12 +290,12 @@ std::string lease_sql::acquire(bool with_registry) const {
          "              ELSE $4::bigint END AS remaining_ms,\n"
          "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why,\n"
          "         -1::bigint AS free_in_us,\n"
-         "         ''::text AS reserved_for, c.holder AS lease_holder\n"
+         "         ''::text AS reserved_for, c.holder AS lease_holder, false AS left_for_the_clock\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
          "  SELECT 'held_back', true, true, false, '', r.token,\n"
          "         ceil(extract(epoch FROM r.held_back_until - s.now) * 1000)::bigint, "
-         "r.server_epoch, false, s.lsn, NULL, -1::bigint, '', ''\n"
+         "r.server_epoch, false, s.lsn, NULL, -1::bigint, '', '', false\n"
          "  FROM created r, s\n"
          "  UNION ALL\n"
          "  SELECT CASE WHEN l.held_back_until > s.now THEN 'held_back' ELSE 'held' END, false, "
@@ -315,7 +326,10 @@ std::string lease_sql::acquire(bool with_registry) const {
          "         CASE WHEN l.expires_at > s.now AND l.held_back_until <= s.now AND " +
          reserved("l") + " THEN " + reserved_target("l") + " ELSE '' END,\n"
          "         CASE WHEN l.expires_at > s.now AND NOT " + reserved("l") +
-         " THEN l.holder ELSE '' END\n"
+         " THEN l.holder ELSE '' END,\n"
+         // Free, and left only because this node cannot vouch for the clock.
+         "         l.expires_at <= s.now AND l.held_back_until <= s.now AND NOT " +
+         lapsed_may_be_taken + "\n"
          "  FROM " + t + " l, s\n"
          "  WHERE l.election = $1 AND NOT EXISTS (SELECT 1 FROM changed)\n"
          "    AND NOT EXISTS (SELECT 1 FROM created))\n"
@@ -325,7 +339,9 @@ std::string lease_sql::acquire(bool with_registry) const {
          "'election', $1,\n"
          "            'holder', a.holder, 'session', $3::text, 'token', a.token)::text)::text END,\n"
          "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us, a.reserved_for,\n"
-         "       " + (with_registry ? outranked("a") : std::string("-1::bigint")) + "\n"
+         "       " + (with_registry ? outranked("a") : std::string("-1::bigint")) + ",\n"
+         // The server's time this statement read, for this node's watch on it.
+         "       (SELECT (extract(epoch FROM now) * 1000000)::bigint FROM s), a.left_for_the_clock\n"
          "FROM answer a";
 }
 
@@ -348,7 +364,7 @@ std::string lease_sql::renew(bool with_registry) const {
 std::string lease_sql::release() const {
   return "WITH s AS (SELECT clock_timestamp() AS now),\n"
          "freed AS (\n"
-         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now FROM s\n"
+         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now, holder_session = '' FROM s\n"
          "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
          "    AND l.expires_at > s.now\n"
@@ -364,7 +380,8 @@ std::string lease_sql::hand_over() const {
          "freed AS (\n"
          "  UPDATE " + quoted_table_ + " AS l SET holder = '" + std::string(reservation_prefix) +
          "' || $6 || ' by ' || $2,\n"
-         "    expires_at = s.now + greatest($7::bigint, 0) * interval '1 millisecond' FROM s\n"
+         "    expires_at = s.now + greatest($7::bigint, 0) * interval '1 millisecond',\n"
+         "    holder_session = '' FROM s\n"
          "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
          "    AND l.expires_at > s.now\n"

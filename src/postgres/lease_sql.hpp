@@ -6,7 +6,10 @@
 // candidate's clock matters and a stalled statement decides with the time at
 // which it runs, not the time at which it was sent:
 // - acquire takes the row only when it has expired (or is ours), not held
-//   back, and written under the same server epoch; the new token is the next
+//   back, and written under the same server epoch; a row that lapsed
+//   unreleased only when the server's clock is not beyond the latest time the
+//   candidate can expect (a step forward may have cut it short:
+//   clock_watch.hpp); the new token is the next
 //   of a sequence and above the row's last one, computed under the row lock;
 //   a new term is announced (pg_notify) in the same statement.
 // - data gone back is a store reset: the row was written on another cluster
@@ -21,7 +24,9 @@
 //   had it come back from a copy nobody else saw, may still be at work).
 // - a missing row is a first start or lost data: it is created held back.
 // - renew extends only our own unexpired term (holder, session and token).
-// - release expires our term in place and announces it, only when it matched.
+// - release expires our term in place, clears its session (the mark of a
+//   released row, which any candidate may take at once) and announces it,
+//   only when it matched.
 // - hand-over (a switchover) does what release does and leaves a reservation
 //   in the same row: the holder column reads "reserved for <target> by
 //   <node>", a value no node id can have, and expires_at ends the window.
@@ -77,7 +82,10 @@ class lease_sql {
   /// Params: $1 election, $2 node id, $3 session, $4 ttl ms, $5 channel,
   /// and what this node saw last: $6 cluster ("sysid/timeline", "" = none),
   /// $7 WAL flush position ("0/0" = none), $8 token (0 = none); with the
-  /// registry, $9 priority and $10 card.
+  /// registry, $9 priority and $10 card; last ($9, or $11 with the
+  /// registry), the latest server time this node can expect, microseconds
+  /// since 1970 (0 = it cannot tell: it takes no row that lapsed unreleased;
+  /// clock_watch.hpp).
   /// One row: outcome (acquired / held / held_back), reset (t/f), missing
   /// (t/f), new_term (t/f), holder, token, remaining_ms, epoch
   /// ("sysid/timeline/start"), announced, restarted (t/f: this statement
@@ -85,7 +93,9 @@ class lease_sql {
   /// unless reset and not missing), the microseconds until free (-1 =
   /// unknown), the node a reservation keeps it for ("" = none), and, held,
   /// how many live candidates other than the holder outrank this one (-1 =
-  /// unknown: not held, or no registry).
+  /// unknown: not held, or no registry), the server's time the statement
+  /// read (microseconds since 1970), and whether the lease was free and left
+  /// only because the clock was beyond what this node expected (t/f).
   std::string acquire(bool with_registry) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 ttl ms; with the
   /// registry, $6 priority and $7 card -> one row when renewed, none when

@@ -93,6 +93,7 @@ std::unique_ptr<lease_store> make_postgres_store(boost::asio::io_context& io, co
   o.connect_timeout = pg.connect_timeout;
   o.command_timeout = pg.command_timeout;
   o.identity = store_identity_of(cfg);
+  o.drift_factor = cfg.lease.drift_factor;
   return std::make_unique<postgres_store>(io, std::move(o));
 }
 

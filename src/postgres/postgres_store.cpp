@@ -11,11 +11,13 @@
 // not register, and async_candidates says what is missing.
 #include "postgres_store.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <stdexcept>
 #include <utility>
 
 #include "baton/postgres_conninfo.hpp"
+#include "clock_watch.hpp"
 #include "lease_answers.hpp"
 #include "lease_sql.hpp"
 #include "listener.hpp"
@@ -50,6 +52,7 @@ struct postgres_store::impl {
         // predecessor's term.
         session(store_detail::new_nonce()),
         ttl_ms(std::to_string(options.identity.ttl.count())),
+        watch(options.identity.ttl, options.drift_factor),
         where(summarize_conninfo(options.conninfo).where) {
     conn_options.conninfo = options.conninfo;
     conn_options.password = options.password;
@@ -313,6 +316,43 @@ struct postgres_store::impl {
     }
   }
 
+  // Reads the server's time an acquire sent at `sent` read (passing
+  // `expected`), answered at `received`: a step forward begins the watch
+  // anew; a row that lapsed unreleased and was left for the clock's sake
+  // (clock_watch.hpp) is told as held back, with why.
+  void clock_seen(postgres_detail::parsed_acquire& parsed, time_point sent, std::int64_t expected,
+                  time_point received) {
+    if (!parsed.server_time_us) return;
+    const std::int64_t now_us = *parsed.server_time_us;
+    if (const auto step = watch.observe(now_us, sent, received)) stepped = step;
+    auto& a = parsed.answer;
+    if (expected != 0 && now_us <= expected) stepped.reset();  // watched a ttl since the step
+    // A hold-back ends on the server's clock, and the row may then need a
+    // watch of a ttl too: the next try comes once both are over, so that a
+    // first start is not held back twice.
+    if (a.outcome == acquire_outcome::held_back) {
+      a.remaining = std::max(a.remaining, watch.wait_left(received));
+      return;
+    }
+    if (!parsed.left_for_the_clock || a.outcome != acquire_outcome::held) return;
+    a.outcome = acquire_outcome::held_back;
+    a.free_in = std::chrono::microseconds(-1);
+    a.remaining = watch.wait_left(received);
+    if (stepped) {
+      a.why = "the database clock stepped forward by about " + std::to_string(stepped->count()) +
+              " ms, which can end a lease early: a lease that lapsed unreleased is taken only "
+              "after watching the clock for one ttl";
+    } else if (expected == 0) {
+      a.why = "this node has watched the database clock for less than a ttl, and the lease "
+              "lapsed unreleased: a step of that clock could have ended it early";
+    } else {
+      // The statement read the clock later than the last round trip allowed
+      // for, with no step: at once again, with this round trip counted.
+      a.remaining = milliseconds(1);
+      a.why = "the database read its clock later than this node could vouch for";
+    }
+  }
+
   void report_reset(std::string why, bool record_missing) {
     shell.report_reset(store_events::reset{std::move(why), record_missing, {}});
   }
@@ -355,6 +395,10 @@ struct postgres_store::impl {
   const lease_sql sql;
   const std::string session;
   const std::string ttl_ms;
+  // This node's watch on the database's clock, and the step it saw last
+  // (until it has watched a ttl since).
+  postgres_detail::clock_watch watch;
+  std::optional<milliseconds> stepped;
   const std::string where;
   std::shared_ptr<connection> conn;
   std::shared_ptr<listener> watcher;
@@ -409,7 +453,13 @@ void postgres_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
-  auto make = [&d, &id, seen = d.seen] {
+  // When it was sent and the server time it may expect: set as it is made.
+  struct clock_note {
+    time_point sent{};
+    std::int64_t expected = 0;
+  };
+  auto note = std::make_shared<clock_note>();
+  auto make = [&d, &id, seen = d.seen, note] {
     impl::statement s{d.sql.acquire(d.registry),
                       {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), seen.cluster,
                        seen.wal, std::to_string(seen.token)}};
@@ -417,15 +467,19 @@ void postgres_store::async_acquire(acquire_handler handler) {
       s.params.push_back(std::to_string(id.priority));
       s.params.push_back(id.card);
     }
+    note->sent = mono_clock::now();
+    note->expected = d.watch.expected_us(note->sent);
+    s.params.push_back(std::to_string(note->expected));
     return s;
   };
-  d.run(std::move(make), [&d, handler = std::move(handler)](query_result r) {
+  d.run(std::move(make), [&d, note, handler = std::move(handler)](query_result r) {
     d.finish<acquire_answer>(r, handler, [&](const auto& rows) {
       auto parsed = postgres_detail::parse_acquire_rows(rows);
       if (parsed.error) {
         handler(d.shell.note_failure(parsed.error), acquire_answer{});
         return;
       }
+      d.clock_seen(parsed, note->sent, note->expected, mono_clock::now());
       const bool won = parsed.answer.acquired();
       if (won) d.token = parsed.answer.token;
       d.answer_seen(parsed);

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "baton/lease_drift.hpp"
 #include "baton/lease_store.hpp"
 #include "postgres_error.hpp"
 
@@ -45,6 +46,10 @@ struct postgres_store_options {
   milliseconds command_timeout{1000};
   /// Election, node id and ttl (> 0); fixed for the store's life.
   store_identity identity;
+  /// The lease's drift factor (lease.drift_factor): how much faster than
+  /// this host's monotonic clock the database's may run before a jump of it
+  /// counts as a step (clock_watch.hpp).
+  double drift_factor = default_drift_factor;
   /// First wait before listening again after the listening session broke;
   /// doubles on each failure up to relisten_backoff_max.
   milliseconds relisten_backoff_initial{100};

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -20,7 +21,7 @@ struct class_name {
   const char* name;
 };
 
-constexpr std::array<class_name, 17> class_names{{
+constexpr std::array<class_name, 18> class_names{{
     {fault_class::daemon_kill, "daemon-kill"},
     {fault_class::daemon_freeze, "daemon-freeze"},
     {fault_class::host_freeze, "host-freeze"},
@@ -38,6 +39,7 @@ constexpr std::array<class_name, 17> class_names{{
     {fault_class::member_freeze, "member-freeze"},
     {fault_class::partition, "partition"},
     {fault_class::slow_link, "slow-link"},
+    {fault_class::store_clock_jump, "store-clock-jump"},
 }};
 
 struct target_name {
@@ -125,6 +127,7 @@ std::int64_t hold_of(fault_class c, std::int64_t ttl, draws& d) {
     case fault_class::daemon_kill:
     case fault_class::host_kill:
     case fault_class::leave:
+    case fault_class::store_clock_jump:  // how long the clock stays off
     case fault_class::store_kill:
     case fault_class::store_restart_empty:
     case fault_class::member_kill:
@@ -150,7 +153,36 @@ std::int64_t parse_int(std::string_view text, std::string_view what, std::size_t
   return value;
 }
 
+// A clock jump's step from the fault's one drawn number: from a fifth of
+// the ttl (within what is left of any lease) to three ttls (past a whole
+// lease), back first one time in four.
+std::uint32_t clock_jump_pick_of(std::uint64_t drawn, std::int64_t ttl) {
+  const std::int64_t low = std::max<std::int64_t>(1, ttl / 5);
+  const std::int64_t span = std::max<std::int64_t>(1, ttl * 3 - low + 1);
+  const std::int64_t step = low + static_cast<std::int64_t>(drawn % static_cast<std::uint64_t>(span));
+  const bool back_first = (drawn >> 40) % 4 == 0;
+  return clock_jump_pick(back_first ? -step : step);
+}
+
 }  // namespace
+
+std::int64_t clock_step_ms(const fault& f) {
+  const auto length = static_cast<std::int64_t>(f.pick / 2);
+  return f.pick % 2 == 1 ? -length : length;
+}
+
+std::uint32_t clock_jump_pick(std::int64_t step_ms) {
+  // A step beyond what the pick holds (over 24 days) is cut to the largest.
+  constexpr std::int64_t most = std::numeric_limits<std::uint32_t>::max() / 2;
+  const std::int64_t length = std::min(step_ms < 0 ? -step_ms : step_ms, most);
+  return static_cast<std::uint32_t>(2 * length + (step_ms < 0 ? 1 : 0));
+}
+
+bool clock_jump_may_end_a_lease(const fault& f, std::int64_t ttl_ms) {
+  // Either way one step is forward by the length: the first, or the return.
+  const std::int64_t step = clock_step_ms(f);
+  return (step < 0 ? -step : step) >= ttl_ms * 2 / 3;
+}
 
 const std::vector<std::string>& campaign_kinds() {
   static const std::vector<std::string> kinds{"redis",    "sentinel",  "cluster", "redlock",
@@ -181,7 +213,11 @@ std::vector<fault_class> classes_of(std::string_view kind, int members) {
   } else if (kind == "redlock") {
     // Each master is a member; a killed one comes back empty (no persistence).
     store = {member_kill, member_freeze};
-  } else if (kind == "postgres" || kind == "etcd") {
+  } else if (kind == "postgres") {
+    // The only kind whose leases are judged on the store host's wall clock
+    // that libfaketime can reach (docs/campaign.md: clock jumps).
+    store = {store_kill, store_restore_old, store_freeze, partition, slow_link, store_clock_jump};
+  } else if (kind == "etcd") {
     store = {store_kill, store_restore_old, store_freeze, partition, slow_link};
   } else {
     return {};
@@ -212,7 +248,9 @@ std::vector<fault> make_schedule(const schedule_params& p) {
     f.what = classes[d.below(classes.size())];
     f.target = target_of(f.what, d);
     f.hold_ms = hold_of(f.what, ttl, d);
-    f.pick = static_cast<std::uint32_t>(d.next() >> 32);
+    const std::uint64_t drawn = d.next();
+    f.pick = f.what == fault_class::store_clock_jump ? clock_jump_pick_of(drawn, ttl)
+                                                      : static_cast<std::uint32_t>(drawn >> 32);
     out.push_back(f);
   }
   return out;

@@ -36,6 +36,9 @@ enum class fault_class {
   member_freeze,        ///< SIGSTOP such a member for `hold`
   partition,            ///< a candidate's link to the store goes silent for `hold` (half-open)
   slow_link,            ///< a candidate's link to the store delays each way for `hold`
+  /// The store host's wall clock steps by clock_step_ms() (forward, or back
+  /// first), and steps back to the true time after `hold`
+  store_clock_jump,
 };
 
 /// Who a fault hits; resolved by the runner at injection time.
@@ -55,7 +58,10 @@ struct fault {
   /// How long the fault lasts, ms (0 for the instant ones).
   std::int64_t hold_ms = 0;
   /// A drawn number that picks among several possible targets, and the
-  /// thaw order of a host freeze (odd: the app first).
+  /// thaw order of a host freeze (odd: the app first). For a clock jump it
+  /// is the step itself: twice its length in ms, plus 1 when the clock
+  /// steps back first (clock_step_ms()), so a hand-written schedule can
+  /// name the step it wants.
   std::uint32_t pick = 0;
 
   friend bool operator==(const fault&, const fault&) = default;
@@ -71,6 +77,20 @@ struct schedule_params {
   /// etcd (whose faults are then the ensemble leader's and its followers').
   int members = 1;
 };
+
+/// A store-clock-jump's first step, ms: forward when positive. The second
+/// step, at the fault's end, is its opposite (the clock returns to the true
+/// time), so a step back first ends with a step forward.
+std::int64_t clock_step_ms(const fault& f);
+
+/// The pick that encodes a first step of `step_ms` (see fault::pick).
+std::uint32_t clock_jump_pick(std::int64_t step_ms);
+
+/// Whether clock jump `f` may end the leader's lease on the store (so the
+/// leadership may move: a forcing fault): one of its two steps is forward
+/// by two thirds of the ttl or more, more than is left of a lease renewed
+/// a third of the ttl in.
+bool clock_jump_may_end_a_lease(const fault& f, std::int64_t ttl_ms);
 
 /// The store kinds the campaign knows.
 const std::vector<std::string>& campaign_kinds();

@@ -37,6 +37,8 @@ bool store_world::forcing(const fault& f, long long ttl_ms) const {
       return true;
     case fault_class::store_freeze:
       return f.hold_ms >= ttl_ms / 3;  // see campaign_run.cpp's long_freeze
+    case fault_class::store_clock_jump:
+      return clock_jump_may_end_a_lease(f, ttl_ms);
     default:
       return false;
   }
@@ -330,8 +332,19 @@ class redlock_world final : public world_base {
   std::vector<std::unique_ptr<redis_server>> masters_;
 };
 
+testing::postgres_server_options clock_that_can_jump() {
+  testing::postgres_server_options o;
+  o.fake_clock = true;  // libfaketime, at the true time until a store-clock-jump
+  return o;
+}
+
+std::string signed_ms(std::int64_t ms) {
+  return (ms < 0 ? "" : "+") + std::to_string(ms) + " ms";
+}
+
 class postgres_world final : public world_base {
  public:
+  postgres_world() : pg_(clock_that_can_jump()) {}
   std::vector<std::string> store_flags() const override { return store_flags_via(pg_.port()); }
   std::optional<unsigned short> store_port() const override { return pg_.port(); }
   std::vector<std::string> store_flags_via(unsigned short port) const override {
@@ -353,6 +366,17 @@ class postgres_world final : public world_base {
       if (!take(id, "server", [this] { pg_.start(); })) return std::nullopt;
       pg_.kill_and_wait();
       return "postgres";
+    }
+    if (f.what == fault_class::store_clock_jump) {
+      // The wall clock of every backend steps at once, and back to the true
+      // time at the end (NTP's correction); the server keeps running, so
+      // this goes with a kill or freeze of it.
+      const std::int64_t step = clock_step_ms(f);
+      if (!take(id, "clock", [this] { pg_.set_clock_offset(std::chrono::milliseconds(0)); })) {
+        return std::nullopt;
+      }
+      pg_.set_clock_offset(std::chrono::milliseconds(step));
+      return "postgres clock " + signed_ms(step) + ", " + signed_ms(-step) + " after the hold";
     }
     // Freeze the postmaster and every backend: the server stops answering
     // on the connections it has, as a paused VM would.

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -31,6 +32,22 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 constexpr auto postgres_ready_timeout = 20s;
+
+// Debian's libfaketime package. It preloads into PostgreSQL (not into
+// Debian's redis-server, whose jemalloc it clashes with: docs/campaign.md).
+constexpr const char* faketime_library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+// The offset file's name in the server's directory: "+1.500" or "-0.250",
+// seconds from the true time.
+constexpr const char* clock_offset_file = "clock-offset";
+
+std::string offset_text(std::chrono::milliseconds offset) {
+  const auto ms = offset.count();
+  const auto length = ms < 0 ? -ms : ms;
+  char text[48];
+  std::snprintf(text, sizeof text, "%c%lld.%03lld\n", ms < 0 ? '-' : '+',
+                static_cast<long long>(length / 1000), static_cast<long long>(length % 1000));
+  return text;
+}
 
 std::string find_bindir() {
   // Debian keeps the server binaries out of PATH, one directory per major.
@@ -176,10 +193,16 @@ void postgres_server::start_on_free_port() {
                            std::to_string(server_port_attempts) + " attempts; log:\n" + log_tail());
 }
 
-postgres_server::postgres_server() {
+postgres_server::postgres_server(postgres_server_options options) : options_(options) {
   bindir_ = find_bindir();
+  if (options_.fake_clock && !fs::exists(faketime_library)) {
+    throw std::runtime_error(std::string(faketime_library) +
+                             " is missing: a server with a fake clock needs Debian's libfaketime "
+                             "(scripts/install-deps.sh)");
+  }
   make_temp_dir();
   try {
+    if (options_.fake_clock) set_clock_offset(clock_offset_);
     copy_cluster(template_cluster(bindir_), dir_ / "data");
     start_on_free_port();
   } catch (...) {
@@ -245,13 +268,44 @@ std::string postgres_server::conninfo(const std::string& user) const {
   return "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=postgres user=" + user;
 }
 
+void postgres_server::set_clock_offset(std::chrono::milliseconds offset) {
+  if (!options_.fake_clock) {
+    throw std::logic_error("postgres_server: set_clock_offset without the fake_clock option");
+  }
+  // Written aside and renamed into place: a backend that reads the file
+  // meanwhile sees the old offset or the new one, never half of it. World-
+  // readable: the server runs as the postgres user.
+  const fs::path target = dir_ / clock_offset_file;
+  const fs::path staging = dir_ / (std::string(clock_offset_file) + ".new");
+  {
+    std::ofstream out(staging, std::ios::trunc);
+    out << offset_text(offset);
+    if (!out.flush()) throw std::runtime_error("cannot write " + staging.string());
+  }
+  fs::permissions(staging, fs::perms::owner_read | fs::perms::owner_write |
+                               fs::perms::group_read | fs::perms::others_read,
+                  fs::perm_options::replace);
+  fs::rename(staging, target);
+  clock_offset_ = offset;
+}
+
 void postgres_server::spawn() {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (options_.fake_clock) {
+    // Every clock call reads the file (no cache), so a step reaches every
+    // backend at once; the monotonic clock stays true, as a stepped wall
+    // clock leaves it.
+    env = {{"LD_PRELOAD", faketime_library},
+           {"FAKETIME_TIMESTAMP_FILE", (dir_ / clock_offset_file).string()},
+           {"FAKETIME_NO_CACHE", "1"},
+           {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}};
+  }
   pid_ = spawn_as_postgres({bindir_ + "/postgres", "-D", (dir_ / "data").string(), "-p",
                             std::to_string(port_), "-k", dir_.string(), "-c",
                             "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c",
                             "full_page_writes=off", "-c", "synchronous_commit=on", "-c",
                             "max_connections=200", "-c", "log_min_messages=warning"},
-                           dir_ / "server.log", true);
+                           dir_ / "server.log", true, env);
 }
 
 bool postgres_server::wait_ready() {

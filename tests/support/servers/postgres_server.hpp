@@ -17,12 +17,21 @@
 
 namespace baton::testing {
 
+struct postgres_server_options {
+  /// Run the server under libfaketime (Debian's libfaketime package), its
+  /// wall clock offset by what set_clock_offset() last wrote (0 at first):
+  /// now() and clock_timestamp() move, CLOCK_MONOTONIC does not. Off by
+  /// default: the server reads the real clock, as it always did.
+  bool fake_clock = false;
+};
+
 class postgres_server {
  public:
   /// initdb, start, and wait (up to 20 s) until it accepts connections.
   /// Throws std::runtime_error with a clear message when PostgreSQL is not
-  /// installed or does not come up (the test then fails; never skipped).
-  postgres_server();
+  /// installed or does not come up (the test then fails; never skipped), or
+  /// when `options.fake_clock` asks for libfaketime and it is not installed.
+  explicit postgres_server(postgres_server_options options = {});
   ~postgres_server();
   postgres_server(const postgres_server&) = delete;
   postgres_server& operator=(const postgres_server&) = delete;
@@ -53,6 +62,12 @@ class postgres_server {
   /// immediate shutdown), then a start on the same port: the server comes
   /// back with the same system identifier and timeline, and older data.
   void put_data_copy_back();
+  /// Steps the server's wall clock to `offset` from the true time, at once
+  /// for every backend (each reads the offset file at every clock call), a
+  /// restart included. Throws std::logic_error without `fake_clock`.
+  void set_clock_offset(std::chrono::milliseconds offset);
+  std::chrono::milliseconds clock_offset() const { return clock_offset_; }
+
   /// Sends `sig` to the postmaster, if running.
   void signal(int sig);
   /// pg_terminate_backend for every session whose application_name starts
@@ -98,6 +113,8 @@ class postgres_server {
 
   std::filesystem::path dir_;
   std::string bindir_;
+  postgres_server_options options_;
+  std::chrono::milliseconds clock_offset_{0};
   unsigned short port_ = 0;
   pid_t pid_ = -1;
 };

@@ -24,9 +24,11 @@ const passwd* postgres_user() {
   return pw;
 }
 
-pid_t spawn_as_postgres(const std::vector<std::string>& argv, const fs::path& log, bool die_with_us) {
+pid_t spawn_as_postgres(const std::vector<std::string>& argv, const fs::path& log, bool die_with_us,
+                        const std::vector<std::pair<std::string, std::string>>& env) {
   child_spec spec;
   spec.argv = argv;
+  spec.env = env;
   spec.output_file = log;
   spec.output_mode = 0644;
   spec.die_with_test = die_with_us;

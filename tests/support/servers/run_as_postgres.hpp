@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton::testing {
@@ -19,8 +20,10 @@ const passwd* postgres_user();
 /// Starts `argv` (argv[0] a path; spawn_child), as the postgres user when
 /// root, stdout and stderr appended to `log`. With `die_with_us` the child gets
 /// SIGKILL when the test process dies, so no server outlives a crashed test.
+/// `env`: variables set over the inherited ones (a preload library).
 pid_t spawn_as_postgres(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                        bool die_with_us);
+                        bool die_with_us,
+                        const std::vector<std::pair<std::string, std::string>>& env = {});
 
 /// A new directory /tmp/<prefix>XXXXXX, owned by the postgres user when root.
 std::filesystem::path make_postgres_owned_temp_dir(const std::string& prefix);

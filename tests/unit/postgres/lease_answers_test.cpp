@@ -212,3 +212,25 @@ TEST(postgres_candidate_rows, malformed_rows_are_unexpected_replies_not_crashes)
 
 }  // namespace
 }  // namespace baton::postgres_detail
+
+namespace baton::postgres_detail {
+namespace {
+
+TEST(postgres_acquire_rows, the_server_time_and_the_clock_verdict_end_the_row_when_there) {
+  auto rows = row("held", "f", "f", "n2", "7", "1234");
+  EXPECT_FALSE(parse_acquire_rows(rows).server_time_us);  // the older shape
+  rows[0].push_back(cell("1796291360577545"));
+  EXPECT_EQ(parse_acquire_rows(rows).error.code, postgres_errc::unexpected_reply);  // no verdict
+  rows[0].push_back(cell("t"));
+  const auto p = parse_acquire_rows(rows);
+  ASSERT_FALSE(p.error) << p.error.message();
+  EXPECT_EQ(p.server_time_us, 1796291360577545);
+  EXPECT_TRUE(p.left_for_the_clock);
+  rows[0][15] = cell("soon");
+  EXPECT_EQ(parse_acquire_rows(rows).error.code, postgres_errc::unexpected_reply);
+  rows[0][15] = cell();
+  EXPECT_EQ(parse_acquire_rows(rows).error.code, postgres_errc::unexpected_reply);
+}
+
+}  // namespace
+}  // namespace baton::postgres_detail

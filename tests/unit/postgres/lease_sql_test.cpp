@@ -85,14 +85,38 @@ TEST(postgres_lease_sql, only_statements_with_the_registry_name_it) {
   const lease_sql sql("baton_lease");
   EXPECT_EQ(sql.acquire(false).find("baton_lease_candidates"), std::string::npos);
   EXPECT_EQ(sql.renew(false).find("baton_lease_candidates"), std::string::npos);
-  EXPECT_EQ(sql.acquire(false).find("$9"), std::string::npos);
+  // $9 is the priority and $10 the card with the registry only; the last
+  // parameter (the server time this node can expect) is $9 without it, $11
+  // with it.
+  EXPECT_EQ(sql.acquire(false).find("$9::integer"), std::string::npos);
+  EXPECT_NE(sql.acquire(false).find(" <= $9::bigint)"), std::string::npos);
+  EXPECT_NE(sql.acquire(true).find(" <= $11::bigint)"), std::string::npos);
   EXPECT_EQ(sql.renew(false).find("$6"), std::string::npos);
   EXPECT_NE(sql.acquire(true).find("INSERT INTO \"baton_lease_candidates\""), std::string::npos);
   EXPECT_NE(sql.renew(true).find("INSERT INTO \"baton_lease_candidates\""), std::string::npos);
-  EXPECT_NE(sql.acquire(true).find("$9"), std::string::npos);
+  EXPECT_NE(sql.acquire(true).find("$9::integer"), std::string::npos);
   EXPECT_NE(sql.renew(true).find("$6"), std::string::npos);
   // Pruning skips what another statement is writing rather than waiting.
   EXPECT_NE(sql.renew(true).find("SKIP LOCKED"), std::string::npos);
+}
+
+// A row that lapsed unreleased, or whose hold-back ended, is taken only on a
+// clock this node vouches for (clock_watch.hpp); a released one, whose
+// session release and hand-over clear, and a never-held one at once, unless
+// held back since.
+TEST(postgres_lease_sql, a_lapsed_row_is_taken_only_on_a_clock_the_node_vouches_for) {
+  const lease_sql sql("baton_lease");
+  const auto acquire = sql.acquire(true);
+  EXPECT_NE(acquire.find("((l.expires_at <= s.now AND ((l.held_back_until <= l.expires_at AND "
+                         "(l.expires_at = '-infinity' OR l.holder_session = '')) OR "
+                         "(extract(epoch FROM s.now) * 1000000)::bigint <= $11::bigint)) OR"),
+            std::string::npos);
+  EXPECT_NE(sql.release().find("holder_session = ''"), std::string::npos);
+  EXPECT_NE(sql.hand_over().find("holder_session = ''"), std::string::npos);
+  // Its answer ends with the server time the statement read.
+  EXPECT_NE(acquire.find("(SELECT (extract(epoch FROM now) * 1000000)::bigint FROM s), "
+                         "a.left_for_the_clock\nFROM answer a"),
+            std::string::npos);
 }
 
 // Daemons from before switchovers share the channel: a hand-over's
