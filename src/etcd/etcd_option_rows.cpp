@@ -41,7 +41,8 @@ constexpr option_spec etcd_rows[] = {
      .field = text_field{[](config& c) -> auto& { return etcd_settings_of(c).tls_key_file; }}},
     {.key = "etcd.connect_timeout", .env = "BATON_ETCD_CONNECT_TIMEOUT",
      .flag = "--etcd-connect-timeout", .placeholder = "DURATION",
-     .help = "Time allowed to connect (and shake hands over TLS) (default 1s)",
+     .help = "Time allowed to connect (and shake hands over TLS), and for each authentication "
+             "when that is longer than the command timeout (default 1s)",
      .field = duration_field{
          [](config& c) -> auto& { return etcd_settings_of(c).connect_timeout; }}},
     {.key = "etcd.command_timeout", .env = "BATON_ETCD_COMMAND_TIMEOUT",

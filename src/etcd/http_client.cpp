@@ -2,6 +2,7 @@
 // (expires_after) is each step's timeout.
 #include "http_client.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -225,7 +226,11 @@ void http_client::authenticate() {
     return fail({etcd_errc::auth_failed, std::string("etcd: ") + e.what()});
   }
   const auto body = nlohmann::json{{"name", d.options.username}, {"password", password}}.dump();
+  // Part of making the connection, once per connection: etcd checks the
+  // password with bcrypt, slow by design (tens of ms, far more on a busy
+  // host), so it gets the connect timeout when that is the longer.
   exchange("/v3/auth/authenticate", body,
+           std::max(d.options.command_timeout, d.options.connect_timeout),
            [self = shared_from_this()](unsigned status, nlohmann::json answer) {
              auto& s = *self->impl_;
              const auto where = self->current().redacted();
@@ -250,7 +255,8 @@ void http_client::authenticate() {
 void http_client::send() {
   auto& d = *impl_;
   const auto& c = d.queue.front();
-  exchange(c.path, c.body, [self = shared_from_this()](unsigned status, nlohmann::json body) {
+  exchange(c.path, c.body, d.options.command_timeout,
+           [self = shared_from_this()](unsigned status, nlohmann::json body) {
     auto& s = *self->impl_;
     auto& front = s.queue.front();
     auto e = gateway_error(status, body, self->current().redacted());
@@ -272,6 +278,7 @@ void http_client::send() {
 }
 
 void http_client::exchange(const std::string& path, const std::string& body,
+                           milliseconds timeout,
                            std::function<void(unsigned, nlohmann::json)> next) {
   auto& d = *impl_;
   d.request = {};
@@ -284,7 +291,7 @@ void http_client::exchange(const std::string& path, const std::string& body,
   d.request.keep_alive(true);
   d.request.body() = body;
   d.request.prepare_payload();
-  d.connection.tcp().expires_after(d.options.command_timeout);
+  d.connection.tcp().expires_after(timeout);
   auto& stream = d.connection.stream();
   http::async_write(
       stream, d.request,

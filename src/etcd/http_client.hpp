@@ -78,7 +78,8 @@ class http_client : public std::enable_shared_from_this<http_client> {
   void ready();
   void authenticate();
   void send();
-  void exchange(const std::string& path, const std::string& body,
+  /// One request and its answer within `timeout`.
+  void exchange(const std::string& path, const std::string& body, milliseconds timeout,
                 std::function<void(unsigned status, nlohmann::json body)> next);
   void broken(const boost::system::error_code& ec, const char* what);
   void move_on();
