@@ -14,9 +14,11 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <chrono>
 #include <cstring>
@@ -396,10 +398,16 @@ void postgres_server::signal(int sig) {
   if (pid_ > 0) ::kill(pid_, sig);
 }
 
-std::vector<std::vector<std::string>> postgres_server::query(const std::string& sql) const {
+std::vector<std::vector<std::string>> postgres_server::query(const std::string& sql,
+                                                             std::int64_t* sent_ns) const {
   conn_ptr c(PQconnectdb((conninfo() + " connect_timeout=5").c_str()));
   if (PQstatus(c.get()) != CONNECTION_OK) {
     throw std::runtime_error("connect for `" + sql + "`: " + PQerrorMessage(c.get()));
+  }
+  if (sent_ns != nullptr) {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    *sent_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
   }
   PGresult* r = PQexec(c.get(), sql.c_str());
   const auto status = PQresultStatus(r);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,11 @@ class postgres_server {
   /// Runs `sql` (may hold several statements) as the superuser; the last
   /// result's rows, NULL as "". Throws std::runtime_error naming the SQL and
   /// the server's message.
-  std::vector<std::vector<std::string>> query(const std::string& sql) const;
+  /// With `sent_ns`: the CLOCK_MONOTONIC time just before the statement
+  /// was sent, after the connection was made (which may take long on a busy
+  /// host), so that a time the statement reads can be placed on this clock.
+  std::vector<std::vector<std::string>> query(const std::string& sql,
+                                              std::int64_t* sent_ns = nullptr) const;
 
   /// SIGKILL and reap the postmaster; waits (bounded) until its backends are
   /// gone too. Idempotent.

@@ -37,11 +37,13 @@ class postgres_world final : public store_world {
   /// The row's expires_at, as the time left on the server's clock (whole ms,
   /// rounded down, read after the clock).
   std::optional<std::int64_t> lease_kept_until_ns(const std::string& election) override {
-    const std::int64_t before = monotonic_ns();
+    // From when the statement was sent: a new connection first, which on a
+    // busy host can take a good part of a ttl.
+    std::int64_t before = 0;
     const auto rows = server_.query(
         "SELECT floor(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint "
         "FROM baton_lease WHERE election = " +
-        sql_literal(election) + " AND expires_at > clock_timestamp()");
+        sql_literal(election) + " AND expires_at > clock_timestamp()", &before);
     if (rows.empty() || rows.front().empty()) return std::nullopt;
     return before + std::stoll(rows.front().front()) * 1'000'000;
   }
