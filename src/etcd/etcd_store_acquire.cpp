@@ -115,11 +115,15 @@ void etcd_store::impl::held(acquire_ptr h, const key_value& kv) {
   a.token = static_cast<std::uint64_t>(floor.token_of(kv.mod_revision));
   a.holder = holder_of(kv.value);
   if (kv.lease == 0) return (*h)({}, std::move(a));  // put by hand: no lease to ask about
+  const auto sent = mono_clock::now();
   request<acquire_answer>(h, "/v3/lease/timetolive", time_to_live_request(kv.lease),
-                          [this, h, a](const json& j) mutable {
+                          [this, h, a, kv, sent](const json& j) mutable {
                             const auto t = read_time_to_live(j);
                             seen(t.hdr);
                             a.remaining = remaining_of(t.ttl_seconds, options.identity.ttl);
+                            // The answer counts in the follow of that lease
+                            // to its end (etcd_store_tail.cpp).
+                            follow_tail(kv, reading_of(t, sent));
                             (*h)({}, std::move(a));
                           });
 }
