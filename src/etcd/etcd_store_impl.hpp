@@ -116,7 +116,7 @@ struct etcd_store::impl {
   void acquire(acquire_ptr h, int attempt);
   acquire_ptr counting(acquire_ptr h, std::vector<candidate_info> live) const;
   void reserved(acquire_ptr h, const key_value& kv);
-  void held(acquire_ptr h, const key_value& kv);
+  void held(acquire_ptr h, const key_value& kv, int attempt);
   void held_back(acquire_ptr h, const key_value& fence_kv);
   void grant(acquire_ptr h, std::function<void(std::int64_t lease, const header&)> next);
   void saw_holder(const std::optional<key_value>& kv);
@@ -187,7 +187,9 @@ struct etcd_store::impl {
   // without a gap (candidate_registry.hpp).
   revision_clock clock;
   registration_run run;
-  // The last lease the released key named (0 = none).
+  // The last lease the released key named, or this store revoked in the raft
+  // term its term began in (etcd_store_tail.cpp): its end was no early
+  // revoke (0 = none).
   std::int64_t released_lease = 0;
   // The term this store holds.
   std::optional<held_term> term;

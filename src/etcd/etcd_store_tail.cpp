@@ -88,11 +88,20 @@ void etcd_store::impl::end_tail(const key_value& kv) {
         // Gone already (etcd's expiry check, or another standby, came
         // first), or not answered: the watch and the next acquire tell.
         if (e) return;
+        header hdr;
         try {
-          seen(read_header(j));
+          hdr = read_header(j);
         } catch (const std::exception&) {
           return;
         }
+        seen(hdr);
+        // Answered in the raft term the lease's term began in: the one raft
+        // leader of that term applied it, after etcd said the lease expired,
+        // so its end was no early revoke, and this store's take need not
+        // ask about it again (take(), as for a lease its holder released).
+        // A later raft term is left to take(), which waits it out.
+        const auto stamped = stamped_term_of(kv.value);
+        if (stamped && *stamped > 0 && hdr.raft_term == *stamped) released_lease = kv.lease;
         shell.emit(store_events::note{
             false, "revoked the etcd lease of " + holder +
                        "'s term, which etcd said had expired, rather than wait for etcd's expiry "
