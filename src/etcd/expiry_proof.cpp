@@ -34,8 +34,8 @@ expiry_proof::step expiry_proof::next(const ttl_reading& r) {
   const auto one_second = second + lease_drift(second, drift_factor_);
   const milliseconds renewed_window{(r.granted_seconds - 1) * 1000};
   const auto longest_link = renewed_window - lease_drift(renewed_window, drift_factor_);
-  const bool linked =
-      first_zero_ && chained && chained->ttl_seconds == 0 && r.answered - chained->sent <= longest_link;
+  const bool linked = first_zero_ && chained && chained->ttl_seconds == 0 &&
+                      r.answered - chained->sent <= longest_link;
   if (!linked) {
     first_zero_ = r;
     return ask(r.answered + one_second);

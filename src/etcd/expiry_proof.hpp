@@ -49,9 +49,9 @@ namespace baton::etcd_detail {
 /// One time-to-live answer about a lease, with when its question was sent
 /// and when the answer came, on this host's monotonic clock.
 struct ttl_reading {
-  std::int64_t ttl_seconds = -1;      ///< etcd's TTL (-1: the lease is gone)
-  std::int64_t granted_seconds = 0;   ///< the TTL it was granted with
-  std::int64_t raft_term = 0;         ///< the answer's raft term (0 = unknown)
+  std::int64_t ttl_seconds = -1;     ///< etcd's TTL (-1: the lease is gone)
+  std::int64_t granted_seconds = 0;  ///< the TTL it was granted with
+  std::int64_t raft_term = 0;        ///< the answer's raft term (0 = unknown)
   time_point sent;
   time_point answered;
 };

@@ -16,8 +16,9 @@ constexpr double proof_drift = 0.01;
 // lease_drift(1 s, 0.01): 10 ms + 2 ms of slack.
 constexpr milliseconds proof_second{1012};
 
-ttl_reading ttl_answer_at(std::int64_t ttl, milliseconds sent_at, milliseconds rtt = milliseconds(1),
-                   std::int64_t raft_term = 7, std::int64_t granted = 3) {
+ttl_reading ttl_answer_at(std::int64_t ttl, milliseconds sent_at,
+                          milliseconds rtt = milliseconds(1), std::int64_t raft_term = 7,
+                          std::int64_t granted = 3) {
   return {ttl, granted, raft_term, proof_t0 + sent_at, proof_t0 + sent_at + rtt};
 }
 
@@ -94,12 +95,14 @@ TEST(etcd_expiry_proof, a_later_raft_term_is_waited_out_not_proven) {
   // Two raft leaders' answers are not chained either.
   expiry_proof q(7, proof_drift);
   q.next(ttl_answer_at(0, milliseconds(0)));
-  EXPECT_EQ(q.next(ttl_answer_at(0, milliseconds(1013), milliseconds(1), 8)).what, verdict::give_up);
+  EXPECT_EQ(q.next(ttl_answer_at(0, milliseconds(1013), milliseconds(1), 8)).what,
+            verdict::give_up);
 }
 
 TEST(etcd_expiry_proof, nothing_is_proven_without_a_stamped_term_a_long_enough_lease_or_a_lease) {
   expiry_proof unstamped(0, proof_drift);
-  EXPECT_EQ(unstamped.next(ttl_answer_at(0, milliseconds(0), milliseconds(1), 0)).what, verdict::give_up);
+  EXPECT_EQ(unstamped.next(ttl_answer_at(0, milliseconds(0), milliseconds(1), 0)).what,
+            verdict::give_up);
   expiry_proof short_lease(7, proof_drift);
   EXPECT_EQ(short_lease.next(ttl_answer_at(1, milliseconds(0), milliseconds(1), 7, 2)).what,
             verdict::give_up);
