@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import proc_stats
+from .etcd_expiry import expiry_after_kill_ns
 from .event_log import event_log
 from .processes import kill_group, registry, wait_exit
 from .redis_server import harness_error
@@ -74,6 +75,11 @@ class candidate_kind:
     def switchover_socket(self, election: str, name: str) -> Path | None:
         """The socket of candidate `name`'s daemon, for `baton switchover`; None: the kind has no
         switchover (the peers)."""
+        return None
+
+    def expiry_after_kill_ns(self, server, election: str) -> int | None:
+        """For a store whose remaining time is too coarse to read before the kill (etcd): the
+        lease's expiry found after it, on the harness's clock; None: not measured."""
         return None
 
     def remaining_ms(self, conn, election: str) -> float:
@@ -277,8 +283,12 @@ class baton_etcd_kind(baton_kind):
                                 f"{done.stderr.strip()}")
 
     def remaining_ms(self, conn, election: str) -> float | None:
-        # etcd tells a lease's remaining time in whole seconds: too coarse to date an expiry.
+        # etcd tells a lease's remaining time in whole seconds: too coarse to date an expiry
+        # before the kill; it is found after it (etcd_expiry.py).
         return None
+
+    def expiry_after_kill_ns(self, server, election: str) -> int | None:
+        return expiry_after_kill_ns(server.port, self.lock_key(election))
 
 
 # `etcdctl elect`'s session TTL: etcd's client default, which 3.4's `elect` cannot change.
@@ -316,6 +326,10 @@ class etcdctl_lock_kind(candidate_kind):
 
     def remaining_ms(self, conn, election: str) -> float | None:
         return None
+
+    def expiry_after_kill_ns(self, server, election: str) -> int | None:
+        # The holder's key is the oldest under the lock's prefix.
+        return expiry_after_kill_ns(server.port, self.lock_key(election) + "/", prefix=True)
 
 
 class etcdctl_elect_kind(candidate_kind):

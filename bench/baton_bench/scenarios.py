@@ -162,6 +162,8 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
                 acted = time.monotonic_ns()
                 leader.crash(ctx.procs)
                 expiry_ns = _later_expiry(kind, conn, election, expiry_ns)
+                if expiry_ns is None:
+                    expiry_ns = kind.expiry_after_kill_ns(server, election)
             else:
                 acted = time.monotonic_ns()
                 leader.terminate()
@@ -177,7 +179,8 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             if mode == "crash":
                 if expiry_ns is not None:
                     result["lag_after_expiry_ms"].append(_ms(successor.start_ns - expiry_ns))
-                    result["pttl_at_kill_ms"].append(pttl)
+                    if pttl is not None:
+                        result["pttl_at_kill_ms"].append(pttl)
                 result["failover_total_ms"].append(_ms(successor.start_ns - acted))
             else:
                 old = log.intervals[(leader_iv.name, leader_iv.pid)]

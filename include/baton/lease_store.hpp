@@ -257,10 +257,17 @@ struct wakeups {
   /// operator learns that standbys fall back to their timers, and why.
   std::string why;
 };
+/// Something the store did or could not do on its own that decides nothing
+/// and is worth a log line: a shortcut taken (a debug line), or one refused
+/// and given up (a warning, said once).
+struct note {
+  bool warning = false;
+  std::string text;
+};
 }  // namespace store_events
 
 using store_event = std::variant<store_events::released, store_events::acquired,
-                                 store_events::reset, store_events::wakeups>;
+                                 store_events::reset, store_events::wakeups, store_events::note>;
 
 // --- status ------------------------------------------------------------------
 

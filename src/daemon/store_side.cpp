@@ -68,6 +68,11 @@ void store_side::look() {
   });
 }
 
+void store_side::on_event(const store_events::note& e) {
+  if (e.warning) return spdlog::warn("{}", e.text);
+  spdlog::debug("{}", e.text);
+}
+
 void store_side::acquire() {
   auto sent = mono_clock::now();
   auto done = [this, sent](store_error e, acquire_answer r) {

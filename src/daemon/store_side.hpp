@@ -69,6 +69,7 @@ class store_side {
   void on_event(const store_events::acquired& e);
   void on_event(const store_events::reset& e);
   void on_event(const store_events::wakeups& e);
+  void on_event(const store_events::note& e);
   void on_acquire_answer(time_point sent, store_error e, const acquire_answer& r);
   void on_renew_answer(time_point sent, std::uint64_t seq, store_error e, renew_answer r);
   void resume(time_point lost_at);

@@ -86,6 +86,7 @@ etcd_store::impl::impl(asio::io_context& context, etcd_store_options opts)
       seconds(lease_seconds(options.identity.ttl)),
       clock(2 * options.identity.ttl),
       run(2 * options.identity.ttl),
+      tail_timer(context),
       retry_timer(context),
       ping_timer(context) {
   auto connection = connection_options(options);
@@ -106,6 +107,7 @@ etcd_store::impl::~impl() {
   if (stream) stream->stop();
   retry_timer.cancel();
   ping_timer.cancel();
+  tail_timer.cancel();
 }
 
 // A request whose answer nobody waits for (revoking an unused lease).
@@ -214,6 +216,7 @@ void etcd_store::close() {
   if (d.stream) d.stream->stop();
   d.retry_timer.cancel();
   d.ping_timer.cancel();
+  d.tail_timer.cancel();
 }
 
 }  // namespace baton

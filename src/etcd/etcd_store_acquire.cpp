@@ -63,7 +63,7 @@ void etcd_store::impl::acquire(acquire_ptr h, int attempt) {
           case acquire_step::held_back:
             return held_back(counted, *view.fence);
           case acquire_step::held:
-            return held(counted, *view.lease);
+            return held(counted, *view.lease, attempt);
           case acquire_step::reserved:
             return reserved(counted, *view.reserved);
           case acquire_step::take:
@@ -109,17 +109,29 @@ void etcd_store::impl::reserved(acquire_ptr h, const key_value& kv) {
                           });
 }
 
-void etcd_store::impl::held(acquire_ptr h, const key_value& kv) {
+// Held: the holder, its token and what its lease has left. A lease found
+// gone took its keys with it after the read (an expiry, a release, or this
+// store's own revoke of it, etcd_store_tail.cpp, between the read and this
+// question): read again rather than answer held by nobody, whose wait would
+// outlast the wake-up this store has already ignored while acquiring.
+void etcd_store::impl::held(acquire_ptr h, const key_value& kv, int attempt) {
   acquire_answer a;
   a.outcome = acquire_outcome::held;
   a.token = static_cast<std::uint64_t>(floor.token_of(kv.mod_revision));
   a.holder = holder_of(kv.value);
   if (kv.lease == 0) return (*h)({}, std::move(a));  // put by hand: no lease to ask about
+  const auto sent = mono_clock::now();
   request<acquire_answer>(h, "/v3/lease/timetolive", time_to_live_request(kv.lease),
-                          [this, h, a](const json& j) mutable {
+                          [this, h, a, kv, sent, attempt](const json& j) mutable {
                             const auto t = read_time_to_live(j);
                             seen(t.hdr);
+                            if (t.ttl_seconds < 0 && attempt + 1 < acquire_attempts) {
+                              return acquire(h, attempt + 1);
+                            }
                             a.remaining = remaining_of(t.ttl_seconds, options.identity.ttl);
+                            // The answer counts in the follow of that lease
+                            // to its end (etcd_store_tail.cpp).
+                            follow_tail(kv, reading_of(t, sent));
                             (*h)({}, std::move(a));
                           });
 }

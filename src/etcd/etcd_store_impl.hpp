@@ -11,6 +11,9 @@
 //   etcd_store_candidates.cpp  this store's registration, the candidates'
 //                              list, the cool-down
 //   etcd_store_watch.cpp       the watch, its pings, and what it tells
+//   etcd_store_tail.cpp        a standby's follow of another holder's lease
+//                              to its end, and its revoke once etcd's
+//                              answers prove it expired
 // Private to those files. etcd_store.hpp says what the store does; the
 // comment on each step, where it is defined, says how.
 #pragma once
@@ -30,6 +33,7 @@
 #include "election_keys.hpp"
 #include "etcd_store.hpp"
 #include "etcd_wire.hpp"
+#include "expiry_proof.hpp"
 #include "http_client.hpp"
 #include "store/store_shell.hpp"
 #include "watch_stream.hpp"
@@ -112,7 +116,7 @@ struct etcd_store::impl {
   void acquire(acquire_ptr h, int attempt);
   acquire_ptr counting(acquire_ptr h, std::vector<candidate_info> live) const;
   void reserved(acquire_ptr h, const key_value& kv);
-  void held(acquire_ptr h, const key_value& kv);
+  void held(acquire_ptr h, const key_value& kv, int attempt);
   void held_back(acquire_ptr h, const key_value& fence_kv);
   void grant(acquire_ptr h, std::function<void(std::int64_t lease, const header&)> next);
   void saw_holder(const std::optional<key_value>& kv);
@@ -152,6 +156,13 @@ struct etcd_store::impl {
                std::int64_t window);
   void end_handed_term(std::shared_ptr<release_handler> h, held_term t, bool handed);
 
+  // --- the follow of another holder's lease (etcd_store_tail.cpp) ------------
+
+  void follow_tail(const key_value& kv, const ttl_reading& r);
+  void ask_tail(std::int64_t lease);
+  void end_tail(const key_value& kv);
+  static ttl_reading reading_of(const ttl_answer& t, time_point sent);
+
   // --- the watch (etcd_store_watch.cpp) --------------------------------------
 
   void arm_watch();
@@ -176,7 +187,9 @@ struct etcd_store::impl {
   // without a gap (candidate_registry.hpp).
   revision_clock clock;
   registration_run run;
-  // The last lease the released key named (0 = none).
+  // The last lease the released key named, or this store revoked in the raft
+  // term its term began in (etcd_store_tail.cpp): its end was no early
+  // revoke (0 = none).
   std::int64_t released_lease = 0;
   // The term this store holds.
   std::optional<held_term> term;
@@ -190,6 +203,15 @@ struct etcd_store::impl {
     time_point until;
   };
   std::optional<ended_lease> early_end;
+  // Another holder's lease this standby follows to its end, and whether
+  // etcd refused a revoke (the role): from then on it waits for etcd.
+  struct followed_lease {
+    key_value kv;
+    expiry_proof proof;
+  };
+  std::optional<followed_lease> tail;
+  asio::steady_timer tail_timer;
+  bool tail_refused = false;
   // The watch.
   bool watching = false;
   bool subscribed_before = false;

@@ -189,7 +189,7 @@ keepalive_answer read_keepalive(const json& answer) {
 
 ttl_answer read_time_to_live(const json& answer) {
   const auto& r = result_of(answer);
-  return {read_header(answer), need_int64(r, "TTL")};
+  return {read_header(answer), need_int64(r, "TTL"), int64_field(r, "grantedTTL").value_or(0)};
 }
 
 txn_answer read_txn(const json& answer) {

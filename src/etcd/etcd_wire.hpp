@@ -95,10 +95,13 @@ struct keepalive_answer {
 };
 keepalive_answer read_keepalive(const nlohmann::json& answer);
 
-/// time-to-live: the seconds left (truncated; -1 = gone).
+/// time-to-live: the seconds left (truncated toward zero, so 0 is anything
+/// in (-1 s, 1 s); -1 = gone) and the TTL the lease was granted with (0 when
+/// gone).
 struct ttl_answer {
   header hdr;
   std::int64_t ttl_seconds = -1;
+  std::int64_t granted_seconds = 0;
 };
 ttl_answer read_time_to_live(const nlohmann::json& answer);
 

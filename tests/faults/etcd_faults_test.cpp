@@ -91,6 +91,11 @@ struct heard {
   std::vector<std::uint64_t> terms;
   std::vector<bool> wakeups;
   std::vector<std::string> resets;
+  std::vector<std::string> notes;
+  bool noted(const std::string& part) const {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(part) != std::string::npos; });
+  }
   bool trusted() const { return !wakeups.empty() && wakeups.back(); }
 };
 
@@ -101,6 +106,7 @@ std::shared_ptr<heard> watch(lease_store& s) {
     if (const auto* t = std::get_if<store_events::acquired>(&e)) h->terms.push_back(t->token);
     if (const auto* w = std::get_if<store_events::wakeups>(&e)) h->wakeups.push_back(w->trusted);
     if (const auto* r = std::get_if<store_events::reset>(&e)) h->resets.push_back(r->why);
+    if (const auto* n = std::get_if<store_events::note>(&e)) h->notes.push_back(n->text);
   });
   return h;
 }
@@ -370,6 +376,70 @@ TEST_F(etcd_faults, a_lease_ended_after_a_raft_leader_change_is_waited_out) {
   EXPECT_GT(taken.value.token, at_once.value.token);
   FIGURE("etcd lease ended after a raft leader change: taken %lld ms after the revoke (ttl %lld)",
          ms_since(revoked), static_cast<long long>(ttl.count()));
+}
+
+// A holder that stops renewing (a crash), with an etcd lease of 3 s: the
+// standby that found its key follows that lease's time to live, revokes it
+// once etcd's answers prove it expired, and takes the key; never before the
+// lease's 3 s from its grant. After a raft leader change under the next
+// holder, the standby proves nothing (the answers come in a later raft term
+// than the term began in): etcd expires the lease, and the standby waits
+// that holder out one ttl more (etcd-io/etcd#15247), as without the revoke.
+TEST_F(etcd_faults, a_crashed_holders_expired_lease_is_revoked_in_its_own_raft_term_only) {
+  constexpr auto ttl = 3000ms;
+  auto b = store("node-b", ttl);
+  auto b_heard = watch(*b);
+  // etcd's own check comes first when it falls within the ~15 ms between
+  // the expiry and b's revoke (about 1 holder in 30): another holder then.
+  bool revoked = false;
+  for (int holder = 1; holder <= 3 && !revoked; ++holder) {
+    auto a = store("node-a" + std::to_string(holder), ttl);
+    const auto granted = clock::now();
+    const int terms_before = static_cast<int>(b_heard->terms.size());
+    ASSERT_TRUE(run_until(io_, [&] { return b_heard->trusted(); }));
+    ASSERT_TRUE(acquire(io_, *a).value.acquired());
+    ASSERT_TRUE(
+        run_until(io_, [&] { return static_cast<int>(b_heard->terms.size()) > terms_before; }));
+    // b finds the key held: its follow of a's lease begins. a renews no more.
+    ASSERT_EQ(acquire(io_, *b).value.outcome, acquire_outcome::held);
+    const int released_before = b_heard->released;
+    ASSERT_TRUE(run_until(
+        io_, [&] { return b_heard->released > released_before; }, 10s))
+        << "b never heard a's lease end";
+    revoked = b_heard->noted("revoked the etcd lease of node-a" + std::to_string(holder));
+    if (revoked) {
+      const auto revoked_ms = ms_since(granted);
+      EXPECT_GE(revoked_ms, ttl.count()) << "b revoked a's lease before it could have expired";
+      FIGURE("etcd crashed holder's lease (3 s) revoked by the standby %lld ms after its grant",
+             revoked_ms);
+    }
+  }
+  ASSERT_TRUE(revoked) << "b never revoked an expired lease: etcd's check came first each time";
+  const auto taken = acquire(io_, *b);
+  ASSERT_TRUE(taken.value.acquired()) << taken.error.message() << taken.value.why;
+
+  // A raft leader change under b's term, then b renews no more.
+  auto a = store("node-a", ttl);
+  auto a_heard = watch(*a);
+  ASSERT_TRUE(run_until(io_, [&] { return a_heard->trusted(); }));
+  ASSERT_EQ(acquire(io_, *a).value.outcome, acquire_outcome::held);
+  change_raft_leader_under(*b);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(acquire(io_, *a).value.outcome, acquire_outcome::held);
+  const auto last_renewal = clock::now();
+  const int released_before = a_heard->released;
+  ASSERT_TRUE(run_until(
+      io_, [&] { return a_heard->released > released_before; }, 10s))
+      << "a never heard b's lease end";
+  EXPECT_FALSE(a_heard->noted("revoked")) << "a revoked a lease after a raft leader change";
+  const auto held = acquire(io_, *a);
+  EXPECT_EQ(held.value.outcome, acquire_outcome::held_back)
+      << "a took a key whose holder's lease ended in a later raft term";
+  EXPECT_NE(held.value.why.find("raft leader change"), std::string::npos) << held.value.why;
+  FIGURE(
+      "etcd lease ended after a raft leader change: not revoked, etcd ended it %lld ms after "
+      "the last renewal",
+      ms_since(last_renewal));
 }
 
 // A release after a raft leader change: after its revoke the holder puts

@@ -54,6 +54,11 @@ TEST(etcd_wire, omitted_fields_are_zero) {
                 .ttl_seconds,
             2);
   EXPECT_EQ(read_time_to_live(answer(R"(,"ID":"5","TTL":"-1")")).ttl_seconds, -1);
+  // A lease in its last second (or past it, not yet revoked): the gateway
+  // leaves the TTL of 0 out, and says what it was granted with.
+  const auto last_second = read_time_to_live(answer(R"(,"ID":"5","grantedTTL":"3")"));
+  EXPECT_EQ(last_second.ttl_seconds, 0);
+  EXPECT_EQ(last_second.granted_seconds, 3);
 }
 
 // A registration's put then a read, as one txn answers them (etcd 3.4's
