@@ -47,6 +47,13 @@ TEST(once_command_line, wait_belongs_to_once_alone) {
   EXPECT_EQ(inv.exit_code, 2);
 }
 
+TEST(once_command_line, refuses_never_lead_by_name) {
+  const auto inv = parse({"once", "--election", "jobs", "--never-lead", "--", "/bin/true"});
+  EXPECT_EQ(inv.what, invocation::verb::exit_now);
+  EXPECT_EQ(inv.exit_code, 2);
+  EXPECT_NE(inv.message.find("never_lead is set"), std::string::npos) << inv.message;
+}
+
 TEST(once_command_line, needs_a_command) {
   const auto inv = parse({"once", "--election", "jobs"});
   EXPECT_EQ(inv.what, invocation::verb::exit_now);
