@@ -12,14 +12,12 @@
 #include <vector>
 
 #include "scenario.hpp"
+#include "support/faketime.hpp"
 
 namespace baton::testing::redlock_faults_test {
 namespace {
 
 constexpr auto ttl = 2000ms;
-
-// The libfaketime preload library from Debian's libfaketime package.
-const std::filesystem::path faketime_library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 // N independent masters on free loopback ports, the election's counter
 // seeded on each (a fresh master would otherwise fence itself for a ttl).
@@ -423,7 +421,7 @@ TEST(redlock_faults, a_leader_whose_clock_runs_slow_within_the_drift_stops_in_ti
   ASSERT_TRUE(std::filesystem::exists(faketime_library))
       << faketime_library << " is missing: install Debian's libfaketime (scripts/install-deps.sh)";
   const char* rate = std::getenv("BATON_FAULT_SLOW_CLOCK");  // to see it fail: "x0.94"
-  majority_lost({{"LD_PRELOAD", faketime_library.string()},
+  majority_lost({{"LD_PRELOAD", faketime_library},
                  {"FAKETIME", std::string("+0 ") + (rate ? rate : "x0.995")},
                  {"FAKETIME_ONLY_CMDS", "baton"}},
                 {"--renew-deadline", "1900ms"},

@@ -12,12 +12,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/faketime.hpp"
 #include "support/spawn_child.hpp"
 
 namespace baton::testing {
 namespace {
-
-constexpr const char* faketime_library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 // Runs openssl with `args` in `dir`; `fake_time` (libfaketime's FAKETIME, e.g.
 // "@2020-01-01 00:00:00") when not empty.

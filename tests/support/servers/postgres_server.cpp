@@ -4,6 +4,7 @@
 #include "support/servers/postgres_server.hpp"
 
 #include "support/built_paths.hpp"
+#include "support/faketime.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/run_as_postgres.hpp"
 
@@ -35,9 +36,6 @@ namespace fs = std::filesystem;
 
 constexpr auto postgres_ready_timeout = 20s;
 
-// Debian's libfaketime package. It preloads into PostgreSQL (not into
-// Debian's redis-server, whose jemalloc it clashes with: docs/campaign.md).
-constexpr const char* faketime_library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 // The offset file's name in the server's directory: "+1.500" or "-0.250",
 // seconds from the true time.
 constexpr const char* clock_offset_file = "clock-offset";
