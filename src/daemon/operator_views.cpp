@@ -55,16 +55,11 @@ void operator_views::note_renewal(const transition& t) {
 
 void operator_views::observe_command(const char* command, time_point sent, const store_error& e) {
   stats_.observe_store_command(command, seconds_since(sent));
-  if (!e) {
-    store_answers_.answered = true;
-    store_answers_.failing_since.reset();
-    return;
-  }
-  stats_.on_store_error(store_error_kind(e.code));
-  store_answers_.last_error = e.message();
-  if (!store_answers_.failing_since) store_answers_.failing_since = sent;
+  observe_look(sent, e);
 }
 
+// A look is not one of the timed store commands, but whether the store
+// answers it counts for readiness as any call does.
 void operator_views::observe_look(time_point sent, const store_error& e) {
   if (!e) {
     store_answers_.answered = true;
