@@ -390,9 +390,10 @@ TEST_F(etcd_faults, a_crashed_holders_expired_lease_is_revoked_in_its_own_raft_t
   auto b = store("node-b", ttl);
   auto b_heard = watch(*b);
   // etcd's own check comes first when it falls within the ~15 ms between
-  // the expiry and b's revoke (about 1 holder in 30): another holder then.
+  // the expiry and b's revoke (about 1 holder in 30 on a quiet machine, far
+  // more often on a loaded one): another holder then, up to six.
   bool revoked = false;
-  for (int holder = 1; holder <= 3 && !revoked; ++holder) {
+  for (int holder = 1; holder <= 6 && !revoked; ++holder) {
     auto a = store("node-a" + std::to_string(holder), ttl);
     const auto granted = clock::now();
     const int terms_before = static_cast<int>(b_heard->terms.size());
