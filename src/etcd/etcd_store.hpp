@@ -115,10 +115,16 @@ class etcd_store final : public lease_store {
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;
+  /// lease.failsafe peers (identity.peer_address set): the record
+  /// <prefix><election>/failsafe written with every grant, renewal and
+  /// resume, the failsafe hold, the register-only acquire and the resume
+  /// (docs/stores/etcd.md, "Peer-confirmed leadership").
+  failsafe_calls* failsafe() override;
   void close() override;
 
  private:
   struct impl;
+  class failsafe_port;
   std::unique_ptr<impl> impl_;
 };
 
