@@ -253,7 +253,7 @@ void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
                  ev.error);
     return;
   }
-  mono_clock::duration delay = error_backoff();
+  mono_clock::duration delay = ev.keeps_promise ? timing_.retry_interval : error_backoff();
   ++acquire_errors_;
   if (timing_.one_term) delay = within_wait(delay, ctx.now);
   wait_then_retry(ctx, delay);
