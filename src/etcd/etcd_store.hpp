@@ -51,7 +51,8 @@ struct etcd_store_options {
   /// when a connect fails.
   std::vector<std::string> endpoints;
   /// Put before the election's name in every key: <prefix><election>/lease,
-  /// /holder, /fence, /record, /released, /reserved, /candidates/<node_id>.
+  /// /holder, /fence, /record, /released, /reserved, /failsafe (with
+  /// lease.failsafe peers), /candidates/<node_id>.
   /// The role baton runs as needs read-write on that prefix.
   std::string prefix = "baton/";
   milliseconds connect_timeout{1000};
