@@ -11,9 +11,12 @@
 //   election began, restored: the revision back to 1, every key gone): the
 //   leader resumes its term (F8) with the same token, the standbys fence the
 //   election and keep the resumed lease key, and nobody else starts.
+// - The leader's daemon killed: a standby clears its term and takes over.
 // - Without the mode, the leader's app stops at its renew deadline.
 //
 // Every round checks the event log for overlaps.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -194,6 +197,37 @@ TEST(failsafe_etcd_faults, etcd_stopped_and_back_with_its_data_the_leader_keeps_
 
 TEST(failsafe_etcd_faults, etcd_stopped_and_back_empty_the_leader_resumes_its_term) {
   etcd_outage_round(true);
+}
+
+// The leader's daemon and keeper killed: its term stays in the record (no
+// release deleted it), so the standbys meet the failsafe hold; a listed
+// one without a promise clears the term from its own state (F6) and takes
+// over once etcd expired the lease (no standby revokes a lease whose term
+// the record holds).
+TEST(failsafe_etcd_faults, the_leader_crashes_a_standby_clears_its_term_and_takes_over) {
+  etcd_server etcd;
+  fault_cluster c(round_name(1), ttl, false);
+  etcd_peers peers(c, etcd.client_url());
+  for (int n = 1; n <= 3; ++n) c.start_node(n, peers.options(n));
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why << "\n" << etcd.log_tail();
+  const int l = fault_cluster::index_of(*leader);
+  ASSERT_TRUE(etcd_record_lists_the_standbys(c, etcd, l, 10s)) << c.logs();
+
+  const std::int64_t inject = mono_now_ns();
+  c.node(l).signal_group(SIGKILL);
+  event_log log(c.events());
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 15s)) << c.logs();
+  const auto next = first_started_after(log, inject);
+  EXPECT_GT(token_value(*next), token_value(*leader));
+  const int taker = fault_cluster::index_of(*next);
+  EXPECT_NE(c.log_of(taker).find("failsafe hold"), std::string::npos) << c.log_of(taker);
+  std::printf("failsafe on etcd: the leader killed, %s took over %.0f ms later\n",
+              next->name.c_str(), ms_between(inject, next->start_ns));
+  const auto overlaps = check_no_overlap(c);
+  record_fault(round_record(c, "etcd: daemon SIGKILL under a failsafe leader (failsafe peers)",
+                            inject, leader->pid, overlaps));
 }
 
 TEST(failsafe_etcd_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {
