@@ -103,7 +103,7 @@ class cluster_harness final : public contract_harness {
 };
 
 const contract_kind cluster_contract_kind{"cluster",
-                                       [] { return std::make_unique<cluster_harness>(); }};
+                                          [] { return std::make_unique<cluster_harness>(); }};
 
 INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(cluster_contract_kind),
                          contract_kind_name);

@@ -26,7 +26,8 @@ void pass(asio::io_context& io, milliseconds d) {
   asio::steady_timer timer(io, d);
   bool fired = false;
   timer.async_wait([&](const boost::system::error_code&) { fired = true; });
-  ASSERT_TRUE(run_until(io, [&] { return fired; }, d + limit));
+  ASSERT_TRUE(run_until(
+      io, [&] { return fired; }, d + limit));
 }
 
 std::shared_ptr<outcome<acquire_answer>> start_acquire(lease_store& s) {
@@ -55,8 +56,8 @@ outcome<release_answer> release(asio::io_context& io, lease_store& s) {
   return await(io, start_release(s), "release");
 }
 outcome<std::vector<candidate_info>> candidates(asio::io_context& io, lease_store& s) {
-  return called<std::vector<candidate_info>>(
-      io, "candidates", [&](auto h) { s.async_candidates(std::move(h)); });
+  return called<std::vector<candidate_info>>(io, "candidates",
+                                             [&](auto h) { s.async_candidates(std::move(h)); });
 }
 const candidate_info* find_candidate(const std::vector<candidate_info>& all,
                                      const std::string& node) {
@@ -90,7 +91,9 @@ std::shared_ptr<heard> watch(lease_store& s) {
   return h;
 }
 
-bool is_aborted(const store_error& e) { return e.code == std::errc::operation_canceled; }
+bool is_aborted(const store_error& e) {
+  return e.code == std::errc::operation_canceled;
+}
 
 std::string describe(const acquire_answer& a) {
   const char* outcome = a.outcome == acquire_outcome::acquired ? "acquired"

@@ -80,6 +80,8 @@ struct contract_kind {
   std::function<std::unique_ptr<contract_harness>()> make;
 };
 
-inline void PrintTo(const contract_kind& kind, std::ostream* os) { *os << kind.name; }
+inline void PrintTo(const contract_kind& kind, std::ostream* os) {
+  *os << kind.name;
+}
 
 }  // namespace baton::contract

@@ -77,7 +77,8 @@ TEST_P(lease_store_contract, new_terms_are_announced_to_every_watcher_the_acquir
   ASSERT_EQ(release(io, *a).value, release_answer::released);
   auto second = acquire(io, *b);
   ASSERT_TRUE(second.value.acquired()) << second.error.message();
-  ASSERT_TRUE(run_until(io, [&] { return a_heard->terms.size() >= 2 && b_heard->terms.size() >= 2; }))
+  ASSERT_TRUE(
+      run_until(io, [&] { return a_heard->terms.size() >= 2 && b_heard->terms.size() >= 2; }))
       << "terms heard: a " << a_heard->terms.size() << ", b " << b_heard->terms.size();
   for (const auto* h : {a_heard.get(), b_heard.get()}) {
     ASSERT_EQ(h->terms.size(), 2u);
@@ -111,9 +112,9 @@ TEST_P(lease_store_contract, close_aborts_calls_in_flight_exactly_once_and_later
   auto released = start_release(*a);
   a->close();
   EXPECT_EQ(acquired->calls + renewed->calls + released->calls, 0) << "aborted inline";
-  ASSERT_TRUE(run_until(io, [&] {
-    return acquired->calls > 0 && renewed->calls > 0 && released->calls > 0;
-  })) << "calls: " << acquired->calls << " " << renewed->calls << " " << released->calls;
+  ASSERT_TRUE(run_until(
+      io, [&] { return acquired->calls > 0 && renewed->calls > 0 && released->calls > 0; }))
+      << "calls: " << acquired->calls << " " << renewed->calls << " " << released->calls;
   EXPECT_TRUE(is_aborted(acquired->error)) << acquired->error.message();
   EXPECT_TRUE(is_aborted(renewed->error)) << renewed->error.message();
   EXPECT_TRUE(is_aborted(released->error)) << released->error.message();
@@ -211,7 +212,8 @@ TEST_P(lease_store_contract, a_destroyed_store_never_calls_back) {
 // --- failures --------------------------------------------------------------------
 
 TEST_P(lease_store_contract, an_unreachable_store_fails_calls_as_unavailable) {
-  if (!harness().can_make_unreachable()) GTEST_SKIP() << harness().name() << " cannot be made unreachable";
+  if (!harness().can_make_unreachable())
+    GTEST_SKIP() << harness().name() << " cannot be made unreachable";
   auto& io = harness().io();
   auto a = harness().make_store("node-a", ttl);
   ASSERT_TRUE(acquire(io, *a).value.acquired());

@@ -31,8 +31,8 @@ const failsafe_peer peer_c{"node-c", "10.0.0.3:9465"};
 
 outcome<acquire_answer> acquire_with(asio::io_context& io, lease_store& s,
                                      const failsafe_acquire& a) {
-  return called<acquire_answer>(
-      io, "failsafe acquire", [&](auto h) { s.failsafe()->async_acquire(a, std::move(h)); });
+  return called<acquire_answer>(io, "failsafe acquire",
+                                [&](auto h) { s.failsafe()->async_acquire(a, std::move(h)); });
 }
 outcome<renew_answer> renew_with(asio::io_context& io, lease_store& s, const failsafe_list& l) {
   return called<renew_answer>(io, "failsafe renew",
@@ -40,8 +40,8 @@ outcome<renew_answer> renew_with(asio::io_context& io, lease_store& s, const fai
 }
 outcome<renew_answer> resume_with(asio::io_context& io, lease_store& s, std::uint64_t token,
                                   const failsafe_list& l) {
-  return called<renew_answer>(
-      io, "resume", [&](auto h) { s.failsafe()->async_resume(token, l, std::move(h)); });
+  return called<renew_answer>(io, "resume",
+                              [&](auto h) { s.failsafe()->async_resume(token, l, std::move(h)); });
 }
 
 failsafe_acquire granting(failsafe_list list) {
@@ -91,9 +91,7 @@ class failsafe_world {
     return won.value.token;
   }
   // Lets every lease made now run out unrenewed.
-  void leases_run_out() {
-    pass(io(), failsafe_ttl + 300ms + harness.expiry_slack());
-  }
+  void leases_run_out() { pass(io(), failsafe_ttl + 300ms + harness.expiry_slack()); }
 
   contract_harness& harness;
   std::unique_ptr<lease_store> a, b, c;
@@ -222,8 +220,9 @@ TEST_P(failsafe_contract, a_resume_after_the_store_lost_its_data_keeps_tokens_ri
   ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({1, {peer_b, peer_c}});
   harness().reset_store();
-  auto resumed = answered<renew_answer>(
-      w.io(), [&] { return resume_with(w.io(), *w.a, token, {2, {peer_b}}); });
+  auto resumed = answered<renew_answer>(w.io(), [&] {
+    return resume_with(w.io(), *w.a, token, {2, {peer_b}});
+  });
   ASSERT_FALSE(resumed.error) << resumed.error.message();
   ASSERT_EQ(resumed.value, renew_answer::renewed) << "a resume passes a reset's hold-back";
   ASSERT_EQ(release(w.io(), *w.a).value, release_answer::released);

@@ -25,7 +25,9 @@
 
 namespace baton::contract {
 
-void lease_store_contract::SetUp() { harness_ = GetParam().make(); }
+void lease_store_contract::SetUp() {
+  harness_ = GetParam().make();
+}
 
 // The test body's stores are gone by now; the harness (and its server) last.
 void lease_store_contract::TearDown() {
@@ -44,7 +46,6 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-
 
 // --- identity and status -------------------------------------------------------
 
@@ -266,7 +267,8 @@ TEST_P(lease_store_contract, a_release_sent_while_a_renewal_is_in_flight_frees_t
 
   auto taken = acquire(io, *b);
   ASSERT_FALSE(taken.error) << taken.error.message();
-  EXPECT_TRUE(taken.value.acquired()) << "the lease outlived its release: " << describe(taken.value);
+  EXPECT_TRUE(taken.value.acquired())
+      << "the lease outlived its release: " << describe(taken.value);
 }
 
 TEST_P(lease_store_contract, release_of_a_lease_not_ours_changes_nothing) {

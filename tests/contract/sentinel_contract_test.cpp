@@ -76,7 +76,7 @@ class sentinel_harness final : public contract_harness {
 };
 
 const contract_kind sentinel_contract_kind{"sentinel",
-                                       [] { return std::make_unique<sentinel_harness>(); }};
+                                           [] { return std::make_unique<sentinel_harness>(); }};
 
 INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(sentinel_contract_kind),
                          contract_kind_name);

@@ -55,13 +55,16 @@ struct peer_ports {
     if (!ports.count(index)) ports[index] = free_loopback_port();
     node_options o;
     o.redis_url = std::move(redis_url);
-    o.baton_args = {"--failsafe",        "peers",
-                    "--failsafe-secret-file", secret.string(),
-                    "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])};
+    o.baton_args = {"--failsafe",
+                    "peers",
+                    "--failsafe-secret-file",
+                    secret.string(),
+                    "--failsafe-listen",
+                    "127.0.0.1:" + std::to_string(ports[index])};
     if (proxied.count(index)) {
-      o.baton_args.insert(o.baton_args.end(),
-                          {"--failsafe-address",
-                           "127.0.0.1:" + std::to_string(proxied[index]->port())});
+      o.baton_args.insert(
+          o.baton_args.end(),
+          {"--failsafe-address", "127.0.0.1:" + std::to_string(proxied[index]->port())});
     }
     return o;
   }
@@ -80,7 +83,9 @@ struct peer_ports {
   std::map<int, std::unique_ptr<fault_proxy>> proxied;
 };
 
-std::string record_key(const fault_cluster& c) { return "baton:{" + c.election() + "}:failsafe"; }
+std::string record_key(const fault_cluster& c) {
+  return "baton:{" + c.election() + "}:failsafe";
+}
 
 // Until the record in Redis lists both standbys of `leader` (the leader's
 // renewals carry the candidates it listed): what its rounds will ask.
@@ -91,7 +96,8 @@ bool record_lists_the_standbys(fault_cluster& c, int leader, std::chrono::millis
     if (!got.empty()) {
       int listed = 0;
       for (int n = 1; n <= 3; ++n) {
-        if (n != leader && got[0].find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos) {
+        if (n != leader &&
+            got[0].find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos) {
           ++listed;
         }
       }
@@ -182,12 +188,14 @@ TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_
         return text.find("resumed term") != text.rfind("resumed term");
       },
       10s))
-      << "the second outage was not resumed\n" << c.logs();
+      << "the second outage was not resumed\n"
+      << c.logs();
   log.refresh();
   EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c, "redis: stopped " + std::to_string(outage().count()) +
-                                    " s, started empty, then 4 s (failsafe peers)",
+  auto record = round_record(c,
+                             "redis: stopped " + std::to_string(outage().count()) +
+                                 " s, started empty, then 4 s (failsafe peers)",
                              inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
@@ -267,10 +275,11 @@ void cut_leader_round(bool joiner) {
   ASSERT_EQ(live.size(), 1u) << c.logs();
   EXPECT_EQ(live[0].pid, leader->pid);
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c,
-                             joiner ? "redis: leader cut 10 s, a new candidate joins (failsafe peers)"
-                                    : "redis: leader cut 10 s, standbys reach it (failsafe peers)",
-                             inject, std::nullopt, overlaps);
+  auto record =
+      round_record(c,
+                   joiner ? "redis: leader cut 10 s, a new candidate joins (failsafe peers)"
+                          : "redis: leader cut 10 s, standbys reach it (failsafe peers)",
+                   inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
 }
@@ -311,12 +320,18 @@ TEST(failsafe_faults, the_leader_cut_from_redis_and_one_peer_stops_at_its_deadli
   // Stopped at the renew deadline (1,333 ms after its last renewal, which
   // came before the cut), with a margin for the stop itself.
   ASSERT_TRUE(wait_for(
-      log, [&](const event_log& x) { auto i = interval_of(x, leader->pid); return i && i->ended; },
+      log,
+      [&](const event_log& x) {
+        auto i = interval_of(x, leader->pid);
+        return i && i->ended;
+      },
       10s))
-      << "the leader's app kept running without every peer's confirmation\n" << c.logs();
+      << "the leader's app kept running without every peer's confirmation\n"
+      << c.logs();
   const auto stopped = interval_of(log, leader->pid);
   EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
-      << "stopped later than its renew deadline\n" << c.logs();
+      << "stopped later than its renew deadline\n"
+      << c.logs();
   ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
   const auto next = first_started_after(log, inject);
   EXPECT_GT(next->start_ns, stopped->end_ns);
@@ -369,18 +384,21 @@ void partitioned_leader_round(bool one_peer_too) {
           return i && i->ended;
         },
         partition))
-        << "the leader's app kept running without every peer's confirmation\n" << c.logs();
+        << "the leader's app kept running without every peer's confirmation\n"
+        << c.logs();
     const auto stopped = interval_of(log, leader->pid);
     EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
-        << "stopped later than its renew deadline\n" << c.logs();
+        << "stopped later than its renew deadline\n"
+        << c.logs();
     ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
     const auto next = first_started_after(log, inject);
     EXPECT_GT(next->start_ns, stopped->end_ns);
     EXPECT_GT(token_value(*next), token);
-    std::printf("partitioned: the leader's app stopped %.0f ms after the cut; %s started %.0f ms "
-                "after that\n",
-                ms_between(inject, stopped->end_ns), next->name.c_str(),
-                ms_between(stopped->end_ns, next->start_ns));
+    std::printf(
+        "partitioned: the leader's app stopped %.0f ms after the cut; %s started %.0f ms "
+        "after that\n",
+        ms_between(inject, stopped->end_ns), next->name.c_str(),
+        ms_between(stopped->end_ns, next->start_ns));
   } else {
     for (int n = 1; n <= 3; ++n) {
       if (n == l) continue;
@@ -403,12 +421,11 @@ void partitioned_leader_round(bool one_peer_too) {
     EXPECT_EQ(live[0].pid, leader->pid);
   }
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c,
-                             one_peer_too
-                                 ? "redis: leader partitioned from Redis and one peer (failsafe peers)"
-                                 : "redis: leader partitioned from Redis 10 s (failsafe peers)",
-                             inject, one_peer_too ? std::optional(leader->pid) : std::nullopt,
-                             overlaps);
+  auto record = round_record(
+      c,
+      one_peer_too ? "redis: leader partitioned from Redis and one peer (failsafe peers)"
+                   : "redis: leader partitioned from Redis 10 s (failsafe peers)",
+      inject, one_peer_too ? std::optional(leader->pid) : std::nullopt, overlaps);
   record.kept_working = !one_peer_too;
   record_fault(record);
 }

@@ -729,9 +729,9 @@ TEST(election_machine, every_state_change_is_reported_with_a_reason) {
   std::vector<std::pair<state, reason>> seen;
   for (const auto& t : h.transitions) seen.emplace_back(t.to, t.why);
   std::vector<std::pair<state, reason>> expected{
-      {state::acquiring, reason::started},  {state::working, reason::acquired},
-      {state::renewing, reason::renewing},  {state::working, reason::renewed},
-      {state::pausing, reason::shutdown},   {state::releasing, reason::app_stopped},
+      {state::acquiring, reason::started}, {state::working, reason::acquired},
+      {state::renewing, reason::renewing}, {state::working, reason::renewed},
+      {state::pausing, reason::shutdown},  {state::releasing, reason::app_stopped},
       {state::stopped, reason::shutdown}};
   EXPECT_EQ(seen, expected);
   for (std::size_t i = 1; i < h.transitions.size(); ++i) {
