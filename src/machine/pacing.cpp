@@ -33,6 +33,11 @@ using namespace pacing;
 
 std::chrono::microseconds election_machine::herd_window() const {
   if (contenders_ <= 0) return expiry_stagger;
+  if (back_runner_) {
+    const auto cap = std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 4);
+    return std::max(expiry_stagger,
+                    std::min(cap, back_runner_stagger_per_contender * contenders_));
+  }
   const auto cap = std::min(
       max_herd_stagger, std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 20));
   return std::max(expiry_stagger, std::min(cap, stagger_per_contender * contenders_));
