@@ -571,6 +571,16 @@ TEST(election_machine, release_announcement_wakes_a_standby_at_once) {
   EXPECT_FALSE(h.timer(timer_id::wake));
 }
 
+// The default timing with another ttl, renewed every third of it, with the
+// deadline at two thirds.
+lease_timing timing_with_ttl(milliseconds ttl) {
+  auto timing = default_timing();
+  timing.ttl = ttl;
+  timing.renew_interval = ttl / 3;
+  timing.renew_deadline = ttl * 2 / 3;
+  return timing;
+}
+
 // The wake time a standby arms after one busy answer, with `contenders`
 // candidates listening (all with the same start time, so seeds compare).
 std::optional<time_point> wake_after_busy(lease_timing timing, std::uint64_t seed,
@@ -612,10 +622,7 @@ TEST(election_machine, a_few_contenders_keep_the_300_us_stagger) {
 }
 
 TEST(election_machine, a_herd_window_is_at_most_a_twentieth_of_the_ttl) {
-  auto timing = default_timing();
-  timing.ttl = 200ms;
-  timing.renew_interval = 66ms;
-  timing.renew_deadline = 133ms;
+  const auto timing = timing_with_ttl(200ms);
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     auto wake = wake_after_busy(timing, seed, 150ms, 1000);
     ASSERT_TRUE(wake);
@@ -665,10 +672,7 @@ TEST(election_machine, a_back_runner_tries_one_step_after_the_expiry) {
 }
 
 TEST(election_machine, a_back_runners_spread_is_at_most_a_quarter_of_the_ttl) {
-  auto timing = default_timing();
-  timing.ttl = 2000ms;
-  timing.renew_interval = 666ms;
-  timing.renew_deadline = 1333ms;
+  const auto timing = timing_with_ttl(2000ms);
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     auto back = wake_after_busy(timing, seed, 1500ms, 5000, true);
     ASSERT_TRUE(back);
