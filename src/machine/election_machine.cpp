@@ -174,6 +174,7 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
 void election_machine::on(const events::busy& ev, step_context& ctx) {
   if (state_ != state::acquiring) return;
   acquire_errors_ = 0;
+  const bool same_holder = !ev.holder.empty() && ev.holder == holder_;
   // A reservation's former holder no longer leads: nobody does until the
   // switchover's target takes the lease.
   holder_ = ev.reserved_for.empty() ? ev.holder : std::string();
@@ -181,8 +182,15 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   reserved_until_ = ev.reserved_for.empty() ? time_point{}
                                              : ctx.now + std::max(ev.holder_ttl, milliseconds(0));
   // A held-back answer carries the store's counter, not the token of the
-  // node that may still hold a lease: unknown (0) rather than misleading.
-  holder_token_ = ev.held_back ? 0 : ev.token;
+  // node that may still hold a lease, and a Redlock answer whose masters
+  // disagree carries none (0): the token this node last learnt for that
+  // same holder (a busy answer, its term's announcement), else unknown (0)
+  // rather than misleading.
+  if (!ev.held_back && ev.token != 0) {
+    holder_token_ = ev.token;
+  } else if (!same_holder) {
+    holder_token_ = 0;
+  }
   if (ev.contenders >= 0) contenders_ = ev.contenders;
   outranked_by_ = std::max(ev.outranked_by, 0);
   back_runner_ = ev.back_runner;
@@ -245,7 +253,7 @@ void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
                  ev.error);
     return;
   }
-  mono_clock::duration delay = error_backoff();
+  mono_clock::duration delay = ev.keeps_promise ? timing_.retry_interval : error_backoff();
   ++acquire_errors_;
   if (timing_.one_term) delay = within_wait(delay, ctx.now);
   wait_then_retry(ctx, delay);
