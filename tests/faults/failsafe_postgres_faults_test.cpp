@@ -7,14 +7,21 @@
 //   throughout, the leader runs on its peers' confirmations and resumes its
 //   term in the lease row (which lapsed meanwhile); without it, today's
 //   behaviour: the app stops at the renew deadline.
+// - The leader cut from PostgreSQL (a proxy that resets its connections)
+//   while the standbys reach it: the lease row lapses, the standbys'
+//   acquires meet a failsafe hold (F6) and none starts, the leader runs on
+//   confirmations, and resumes when the link is back.
 //
 // Every round checks the event log for overlaps.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <vector>
 
 #include "scenario.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/postgres_server.hpp"
 
@@ -39,9 +46,14 @@ struct pg_candidates {
     std::ofstream(secret) << "failsafe-test-secret-0123456789abcdef\n";
   }
 
-  node_options options(int index, bool failsafe) {
+  /// With `via` (a proxy's port, 0 = none) the candidate reaches the server
+  /// through it.
+  node_options options(int index, bool failsafe, unsigned short via = 0) {
     node_options o = via_redis_url("redis://127.0.0.1:1");
-    o.baton_args = {"--store-kind", "postgres", "--postgres-url", pg.conninfo()};
+    const std::string url =
+        via == 0 ? pg.conninfo()
+                 : "host=127.0.0.1 port=" + std::to_string(via) + " dbname=postgres user=postgres";
+    o.baton_args = {"--store-kind", "postgres", "--postgres-url", url};
     if (!failsafe) return o;
     if (!ports.count(index)) ports[index] = free_loopback_port();
     o.baton_args.insert(o.baton_args.end(),
@@ -188,6 +200,67 @@ TEST(failsafe_postgres_faults, without_the_mode_the_leader_stops_at_its_renew_de
   const auto overlaps = check_no_overlap(c);
   record_fault(
       round_record(c, "postgres: stopped (immediate) 3 s (failsafe off)", inject, leader->pid, overlaps));
+}
+
+// The leader's link to PostgreSQL cut for 10 s while the standbys reach it.
+TEST(failsafe_postgres_faults, the_leader_cut_from_postgres_alone_keeps_its_app_and_nobody_takes) {
+  postgres_server pg;
+  fault_cluster c(round_name(1), ttl, false);
+  pg_candidates peers(c, pg);
+  std::vector<std::unique_ptr<fault_proxy>> links;
+  for (int n = 1; n <= 3; ++n) {
+    links.push_back(std::make_unique<fault_proxy>(pg.port()));
+    c.start_node(n, peers.options(n, true, links.back()->port()));
+  }
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why << "\n" << c.logs();
+  const int l = fault_cluster::index_of(*leader);
+  ASSERT_TRUE(row_lists_the_standbys(c, pg, l, 10s)) << c.logs();
+  const std::uint64_t token = token_value(*leader);
+
+  // Only the leader's link: the standbys reach PostgreSQL all along.
+  const std::int64_t inject = mono_now_ns();
+  links[static_cast<std::size_t>(l - 1)]->reset();
+  const auto partition = 10s;
+  // The row lapses within a ttl; the standbys' next acquires meet the
+  // record (F6).
+  for (int n = 1; n <= 3; ++n) {
+    if (n == l) continue;
+    EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", partition)) << c.log_of(n);
+  }
+  const double held_ms = ms_between(inject, mono_now_ns());
+  EXPECT_EQ(pg.query("SELECT expires_at <= clock_timestamp() FROM baton_lease WHERE election = '" +
+                     c.election() + "'")
+                .at(0)
+                .at(0),
+            "t")
+      << "the lease row should have lapsed";
+  hold_fault_until(inject + std::chrono::nanoseconds(partition).count());
+  const auto cut = c.status(l);
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
+  EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+  links[static_cast<std::size_t>(l - 1)]->pass();
+  const std::int64_t back = mono_now_ns();
+
+  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
+  const double resumed_ms = ms_between(back, mono_now_ns());
+  event_log log(c.events());
+  log.refresh();
+  EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
+  const auto live = log.live_workers();
+  ASSERT_EQ(live.size(), 1u) << c.logs();
+  EXPECT_EQ(live[0].pid, leader->pid);
+  EXPECT_EQ(token_value(live[0]), token);
+  const auto overlaps = check_no_overlap(c);
+  auto record = round_record(c, "postgres: leader cut 10 s, standbys reach it (failsafe peers)",
+                             inject, std::nullopt, overlaps);
+  record.kept_working = true;
+  record_fault(record);
+  std::printf("failsafe on postgres, leader cut: both standbys met the hold %.0f ms after the cut; "
+              "the leader resumed within %.0f ms of its link being back\n",
+              held_ms, resumed_ms);
 }
 
 }  // namespace
