@@ -9,6 +9,7 @@
 // mode, or named as the fix when the role may not add it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
@@ -18,6 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "baton/check_report.hpp"
+#include "baton/config.hpp"
+#include "postgres/postgres_check.hpp"
+#include "postgres/postgres_settings.hpp"
 #include "postgres/postgres_store.hpp"
 #include "support/servers/postgres_server.hpp"
 
@@ -369,6 +374,26 @@ TEST_F(postgres_failsafe, a_table_made_before_the_mode_gets_its_column) {
   a.reset();
   pg.query("ALTER TABLE baton_lease DROP COLUMN failsafe; "
            "ALTER TABLE baton_lease_candidates DROP COLUMN failsafe");
+  // check-store names the fix.
+  config cfg;
+  cfg.election = "e";
+  cfg.lease.failsafe = failsafe_mode::peers;
+  postgres_settings_of(cfg).url = pg.conninfo("postgres");
+  postgres_settings_of(cfg).command_timeout = 1000ms;
+  postgres_settings_of(cfg).create_schema = false;
+  std::optional<check_report> report;
+  store_check_detail::async_check_postgres(io, cfg, [&](check_report r) { report = std::move(r); });
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!report && std::chrono::steady_clock::now() < deadline) {
+    if (io.stopped()) io.restart();
+    io.run_one_for(50ms);
+  }
+  ASSERT_TRUE(report);
+  const auto line = std::find_if(report->lines.begin(), report->lines.end(),
+                                 [](const auto& l) { return l.topic == "failsafe"; });
+  ASSERT_NE(line, report->lines.end());
+  EXPECT_EQ(line->verdict, check_verdict::failure);
+  EXPECT_NE(line->text.find("init-store --print"), std::string::npos) << line->text;
   // Without create_schema the mode's calls name the fix.
   auto locked = peer_store("node-a", "10.0.0.1:9465", false);
   auto refused = fs_acquire(*locked, {});
