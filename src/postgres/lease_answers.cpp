@@ -4,6 +4,8 @@
 #include <charconv>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "postgres_error.hpp"
 
 namespace baton::postgres_detail {
@@ -94,7 +96,68 @@ parsed_acquire parse_acquire_rows(const result_rows& rows) {
     out.server_time_us = *server_time;
     out.left_for_the_clock = *left;
   }
+  if (row.size() > 17) {
+    const auto abstained = row.size() > 18 ? boolean(row[18]) : std::nullopt;
+    if (!abstained) {
+      out.error = unexpected("a malformed failsafe verdict");
+      return out;
+    }
+    if (row[17]) {
+      auto hold = parse_failsafe_hold(*row[17]);
+      if (!hold) {
+        out.error = unexpected("a malformed failsafe hold: " + *row[17]);
+        return out;
+      }
+      out.answer.outcome = acquire_outcome::held_back;
+      out.answer.holder.clear();
+      out.answer.remaining = milliseconds(-1);
+      out.answer.why = "failsafe hold: " + hold->leader + "'s term " + std::to_string(hold->token) +
+                       " may still run on its peers' confirmations";
+      out.answer.failsafe_hold = std::move(*hold);
+    } else if (*abstained) {
+      out.abstained = true;
+      out.answer.outcome = acquire_outcome::held_back;
+      out.answer.holder.clear();
+      out.answer.remaining = milliseconds(-1);
+      out.answer.why =
+          "registered only: this node may not take the lease yet (lease.failsafe peers)";
+    }
+  }
   return out;
+}
+
+std::string failsafe_peers_json(const std::vector<failsafe_peer>& peers) {
+  auto list = nlohmann::json::array();
+  for (const auto& p : peers) list.push_back({{"node", p.node}, {"address", p.address}});
+  return list.dump();
+}
+
+std::optional<failsafe_hold_info> parse_failsafe_hold(const std::string& json) {
+  const auto j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const auto text = [](const nlohmann::json& o, const char* key) -> std::optional<std::string> {
+    const auto it = o.find(key);
+    if (it == o.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+  };
+  const auto leader = text(j, "leader");
+  const auto address = text(j, "address");
+  const auto token = j.find("token");
+  const auto peers = j.find("peers");
+  if (!leader || leader->empty() || !address || token == j.end() ||
+      !token->is_number_unsigned() || token->get<std::uint64_t>() == 0 || peers == j.end() ||
+      !peers->is_array()) {
+    return std::nullopt;
+  }
+  failsafe_hold_info hold{*leader, token->get<std::uint64_t>(), *address, {}};
+  for (const auto& p : *peers) {
+    if (!p.is_object()) return std::nullopt;
+    const auto node = text(p, "node");
+    const auto peer_address = text(p, "address");
+    if (!node || node->empty() || !peer_address) return std::nullopt;
+    hold.peers.push_back({*node, *peer_address});
+  }
+  return hold;
 }
 
 parsed_look parse_look_rows(const result_rows& rows) {
@@ -112,7 +175,7 @@ parsed_look parse_look_rows(const result_rows& rows) {
 parsed_candidates parse_candidate_rows(const result_rows& rows) {
   parsed_candidates out;
   for (const auto& row : rows) {
-    const bool shaped = row.size() == 6;
+    const bool shaped = row.size() == 6 || row.size() == 7;
     const auto priority = shaped ? integer(row[1]) : std::nullopt;
     const auto live_for = shaped ? integer(row[2]) : std::nullopt;
     const auto attempt_ago = shaped ? integer(row[3]) : std::nullopt;
@@ -132,6 +195,7 @@ parsed_candidates parse_candidate_rows(const result_rows& rows) {
                         milliseconds(std::max<long long>(*attempt_ago, 0)),
                         milliseconds(std::max<long long>(*cooling, 0))});
     out.list.back().card = row[5].value_or("");
+    if (row.size() == 7) out.list.back().peer_address = row[6].value_or("");
   }
   return out;
 }

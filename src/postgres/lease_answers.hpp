@@ -36,6 +36,9 @@ struct parsed_acquire {
   /// The lease was free and this statement left it: it lapsed unreleased and
   /// the server's clock was beyond what this node expected (clock_watch.hpp).
   bool left_for_the_clock = false;
+  /// lease.failsafe peers: the caller only registered (it may not win
+  /// yet); the answer is then held_back with why set.
+  bool abstained = false;
 };
 
 /// The "sysid/timeline" part of an epoch ("" for "").
@@ -45,7 +48,18 @@ std::string epoch_server(const std::string& epoch);
 /// The token of the last reset an epoch records ("" = none).
 std::string epoch_reset_mark(const std::string& epoch);
 
+/// An acquire's row; with lease.failsafe peers its last two columns are the
+/// failsafe hold (failsafe_sql.hpp's jsonb, NULL = none) and whether the
+/// caller only registered.
 parsed_acquire parse_acquire_rows(const result_rows& rows);
+
+/// A list of lease.failsafe peers as the statements take it: a JSON array
+/// of {"node", "address"}.
+std::string failsafe_peers_json(const std::vector<failsafe_peer>& peers);
+
+/// A failsafe hold as the acquire answers it ({"leader", "token",
+/// "address", "peers": [{"node", "address"}]}); nullopt when malformed.
+std::optional<failsafe_hold_info> parse_failsafe_hold(const std::string& json);
 
 struct parsed_candidates {
   store_error error;  ///< set when a row had an unexpected shape (list empty)
@@ -53,7 +67,8 @@ struct parsed_candidates {
 };
 
 /// The registry's rows (lease_sql::candidates: node, priority, live_for ms,
-/// ms since the last attempt, ms left of a cool-down, card).
+/// ms since the last attempt, ms left of a cool-down, card, and with
+/// lease.failsafe peers the peer address).
 parsed_candidates parse_candidate_rows(const result_rows& rows);
 
 struct parsed_look {

@@ -2,6 +2,7 @@
 // and double-quoted; every value travels as a parameter.
 #include "lease_sql.hpp"
 
+#include "failsafe_sql.hpp"
 
 namespace baton::postgres_detail {
 namespace {
@@ -109,11 +110,14 @@ std::string lease_sql::ddl() const {
          "  acquired_at timestamptz,\n"
          "  expires_at timestamptz NOT NULL DEFAULT '-infinity',\n"
          "  held_back_until timestamptz NOT NULL DEFAULT '-infinity',\n"
-         "  server_epoch text NOT NULL DEFAULT ''\n"
+         "  server_epoch text NOT NULL DEFAULT '',\n"
+         "  failsafe jsonb\n"
          ");\n"
          "COMMENT ON TABLE " + quoted_table_ +
          " IS 'baton leader-election leases: one row per election, never deleted; "
          "expires_at and held_back_until are in the server''s clock';\n"
+         "-- A table made by a version before lease.failsafe peers (the record of its term):\n"
+         "ALTER TABLE " + quoted_table_ + " ADD COLUMN IF NOT EXISTS failsafe jsonb;\n"
          "CREATE SEQUENCE IF NOT EXISTS " + quoted_sequence_ + " AS bigint;\n" + registry_ddl();
 }
 
@@ -139,6 +143,7 @@ std::string lease_sql::registry_ddl() const {
          "  live_since timestamptz NOT NULL,\n"
          "  expires_at timestamptz NOT NULL,\n"
          "  card text NOT NULL DEFAULT '',\n"
+         "  failsafe jsonb,\n"
          "  PRIMARY KEY (election, node)\n"
          ");\n"
          "COMMENT ON TABLE " + quoted_candidates_ +
@@ -146,7 +151,16 @@ std::string lease_sql::registry_ddl() const {
          "two ttls after it was written (server''s clock) and a leader deletes it then';\n"
          "-- A table made by a version before the candidate card (standing, advertise address):\n"
          "ALTER TABLE " + quoted_candidates_ + " ADD COLUMN IF NOT EXISTS card text NOT NULL "
-         "DEFAULT '';\n";
+         "DEFAULT '';\n"
+         "-- ... and before lease.failsafe peers (a candidate's peer address and promise):\n"
+         "ALTER TABLE " + quoted_candidates_ + " ADD COLUMN IF NOT EXISTS failsafe jsonb;\n";
+}
+
+std::string lease_sql::failsafe_ddl() const {
+  return "ALTER TABLE " + quoted_table_ + " ADD COLUMN IF NOT EXISTS failsafe jsonb;\n" +
+         (has_registry() ? "ALTER TABLE IF EXISTS " + quoted_candidates_ +
+                               " ADD COLUMN IF NOT EXISTS failsafe jsonb;\n"
+                         : std::string());
 }
 
 std::string lease_sql::ddl_for_people() const {
@@ -174,10 +188,15 @@ std::string lease_sql::schema_exists() const {
          "            WHEN NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = "
          "to_regclass($3)\n"
          "                             AND a.attname = 'card' AND NOT a.attisdropped) THEN 'old'\n"
-         "            ELSE 'ok' END";
+         "            ELSE 'ok' END,\n"
+         "       EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = to_regclass($1)\n"
+         "               AND a.attname = 'failsafe' AND NOT a.attisdropped) AND\n"
+         "       (to_regclass($3) IS NULL OR EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = "
+         "to_regclass($3)\n"
+         "               AND a.attname = 'failsafe' AND NOT a.attisdropped))";
 }
 
-std::string lease_sql::acquire(bool with_registry) const {
+std::string lease_sql::acquire(bool with_registry, bool failsafe) const {
   const std::string t = quoted_table_;
   const std::string ttl = "$4::bigint * interval '1 millisecond'";
   const std::string cluster = std::string(row_cluster);
@@ -206,8 +225,84 @@ std::string lease_sql::acquire(bool with_registry) const {
   const std::string lapsed_may_be_taken =
       "((l.held_back_until <= l.expires_at AND (l.expires_at = '-infinity' OR "
       "l.holder_session = '')) OR " + std::string(clock_micros) + " <= " + expected + "::bigint)";
+  // Free (lapsed, and the clock allows it), ours, or reserved for this node
+  // (by node id: the target is another process than the one that handed
+  // over).
+  const std::string takeable = "(l.expires_at <= s.now AND " + lapsed_may_be_taken +
+                               ") OR\n"
+                               "        (l.holder = $2 AND l.holder_session = $3) OR\n"
+                               "        (" + reserved("l") + " AND " + reserved_target("l") +
+                               " = $2)";
+  // lease.failsafe peers (failsafe_sql.hpp): its parameters after the rest.
+  const int f = with_registry ? 12 : 10;
+  const auto param = [f](int i, const char* type) {
+    return "$" + std::to_string(f + i) + "::" + type;
+  };
+  const std::string may_win = param(0, "boolean");
+  const std::string cleared = param(1, "bigint");
+  const std::string address = param(2, "text");
+  const std::string list = param(3, "jsonb");
+  const std::string list_seq = param(4, "bigint");
+  // A free lease the record or a registered promise holds stays free for a
+  // caller that has not cleared that term; the caller's own live lease
+  // holds nothing back.
+  const std::string live_ours = "(l.holder = $2 AND l.holder_session = $3 AND l.expires_at > s.now)";
+  const std::string held_for_failsafe =
+      failsafe_sql::record_holds(cleared) +
+      (with_registry ? " OR\n         " + failsafe_sql::promises_hold(quoted_candidates_, cleared)
+                     : std::string());
+  const std::string failsafe_gate =
+      failsafe ? " AND " + may_win + " AND\n        (" + live_ours + " OR NOT (" +
+                     held_for_failsafe + "))"
+               : std::string();
+  // The term's token, drawn once: a grant writes it into the row and,
+  // with lease.failsafe peers, into the record (a sub-select, so that the
+  // sequence's nextval is called once for both).
+  const std::string token_case =
+      "CASE WHEN k.lost THEN " + lifted + "\n"
+      "                 WHEN k.restarted THEN l.token\n"
+      "                 ELSE greatest(nextval('" + quoted_sequence_ + "'), l.token + 1) END";
+  const std::string token_set =
+      failsafe ? "    (token, failsafe) = (SELECT x.t, CASE WHEN k.election IS NULL THEN " +
+                     failsafe_sql::record("x.t", list_seq, address, list) +
+                     "\n                                          ELSE l.failsafe END\n"
+                     "                         FROM (SELECT " + token_case + " AS t) x),\n"
+               : "    token = " + token_case + ",\n";
+  // What the answer says beyond the row, with the mode: a failsafe hold on
+  // a free lease this caller could take, or that it only registered.
+  const std::string may_take = "l.held_back_until <= s.now AND (" + takeable + ")";
+  // A hold is told whatever the clock's watch says (it grants nothing):
+  // the caller clears the term meanwhile, and its next grant meets the
+  // clock's rule.
+  const std::string open_to_caller =
+      "l.held_back_until <= s.now AND (l.expires_at <= s.now OR\n"
+      "        (l.holder = $2 AND l.holder_session = $3) OR (" + reserved("l") + " AND " +
+      reserved_target("l") + " = $2))";
+  const std::string verdict =
+      "fs AS (\n"
+      "  SELECT h.hold, h.may AND NOT " + may_win + " AND h.hold IS NULL AS abstained FROM\n"
+      "    (SELECT CASE WHEN NOT (" + open_to_caller + ") OR " + live_ours + " THEN NULL\n"
+      "                 WHEN " + failsafe_sql::record_holds(cleared) + " THEN " +
+      failsafe_sql::hold_of_record() + "\n"
+      "                 ELSE " +
+      (with_registry ? failsafe_sql::hold_of_promises(quoted_candidates_, cleared)
+                     : std::string("NULL::jsonb")) +
+      " END AS hold,\n"
+      "            " + may_take + " AS may\n"
+      "     FROM " + t + " l, s WHERE l.election = $1) h),\n";
+  const std::string refused_by_mode = failsafe ? " OR f.hold IS NOT NULL OR f.abstained" : "";
+  const auto unless_refused_by_mode = [&](const std::string& refused, const std::string& otherwise) {
+    return failsafe ? "CASE WHEN f.hold IS NOT NULL OR f.abstained THEN " + refused + " ELSE " +
+                          otherwise + " END"
+                    : otherwise;
+  };
+  const std::string registered =
+      failsafe ? registration("s", "$9", "$10", ttl,
+                              failsafe_sql::registration(address, param(5, "text"),
+                                                         param(6, "bigint"), param(7, "bigint")))
+               : registration("s", "$9", "$10", ttl);
   return "WITH " + server_facts() + ",\n" +
-         (with_registry ? registration("s", "$9", "$10", ttl) + ",\n" : std::string()) +
+         (with_registry ? registered + ",\n" : std::string()) + (failsafe ? verdict : std::string()) +
          "created AS (\n"
          "  INSERT INTO " + t + " AS l (election, token, held_back_until, server_epoch)\n"
          "  SELECT $1, greatest(" + std::string(clock_micros) + ", $8::bigint + 1), s.now + " + ttl +
@@ -233,10 +328,8 @@ std::string lease_sql::acquire(bool with_registry) const {
          "changed AS (\n"
          "  UPDATE " + t + " AS l SET\n"
          "    holder = CASE WHEN k.election IS NULL THEN $2 ELSE l.holder END,\n"
-         "    holder_session = CASE WHEN k.election IS NULL THEN $3 ELSE l.holder_session END,\n"
-         "    token = CASE WHEN k.lost THEN " + lifted + "\n"
-         "                 WHEN k.restarted THEN l.token\n"
-         "                 ELSE greatest(nextval('" + quoted_sequence_ + "'), l.token + 1) END,\n"
+         "    holder_session = CASE WHEN k.election IS NULL THEN $3 ELSE l.holder_session END,\n" +
+         token_set +
          "    acquired_at = CASE WHEN k.election IS NOT NULL THEN l.acquired_at\n"
          "                       WHEN l.expires_at > s.now AND l.holder = $2 AND "
          "l.holder_session = $3 THEN l.acquired_at\n"
@@ -267,10 +360,7 @@ std::string lease_sql::acquire(bool with_registry) const {
          // Free, ours, or reserved for this node (by node id: the target is
          // another process than the one that handed over).
          "  WHERE l.election = $1 AND (k.election IS NOT NULL OR\n"
-         "       (l.held_back_until <= s.now AND ((l.expires_at <= s.now AND " +
-         lapsed_may_be_taken + ") OR\n"
-         "        (l.holder = $2 AND l.holder_session = $3) OR\n"
-         "        (" + reserved("l") + " AND " + reserved_target("l") + " = $2))))\n"
+         "       (l.held_back_until <= s.now AND (" + takeable + ")" + failsafe_gate + "))\n"
          "  RETURNING l.holder, l.token, coalesce(k.lost, false) AS lost,\n"
          "            coalesce(k.restarted, false) AS restarted, k.lost_why,\n"
          "            l.acquired_at = s.now AS new_term, l.expires_at, l.held_back_until, s.now,\n"
@@ -290,29 +380,40 @@ std::string lease_sql::acquire(bool with_registry) const {
          "              ELSE $4::bigint END AS remaining_ms,\n"
          "         c.server_epoch AS epoch, c.restarted, c.lsn, c.lost_why,\n"
          "         -1::bigint AS free_in_us,\n"
-         "         ''::text AS reserved_for, c.holder AS lease_holder, false AS left_for_the_clock\n"
+         "         ''::text AS reserved_for, c.holder AS lease_holder, false AS left_for_the_clock" +
+         (failsafe ? ",\n         NULL::text AS hold, false AS abstained" : std::string()) + "\n"
          "  FROM changed c\n"
          "  UNION ALL\n"
          "  SELECT 'held_back', true, true, false, '', r.token,\n"
          "         ceil(extract(epoch FROM r.held_back_until - s.now) * 1000)::bigint, "
-         "r.server_epoch, false, s.lsn, NULL, -1::bigint, '', '', false\n"
+         "r.server_epoch, false, s.lsn, NULL, -1::bigint, '', '', false" +
+         (failsafe ? ", NULL::text, false" : std::string()) + "\n"
          "  FROM created r, s\n"
          "  UNION ALL\n"
-         "  SELECT CASE WHEN l.held_back_until > s.now THEN 'held_back' ELSE 'held' END, false, "
+         "  SELECT CASE WHEN l.held_back_until > s.now" + refused_by_mode +
+         " THEN 'held_back' ELSE 'held' END, false, "
          "false, false,\n"
          // Reserved: the node that handed over holds nothing but is named,
          // and the reservation's target is told apart (unless held back).
-         "         CASE WHEN l.expires_at <= s.now THEN '' WHEN NOT " + reserved("l") +
-         " THEN l.holder\n"
-         "              WHEN l.held_back_until > s.now THEN '' ELSE " + reserved_by("l") + " END,\n"
-         "         l.token,\n"
+         "         " +
+         unless_refused_by_mode("''", "CASE WHEN l.expires_at <= s.now THEN '' WHEN NOT " +
+                                          reserved("l") + " THEN l.holder\n"
+                                          "              WHEN l.held_back_until > s.now THEN '' "
+                                          "ELSE " + reserved_by("l") + " END") +
+         ",\n"
+         // With the mode, the holder's own term's token (failsafe_sql.hpp).
+         "         " + (failsafe ? failsafe_sql::term_token_of_row("l") : std::string("l.token")) +
+         ",\n"
          // A row never held has '-infinity' in both columns, and PostgreSQL
          // refuses to subtract an infinite timestamp: `s.now` keeps every
          // difference here finite. Such a row reaches this branch when
          // another candidate's acquire took it while this one waited for its
          // lock (this statement's snapshot still shows it never held).
-         "         greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, l.expires_at, "
-         "s.now) - s.now) * 1000))::bigint, l.server_epoch, false, s.lsn, NULL,\n"
+         "         " +
+         unless_refused_by_mode("-1::bigint",
+                                "greatest(0, ceil(extract(epoch FROM greatest(l.held_back_until, "
+                                "l.expires_at, s.now) - s.now) * 1000))::bigint") +
+         ", l.server_epoch, false, s.lsn, NULL,\n"
          // Held: the time until the lease is free to the microsecond (the
          // row's own resolution), so a standby tries right at the expiry
          // instead of up to 2 ms after it (the millisecond above, rounded
@@ -329,8 +430,10 @@ std::string lease_sql::acquire(bool with_registry) const {
          " THEN l.holder ELSE '' END,\n"
          // Free, and left only because this node cannot vouch for the clock.
          "         l.expires_at <= s.now AND l.held_back_until <= s.now AND NOT " +
-         lapsed_may_be_taken + "\n"
-         "  FROM " + t + " l, s\n"
+         lapsed_may_be_taken +
+         (failsafe ? ",\n         f.hold::text, coalesce(f.abstained, false)\n"
+                     "  FROM " + t + " l, s LEFT JOIN fs f ON true\n"
+                   : "\n  FROM " + t + " l, s\n") +
          "  WHERE l.election = $1 AND NOT EXISTS (SELECT 1 FROM changed)\n"
          "    AND NOT EXISTS (SELECT 1 FROM created))\n"
          "SELECT a.outcome, a.reset, a.missing, a.new_term, a.holder, a.token, a.remaining_ms, "
@@ -341,30 +444,102 @@ std::string lease_sql::acquire(bool with_registry) const {
          "       a.restarted, a.lsn::text, a.lost_why, a.free_in_us, a.reserved_for,\n"
          "       " + (with_registry ? outranked("a") : std::string("-1::bigint")) + ",\n"
          // The server's time this statement read, for this node's watch on it.
-         "       (SELECT (extract(epoch FROM now) * 1000000)::bigint FROM s), a.left_for_the_clock\n"
+         "       (SELECT (extract(epoch FROM now) * 1000000)::bigint FROM s), a.left_for_the_clock" +
+         (failsafe ? ",\n       a.hold, a.abstained" : std::string()) + "\n"
          "FROM answer a";
 }
 
-std::string lease_sql::renew(bool with_registry) const {
+std::string lease_sql::renew(bool with_registry, bool failsafe) const {
   const std::string ttl = "$5::bigint * interval '1 millisecond'";
+  // lease.failsafe peers: the term, the list's number, the peer address and
+  // the list after the rest; a leader registers no promise.
+  const int f = with_registry ? 8 : 6;
+  const auto param = [f](int i, const char* type) {
+    return "$" + std::to_string(f + i) + "::" + type;
+  };
+  const std::string record =
+      failsafe ? ",\n    failsafe = " +
+                     failsafe_sql::record_kept_or_written(param(0, "bigint"), param(1, "bigint"),
+                                                          param(2, "text"), param(3, "jsonb"))
+               : std::string();
+  const std::string registered =
+      failsafe ? registration("s, renewed", "$6", "$7", ttl,
+                              failsafe_sql::registration(param(2, "text"), "''::text",
+                                                         "0::bigint", "0::bigint"))
+               : registration("s, renewed", "$6", "$7", ttl);
   return "WITH s AS (SELECT clock_timestamp() AS now),\n"
          "renewed AS (\n"
-         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now + " + ttl + " FROM s\n"
+         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now + " + ttl + record + " FROM s\n"
          "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
          "    AND l.expires_at > s.now\n"
          "  RETURNING l.token)" +
          // Only a renewal that took registers (and prunes): the lease row is
          // locked by then, which orders the registry's row locks after it.
-         (with_registry ? ",\n" + registration("s, renewed", "$6", "$7", ttl) + ",\n" + prune("renewed")
-                        : std::string()) +
+         (with_registry ? ",\n" + registered + ",\n" + prune("renewed") : std::string()) +
          "\nSELECT token FROM renewed";
 }
 
-std::string lease_sql::release() const {
+// lease.failsafe peers (F8, failsafe_sql.hpp): one statement, so the
+// checks and the writes are one atomic step. The row is locked by the
+// update (a concurrent grant is seen as the row it wrote); a missing row is
+// created as this term's, its token lifted to the server's clock as a
+// missing row's always is, and marked so that the other candidates hear of
+// the lost data.
+std::string lease_sql::resume(bool with_registry) const {
+  const std::string t = quoted_table_;
+  const std::string ttl = "$5::bigint * interval '1 millisecond'";
+  const std::string record =
+      failsafe_sql::record("$4::bigint", "$7::bigint", "$8::text", "$9::jsonb");
+  const std::string floor = "greatest(" + std::string(clock_micros) + ", $4::bigint)";
+  return "WITH " + server_facts() + ",\n" +
+         (with_registry
+              ? registration("s", "$10", "$11", ttl,
+                             failsafe_sql::registration("$8::text", "''::text", "0::bigint",
+                                                        "0::bigint")) +
+                    ",\n"
+              : std::string()) +
+         "resumed AS (\n"
+         "  UPDATE " + t + " AS l SET holder = $2, holder_session = $3,\n"
+         "    token = greatest(l.token, $4::bigint),\n"
+         "    acquired_at = CASE WHEN l.expires_at > s.now THEN l.acquired_at ELSE s.now END,\n"
+         "    expires_at = s.now + " + ttl + ",\n"
+         "    failsafe = " +
+         failsafe_sql::record_kept_or_written("$4::bigint", "$7::bigint", "$8::text", "$9::jsonb") +
+         ",\n"
+         // The server it was written under, the reset's mark kept.
+         "    server_epoch = s.epoch || " + std::string(row_reset_mark) + "\n"
+         "  FROM s\n"
+         // Nobody else holds it (a live reservation is someone's), and the
+         // record is this term's or gone.
+         "  WHERE l.election = $1 AND (l.expires_at <= s.now OR (l.holder = $2 AND "
+         "l.holder_session = $3))\n"
+         "    AND (l.failsafe IS NULL OR (l.failsafe->>'holder' = $2 AND l.failsafe->>'session' = $3 "
+         "AND\n"
+         "                                (l.failsafe->>'token')::bigint = $4::bigint))\n"
+         "  RETURNING l.token, l.acquired_at = s.now AS lapsed),\n"
+         "created AS (\n"
+         "  INSERT INTO " + t + " AS l (election, holder, holder_session, token, acquired_at, "
+         "expires_at, server_epoch, failsafe)\n"
+         "  SELECT $1, $2, $3, " + floor + ", s.now, s.now + " + ttl + ", s.epoch || '/' || " +
+         floor + ",\n"
+         "         " + record + " FROM s\n"
+         "  WHERE NOT EXISTS (SELECT 1 FROM " + t + " x WHERE x.election = $1)\n"
+         "  ON CONFLICT (election) DO NOTHING\n"
+         "  RETURNING l.token, true AS lapsed),\n"
+         "done AS (SELECT * FROM resumed UNION ALL SELECT * FROM created)\n"
+         "SELECT d.token, CASE WHEN d.lapsed THEN pg_notify($6, json_build_object('event', "
+         "'acquired',\n"
+         "         'election', $1, 'holder', $2::text, 'session', $3::text, 'token', "
+         "$4::bigint)::text)::text END\n"
+         "FROM done d";
+}
+
+std::string lease_sql::release(bool failsafe) const {
   return "WITH s AS (SELECT clock_timestamp() AS now),\n"
          "freed AS (\n"
-         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now, holder_session = '' FROM s\n"
+         "  UPDATE " + quoted_table_ + " AS l SET expires_at = s.now, holder_session = ''" +
+         (failsafe ? ", failsafe = NULL" : "") + " FROM s\n"
          "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
          "    AND l.expires_at > s.now\n"
@@ -372,7 +547,7 @@ std::string lease_sql::release() const {
          released_announcement();
 }
 
-std::string lease_sql::hand_over() const {
+std::string lease_sql::hand_over(bool failsafe) const {
   // The term ends as a release ends it (renew and release match the holder,
   // which is no node id now); the token stays, so the target's term takes
   // the next one.
@@ -381,7 +556,8 @@ std::string lease_sql::hand_over() const {
          "  UPDATE " + quoted_table_ + " AS l SET holder = '" + std::string(reservation_prefix) +
          "' || $6 || ' by ' || $2,\n"
          "    expires_at = s.now + greatest($7::bigint, 0) * interval '1 millisecond',\n"
-         "    holder_session = '' FROM s\n"
+         "    holder_session = ''" + (failsafe ? std::string(", failsafe = NULL") : std::string()) +
+         " FROM s\n"
          "  WHERE l.election = $1 AND l.holder = $2 AND l.holder_session = $3 AND l.token = "
          "$4::bigint\n"
          "    AND l.expires_at > s.now\n"
@@ -397,7 +573,7 @@ std::string lease_sql::released_announcement() const {
          "FROM freed f";
 }
 
-std::string lease_sql::candidates() const {
+std::string lease_sql::candidates(bool failsafe) const {
   // The last attempt with the reader's ttl, which the election's nodes
   // share; a row whose end a stepped clock moved reads as just written.
   return "SELECT c.node, c.priority, floor(extract(epoch FROM s.now - c.live_since) * "
@@ -405,7 +581,8 @@ std::string lease_sql::candidates() const {
          "       greatest(0, 2 * $2::bigint - ceil(extract(epoch FROM c.expires_at - s.now) * "
          "1000)::bigint),\n"
          "       greatest(0, " + cooling_until("c") + " - " + std::string(clock_millis) + "),\n"
-         "       c.card\n"
+         "       c.card" +
+         (failsafe ? ", coalesce(c.failsafe->>'address', '')" : "") + "\n"
          "FROM " + quoted_candidates_ + " c, (SELECT clock_timestamp() AS now) s\n"
          "WHERE c.election = $1 AND c.expires_at > s.now\n"
          "ORDER BY c.node";
@@ -443,14 +620,21 @@ std::string lease_sql::cooldown() const {
 // new server session is to the kinds that tie registrations to one. It
 // writes the bare session, which ends a cool-down the row had.
 std::string lease_sql::registration(std::string_view from, std::string_view priority,
-                                    std::string_view card, std::string_view ttl) const {
+                                    std::string_view card, std::string_view ttl,
+                                    std::string_view failsafe) const {
+  // With lease.failsafe peers: its peer address and promise, failsafe_sql.hpp.
+  const bool with_failsafe = !failsafe.empty();
   return "registered AS (\n"
          "  INSERT INTO " + quoted_candidates_ +
-         " AS c (election, node, session, priority, live_since, expires_at, card)\n"
+         " AS c (election, node, session, priority, live_since, expires_at, card" +
+         (with_failsafe ? ", failsafe" : "") + ")\n"
          "  SELECT $1, $2, $3, " + std::string(priority) + "::integer, s.now, s.now + 2 * " +
-         std::string(ttl) + ", " + std::string(card) + "::text FROM " + std::string(from) + "\n"
+         std::string(ttl) + ", " + std::string(card) + "::text" +
+         (with_failsafe ? ",\n         " + std::string(failsafe) : std::string()) + " FROM " +
+         std::string(from) + "\n"
          "  ON CONFLICT (election, node) DO UPDATE SET session = excluded.session,\n"
-         "    priority = excluded.priority, card = excluded.card,\n"
+         "    priority = excluded.priority, card = excluded.card," +
+         (with_failsafe ? " failsafe = excluded.failsafe," : "") + "\n"
          "    live_since = CASE WHEN c.expires_at <= excluded.live_since OR\n"
          "                           " + session_of("c") + " <> excluded.session\n"
          "                      THEN excluded.live_since ELSE c.live_since END,\n"

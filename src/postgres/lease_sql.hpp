@@ -77,8 +77,13 @@ class lease_sql {
   /// $1 table, $2 sequence, $3 registry (as to_regclass reads them) -> one
   /// row: the table and sequence exist (t/f); the registry: "ok" (exists,
   /// with every privilege the statements use and the card column), "old"
-  /// (made by a version before the card), "missing" or "denied".
+  /// (made by a version before the card), "missing" or "denied"; and
+  /// whether the lease table and the registry (if it exists) have the
+  /// column lease.failsafe peers needs (t/f).
   std::string schema_exists() const;
+  /// Adds the column lease.failsafe peers needs to a lease table and a
+  /// registry made before it.
+  std::string failsafe_ddl() const;
   /// Params: $1 election, $2 node id, $3 session, $4 ttl ms, $5 channel,
   /// and what this node saw last: $6 cluster ("sysid/timeline", "" = none),
   /// $7 WAL flush position ("0/0" = none), $8 token (0 = none); with the
@@ -96,21 +101,42 @@ class lease_sql {
   /// unknown: not held, or no registry), the server's time the statement
   /// read (microseconds since 1970), and whether the lease was free and left
   /// only because the clock was beyond what this node expected (t/f).
-  std::string acquire(bool with_registry) const;
+  ///
+  /// With lease.failsafe peers (`failsafe`; failsafe_sql.hpp), after those:
+  /// whether this node may win (boolean), the highest token it cleared, its
+  /// peer address, the list a grant writes (a jsonb array of {"node",
+  /// "address"}) and its number, and its promise (leader, token, ms left;
+  /// "", 0, 0 = none). A grant writes the record; a free lease the record or
+  /// a live registered promise holds is left, as is one this node may not
+  /// win; two more columns: the hold (jsonb text, NULL = none) and whether
+  /// the caller only registered (t/f).
+  std::string acquire(bool with_registry, bool failsafe = false) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 ttl ms; with the
   /// registry, $6 priority and $7 card -> one row when renewed, none when
-  /// not ours.
-  std::string renew(bool with_registry) const;
+  /// not ours. With lease.failsafe peers, after those: the term's token,
+  /// the list's number, the peer address and the list, which it writes
+  /// into the record when its number is above the record's.
+  std::string renew(bool with_registry, bool failsafe = false) const;
   /// $1 election, $2 node id, $3 session, $4 token, $5 channel -> one row
-  /// when released, none when not ours.
-  std::string release() const;
+  /// when released, none when not ours. With lease.failsafe peers it
+  /// clears the record too.
+  std::string release(bool failsafe = false) const;
   /// As release, and $6 the target's node id (no space), $7 the window in
   /// ms: one row when handed over, none when not ours.
-  std::string hand_over() const;
+  std::string hand_over(bool failsafe = false) const;
+  /// lease.failsafe peers (F8): $1 election, $2 node id, $3 session, $4 the
+  /// term's token, $5 ttl ms, $6 channel, $7 the list's number, $8 the peer
+  /// address, $9 the list; with the registry $10 priority and $11 card. Takes
+  /// this session's term up again only if nobody else holds the lease and
+  /// the record holds that term or nothing (or the row is gone): the row's
+  /// token lifted to at least $4, a lease that lapsed announced -> one row
+  /// (the row's token) when resumed, none when another term exists.
+  std::string resume(bool with_registry) const;
   /// $1 election, $2 ttl ms -> the live registrations: node, priority,
   /// live_for ms, ms since its last attempt (two ttls less the time left
-  /// until it lapses), ms left of its cool-down (0 = none), card.
-  std::string candidates() const;
+  /// until it lapses), ms left of its cool-down (0 = none), card; with
+  /// lease.failsafe peers, its peer address ("" = none).
+  std::string candidates(bool failsafe = false) const;
   /// $1 election, and with the registry $2 node id, $3 session, $4 ttl ms,
   /// $5 priority, $6 card: registers this node without an attempt -> the
   /// holder and token of a lease that lasts (a reservation is none), or no
@@ -136,7 +162,8 @@ class lease_sql {
  private:
   std::string released_announcement() const;
   std::string registration(std::string_view from, std::string_view priority,
-                           std::string_view card, std::string_view ttl) const;
+                           std::string_view card, std::string_view ttl,
+                           std::string_view failsafe = {}) const;
   std::string prune(std::string_view gate) const;
   std::string outranked(std::string_view answer) const;
 

@@ -91,6 +91,28 @@ void add_registry_line(check_report& report, const std::string& registry, const 
   }
 }
 
+// lease.failsafe peers: the lease table (and the candidates' table, if it
+// exists) has the column failsafe (`has`: "t"/"f"), or baton adds it.
+void add_failsafe_line(check_report& report, const std::string& table, bool create,
+                       const std::string& has) {
+  if (has == "t") {
+    report.lines.push_back({check_verdict::ok, "failsafe",
+                            table + " has the column lease.failsafe peers keeps its record in"});
+  } else if (create) {
+    report.lines.push_back(
+        {check_verdict::note, "failsafe",
+         table + " was made before lease.failsafe peers (it, or the candidates' table, lacks the "
+                 "column failsafe): baton adds it on first use if it may alter the tables, else "
+                 "its statements fail (apply `baton init-store --print`)"});
+  } else {
+    report.lines.push_back(
+        {check_verdict::failure, "failsafe",
+         table + " lacks the column failsafe that lease.failsafe peers needs (or the candidates' "
+                 "table does) and postgres.create_schema is false: apply `baton init-store "
+                 "--print`"});
+  }
+}
+
 }  // namespace
 
 void async_check_postgres(asio::io_context& io, const config& cfg,
@@ -122,7 +144,12 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
       "to_regclass($3) IS NOT NULL, CASE WHEN to_regclass($3) IS NULL THEN NULL "
       "WHEN NOT has_table_privilege(to_regclass($3), 'SELECT, INSERT, UPDATE, DELETE') THEN 'f' "
       "WHEN NOT EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = to_regclass($3) AND "
-      "a.attname = 'card' AND NOT a.attisdropped) THEN 'old' ELSE 't' END "
+      "a.attname = 'card' AND NOT a.attisdropped) THEN 'old' ELSE 't' END, "
+      // lease.failsafe peers: the record's column, and the registration's.
+      "EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND "
+      "a.attname = 'failsafe' AND NOT a.attisdropped) AND (to_regclass($3) IS NULL OR EXISTS "
+      "(SELECT FROM pg_attribute a WHERE a.attrelid = to_regclass($3) AND a.attname = 'failsafe' "
+      "AND NOT a.attisdropped)) "
       "FROM (SELECT CASE WHEN $2 = '' THEN current_schema() ELSE $2 END AS name) w "
       "LEFT JOIN pg_namespace n ON n.nspname = w.name";
   const auto dot = table.find('.');
@@ -132,6 +159,7 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
   conn->async_query(sql, std::move(args), [conn, done = std::move(done), sent, table, schema,
                                    registry, ttl = cfg.lease.ttl,
                                    create = pg.create_schema,
+                                   failsafe = cfg.lease.failsafe == failsafe_mode::peers,
                                    timeout = pg.command_timeout](query_result r) {
     check_report report;
     auto add = [&report](check_verdict v, std::string topic, std::string text) {
@@ -177,6 +205,7 @@ void async_check_postgres(asio::io_context& io, const config& cfg,
     } else if (cell(r, 4) == "t") {
       add_registry_line(report, registry, cell(r, 2), create, cell(r, 9), cell(r, 10), cell(r, 8));
     }
+    if (failsafe && cell(r, 4) == "t") add_failsafe_line(report, table, create, cell(r, 11));
     try {
       const auto server = std::chrono::milliseconds(std::stoll(cell(r, 6)));
       const auto local = std::chrono::duration_cast<std::chrono::milliseconds>(received.time_since_epoch());

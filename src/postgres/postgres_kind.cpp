@@ -131,6 +131,8 @@ const store_kind postgres_kind{
     .password_flag_advice = "set BATON_POSTGRES_PASSWORD or use --postgres-password-file FILE",
     .password_flag_words = postgres_flag_words,
     .client_secret_variables = libpq_secret_variables,
+    // The record in the lease row (lease_sql.hpp, failsafe_sql.hpp).
+    .peer_confirmed_leadership = true,
 };
 
 }  // namespace baton

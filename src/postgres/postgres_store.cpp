@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <charconv>
 #include <stdexcept>
 #include <utility>
 
@@ -167,12 +168,17 @@ struct postgres_store::impl {
                       [this, weak = shell.guard()](query_result r) {
                         if (weak.expired()) return;
                         if (r.ec) return schema_checked({r.ec, r.detail});
-                        if (r.rows.size() != 1 || r.rows[0].size() != 2) {
+                        if (r.rows.size() != 1 || r.rows[0].size() != 3) {
                           return schema_checked({postgres_errc::unexpected_reply,
                                                  "schema check: an answer of an unexpected "
                                                  "shape"});
                         }
-                        if (r.rows[0][0] == "t") return registry_checked(r.rows[0][1].value_or(""));
+                        if (r.rows[0][0] == "t") {
+                          if (failsafe_on() && r.rows[0][2] != "t") {
+                            return add_failsafe_columns(r.rows[0][1].value_or(""));
+                          }
+                          return registry_checked(r.rows[0][1].value_or(""));
+                        }
                         if (!options.create_schema) {
                           return schema_checked(
                               {postgres_errc::missing_schema,
@@ -198,6 +204,35 @@ struct postgres_store::impl {
                         registry_checked("ok");
                       });
   }
+
+  // lease.failsafe peers on tables made before it: the record's column
+  // (and the registration's) added when the role may, as the card's is;
+  // else every statement fails, naming the fix, rather than run the mode
+  // without its record.
+  void add_failsafe_columns(std::string registry_state) {
+    if (!options.create_schema) {
+      return schema_checked(
+          {postgres_errc::missing_schema,
+           "lease table " + sql.table() + " on " + where +
+               " was made by a version before lease.failsafe peers (it, or the candidates' "
+               "table, lacks the column failsafe) and postgres.create_schema is off: apply the "
+               "output of `baton init-store --print` (it adds the column)"});
+    }
+    conn->async_query(std::string(ddl_lock) + sql.failsafe_ddl(), {},
+                      [this, weak = shell.guard(), registry_state](query_result r) {
+                        if (weak.expired()) return;
+                        if (r.ec) {
+                          return schema_checked(
+                              {r.ec, "cannot add the column failsafe (lease.failsafe peers) to " +
+                                         sql.table() + " on " + where + ": " + r.detail +
+                                         "; add it with the output of `baton init-store "
+                                         "--print`"});
+                        }
+                        registry_checked(registry_state);
+                      });
+  }
+
+  bool failsafe_on() const { return !options.identity.peer_address.empty(); }
 
   // The lease table exists; the registry is "ok", "missing" or "denied"
   // (lease_sql::schema_exists), or "ok" when this store has just made both.
@@ -331,6 +366,9 @@ struct postgres_store::impl {
     // watch of a ttl too: the next try comes once both are over, so that a
     // first start is not held back twice.
     if (a.outcome == acquire_outcome::held_back) {
+      // A failsafe hold or a register-only answer waits for no time the
+      // store gives (the port's -1); the next grant meets the clock's rule.
+      if (a.failsafe_hold || parsed.abstained) return;
       a.remaining = std::max(a.remaining, watch.wait_left(received));
       return;
     }
@@ -417,6 +455,31 @@ struct postgres_store::impl {
   // The token of the term this store holds (0 = none): renew and release
   // match it, so a term taken over and won again is never mistaken for ours.
   std::uint64_t token = 0;
+  // lease.failsafe peers: the term's own token, which the record names. A
+  // resume may leave the row's token (`token`) above it (lease_sql.hpp).
+  std::uint64_t term_token = 0;
+
+  void acquire(std::optional<failsafe_acquire> fa, acquire_handler handler);
+  void renew(std::optional<failsafe_list> list, renew_handler handler);
+
+  // lease.failsafe peers: the port's failsafe calls on this store.
+  struct failsafe_side final : failsafe_calls {
+    explicit failsafe_side(impl& d) : d_(d) {}
+    void async_acquire(const failsafe_acquire& a, acquire_handler handler) override {
+      if (d_.shell.reject_if_closed(handler)) return;
+      d_.acquire(a, std::move(handler));
+    }
+    void async_renew(const failsafe_list& list, renew_handler handler) override {
+      if (d_.shell.reject_if_closed(handler)) return;
+      d_.renew(list, std::move(handler));
+    }
+    void async_resume(std::uint64_t token, const failsafe_list& list,
+                      renew_handler handler) override;
+
+   private:
+    impl& d_;
+  };
+  failsafe_side failsafe_calls_of{*this};
   // The server and the row as this store's last acquire found them: what a
   // restore or a promoted replica would take away.
   struct last_seen {
@@ -452,6 +515,17 @@ const store_identity& postgres_store::identity() const { return impl_->options.i
 void postgres_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
+  // With lease.failsafe peers every acquire is the mode's: one that skipped
+  // the record would grant past a term that may still run (F6).
+  if (d.failsafe_on()) {
+    d.acquire(failsafe_acquire{}, std::move(handler));
+    return;
+  }
+  d.acquire(std::nullopt, std::move(handler));
+}
+
+void postgres_store::impl::acquire(std::optional<failsafe_acquire> fa, acquire_handler handler) {
+  auto& d = *this;
   const auto& id = d.options.identity;
   // When it was sent and the server time it may expect: set as it is made.
   struct clock_note {
@@ -459,8 +533,8 @@ void postgres_store::async_acquire(acquire_handler handler) {
     std::int64_t expected = 0;
   };
   auto note = std::make_shared<clock_note>();
-  auto make = [&d, &id, seen = d.seen, note] {
-    impl::statement s{d.sql.acquire(d.registry),
+  auto make = [&d, &id, seen = d.seen, note, fa = std::move(fa)] {
+    impl::statement s{d.sql.acquire(d.registry, fa.has_value()),
                       {id.election, id.node_id, d.session, d.ttl_ms, d.sql.table(), seen.cluster,
                        seen.wal, std::to_string(seen.token)}};
     if (d.registry) {
@@ -470,6 +544,15 @@ void postgres_store::async_acquire(acquire_handler handler) {
     note->sent = mono_clock::now();
     note->expected = d.watch.expected_us(note->sent);
     s.params.push_back(std::to_string(note->expected));
+    if (fa) {
+      const auto& p = fa->promise;
+      s.params.insert(s.params.end(),
+                      {fa->may_win ? "true" : "false", std::to_string(fa->cleared_token),
+                       id.peer_address, postgres_detail::failsafe_peers_json(fa->list.peers),
+                       std::to_string(fa->list.seq), p ? p->leader : std::string(),
+                       std::to_string(p ? p->token : 0),
+                       std::to_string(p ? std::max<long long>(p->remaining.count(), 0) : 0)});
+    }
     return s;
   };
   d.run(std::move(make), [&d, note, handler = std::move(handler)](query_result r) {
@@ -481,7 +564,10 @@ void postgres_store::async_acquire(acquire_handler handler) {
       }
       d.clock_seen(parsed, note->sent, note->expected, mono_clock::now());
       const bool won = parsed.answer.acquired();
-      if (won) d.token = parsed.answer.token;
+      if (won) {
+        d.token = parsed.answer.token;
+        d.term_token = parsed.answer.token;
+      }
       d.answer_seen(parsed);
       handler(store_error{}, std::move(parsed.answer));
       // A term's release is its first and only one on this session: without
@@ -491,8 +577,8 @@ void postgres_store::async_acquire(acquire_handler handler) {
       if (won) {
         asio::post(d.io, [&d, weak = d.shell.guard()] {
           if (weak.expired()) return;
-          d.conn->prepare_ahead(d.sql.renew(d.registry));
-          d.conn->prepare_ahead(d.sql.release());
+          d.conn->prepare_ahead(d.sql.renew(d.registry, d.failsafe_on()));
+          d.conn->prepare_ahead(d.sql.release(d.failsafe_on()));
         });
       }
     });
@@ -502,13 +588,23 @@ void postgres_store::async_acquire(acquire_handler handler) {
 void postgres_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
+  d.renew(std::nullopt, std::move(handler));
+}
+
+void postgres_store::impl::renew(std::optional<failsafe_list> list, renew_handler handler) {
+  auto& d = *this;
   const auto& id = d.options.identity;
-  auto make = [&d, &id, token = d.token] {
-    impl::statement s{d.sql.renew(d.registry),
+  auto make = [&d, &id, token = d.token, term = d.term_token, list = std::move(list)] {
+    impl::statement s{d.sql.renew(d.registry, list.has_value()),
                       {id.election, id.node_id, d.session, std::to_string(token), d.ttl_ms}};
     if (d.registry) {
       s.params.push_back(std::to_string(id.priority));
       s.params.push_back(id.card);
+    }
+    if (list) {
+      s.params.insert(s.params.end(),
+                      {std::to_string(term), std::to_string(list->seq), id.peer_address,
+                       postgres_detail::failsafe_peers_json(list->peers)});
     }
     return s;
   };
@@ -520,11 +616,53 @@ void postgres_store::async_renew(renew_handler handler) {
         });
 }
 
+// F8: one statement (lease_sql::resume). The row's token it answers is what
+// renewals and the release match from now on; the term keeps its own.
+void postgres_store::impl::failsafe_side::async_resume(std::uint64_t token,
+                                                       const failsafe_list& list,
+                                                       renew_handler handler) {
+  auto& d = d_;
+  if (d.shell.reject_if_closed(handler)) return;
+  const auto& id = d.options.identity;
+  auto make = [&d, &id, token, list] {
+    impl::statement s{d.sql.resume(d.registry),
+                      {id.election, id.node_id, d.session, std::to_string(token), d.ttl_ms,
+                       d.sql.table(), std::to_string(list.seq), id.peer_address,
+                       postgres_detail::failsafe_peers_json(list.peers)}};
+    if (d.registry) {
+      s.params.push_back(std::to_string(id.priority));
+      s.params.push_back(id.card);
+    }
+    return s;
+  };
+  d.run(std::move(make), [&d, token, handler = std::move(handler)](query_result r) {
+    d.finish<renew_answer>(r, handler, [&](const auto& rows) {
+      if (rows.size() != 1) {
+        handler(store_error{}, renew_answer::lost);
+        return;
+      }
+      const auto& row_token = rows[0].empty() ? std::nullopt : rows[0][0];
+      std::uint64_t value = 0;
+      if (!row_token || std::from_chars(row_token->data(), row_token->data() + row_token->size(),
+                                        value)
+                                .ec != std::errc()) {
+        handler(d.shell.note_failure({postgres_errc::unexpected_reply,
+                                      "resume: a row with a missing or malformed token"}),
+                renew_answer::lost);
+        return;
+      }
+      d.token = value;
+      d.term_token = token;
+      handler(store_error{}, renew_answer::renewed);
+    });
+  });
+}
+
 void postgres_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   const auto& id = d.options.identity;
-  d.run(impl::statement{d.sql.release(),
+  d.run(impl::statement{d.sql.release(d.failsafe_on()),
                         {id.election, id.node_id, d.session, std::to_string(d.token),
                          d.sql.table()}},
         [&d, handler = std::move(handler)](query_result r) {
@@ -551,7 +689,7 @@ void postgres_store::async_hand_over(const std::string& to_node, milliseconds wi
     return;
   }
   const auto& id = d.options.identity;
-  d.run(impl::statement{d.sql.hand_over(),
+  d.run(impl::statement{d.sql.hand_over(d.failsafe_on()),
                         {id.election, id.node_id, d.session, std::to_string(d.token), d.sql.table(),
                          to_node, std::to_string(window.count())}},
         [&d, handler = std::move(handler)](query_result r) {
@@ -587,7 +725,7 @@ void postgres_store::async_candidates(candidates_handler handler) {
       d.finish<list>({e.code, e.detail, {}}, handler, [](const auto&) {});
       return;
     }
-    d.query(d.sql.candidates(), {d.options.identity.election, d.ttl_ms},
+    d.query(d.sql.candidates(d.failsafe_on()), {d.options.identity.election, d.ttl_ms},
             [&d, handler](query_result r) {
               d.finish<list>(r, handler, [&](const auto& rows) {
                 auto parsed = postgres_detail::parse_candidate_rows(rows);
@@ -628,10 +766,13 @@ void postgres_store::update_card(std::string card) { impl_->options.identity.car
 void postgres_store::async_look(look_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
+  // With lease.failsafe peers a look registers nothing, as on the Redis
+  // kinds: every registered candidate is a peer a leader lists and asks.
   auto make = [&d] {
     const auto& id = d.options.identity;
-    impl::statement s{d.sql.look(d.registry), {id.election}};
-    if (d.registry) {
+    const bool registers = d.registry && !d.failsafe_on();
+    impl::statement s{d.sql.look(registers), {id.election}};
+    if (registers) {
       s.params.insert(s.params.end(), {id.node_id, d.session, d.ttl_ms,
                                        std::to_string(id.priority), id.card});
     }
@@ -702,6 +843,8 @@ void postgres_store::watch(event_listener listener_fn) {
     }
   });
 }
+
+failsafe_calls* postgres_store::failsafe() { return &impl_->failsafe_calls_of; }
 
 void postgres_store::close() {
   auto& d = *impl_;

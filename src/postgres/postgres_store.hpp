@@ -87,6 +87,9 @@ class postgres_store final : public lease_store {
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;
+  /// lease.failsafe peers (with identity.peer_address set): the record in
+  /// the lease row, lease_sql.hpp and failsafe_sql.hpp.
+  failsafe_calls* failsafe() override;
   void close() override;
 
  private:

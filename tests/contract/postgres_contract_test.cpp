@@ -67,9 +67,13 @@ class postgres_harness final : public contract_harness {
   boost::asio::io_context io_;
 };
 
-INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
-                         ::testing::Values(contract_kind{
-                             "postgres", [] { return std::make_unique<postgres_harness>(); }}),
+const contract_kind postgres_contract_kind{"postgres",
+                                           [] { return std::make_unique<postgres_harness>(); }};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(postgres_contract_kind),
+                         contract_kind_name);
+// The kind carries lease.failsafe peers out.
+INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ::testing::Values(postgres_contract_kind),
                          contract_kind_name);
 
 }  // namespace

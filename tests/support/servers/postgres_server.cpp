@@ -353,6 +353,8 @@ void postgres_server::start() {
                            "; log:\n" + log_tail());
 }
 
+void postgres_server::stop_immediate() { stop_with(SIGQUIT); }
+
 void postgres_server::restart_immediate(std::chrono::milliseconds down) {
   stop_with(SIGQUIT);
   // The length of the outage itself, not a wait for an outcome.

@@ -57,6 +57,10 @@ class postgres_server {
   void kill_and_wait();
   /// Start again on the same port with the same data (after kill_and_wait).
   void start();
+  /// Immediate shutdown (SIGQUIT, as `pg_ctl stop -m immediate`: no
+  /// checkpoint, crash recovery on the next start), waiting for the
+  /// postmaster and its backends to be gone. start() brings it back.
+  void stop_immediate();
   /// Immediate shutdown (SIGQUIT: no checkpoint, crash recovery on start),
   /// then, after `down` more, start again on the same port.
   void restart_immediate(std::chrono::milliseconds down = std::chrono::milliseconds(0));

@@ -62,6 +62,11 @@ TEST(failsafe_options, peers_on_etcd) {
       from_yaml(files.lease() + "store: {kind: etcd}\netcd: {endpoints: [http://e1:2379]}\n"));
 }
 
+TEST(failsafe_options, peers_on_postgres) {
+  const peer_files files;
+  EXPECT_NO_THROW(from_yaml(files.lease() + "store: {kind: postgres}\n"));
+}
+
 TEST(failsafe_options, the_kinds_without_it_refuse_it_by_name) {
   const peer_files files;
   const struct {
@@ -70,7 +75,6 @@ TEST(failsafe_options, the_kinds_without_it_refuse_it_by_name) {
   } kinds[] = {
       {"redlock",
        "store: {kind: redlock}\nredlock: {masters: [redis://a:1, redis://b:1, redis://c:1]}\n"},
-      {"postgres", "store: {kind: postgres}\n"},
       {"zookeeper", "store: {kind: zookeeper}\nzookeeper: {servers: [z1:2181]}\n"},
   };
   for (const auto& k : kinds) {

@@ -139,5 +139,28 @@ TEST(postgres_lease_sql, every_statement_reads_the_servers_clock_not_a_parameter
   }
 }
 
+
+// Without lease.failsafe peers the statements run on tables without its
+// column; with it, the decisions and the record's writes are inside the
+// statements that take, renew, resume and free the row.
+TEST(postgres_lease_sql, only_the_failsafe_statements_name_its_column) {
+  const lease_sql sql("baton_lease");
+  for (bool registry : {false, true}) {
+    EXPECT_EQ(sql.acquire(registry).find("failsafe"), std::string::npos);
+    EXPECT_EQ(sql.renew(registry).find("failsafe"), std::string::npos);
+    EXPECT_NE(sql.acquire(registry, true).find("(token, failsafe) = (SELECT"), std::string::npos);
+    EXPECT_NE(sql.renew(registry, true).find("failsafe = CASE"), std::string::npos);
+    EXPECT_NE(sql.resume(registry).find("UPDATE \"baton_lease\""), std::string::npos);
+  }
+  EXPECT_EQ(sql.release().find("failsafe"), std::string::npos);
+  EXPECT_EQ(sql.hand_over().find("failsafe"), std::string::npos);
+  EXPECT_EQ(sql.candidates().find("failsafe"), std::string::npos);
+  EXPECT_NE(sql.release(true).find("failsafe = NULL"), std::string::npos);
+  EXPECT_NE(sql.hand_over(true).find("failsafe = NULL"), std::string::npos);
+  EXPECT_NE(sql.ddl().find("ADD COLUMN IF NOT EXISTS failsafe jsonb"), std::string::npos);
+  EXPECT_NE(sql.failsafe_ddl().find("ALTER TABLE IF EXISTS \"baton_lease_candidates\""),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace baton::postgres_detail
