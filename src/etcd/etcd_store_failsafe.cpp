@@ -27,8 +27,7 @@ std::optional<registration_failsafe> etcd_store::impl::failsafe_fields(time_poin
   registration_failsafe f;
   f.address = options.identity.peer_address;
   if (promise && promise->token != 0) {
-    const auto left =
-        promise->remaining - std::chrono::floor<milliseconds>(at - promise_at);
+    const auto left = promise->remaining - std::chrono::floor<milliseconds>(at - promise_at);
     if (left > milliseconds(0)) {
       f.promise_token = promise->token;
       f.promise_leader = promise->leader;
@@ -100,8 +99,7 @@ std::optional<txn_op> etcd_store::impl::grant_record() const {
   return txn_op{txn_op::kind::put,
                 keys.failsafe,
                 failsafe_record_value(asking->list.seq, "+" + std::to_string(floor.offset()),
-                                      own_value, options.identity.peer_address,
-                                      asking->list.peers),
+                                      own_value, options.identity.peer_address, asking->list.peers),
                 0,
                 {}};
 }
@@ -183,7 +181,8 @@ void etcd_store::impl::resume_write(std::shared_ptr<renew_handler> h, std::uint6
       {keys.record, "MOD", view.record ? view.record->mod_revision : 0},
   };
   std::vector<txn_op> ops = {
-      {txn_op::kind::put, keys.failsafe,
+      {txn_op::kind::put,
+       keys.failsafe,
        failsafe_record_value(list.seq, std::to_string(token), own_value,
                              options.identity.peer_address, list.peers),
        0,
@@ -194,8 +193,11 @@ void etcd_store::impl::resume_write(std::shared_ptr<renew_handler> h, std::uint6
   const auto offset = view.record ? parse_offset(view.record->value) : std::nullopt;
   const auto wanted = static_cast<std::int64_t>(token);
   if (!offset || *offset + view.hdr.revision < wanted) {
-    ops.push_back({txn_op::kind::put, keys.record,
-                   std::to_string(std::max(offset.value_or(0), wanted)), 0, {}});
+    ops.push_back({txn_op::kind::put,
+                   keys.record,
+                   std::to_string(std::max(offset.value_or(0), wanted)),
+                   0,
+                   {}});
   }
   request<renew_answer>(
       h, "/v3/kv/txn", txn_request(as_read, ops),
@@ -207,8 +209,7 @@ void etcd_store::impl::resume_write(std::shared_ptr<renew_handler> h, std::uint6
           if (attempt + 1 < resume_attempts) return resume(h, token, list, attempt + 1);
           return (*h)(shell.note_failure({etcd_errc::contended,
                                           "etcd " + where() + ": the keys under " + keys.dir +
-                                              " changed under " +
-                                              std::to_string(resume_attempts) +
+                                              " changed under " + std::to_string(resume_attempts) +
                                               " resumes in a row"}),
                       renew_answer{});
         }
@@ -219,8 +220,8 @@ void etcd_store::impl::resume_write(std::shared_ptr<renew_handler> h, std::uint6
             (!term || term->lease != view.lease->lease)) {
           forget("/v3/lease/revoke", lease_id_request(view.lease->lease));
         }
-        term = held_term{lease, t.hdr.revision, std::max<std::int64_t>(view.hdr.raft_term, 0),
-                         token};
+        term =
+            held_term{lease, t.hdr.revision, std::max<std::int64_t>(view.hdr.raft_term, 0), token};
         record_missing_at_renew = false;
         (*h)({}, renew_answer::renewed);
       });

@@ -149,7 +149,8 @@ struct etcd_store::impl {
   // The token of the term the lease key `lease` names: the record's when
   // the record names that term (a resumed term's lease key is newer than
   // its token), else offset + its revision.
-  std::uint64_t token_of_lease(const key_value& lease, const std::optional<key_value>& record) const;
+  std::uint64_t token_of_lease(const key_value& lease,
+                               const std::optional<key_value>& record) const;
   // The record's hold, or a caller that may not win: answered, true; false
   // when the acquire goes on (take()).
   bool hold_or_abstain(acquire_ptr h, const election_view& view,

@@ -150,7 +150,8 @@ void etcd_store::impl::renew(std::shared_ptr<renew_handler> h, held_term t,
         if (list) {
           // The same operations in both branches; the success branch writes
           // the record before them.
-          std::vector<txn_op> both(call.ops.begin(), call.ops.begin() + static_cast<std::ptrdiff_t>(first));
+          std::vector<txn_op> both(call.ops.begin(),
+                                   call.ops.begin() + static_cast<std::ptrdiff_t>(first));
           auto written = both;
           written.push_back({txn_op::kind::put, keys.failsafe,
                              failsafe_record_value(list->seq, std::to_string(t.token), own_value,

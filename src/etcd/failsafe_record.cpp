@@ -43,11 +43,11 @@ std::string failsafe_seq_text(std::uint64_t seq) {
   return digits;
 }
 
-std::string failsafe_record_value(std::uint64_t seq, std::string_view token,
-                                  std::string_view value, std::string_view address,
+std::string failsafe_record_value(std::uint64_t seq, std::string_view token, std::string_view value,
+                                  std::string_view address,
                                   const std::vector<failsafe_peer>& peers) {
-  std::string text = failsafe_seq_text(seq) + " " + std::string(token) + " " +
-                     std::string(value) + " " + or_dash(address);
+  std::string text = failsafe_seq_text(seq) + " " + std::string(token) + " " + std::string(value) +
+                     " " + or_dash(address);
   for (const auto& p : peers) text += "\n" + p.node + " " + or_dash(p.address);
   return text;
 }

@@ -44,8 +44,8 @@ struct failsafe_record {
 /// The list number as the record's first field: 20 digits.
 std::string failsafe_seq_text(std::uint64_t seq);
 /// A record's value; `token` is the decimal token, or "+<offset>" (a grant).
-std::string failsafe_record_value(std::uint64_t seq, std::string_view token,
-                                  std::string_view value, std::string_view address,
+std::string failsafe_record_value(std::uint64_t seq, std::string_view token, std::string_view value,
+                                  std::string_view address,
                                   const std::vector<failsafe_peer>& peers);
 /// The record read; nullopt for a value not in its form (put by hand).
 std::optional<failsafe_record> read_failsafe_record(const key_value& kv);

@@ -141,8 +141,8 @@ void etcd_outage_round(bool empty) {
   // kept it. Either way the leader's status leaves its confirmations.
   double store_again_ms = -1;
   for (int i = 0; i < 200; ++i) {
-    if (auto s = c.status(l, 1s); s && (*s)["is_leader"].get<bool>() &&
-                                      !(*s)["failsafe"]["on_confirmations"].get<bool>()) {
+    if (auto s = c.status(l, 1s);
+        s && (*s)["is_leader"].get<bool>() && !(*s)["failsafe"]["on_confirmations"].get<bool>()) {
       store_again_ms = ms_between(restarting, mono_now_ns());
       break;
     }
@@ -177,18 +177,19 @@ void etcd_outage_round(bool empty) {
   log.refresh();
   EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c,
-                             "etcd: stopped " + std::to_string(etcd_outage().count()) + " s, " +
-                                 (empty ? "back empty" : "back with its data") +
-                                 " (failsafe peers)",
-                             inject, std::nullopt, overlaps);
+  auto record =
+      round_record(c,
+                   "etcd: stopped " + std::to_string(etcd_outage().count()) + " s, " +
+                       (empty ? "back empty" : "back with its data") + " (failsafe peers)",
+                   inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
   const bool resumed = c.log_of(l).find("resumed term") != std::string::npos;
-  std::printf("failsafe on etcd: outage %lld s, back %s (etcd up %.0f ms after its restart "
-              "began); the leader %s and left its confirmations within %.0f ms of that\n",
-              static_cast<long long>(etcd_outage().count()), empty ? "empty" : "with its data",
-              up_ms, resumed ? "resumed its term" : "renewed its lease", store_again_ms);
+  std::printf(
+      "failsafe on etcd: outage %lld s, back %s (etcd up %.0f ms after its restart "
+      "began); the leader %s and left its confirmations within %.0f ms of that\n",
+      static_cast<long long>(etcd_outage().count()), empty ? "empty" : "with its data", up_ms,
+      resumed ? "resumed its term" : "renewed its lease", store_again_ms);
 }
 
 TEST(failsafe_etcd_faults, etcd_stopped_and_back_with_its_data_the_leader_keeps_its_app) {

@@ -70,8 +70,8 @@ class etcd_failsafe_test : public ::testing::Test {
   etcd_failsafe_test() {
     // `baton init-store`'s way: no first-start hold-back.
     auto init = make("init", "");
-    answer_of<baton::record_answer>(
-        io, "create record", [&](auto h) { init->async_create_record(std::move(h)); });
+    answer_of<baton::record_answer>(io, "create record",
+                                    [&](auto h) { init->async_create_record(std::move(h)); });
     server.save_snapshot("before");
   }
 
@@ -108,8 +108,8 @@ class etcd_failsafe_test : public ::testing::Test {
     return r;
   }
   outcome<baton::release_answer> release(baton::etcd_store& store) {
-    return answer_of<baton::release_answer>(
-        io, "release", [&](auto h) { store.async_release(std::move(h)); });
+    return answer_of<baton::release_answer>(io, "release",
+                                            [&](auto h) { store.async_release(std::move(h)); });
   }
   std::string get(const std::string& key) {
     auto v = server.etcdctl("get --print-value-only " + dir + key);
@@ -199,8 +199,7 @@ TEST_F(etcd_failsafe_test, a_free_lease_is_held_until_the_term_is_cleared) {
   EXPECT_EQ(held.value.failsafe_hold->token, token);
   EXPECT_EQ(held.value.failsafe_hold->leader_address, "10.0.0.1:9465");
   ASSERT_EQ(held.value.failsafe_hold->peers.size(), 2u);
-  EXPECT_EQ(held.value.failsafe_hold->peers[0],
-            (baton::failsafe_peer{"node-b", "10.0.0.2:9465"}));
+  EXPECT_EQ(held.value.failsafe_hold->peers[0], (baton::failsafe_peer{"node-b", "10.0.0.2:9465"}));
   EXPECT_NE(held.value.why.find("failsafe hold"), std::string::npos) << held.value.why;
   // Cleared: the grant goes through, and writes the new term's record.
   baton::failsafe_acquire cleared;
@@ -240,8 +239,7 @@ TEST_F(etcd_failsafe_test, a_registered_promise_holds_a_free_lease) {
   EXPECT_EQ(held.value.failsafe_hold->leader, "node-a");
   EXPECT_EQ(held.value.failsafe_hold->token, 5000u);
   ASSERT_EQ(held.value.failsafe_hold->peers.size(), 1u);
-  EXPECT_EQ(held.value.failsafe_hold->peers[0],
-            (baton::failsafe_peer{"node-c", "10.0.0.3:9465"}));
+  EXPECT_EQ(held.value.failsafe_hold->peers[0], (baton::failsafe_peer{"node-c", "10.0.0.3:9465"}));
   baton::failsafe_acquire cleared;
   cleared.cleared_token = 5000;
   EXPECT_TRUE(acquire_with(*b, cleared).value.acquired());
@@ -289,8 +287,8 @@ TEST_F(etcd_failsafe_test, a_resume_takes_the_term_up_again_with_its_token) {
   auto held = acquire_with(*b, {});
   EXPECT_EQ(held.value.outcome, baton::acquire_outcome::held);
   EXPECT_EQ(held.value.token, token);
-  auto look = answer_of<baton::lease_holder>(io, "look",
-                                             [&](auto h) { c->async_look(std::move(h)); });
+  auto look =
+      answer_of<baton::lease_holder>(io, "look", [&](auto h) { c->async_look(std::move(h)); });
   EXPECT_EQ(look.value.token, token);
 }
 

@@ -23,7 +23,8 @@ key_value record_kv(const std::string& value, std::int64_t mod_revision = 40) {
 TEST(failsafe_record, reads_back_what_a_renewal_writes) {
   const auto value = failsafe_record_value(3, "117", "node-a:n1", "10.0.0.1:9465",
                                            {{"node-b", "10.0.0.2:9465"}, {"node-c", ""}});
-  EXPECT_EQ(value, "00000000000000000003 117 node-a:n1 10.0.0.1:9465\nnode-b 10.0.0.2:9465\nnode-c -");
+  EXPECT_EQ(value,
+            "00000000000000000003 117 node-a:n1 10.0.0.1:9465\nnode-b 10.0.0.2:9465\nnode-c -");
   const auto r = read_failsafe_record(record_kv(value));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->seq, 3u);
