@@ -35,8 +35,24 @@ struct zookeeper_store::impl::failsafe_side final : failsafe_calls {
       d_.acquire(o, 0, fs);
     });
   }
+  // Within command_timeout, the session's wait included: a renewal that
+  // cannot reach the store must fail while a round of confirmations can
+  // still count before the leader's renew deadline (F3), not after the
+  // connect_timeout a plain renewal waits for a session.
   void async_renew(const failsafe_list& list, renew_handler handler) override {
-    d_.begin_session_call(handler, "renew", [this, list](auto o) { d_.renew(o, &list); });
+    const auto bound = d_.options.command_timeout;
+    d_.begin_call(
+        handler, "renew",
+        [this, list, bound](auto o) {
+          d_.with_session(
+              [this, o, list](store_error e) {
+                if (o->done) return;
+                if (e) return o->finish(e, {});
+                d_.renew(o, &list);
+              },
+              bound);
+        },
+        bound);
   }
   void async_resume(std::uint64_t token, const failsafe_list& list,
                     renew_handler handler) override {

@@ -104,14 +104,15 @@ struct zookeeper_store::impl {
 
   template <typename Answer>
   std::shared_ptr<op<Answer>> start(std::function<void(store_error, Answer)> handler,
-                                    const char* what) {
+                                    const char* what, milliseconds bound = milliseconds(0)) {
     auto o = std::make_shared<op<Answer>>(io, std::move(handler));
     std::erase_if(ops, [](const std::weak_ptr<op_base>& w) {
       const auto p = w.lock();
       return !p || p->done;
     });
     ops.push_back(o);
-    const auto limit = options.connect_timeout + options.command_timeout;
+    const auto limit =
+        bound.count() > 0 ? bound : options.connect_timeout + options.command_timeout;
     o->deadline.expires_after(limit);
     o->deadline.async_wait([this, w = shell.guard(), weak_op = std::weak_ptr<op<Answer>>(o), what,
                             limit](const boost::system::error_code& ec) {
@@ -129,10 +130,13 @@ struct zookeeper_store::impl {
   // Every call's prologue: refused once closed; otherwise `body(o)` runs on
   // the loop later (a call never completes inline), unless the call is
   // answered or the store closed by then.
+  // `bound`: how long the call may take in all (0 = connect_timeout +
+  // command_timeout).
   template <typename Answer, typename Body>
-  void begin_call(std::function<void(store_error, Answer)>& handler, const char* what, Body body) {
+  void begin_call(std::function<void(store_error, Answer)>& handler, const char* what, Body body,
+                  milliseconds bound = milliseconds(0)) {
     if (shell.reject_if_closed(handler)) return;
-    auto o = start<Answer>(std::move(handler), what);
+    auto o = start<Answer>(std::move(handler), what, bound);
     later([this, o, body = std::move(body)]() mutable {
       if (o->done) return;
       if (shell.closed()) return o->abort();
@@ -164,7 +168,7 @@ struct zookeeper_store::impl {
   void on_state(int state);
   void session_lost(const std::string& why, const std::string& what = {});
   void drop_link();
-  void with_session(std::function<void(store_error)> fn);
+  void with_session(std::function<void(store_error)> fn, milliseconds wait = milliseconds(0));
   void run_waiters(const store_error& e);
   void fail_waiters(const store_error& e) { run_waiters(e); }
 
