@@ -139,6 +139,11 @@ struct busy {
 };
 struct acquire_failed {
   std::string error;
+  /// lease.failsafe peers: this node keeps a promise (docs/safety.md, F9).
+  /// Its registration, which carries the promise, must reach a store that
+  /// came back empty within retry_interval: it retries at that pace, not
+  /// with the error back-off.
+  bool keeps_promise = false;
 };
 struct renewed {
   time_point sent;

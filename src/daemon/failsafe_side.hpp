@@ -118,6 +118,9 @@ class failsafe_side {
   /// An acquire that did not win: what the machine hears instead of its
   /// own answer (a hold to clear, a register-only attempt), or nullopt.
   std::optional<acquire_verdict> refused(const acquire_answer& a, time_point now);
+  /// Whether this node keeps a promise now (F9: its failed acquires retry
+  /// every retry_interval).
+  bool keeps_promise(time_point now) const { return promises_.kept(now).has_value(); }
   /// A term the store named (a held answer, an announcement).
   void saw_term(const std::string& leader, std::uint64_t token);
 

@@ -110,11 +110,11 @@ events::busy store_side::held_back_until(time_point sent, time_point now,
 
 void store_side::on_acquire_answer(time_point sent, store_error e, const acquire_answer& r) {
   views_.observe_command("acquire", sent, e);
+  const auto now = mono_clock::now();
   if (e) {
-    hooks_.post(events::acquire_failed{e.message()});
+    hooks_.post(events::acquire_failed{e.message(), failsafe_ && failsafe_->keeps_promise(now)});
     return;
   }
-  const auto now = mono_clock::now();
   if (r.acquired()) {
     if (failsafe_) {
       if (auto verdict = failsafe_->granted(r.token, now)) {

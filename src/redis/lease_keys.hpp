@@ -74,7 +74,7 @@ inline std::string replicas_key(std::string_view election) {
 /// when, on its clock. A promoted replica whose previous replication ID
 /// (master_replid2) is that one, and that has run since before that write,
 /// followed the writer live: it has every acknowledged write, so its
-/// promotion needs no hold-back (see scripts.cpp, BATON_LUA_SWITCH).
+/// promotion needs no hold-back (see lua_parts.hpp, BATON_LUA_SWITCH).
 inline std::string acked_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:acked";
 }
@@ -84,7 +84,7 @@ inline std::string acked_key(std::string_view election) {
 /// <promise leader> <promise end ms>]]" per candidate (server clock; the nonce of the
 /// process's lease value, so that a restart starts `since` again),
 /// rewritten by every acquire attempt and every renewal, pruned of lapsed
-/// lines and bounded (see scripts.cpp, BATON_LUA_REGISTER). A plain
+/// lines and bounded (see lua_parts.hpp, BATON_LUA_REGISTER). A plain
 /// string, so that it needs no command beyond the minimal ACL's GET and SET.
 inline std::string candidates_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:candidates";
@@ -92,7 +92,7 @@ inline std::string candidates_key(std::string_view election) {
 
 /// The front runners of a large election: lines "<node> <until ms>", at
 /// most a few, each a standby that tries the moment the lease is free; the
-/// others try one step later (see scripts.cpp, BATON_LUA_FRONT_RUNNERS). A
+/// others try one step later (see lua_parts.hpp, BATON_LUA_FRONT_RUNNERS). A
 /// plain string with an expiry, as the candidates key. Absent while fewer
 /// candidates listen than it takes.
 inline std::string front_key(std::string_view election) {

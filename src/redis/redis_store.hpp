@@ -67,7 +67,7 @@ struct redis_store_options {
   /// An election is large above this many candidates listening for its
   /// announcements: its back runners then try one step after its front
   /// runners and stay out of the registry of candidates, which holds no more
-  /// lines than this (scripts.cpp, BATON_MAX_CANDIDATES). Tests lower it.
+  /// lines than this (lua_parts.hpp, BATON_MAX_CANDIDATES). Tests lower it.
   int large_election = 128;
   /// Makes the byte stream of every connection (tests pass a fake); empty =
   /// TCP or Unix socket per the endpoint.

@@ -2,7 +2,7 @@
 // than enforce it (check-store, the log): how many replicas a grant or
 // renewal needs, and why one was refused. The scripts enforce the same rule
 // on the server, atomically with the grant (BATON_LUA_REPLICAS in
-// scripts.cpp); keep the two alike.
+// lua_parts.hpp); keep the two alike.
 #pragma once
 
 #include <string>

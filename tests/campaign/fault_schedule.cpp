@@ -322,6 +322,7 @@ std::vector<fault> parse_schedule(std::string_view text, schedule_params* params
         if (key == "ttl_ms") params->ttl_ms = parse_int(value, key, number);
         if (key == "candidates")
           params->candidates = static_cast<int>(parse_int(value, key, number));
+        if (key == "members") params->members = static_cast<int>(parse_int(value, key, number));
       }
       continue;
     }

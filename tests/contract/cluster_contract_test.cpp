@@ -61,8 +61,7 @@ class cluster_harness final : public contract_harness {
 
   std::string name() const override { return "cluster"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
     redis_detail::cluster_locator_options c;
     for (auto port : cluster_.ports()) {
       redis_endpoint e;
@@ -71,7 +70,7 @@ class cluster_harness final : public contract_harness {
     }
     c.key = lease_key(util::election);
     redis_store_options o;
-    o.identity = {util::election, node_id, ttl, priority};
+    o.identity = {util::election, who.node_id, who.ttl, who.priority, who.peer_address};
     o.locator = redis_detail::cluster_locator::create(io_, std::move(c));
     o.replicated = true;
     o.sharded_pubsub = true;

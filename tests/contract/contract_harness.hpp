@@ -19,6 +19,17 @@
 
 namespace baton::contract {
 
+/// Who a store works for, as a case asks for it: what the harness puts into
+/// the kind's store_identity (the election is the harness's own).
+struct candidate_spec {
+  std::string node_id;
+  milliseconds ttl{0};
+  int priority = 0;
+  /// lease.failsafe peers: the address its registration publishes; "" =
+  /// the mode is off (store_identity::peer_address).
+  std::string peer_address{};
+};
+
 /// One test's world of one store kind: made fresh for every test (a Redis
 /// harness starts its own redis-server), destroyed after the test's stores.
 class contract_harness {
@@ -30,13 +41,13 @@ class contract_harness {
   virtual std::string name() const = 0;
   /// Where every store of this harness runs its handlers; the suite runs it.
   virtual boost::asio::io_context& io() = 0;
-  /// A store for candidate `node_id` with lease `ttl` and `priority` in the
-  /// harness's one election, on the harness's io(). The election has run
-  /// before: the first acquire is not held back by a reset.
-  virtual std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                                  int priority) = 0;
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl) {
-    return make_store(node_id, ttl, 0);
+  /// A store for `who` in the harness's one election, on the harness's
+  /// io(). The election has run before: the first acquire is not held back
+  /// by a reset.
+  virtual std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) = 0;
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+                                          int priority = 0) {
+    return make_candidate({node_id, ttl, priority, {}});
   }
   /// The store loses its data the kind's own way (memory: the backend's
   /// reset; Redis: the server restarts empty). Stores made before may need a

@@ -79,11 +79,10 @@ class etcd_harness final : public contract_harness {
 
   std::string name() const override { return "etcd"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
     etcd_store_options o;
     o.endpoints = {server_.client_url()};
-    o.identity = {election, node_id, ttl, priority};
+    o.identity = {election, who.node_id, who.ttl, who.priority, who.peer_address};
     if (pki_) {
       o.tls_ca_file = pki_->ca_file();
       o.tls_cert_file = pki_->dir() + "/etcd-client.pem";

@@ -21,6 +21,8 @@
 #include <variant>
 #include <vector>
 
+#include "contract_calls.hpp"
+
 namespace baton::contract {
 
 void lease_store_contract::SetUp() { harness_ = GetParam().make(); }
@@ -47,121 +49,18 @@ using namespace std::chrono_literals;
 constexpr milliseconds ttl{2000};
 /// For cases that wait for a lease to run out.
 constexpr milliseconds short_ttl{1000};
-/// The longest any single call or event may take to arrive.
-constexpr milliseconds limit{10s};
 
-// Runs `io` until `done()` or `within` passes; false on timeout, or when
-// nothing is left that could make `done()` true.
-bool run_until(asio::io_context& io, const std::function<bool()>& done, milliseconds within = limit) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (!done()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    if (io.stopped()) io.restart();
-    if (io.run_one_for(deadline - now) == 0 && io.stopped() && !done()) {
-      // Out of work: only time can help, and nothing waits on it.
-      return false;
-    }
-  }
-  return true;
-}
-
-// Lets `d` of wall time pass while `io` runs (a timer keeps it busy).
-void pass(asio::io_context& io, milliseconds d) {
-  asio::steady_timer timer(io, d);
-  bool fired = false;
-  timer.async_wait([&](const boost::system::error_code&) { fired = true; });
-  ASSERT_TRUE(run_until(io, [&] { return fired; }, d + limit));
-}
-
-template <typename T>
-struct outcome {
-  int calls = 0;
-  store_error error;
-  T value{};
-};
-
-// The call's outcome lands in a shared object, so that a handler running
-// after the test gave up stays harmless.
-template <typename T>
-std::shared_ptr<outcome<T>> collect() {
-  return std::make_shared<outcome<T>>();
-}
-
-template <typename T>
-std::function<void(store_error, T)> into(const std::shared_ptr<outcome<T>>& out) {
-  return [out](store_error e, T v) {
-    ++out->calls;
-    out->error = std::move(e);
-    out->value = std::move(v);
-  };
-}
-
-std::shared_ptr<outcome<acquire_answer>> start_acquire(lease_store& s) {
-  auto out = collect<acquire_answer>();
-  s.async_acquire(into(out));
-  return out;
-}
-std::shared_ptr<outcome<renew_answer>> start_renew(lease_store& s) {
-  auto out = collect<renew_answer>();
-  s.async_renew(into(out));
-  return out;
-}
-std::shared_ptr<outcome<release_answer>> start_release(lease_store& s) {
-  auto out = collect<release_answer>();
-  s.async_release(into(out));
-  return out;
-}
-
-template <typename T>
-outcome<T> await(asio::io_context& io, const std::shared_ptr<outcome<T>>& out, const char* what) {
-  EXPECT_TRUE(run_until(io, [&] { return out->calls > 0; })) << what << " never completed";
-  return *out;
-}
-
-outcome<acquire_answer> acquire(asio::io_context& io, lease_store& s) {
-  return await(io, start_acquire(s), "acquire");
-}
-outcome<renew_answer> renew(asio::io_context& io, lease_store& s) {
-  return await(io, start_renew(s), "renew");
-}
-outcome<release_answer> release(asio::io_context& io, lease_store& s) {
-  return await(io, start_release(s), "release");
-}
 outcome<release_answer> hand_over(asio::io_context& io, lease_store& s, const std::string& to,
                                   milliseconds window) {
   auto out = collect<release_answer>();
   s.async_hand_over(to, window, into(out));
   return await(io, out, "hand_over");
 }
-outcome<std::vector<candidate_info>> candidates(asio::io_context& io, lease_store& s) {
-  auto out = collect<std::vector<candidate_info>>();
-  s.async_candidates(into(out));
-  return await(io, out, "candidates");
-}
-const candidate_info* find_candidate(const std::vector<candidate_info>& all,
-                                     const std::string& node) {
-  for (const auto& c : all)
-    if (c.node == node) return &c;
-  return nullptr;
-}
+
 outcome<record_answer> create_record(asio::io_context& io, lease_store& s) {
   auto out = collect<record_answer>();
   s.async_create_record(into(out));
   return await(io, out, "create_record");
-}
-
-// After a reset a store may need a call or two to reconnect: retries a few
-// times, 100 ms apart, while the call fails.
-template <typename T>
-outcome<T> answered(asio::io_context& io, const std::function<outcome<T>()>& call) {
-  outcome<T> out;
-  for (int i = 0; i < 5; ++i) {
-    out = call();
-    if (!out.error) break;
-    pass(io, 100ms);
-  }
-  return out;
 }
 
 // What a store's watcher heard.
@@ -188,15 +87,6 @@ std::shared_ptr<heard> watch(lease_store& s) {
 }
 
 bool is_aborted(const store_error& e) { return e.code == std::errc::operation_canceled; }
-
-std::string describe(const acquire_answer& a) {
-  const char* outcome = a.outcome == acquire_outcome::acquired ? "acquired"
-                        : a.outcome == acquire_outcome::held   ? "held"
-                                                               : "held_back";
-  return std::string(outcome) + " token=" + std::to_string(a.token) + " holder='" + a.holder +
-         "' remaining=" + std::to_string(a.remaining.count()) + "ms" +
-         (a.reserved_for.empty() ? "" : " reserved_for='" + a.reserved_for + "'");
-}
 
 // --- identity and status -------------------------------------------------------
 

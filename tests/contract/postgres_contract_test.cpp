@@ -45,11 +45,10 @@ class postgres_harness final : public contract_harness {
 
   std::string name() const override { return "postgres"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
     postgres_store_options o;
     o.conninfo = server_.conninfo("postgres");
-    o.identity = {election, node_id, ttl, priority};
+    o.identity = {election, who.node_id, who.ttl, who.priority, who.peer_address};
     o.connect_timeout = milliseconds(2000);
     o.command_timeout = milliseconds(2000);
     return std::make_unique<postgres_store>(io_, std::move(o));

@@ -27,10 +27,10 @@ class redis_harness final : public contract_harness {
 
   std::string name() const override { return "redis"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
-    auto o = util::options_for(server_, node_id, ttl);
-    o.identity.priority = priority;
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
+    auto o = util::options_for(server_, who.node_id, who.ttl);
+    o.identity.priority = who.priority;
+    o.identity.peer_address = who.peer_address;
     return std::make_unique<redis_store>(io_, std::move(o));
   }
   void reset_store() override { server_.restart(); }

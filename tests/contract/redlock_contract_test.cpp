@@ -30,8 +30,7 @@ class redlock_harness final : public contract_harness {
 
   std::string name() const override { return "redlock"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
     redlock_store_options o;
     for (const auto& server : servers_) {
       redis_endpoint e;
@@ -39,8 +38,8 @@ class redlock_harness final : public contract_harness {
       e.port = server.port();
       o.masters.push_back(e);
     }
-    o.identity = {util::election, node_id, ttl, priority};
-    o.drift = milliseconds(2) + ttl / 100;
+    o.identity = {util::election, who.node_id, who.ttl, who.priority, who.peer_address};
+    o.drift = milliseconds(2) + who.ttl / 100;
     return std::make_unique<redlock_store>(io_, std::move(o));
   }
   void reset_store() override {

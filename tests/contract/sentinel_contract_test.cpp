@@ -45,8 +45,7 @@ class sentinel_harness final : public contract_harness {
 
   std::string name() const override { return "sentinel"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
     redis_detail::sentinel_locator_options s;
     for (auto port : group_.sentinel_ports()) {
       redis_endpoint e;
@@ -55,7 +54,7 @@ class sentinel_harness final : public contract_harness {
     }
     s.master_name = group_.master_name();
     redis_store_options o;
-    o.identity = {util::election, node_id, ttl, priority};
+    o.identity = {util::election, who.node_id, who.ttl, who.priority, who.peer_address};
     o.locator = redis_detail::sentinel_locator::create(io_, std::move(s));
     o.replicated = true;
     o.kind = "sentinel";

@@ -44,11 +44,10 @@ class zookeeper_harness final : public contract_harness {
 
   std::string name() const override { return "zookeeper"; }
   boost::asio::io_context& io() override { return io_; }
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
-                                          int priority) override {
+  std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
     zookeeper_store_options o;
     o.servers = server_.address();
-    o.identity = {election, node_id, ttl, priority};
+    o.identity = {election, who.node_id, who.ttl, who.priority, who.peer_address};
     o.connect_timeout = milliseconds(3000);
     o.command_timeout = milliseconds(2000);
     return std::make_unique<zookeeper_store>(io_, std::move(o));

@@ -13,6 +13,8 @@
 //   meanwhile, which the leader's list does not name.
 // - The leader cut from Redis and from one standby's peer port: no round
 //   counts, it stops at its renew deadline, and a standby takes over after.
+// - The same two cuts as partitions in a private network namespace
+//   (iptables DROP: the calls time out rather than fail at once).
 // - The leader's daemon killed: its term stays in the record, and a standby
 //   clears it (F6) before it takes over.
 //
@@ -25,6 +27,7 @@
 #include <map>
 #include <memory>
 
+#include "redirected_links.hpp"
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/free_port.hpp"
@@ -326,6 +329,96 @@ TEST(failsafe_faults, the_leader_cut_from_redis_and_one_peer_stops_at_its_deadli
   const auto overlaps = check_no_overlap(c);
   record_fault(round_record(c, "redis: leader cut from Redis and one peer (failsafe peers)", inject,
                             leader->pid, overlaps));
+}
+
+// A partition, in a private network namespace (iptables DROP: packets
+// vanish, nothing is refused, so calls time out): the leader's link to Redis
+// cut while the standbys reach it, and with `one_peer_too` the leader's
+// requests to one standby's peer port too. Without that peer the leader
+// counts no round and stops its app at its renew deadline, and whoever takes
+// over starts after that; with every peer it keeps its app and resumes its
+// term when the link is back, and nobody else starts.
+void partitioned_leader_round(bool one_peer_too) {
+  private_network net;
+  fault_cluster c(round_name(1), ttl);
+  peer_ports peers(c);
+  for (int n = 1; n <= 3; ++n) {
+    c.start_node(n, peers.options(n, redirect_redis_link(net, c.redis(), n)));
+  }
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why;
+  const int l = fault_cluster::index_of(*leader);
+  const int cut_peer = l == 1 ? 2 : 1;
+  ASSERT_TRUE(record_lists_the_standbys(c, l, 10s)) << c.logs();
+  const std::uint64_t token = token_value(*leader);
+
+  const auto store_rule = redis_link_cut(c.redis(), l, false);
+  const std::vector<std::string> peer_rule = {
+      "INPUT", "-p", "tcp", "--dport", std::to_string(peers.ports[cut_peer]), "-j", "DROP"};
+  const std::int64_t inject = mono_now_ns();
+  net.must_iptables(with_verb("-A", store_rule));
+  if (one_peer_too) net.must_iptables(with_verb("-A", peer_rule));
+  event_log log(c.events());
+  const auto partition = 10s;
+  if (one_peer_too) {
+    ASSERT_TRUE(wait_for(
+        log,
+        [&](const event_log& x) {
+          auto i = interval_of(x, leader->pid);
+          return i && i->ended;
+        },
+        partition))
+        << "the leader's app kept running without every peer's confirmation\n" << c.logs();
+    const auto stopped = interval_of(log, leader->pid);
+    EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
+        << "stopped later than its renew deadline\n" << c.logs();
+    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
+    const auto next = first_started_after(log, inject);
+    EXPECT_GT(next->start_ns, stopped->end_ns);
+    EXPECT_GT(token_value(*next), token);
+    std::printf("partitioned: the leader's app stopped %.0f ms after the cut; %s started %.0f ms "
+                "after that\n",
+                ms_between(inject, stopped->end_ns), next->name.c_str(),
+                ms_between(stopped->end_ns, next->start_ns));
+  } else {
+    for (int n = 1; n <= 3; ++n) {
+      if (n == l) continue;
+      EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", partition)) << c.log_of(n);
+    }
+    hold_fault_until(inject + std::chrono::nanoseconds(partition).count());
+    const auto cut = c.status(l);
+    ASSERT_TRUE(cut);
+    EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
+    EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+  }
+  net.must_iptables(with_verb("-D", store_rule));
+  if (one_peer_too) net.must_iptables(with_verb("-D", peer_rule));
+  if (!one_peer_too) {
+    ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
+    log.refresh();
+    EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
+    const auto live = log.live_workers();
+    ASSERT_EQ(live.size(), 1u) << c.logs();
+    EXPECT_EQ(live[0].pid, leader->pid);
+  }
+  const auto overlaps = check_no_overlap(c);
+  auto record = round_record(c,
+                             one_peer_too
+                                 ? "redis: leader partitioned from Redis and one peer (failsafe peers)"
+                                 : "redis: leader partitioned from Redis 10 s (failsafe peers)",
+                             inject, one_peer_too ? std::optional(leader->pid) : std::nullopt,
+                             overlaps);
+  record.kept_working = !one_peer_too;
+  record_fault(record);
+}
+
+TEST(failsafe_faults, a_partition_cuts_the_leader_from_redis_it_keeps_its_app) {
+  partitioned_leader_round(false);
+}
+
+TEST(failsafe_faults, a_partition_cuts_the_leader_from_redis_and_one_peer_it_stops) {
+  partitioned_leader_round(true);
 }
 
 TEST(failsafe_faults, the_leader_crashes_a_standby_clears_its_term_and_takes_over) {

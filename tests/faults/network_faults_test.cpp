@@ -2,11 +2,10 @@
 //
 // iptables (blackhole: DROP; reset: REJECT with a TCP reset) inside a private
 // network namespace that each round creates, so the rules touch only the
-// test's own loopback. Every node reaches Redis through its own port, which a
-// NAT rule redirects to Redis's real port; a rule matching the connection's
-// original destination port (conntrack --ctorigdstport) then cuts one node
-// off while the others still reach Redis: the leader isolated from Redis but
-// not from its work. The "all" variants cut Redis's port for everyone (INPUT
+// test's own loopback. Every node reaches Redis through its own redirected
+// port (redirected_links.hpp), so that one node can be cut off while the
+// others still reach Redis: the leader isolated from Redis but not from its
+// work. The "all" variants cut Redis's port for everyone (INPUT
 // --dport), as a Redis host dropping off the network.
 //
 // A fault proxy (tests/support/fault_proxy.hpp) makes the leader's link
@@ -15,6 +14,7 @@
 
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
+#include "redirected_links.hpp"
 #include "support/private_network.hpp"
 
 namespace baton::testing::network_faults_test {
@@ -22,57 +22,19 @@ namespace {
 
 constexpr auto ttl = 2000ms;
 
-// The port node `index` dials; redirected to Redis inside the namespace.
-unsigned short node_port(const redis_server& redis, int index) {
-  auto port = static_cast<unsigned short>(7000 + index);
-  if (port == redis.port()) port = static_cast<unsigned short>(8000 + index);
-  return port;
-}
-
-std::string port_text(unsigned short port) { return std::to_string(port); }
-
 // Starts two nodes, each through its own redirected port.
 void start_redirected_nodes(const private_network& net, fault_cluster& c) {
-  for (int i = 1; i <= 2; ++i) {
-    const auto port = node_port(c.redis(), i);
-    net.must_iptables({"-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport",
-                       port_text(port), "-j", "REDIRECT", "--to-ports",
-                       port_text(c.redis().port())});
-    c.start_node(i, via_redis_url("redis://127.0.0.1:" + port_text(port)));
-  }
-}
-
-// The iptables rule (after -A / -D) that cuts the leader (node `l`) off.
-std::vector<std::string> leader_rule(const fault_cluster& c, int l, bool reset) {
-  std::vector<std::string> rule = {"OUTPUT",
-                                   "-p",
-                                   "tcp",
-                                   "-m",
-                                   "conntrack",
-                                   "--ctorigdstport",
-                                   port_text(node_port(c.redis(), l)),
-                                   "-j"};
-  if (reset) {
-    rule.insert(rule.end(), {"REJECT", "--reject-with", "tcp-reset"});
-  } else {
-    rule.emplace_back("DROP");
-  }
-  return rule;
+  for (int i = 1; i <= 2; ++i) c.start_node(i, via_redis_url(redirect_redis_link(net, c.redis(), i)));
 }
 
 std::vector<std::string> all_rule(const fault_cluster& c, bool reset) {
-  std::vector<std::string> rule = {"INPUT", "-p", "tcp", "--dport", port_text(c.redis().port()),
+  std::vector<std::string> rule = {"INPUT", "-p", "tcp", "--dport", std::to_string(c.redis().port()),
                                    "-j"};
   if (reset) {
     rule.insert(rule.end(), {"REJECT", "--reject-with", "tcp-reset"});
   } else {
     rule.emplace_back("DROP");
   }
-  return rule;
-}
-
-std::vector<std::string> with_verb(const char* verb, std::vector<std::string> rule) {
-  rule.insert(rule.begin(), verb);
   return rule;
 }
 
@@ -90,7 +52,7 @@ void leader_cut_off(bool reset, const std::string& kind) {
     const std::string other = fault_cluster::name_of(l == 1 ? 2 : 1);
     exit_watch app(leader->pid);
 
-    const auto rule = leader_rule(c, l, reset);
+    const auto rule = redis_link_cut(c.redis(), l, reset);
     const std::int64_t inject = mono_now_ns();
     net.must_iptables(with_verb("-A", rule));
     const auto expires = c.lease_expires_ns();  // the test's own link is not cut

@@ -127,6 +127,15 @@ TEST(fault_schedule, the_text_form_reads_back_to_the_same_schedule_and_parameter
   EXPECT_EQ(back.members, 1);
 }
 
+TEST(fault_schedule, an_ensembles_replay_file_keeps_its_members) {
+  auto p = params_of("zookeeper", 9);
+  p.members = 3;
+  const auto s = make_schedule(p);
+  schedule_params back;
+  EXPECT_EQ(parse_schedule(to_text(p, s), &back), s);
+  EXPECT_EQ(back.members, 3) << "a replay of an ensemble's schedule runs an ensemble";
+}
+
 TEST(fault_schedule, a_bad_schedule_line_is_named) {
   try {
     parse_schedule("# kind=redis\n100 daemon-kill leader 500 3\n200 unplug leader 0 1\n");

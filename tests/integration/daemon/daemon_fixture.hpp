@@ -35,7 +35,7 @@ class daemon_fixture : public ::testing::Test {
   /// Every test's election has run before, as a long-lived Redis would have
   /// it: its fencing counter exists, so the first election is not held back
   /// for a ttl the way it is on a Redis that lost its data (the acquire script
-  /// in src/redis/scripts.cpp fences when the counter is missing). Seeded now,
+  /// in src/redis/acquire_script.cpp fences when the counter is missing). Seeded now,
   /// before any node can start, whichever way the test starts its nodes;
   /// restarting the redis-server empties it again. Tests about that hold-back
   /// are left a fresh Redis: see is_a_hold_back_test().

@@ -2,8 +2,8 @@
 // leader that no candidate can take over from keeps leading and is not
 // drained; a daemon that cannot write its drain file refuses the drain and
 // changes nothing. Each refusal names the cause; `baton undrain` of a node
-// not drained says so; and `baton leader` on a standby that has just learnt
-// who leads. The drains that go through are the daemon scenarios'
+// not drained says so; and `baton leader` on a fresh standby. The drains
+// that go through are the daemon scenarios'
 // (tests/faults/standing_scenarios_test.cpp, on every kind).
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -56,9 +56,11 @@ TEST_F(drain_refusals, a_leader_nobody_can_take_over_from_keeps_leading) {
   expect_no_overlap();
 }
 
-// A standby just started names the leader before its candidates list has
-// it: `baton leader` asks again (a new connection each time) and prints it.
-TEST_F(drain_refusals, leader_on_a_standby_that_just_learnt_the_leader) {
+// `baton leader` end to end, on a standby just started: the leader and its
+// token. (Its asking again while the standby's list lacks the leader, on a
+// new connection each time, is leader_command_test's, which can make that
+// moment happen; here it may or may not.)
+TEST_F(drain_refusals, leader_on_a_fresh_standby_names_the_leader_and_its_token) {
   start_node(1);
   ASSERT_EQ(wait_for_single_worker().name, "node-1");
   start_node(2);

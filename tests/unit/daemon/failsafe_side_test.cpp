@@ -295,6 +295,9 @@ TEST(failsafe_side, a_standby_confirms_then_keeps_its_promise_and_refuses_a_repl
   EXPECT_EQ(args.promise->leader, "node-1");
   EXPECT_EQ(args.promise->token, 42u);
   EXPECT_EQ(args.promise->remaining, 1000ms);
+  // Its failed acquires retry every retry_interval while it keeps it (F9).
+  EXPECT_TRUE(h.side->keeps_promise(h.now + 1999ms));
+  EXPECT_FALSE(h.side->keeps_promise(h.now + 2001ms));
   // The same request again: refused, signed, with its reason.
   answer = h.side->on_request(line, h.now + 10ms);
   d = peer_wire::decode(answer.line, secret, "jobs", "node-1");

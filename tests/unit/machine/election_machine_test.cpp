@@ -168,6 +168,23 @@ TEST(election_machine, redis_errors_back_off_exponentially_up_to_the_ttl) {
   EXPECT_EQ(*h.timer(timer_id::wake) - h.now, 1s);
 }
 
+TEST(election_machine, a_standby_keeping_a_failsafe_promise_retries_every_retry_interval) {
+  machine_harness h;
+  h.feed(events::start{});
+  for (int i = 0; i < 4; ++i) {
+    h.feed(events::acquire_failed{"connection refused"});
+    h.advance_to(*h.timer(timer_id::wake));
+  }
+  for (int i = 0; i < 3; ++i) {
+    h.feed(events::acquire_failed{"connection refused", true});
+    EXPECT_EQ(h.transitions.back().why, reason::store_error);
+    EXPECT_EQ(*h.timer(timer_id::wake) - h.now, 1s) << "not the back-off's 10 s (F9)";
+    h.advance_to(*h.timer(timer_id::wake));
+  }
+  h.feed(events::acquire_failed{"connection refused"});
+  EXPECT_EQ(*h.timer(timer_id::wake) - h.now, 10s) << "the promise ended: the back-off again";
+}
+
 TEST(election_machine, leader_renews_every_renew_interval) {
   machine_harness h;
   h.become_leader();

@@ -84,6 +84,22 @@ TEST(leadership, a_holders_token_is_known_from_a_busy_answer_and_forgotten_on_a_
   EXPECT_EQ(h.machine.token(), 0u);
 }
 
+TEST(leadership, a_hold_back_naming_the_same_holder_keeps_its_known_token) {
+  machine_harness h;
+  h.feed(events::start{});
+  h.feed(events::peer_acquired{"node-b", 41});
+  h.feed(events::busy{h.now, "node-b", 1500ms, 1795660866878487, true, true});
+  EXPECT_EQ(h.machine.token(), 41u) << "node-b's term, as its announcement said";
+  h.advance_to(*h.timer(timer_id::wake));
+  h.feed(events::timer{timer_id::wake});
+  h.feed(events::busy{h.now, "node-b", 1500ms, 0, true});
+  EXPECT_EQ(h.machine.token(), 41u) << "an answer that names no token (a Redlock tie)";
+  h.advance_to(*h.timer(timer_id::wake));
+  h.feed(events::timer{timer_id::wake});
+  h.feed(events::busy{h.now, "node-c", 1500ms, 1795660866878488, true, true});
+  EXPECT_EQ(h.machine.token(), 0u) << "another holder's token is not known";
+}
+
 }  // namespace
 }  // namespace baton::testing
 
