@@ -478,6 +478,18 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     if (first_sight) return held_back{facts.ttl, ""};
     if (elapsed < facts.ttl) return held_back{facts.ttl - elapsed, ""};
   }
+  if (facts.failsafe && rec->failsafe) {
+    // F6: another store's term of the mode, not released, that the caller
+    // has not cleared: it may still run on its peers' confirmations. Told
+    // before the early-loss guard below (which a taker that never saw the
+    // term's node would otherwise meet first, for a ttl): a refusal either
+    // way, and the guard still binds the caller once it cleared the term.
+    const auto& t = *rec->failsafe;
+    const bool ours = t.node_id == facts.node_id && t.nonce == facts.nonce;
+    if (!ours && t.token != rec->released && t.token > facts.failsafe->cleared_token) {
+      return failsafe_held{{t.node_id, t.token, t.address, t.peers}};
+    }
+  }
   // The early-loss guard: the last term's node is gone without its holder
   // ending the term. Its holder may still be at work until its lease ends.
   if (rec->counter != 0 && rec->released != rec->counter) {
@@ -517,15 +529,6 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     const auto left = reservation_left(record, *rec, facts);
     if (left > milliseconds(0)) {
       return held{rec->reserved_by, rec->counter, left, rec->reserved_for};
-    }
-  }
-  if (facts.failsafe && rec->failsafe) {
-    // F6: another store's term of the mode, not released, that the caller
-    // has not cleared: it may still run on its peers' confirmations.
-    const auto& t = *rec->failsafe;
-    const bool ours = t.node_id == facts.node_id && t.nonce == facts.nonce;
-    if (!ours && t.token != rec->released && t.token > facts.failsafe->cleared_token) {
-      return failsafe_held{{t.node_id, t.token, t.address, t.peers}};
     }
   }
   const auto token = next_token(rec->counter, record.mtime_ms);
