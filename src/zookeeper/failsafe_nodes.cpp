@@ -5,8 +5,7 @@
 namespace baton::zookeeper_detail {
 
 std::optional<failsafe_hold_info> promise_hold(const std::vector<registration_seen>& others,
-                                               const std::string& self,
-                                               std::uint64_t cleared_token,
+                                               const std::string& self, std::uint64_t cleared_token,
                                                std::int64_t server_now_ms) {
   std::optional<failsafe_hold_info> hold;
   for (const auto& r : others) {
@@ -55,8 +54,8 @@ resume_step decide_resume(const node_seen& record, const node_seen& lease,
     w.lease = lease.owner_session == facts.session_id ? lease_write::set : lease_write::replace;
     w.lease_version = lease.version;
   }
-  failsafe_term term{facts.token, facts.list.seq, facts.node_id, facts.nonce, facts.address,
-                     facts.list.peers};
+  failsafe_term term{facts.token, facts.list.seq, facts.node_id,
+                     facts.nonce, facts.address,  facts.list.peers};
   if (!record.exists) {
     // The ensemble lost its data: the counter starts at the term's token,
     // so the next grant's is above it.

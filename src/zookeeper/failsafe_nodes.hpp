@@ -31,8 +31,7 @@ struct registration_seen {
 /// ask. nullopt when no live promise holds the lease back. Judged on the
 /// server's clock (`server_now_ms`, 0 = unknown: every promise counts whole).
 std::optional<failsafe_hold_info> promise_hold(const std::vector<registration_seen>& others,
-                                               const std::string& self,
-                                               std::uint64_t cleared_token,
+                                               const std::string& self, std::uint64_t cleared_token,
                                                std::int64_t server_now_ms);
 
 /// The answer to a failsafe acquire held by `hold` (F6, F9): held back,

@@ -284,7 +284,8 @@ std::optional<std::string> reservation_node_problem(std::string_view node_id) {
 }
 
 std::string encode_candidate(const candidate_value& v) {
-  auto out = std::to_string(v.priority) + " " + v.node_id + (v.card.empty() ? "" : "\ncard " + v.card);
+  auto out =
+      std::to_string(v.priority) + " " + v.node_id + (v.card.empty() ? "" : "\ncard " + v.card);
   if (!v.peer_address.empty()) out += "\npeer " + v.peer_address;
   if (v.promise) {
     out += "\npromise " + std::to_string(v.promise->token) + " " +
@@ -429,7 +430,8 @@ record_value granted_record(std::uint64_t token, std::uint64_t released,
   auto r = plain_record(token, released);
   if (facts.failsafe) {
     const auto& f = *facts.failsafe;
-    r.failsafe = failsafe_term{token, f.list.seq, facts.node_id, facts.nonce, f.address, f.list.peers};
+    r.failsafe =
+        failsafe_term{token, f.list.seq, facts.node_id, facts.nonce, f.address, f.list.peers};
   }
   return r;
 }

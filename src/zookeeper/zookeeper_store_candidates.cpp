@@ -88,7 +88,8 @@ candidate_value zookeeper_store::impl::own_candidate() const {
   v.peer_address = options.identity.peer_address;
   if (promise) {
     const auto left = std::chrono::ceil<milliseconds>(promise_until - mono_clock::now());
-    if (left > milliseconds(0)) v.promise = registered_promise{promise->token, promise->leader, left};
+    if (left > milliseconds(0))
+      v.promise = registered_promise{promise->token, promise->leader, left};
   }
   return v;
 }

@@ -56,8 +56,7 @@ struct zookeeper_store::impl::failsafe_side final : failsafe_calls {
   }
   void async_resume(std::uint64_t token, const failsafe_list& list,
                     renew_handler handler) override {
-    d_.begin_call(handler, "resume",
-                  [this, token, list](auto o) { d_.resume(o, token, list, 0); });
+    d_.begin_call(handler, "resume", [this, token, list](auto o) { d_.resume(o, token, list, 0); });
   }
 
  private:
@@ -100,56 +99,57 @@ void zookeeper_store::impl::take_unless_promised(const std::shared_ptr<op<acquir
                                                  int attempt, const acquire_steps::take& s,
                                                  const grant_args& fs) {
   const auto gen = link_gen;
-  link->children(paths.candidates, [this, o, attempt, s, fs, gen](int rc,
-                                                                  std::vector<std::string> names) {
-    if (o->done) return;
-    if (rc != ZOK && rc != ZNONODE)
-      return o->finish(note_failure(zoo_failure(rc, "list " + paths.candidates)), {});
-    if (gen != link_gen)
-      return o->finish(note_failure({zookeeper_errc::connection_lost,
-                                     "the ZooKeeper session changed during an acquire"}),
-                       {});
-    auto seen = std::make_shared<std::vector<registration_seen>>();
-    auto pending = std::make_shared<std::size_t>(1);
-    const auto judge = [this, o, attempt, s, fs, seen, pending] {
-      if (--*pending > 0 || o->done) return;
-      const auto& self = options.identity.node_id;
-      const auto server_now = server_time.now_ms(mono_clock::now());
-      if (auto hold = promise_hold(*seen, self, fs->cleared_token, server_now)) {
-        if (!pending_reset.empty() && seen_hold_at >= pending_reset_at) pending_reset.clear();
-        return o->finish({}, failsafe_hold_answer(std::move(*hold), 0));
-      }
-      if (!fs->may_win) return o->finish({}, abstained_answer(0));
-      std::vector<zk_op> ops_;
-      for (const auto& r : *seen) ops_.push_back({zk_op::kind::check, r.path, {}, r.version, false});
-      ops_.push_back(
-          {zk_op::kind::set, paths.record, encode_record(s.record), s.record_version, false});
-      ops_.push_back({zk_op::kind::create, paths.lease, encode_lease(s.lease), -1, true});
-      take(o, attempt, std::move(ops_), s.record, s.lease.token, fs);
-    };
-    for (const auto& name : names) {
-      auto v = decode_candidate_name(name);
-      // Not a candidate's node, or this node id's own (a predecessor's too).
-      if (!v || v->node_id == options.identity.node_id) continue;
-      ++*pending;
-      const auto path = paths.candidates + "/" + name;
-      link->get(path, [this, o, seen, judge, path, node = v->node_id](int rc2, node_seen n) {
+  link->children(
+      paths.candidates, [this, o, attempt, s, fs, gen](int rc, std::vector<std::string> names) {
         if (o->done) return;
-        if (rc2 != ZOK && rc2 != ZNONODE)
-          return o->finish(note_failure(zoo_failure(rc2, "read " + path)), {});
-        // Gone since the listing (its session expired): no promise.
-        if (rc2 == ZOK) seen->push_back({path, node, std::move(n.data), n.version, n.mtime_ms});
+        if (rc != ZOK && rc != ZNONODE)
+          return o->finish(note_failure(zoo_failure(rc, "list " + paths.candidates)), {});
+        if (gen != link_gen)
+          return o->finish(note_failure({zookeeper_errc::connection_lost,
+                                         "the ZooKeeper session changed during an acquire"}),
+                           {});
+        auto seen = std::make_shared<std::vector<registration_seen>>();
+        auto pending = std::make_shared<std::size_t>(1);
+        const auto judge = [this, o, attempt, s, fs, seen, pending] {
+          if (--*pending > 0 || o->done) return;
+          const auto& self = options.identity.node_id;
+          const auto server_now = server_time.now_ms(mono_clock::now());
+          if (auto hold = promise_hold(*seen, self, fs->cleared_token, server_now)) {
+            if (!pending_reset.empty() && seen_hold_at >= pending_reset_at) pending_reset.clear();
+            return o->finish({}, failsafe_hold_answer(std::move(*hold), 0));
+          }
+          if (!fs->may_win) return o->finish({}, abstained_answer(0));
+          std::vector<zk_op> ops_;
+          for (const auto& r : *seen)
+            ops_.push_back({zk_op::kind::check, r.path, {}, r.version, false});
+          ops_.push_back(
+              {zk_op::kind::set, paths.record, encode_record(s.record), s.record_version, false});
+          ops_.push_back({zk_op::kind::create, paths.lease, encode_lease(s.lease), -1, true});
+          take(o, attempt, std::move(ops_), s.record, s.lease.token, fs);
+        };
+        for (const auto& name : names) {
+          auto v = decode_candidate_name(name);
+          // Not a candidate's node, or this node id's own (a predecessor's too).
+          if (!v || v->node_id == options.identity.node_id) continue;
+          ++*pending;
+          const auto path = paths.candidates + "/" + name;
+          link->get(path, [this, o, seen, judge, path, node = v->node_id](int rc2, node_seen n) {
+            if (o->done) return;
+            if (rc2 != ZOK && rc2 != ZNONODE)
+              return o->finish(note_failure(zoo_failure(rc2, "read " + path)), {});
+            // Gone since the listing (its session expired): no promise.
+            if (rc2 == ZOK) seen->push_back({path, node, std::move(n.data), n.version, n.mtime_ms});
+            judge();
+          });
+        }
         judge();
       });
-    }
-    judge();
-  });
 }
 
 // F8: the record and the lease node read on this session, the pure
 // decision taken on them, and its one multi written.
-void zookeeper_store::impl::resume(const std::shared_ptr<op<renew_answer>>& o,
-                                   std::uint64_t token, const failsafe_list& list, int attempt) {
+void zookeeper_store::impl::resume(const std::shared_ptr<op<renew_answer>>& o, std::uint64_t token,
+                                   const failsafe_list& list, int attempt) {
   with_session([this, o, token, list, attempt](store_error e) {
     if (o->done) return;
     if (e) return o->finish(e, {});
@@ -157,45 +157,50 @@ void zookeeper_store::impl::resume(const std::shared_ptr<op<renew_answer>>& o,
     register_candidate();
     const auto gen = link_gen;
     const auto changed = [this] {
-      return note_failure({zookeeper_errc::connection_lost,
-                           "the ZooKeeper session changed during a resume"});
+      return note_failure(
+          {zookeeper_errc::connection_lost, "the ZooKeeper session changed during a resume"});
     };
-    link->get(paths.record, [this, o, token, list, attempt, gen, changed](int rc,
-                                                                           node_seen record) {
-      if (o->done) return;
-      if (rc != ZOK && rc != ZNONODE)
-        return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
-      if (gen != link_gen) return o->finish(changed(), {});
-      link->get(paths.lease, [this, o, token, list, attempt, gen, changed,
-                              record](int rc2, node_seen lease) {
-        if (o->done) return;
-        if (rc2 != ZOK && rc2 != ZNONODE)
-          return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
-        if (gen != link_gen) return o->finish(changed(), {});
-        const resume_facts f{token, options.identity.node_id, nonce, link->session_id(),
-                             options.identity.peer_address, list};
-        const auto step = decide_resume(record, lease, f);
-        if (const auto* lost = std::get_if<resume_steps::lost>(&step)) {
-          // No code: the detail says why, for the log.
-          return o->finish({{}, "resume of term " + std::to_string(token) + " on " +
-                                    paths.election + ": " + lost->why},
-                           renew_answer::lost);
-        }
-        if (const auto* bad = std::get_if<resume_steps::bad_data>(&step)) {
-          return o->finish(note_failure({zookeeper_errc::unexpected_reply,
-                                         bad->why + " (" + paths.election + ")"}),
-                           {});
-        }
-        const auto& w = std::get<resume_steps::write>(step);
-        if (w.record_exists) return write_resume(o, token, list, attempt, w);
-        // The ensemble lost its data: the prefix's and election's nodes first.
-        ensure_parents([this, o, token, list, attempt, w](store_error pe) {
-          if (o->done) return;
-          if (pe) return o->finish(pe, {});
-          write_resume(o, token, list, attempt, w);
-        });
-      });
-    });
+    link->get(paths.record,
+              [this, o, token, list, attempt, gen, changed](int rc, node_seen record) {
+                if (o->done) return;
+                if (rc != ZOK && rc != ZNONODE)
+                  return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
+                if (gen != link_gen) return o->finish(changed(), {});
+                link->get(paths.lease, [this, o, token, list, attempt, gen, changed, record](
+                                           int rc2, node_seen lease) {
+                  if (o->done) return;
+                  if (rc2 != ZOK && rc2 != ZNONODE)
+                    return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
+                  if (gen != link_gen) return o->finish(changed(), {});
+                  const resume_facts f{token,
+                                       options.identity.node_id,
+                                       nonce,
+                                       link->session_id(),
+                                       options.identity.peer_address,
+                                       list};
+                  const auto step = decide_resume(record, lease, f);
+                  if (const auto* lost = std::get_if<resume_steps::lost>(&step)) {
+                    // No code: the detail says why, for the log.
+                    return o->finish({{},
+                                      "resume of term " + std::to_string(token) + " on " +
+                                          paths.election + ": " + lost->why},
+                                     renew_answer::lost);
+                  }
+                  if (const auto* bad = std::get_if<resume_steps::bad_data>(&step)) {
+                    return o->finish(note_failure({zookeeper_errc::unexpected_reply,
+                                                   bad->why + " (" + paths.election + ")"}),
+                                     {});
+                  }
+                  const auto& w = std::get<resume_steps::write>(step);
+                  if (w.record_exists) return write_resume(o, token, list, attempt, w);
+                  // The ensemble lost its data: the prefix's and election's nodes first.
+                  ensure_parents([this, o, token, list, attempt, w](store_error pe) {
+                    if (o->done) return;
+                    if (pe) return o->finish(pe, {});
+                    write_resume(o, token, list, attempt, w);
+                  });
+                });
+              });
   });
 }
 

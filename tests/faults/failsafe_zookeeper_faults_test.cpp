@@ -50,9 +50,12 @@ struct zk_peer_ports {
     node_options o = on_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers});
     if (!failsafe) return o;
     if (!ports.count(index)) ports[index] = free_loopback_port();
-    o.baton_args = {"--failsafe",        "peers",
-                    "--failsafe-secret-file", secret.string(),
-                    "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])};
+    o.baton_args = {"--failsafe",
+                    "peers",
+                    "--failsafe-secret-file",
+                    secret.string(),
+                    "--failsafe-listen",
+                    "127.0.0.1:" + std::to_string(ports[index])};
     return o;
   }
 
@@ -163,7 +166,8 @@ TEST(failsafe_zookeeper_faults, stopped_past_the_session_timeout_the_leader_keep
   const std::int64_t back = mono_now_ns();
 
   ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 15s))
-      << c.logs() << "\n" << zk.log_tail();
+      << c.logs() << "\n"
+      << zk.log_tail();
   const double resumed_ms = ms_between(back, mono_now_ns());
   event_log log(c.events());
   log.refresh();
@@ -199,9 +203,10 @@ TEST(failsafe_zookeeper_faults, stopped_past_the_session_timeout_the_leader_keep
                              inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
-  std::printf("failsafe zookeeper: outage %lld s, the leader resumed within %.0f ms of "
-              "ZooKeeper being back\n",
-              static_cast<long long>(zk_outage().count()), resumed_ms);
+  std::printf(
+      "failsafe zookeeper: outage %lld s, the leader resumed within %.0f ms of "
+      "ZooKeeper being back\n",
+      static_cast<long long>(zk_outage().count()), resumed_ms);
   // The leader's own words on the outage, for the figures the docs report.
   std::istringstream text(c.log_of(l));
   for (std::string line; std::getline(text, line);) {

@@ -103,8 +103,7 @@ class zookeeper_failsafe_test : public ::testing::Test {
         "resume", [&](auto h) { store.failsafe()->async_resume(token, l, std::move(h)); });
   }
   call_outcome<release_answer> release(zookeeper_store& store) {
-    return finish<release_answer>("release",
-                                  [&](auto h) { store.async_release(std::move(h)); });
+    return finish<release_answer>("release", [&](auto h) { store.async_release(std::move(h)); });
   }
   // Acquires until the answer is no plain hold-back (the early-loss guard
   // or a reset's, each at most a ttl), bounded.
@@ -188,8 +187,8 @@ TEST_F(zookeeper_failsafe_test, a_grant_writes_the_term_and_a_release_drops_it) 
   EXPECT_EQ(rec.failsafe->seq, 1u);
   EXPECT_EQ(rec.failsafe->node_id, "node-a");
   EXPECT_EQ(rec.failsafe->address, "10.0.0.1:9465");
-  EXPECT_EQ(rec.failsafe->peers, (std::vector<failsafe_peer>{{"node-b", "10.0.0.2:9465"},
-                                                             {"node-c", "10.0.0.3:9465"}}));
+  EXPECT_EQ(rec.failsafe->peers,
+            (std::vector<failsafe_peer>{{"node-b", "10.0.0.2:9465"}, {"node-c", "10.0.0.3:9465"}}));
   EXPECT_EQ(decode_lease(node(lease_path).data)->nonce, rec.failsafe->nonce);
   EXPECT_EQ(release(*a).value, release_answer::released);
   const auto after = record();
@@ -199,8 +198,7 @@ TEST_F(zookeeper_failsafe_test, a_grant_writes_the_term_and_a_release_drops_it) 
 
 TEST_F(zookeeper_failsafe_test, without_the_mode_nothing_is_written) {
   auto plain = make_store("node-p", "");
-  auto won = finish<acquire_answer>("acquire",
-                                    [&](auto h) { plain->async_acquire(std::move(h)); });
+  auto won = finish<acquire_answer>("acquire", [&](auto h) { plain->async_acquire(std::move(h)); });
   ASSERT_TRUE(won.value.acquired()) << won.error.message();
   EXPECT_FALSE(record().failsafe) << node(record_path).data;
   EXPECT_EQ(node("/baton/jobs/candidates/0_node-p").data, "0 node-p");
@@ -301,8 +299,7 @@ TEST_F(zookeeper_failsafe_test, a_registered_promise_holds_a_free_lease) {
   // Its registry node is created by that acquire and the promise written
   // with the next one, on the same session.
   acquire_with(*c, promising);
-  EXPECT_NE(node("/baton/jobs/candidates/0_node-c").data.find("\npromise 5000 "),
-            std::string::npos)
+  EXPECT_NE(node("/baton/jobs/candidates/0_node-c").data.find("\npromise 5000 "), std::string::npos)
       << node("/baton/jobs/candidates/0_node-c").data;
   auto held = acquire_with(*b, {});
   ASSERT_TRUE(held.value.failsafe_hold) << held.value.why << held.error.message();

@@ -20,8 +20,9 @@ using namespace std::chrono_literals;
 const time_point fs_t0 = time_point{} + 5000s;
 
 failsafe_term fs_term(std::uint64_t token, std::string node = "node-a", std::string nonce = "na") {
-  return {token, 1, std::move(node), std::move(nonce), "10.0.0.1:9465",
-          {{"node-b", "10.0.0.2:9465"}, {"node-c", ""}}};
+  return {token,           1,
+          std::move(node), std::move(nonce),
+          "10.0.0.1:9465", {{"node-b", "10.0.0.2:9465"}, {"node-c", ""}}};
 }
 
 node_seen fs_record_node(record_value r, std::int32_t version = 4) {
@@ -151,8 +152,8 @@ TEST(zookeeper_failsafe_acquire, the_hold_comes_before_the_early_loss_guard) {
       decide_acquire(record, {}, taker, "m-1")));
   // Cleared, the guard holds the caller back still.
   taker.failsafe->cleared_token = 70;
-  EXPECT_TRUE(std::holds_alternative<acquire_steps::held_back>(
-      decide_acquire(record, {}, taker, "m-1")));
+  EXPECT_TRUE(
+      std::holds_alternative<acquire_steps::held_back>(decide_acquire(record, {}, taker, "m-1")));
 }
 
 TEST(zookeeper_failsafe_acquire, its_own_or_a_released_term_holds_nothing) {
@@ -191,8 +192,8 @@ TEST(zookeeper_failsafe_acquire, a_caller_that_may_not_win_does_not_retake) {
 }
 
 TEST(zookeeper_failsafe_promises, the_highest_live_promise_above_the_cleared_token_holds) {
-  const auto reg = [](std::string node, std::uint64_t token, std::string leader,
-                      milliseconds left, std::int64_t mtime) {
+  const auto reg = [](std::string node, std::uint64_t token, std::string leader, milliseconds left,
+                      std::int64_t mtime) {
     candidate_value v{0, node};
     v.peer_address = node + ":9465";
     v.promise = registered_promise{token, std::move(leader), left};
@@ -209,8 +210,8 @@ TEST(zookeeper_failsafe_promises, the_highest_live_promise_above_the_cleared_tok
   ASSERT_TRUE(hold);
   EXPECT_EQ(hold->leader, "node-e");
   EXPECT_EQ(hold->token, 6000u);
-  EXPECT_EQ(hold->peers, (std::vector<failsafe_peer>{{"node-c", "node-c:9465"},
-                                                      {"node-d", "node-d:9465"}}));
+  EXPECT_EQ(hold->peers,
+            (std::vector<failsafe_peer>{{"node-c", "node-c:9465"}, {"node-d", "node-d:9465"}}));
   hold = promise_hold(others, "node-b", 5000, 11'000);
   ASSERT_TRUE(hold);
   EXPECT_EQ(hold->peers, (std::vector<failsafe_peer>{{"node-d", "node-d:9465"}}));
@@ -225,7 +226,7 @@ resume_facts fs_resumer(std::uint64_t token = 70) {
 TEST(zookeeper_failsafe_resume, as_a_table) {
   using namespace resume_steps;
   auto counted_on = released_record(60);  // no term; an older term released
-  auto re_created = record_value{};        // after a loss: a hold, no term
+  auto re_created = record_value{};       // after a loss: a hold, no term
   re_created.hold = "other-1";
   auto others = fs_unreleased(80);
   others.failsafe->node_id = "node-b";
@@ -256,13 +257,15 @@ TEST(zookeeper_failsafe_resume, as_a_table) {
       {"another store's term", fs_record_node(others), {}, "lost"},
       {"a later term, released", fs_record_node(later), {}, "lost"},
       {"its own term released", fs_record_node(released), {}, "lost"},
-      {"a record baton never wrote", [] {
+      {"a record baton never wrote",
+       [] {
          node_seen n;
          n.exists = true;
          n.data = "junk";
          return n;
        }(),
-       {}, "bad"},
+       {},
+       "bad"},
   };
   for (const auto& r : rows) {
     SCOPED_TRACE(r.what);
