@@ -55,8 +55,8 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // switchover's target takes the lease.
   holder_ = ev.reserved_for.empty() ? ev.holder : std::string();
   reserved_for_ = ev.reserved_for;
-  reserved_until_ = ev.reserved_for.empty() ? time_point{}
-                                             : ctx.now + std::max(ev.holder_ttl, milliseconds(0));
+  reserved_until_ =
+      ev.reserved_for.empty() ? time_point{} : ctx.now + std::max(ev.holder_ttl, milliseconds(0));
   // A held-back answer carries the store's counter, not the token of the
   // node that may still hold a lease, and a Redlock answer whose masters
   // disagree carries none (0): the token this node last learnt for that

@@ -13,9 +13,13 @@
 
 namespace baton {
 
-milliseconds lease_timing::drift() const { return lease_drift(ttl, drift_factor); }
+milliseconds lease_timing::drift() const {
+  return lease_drift(ttl, drift_factor);
+}
 
-milliseconds lease_timing::validity() const { return ttl - drift(); }
+milliseconds lease_timing::validity() const {
+  return ttl - drift();
+}
 
 election_machine::election_machine(lease_timing timing, std::uint64_t seed)
     : timing_(timing), rng_(seed) {}
@@ -102,52 +106,86 @@ void election_machine::on(const events::stop_gate_holds& ev, step_context& ctx) 
 
 const char* to_string(state s) {
   switch (s) {
-    case state::idle: return "idle";
-    case state::acquiring: return "acquiring";
-    case state::working: return "working";
-    case state::renewing: return "renewing";
-    case state::pausing: return "pausing";
-    case state::releasing: return "releasing";
-    case state::stopped: return "stopped";
+    case state::idle:
+      return "idle";
+    case state::acquiring:
+      return "acquiring";
+    case state::working:
+      return "working";
+    case state::renewing:
+      return "renewing";
+    case state::pausing:
+      return "pausing";
+    case state::releasing:
+      return "releasing";
+    case state::stopped:
+      return "stopped";
   }
   return "unknown";
 }
 
 const char* to_string(reason r) {
   switch (r) {
-    case reason::started: return "started";
-    case reason::retry: return "retry";
-    case reason::acquired: return "acquired";
-    case reason::busy: return "busy";
-    case reason::store_error: return "store-error";
-    case reason::renewing: return "renewing";
-    case reason::renewed: return "renewed";
-    case reason::renew_failed: return "renew-failed";
-    case reason::lost: return "lost";
-    case reason::store_unreachable: return "store-unreachable";
-    case reason::store_refused: return "store-refused";
-    case reason::release_failed: return "release-failed";
-    case reason::shutdown: return "shutdown";
-    case reason::child_exited: return "child-exited";
-    case reason::start_failed: return "start-failed";
-    case reason::app_stopped: return "app-stopped";
-    case reason::released: return "released";
-    case reason::peer_released: return "peer-released";
-    case reason::late_reply: return "late-reply";
-    case reason::resigned: return "resigned";
-    case reason::switchover: return "switchover";
-    case reason::preempted: return "preempted";
-    case reason::lease_expired: return "lease-expired";
+    case reason::started:
+      return "started";
+    case reason::retry:
+      return "retry";
+    case reason::acquired:
+      return "acquired";
+    case reason::busy:
+      return "busy";
+    case reason::store_error:
+      return "store-error";
+    case reason::renewing:
+      return "renewing";
+    case reason::renewed:
+      return "renewed";
+    case reason::renew_failed:
+      return "renew-failed";
+    case reason::lost:
+      return "lost";
+    case reason::store_unreachable:
+      return "store-unreachable";
+    case reason::store_refused:
+      return "store-refused";
+    case reason::release_failed:
+      return "release-failed";
+    case reason::shutdown:
+      return "shutdown";
+    case reason::child_exited:
+      return "child-exited";
+    case reason::start_failed:
+      return "start-failed";
+    case reason::app_stopped:
+      return "app-stopped";
+    case reason::released:
+      return "released";
+    case reason::peer_released:
+      return "peer-released";
+    case reason::late_reply:
+      return "late-reply";
+    case reason::resigned:
+      return "resigned";
+    case reason::switchover:
+      return "switchover";
+    case reason::preempted:
+      return "preempted";
+    case reason::lease_expired:
+      return "lease-expired";
   }
   return "unknown";
 }
 
 const char* to_string(timer_id t) {
   switch (t) {
-    case timer_id::wake: return "wake";
-    case timer_id::deadline: return "deadline";
-    case timer_id::kill: return "kill";
-    case timer_id::gate: return "gate";
+    case timer_id::wake:
+      return "wake";
+    case timer_id::deadline:
+      return "deadline";
+    case timer_id::kill:
+      return "kill";
+    case timer_id::gate:
+      return "gate";
   }
   return "unknown";
 }

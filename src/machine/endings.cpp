@@ -32,8 +32,8 @@ bool election_machine::one_term_over(step_context& ctx, const std::string& detai
   } else if (shutdown_requested_) {
     end_one_term(ctx, one_term_end::interrupted, signal_code_, reason::shutdown, detail);
   } else if (term_ran_) {
-    end_one_term(ctx, one_term_end::cut_short, one_term_exit::cut_short,
-                 stop_reason_.value_or(why), detail);
+    end_one_term(ctx, one_term_end::cut_short, one_term_exit::cut_short, stop_reason_.value_or(why),
+                 detail);
   } else if (ctx.now >= give_up_at_) {
     end_one_term(ctx, one_term_end::unavailable, one_term_exit::unavailable, why, detail);
   } else {
@@ -109,7 +109,7 @@ void election_machine::on(const events::resign& ev, step_context& ctx) {
   // cool-down.
   hand_over_to_ = ev.to;
   hand_over_window_ = ev.window;
-  const reason why = ev.to.empty() ? reason::resigned
+  const reason why = ev.to.empty()  ? reason::resigned
                      : ev.preempted ? reason::preempted
                                     : reason::switchover;
   begin_stop(ctx, why, true);
@@ -148,9 +148,9 @@ void election_machine::on(const events::standing& ev, step_context& ctx) {
 // at least every half ttl: every kind keeps a registration two ttls.
 void election_machine::stand_by(step_context& ctx) {
   ctx.emit(actions::look{});
-  wait_then_retry(ctx, jittered(std::min(timing_.ttl / 2, std::max(timing_.retry_interval,
-                                                                     timing_.ttl / 4)),
-                                0.2));
+  wait_then_retry(
+      ctx,
+      jittered(std::min(timing_.ttl / 2, std::max(timing_.retry_interval, timing_.ttl / 4)), 0.2));
 }
 
 }  // namespace baton

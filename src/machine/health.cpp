@@ -41,11 +41,13 @@ health_verdict assess_liveness(const election_machine& machine, time_point now,
   const auto deadline = machine.timing().renew_deadline;
   const auto since = std::chrono::duration_cast<milliseconds>(now - machine.last_renewal());
   if (since <= deadline) return {};
-  return {false, "leader has not renewed for " + std::to_string(since.count()) + "ms (renew deadline " +
-                     std::to_string(deadline.count()) + "ms)"};
+  return {false, "leader has not renewed for " + std::to_string(since.count()) +
+                     "ms (renew deadline " + std::to_string(deadline.count()) + "ms)"};
 }
 
-milliseconds store_failure_grace(milliseconds ttl) { return ttl; }
+milliseconds store_failure_grace(milliseconds ttl) {
+  return ttl;
+}
 
 health_verdict assess_readiness(const election_machine& machine, time_point now,
                                 milliseconds hook_timeout, const store_health& store) {
@@ -76,7 +78,8 @@ std::string service_status_line(const election_machine& machine, const std::stri
   if (s == state::stopped) return "stopped";
   const auto& holder = machine.observed_holder();
   if (holder.empty() || holder == node_id) return "standby (" + state_name + "), no known leader";
-  return "standby (" + state_name + "), leader " + holder + " token " + std::to_string(machine.token());
+  return "standby (" + state_name + "), leader " + holder + " token " +
+         std::to_string(machine.token());
 }
 
 }  // namespace baton

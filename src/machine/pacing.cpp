@@ -33,8 +33,13 @@ using namespace pacing;
 
 std::chrono::microseconds election_machine::herd_window() const {
   if (contenders_ <= 0) return expiry_stagger;
-  const auto cap = std::min(max_herd_stagger,
-                            std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 20));
+  if (back_runner_) {
+    const auto cap = std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 4);
+    return std::max(expiry_stagger,
+                    std::min(cap, back_runner_stagger_per_contender * contenders_));
+  }
+  const auto cap = std::min(
+      max_herd_stagger, std::chrono::duration_cast<std::chrono::microseconds>(timing_.ttl / 20));
   return std::max(expiry_stagger, std::min(cap, stagger_per_contender * contenders_));
 }
 
@@ -63,7 +68,8 @@ milliseconds election_machine::jittered(milliseconds base, double spread) {
 }
 
 milliseconds election_machine::error_backoff() const {
-  return doubled(timing_.retry_interval, acquire_errors_, std::max(timing_.retry_interval, timing_.ttl));
+  return doubled(timing_.retry_interval, acquire_errors_,
+                 std::max(timing_.retry_interval, timing_.ttl));
 }
 
 milliseconds election_machine::failure_backoff() const {

@@ -21,6 +21,11 @@ inline constexpr std::chrono::microseconds expiry_stagger{300};
 inline constexpr std::chrono::microseconds stagger_per_contender{50};
 // ... but never wider than this, nor than ttl / 20.
 inline constexpr std::chrono::microseconds max_herd_stagger{100000};
+// A large election's back runners (acquire_answer::back_runner) spread
+// their attempts ten times wider, up to ttl / 4: they matter only when every
+// front runner is gone, and a thousand of them waking within 50 ms, once a
+// term, saturate a small host's CPUs and the Redis other clients share.
+inline constexpr std::chrono::microseconds back_runner_stagger_per_contender{500};
 // Ceiling of the back-off after the app failed to start or exited.
 inline constexpr milliseconds max_failure_backoff{30000};
 

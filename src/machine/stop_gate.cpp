@@ -57,7 +57,9 @@ bool stop_gate::on_app_stopped(time_point now) {
   return try_release(now);
 }
 
-bool stop_gate::on_timer(time_point now) { return try_release(now); }
+bool stop_gate::on_timer(time_point now) {
+  return try_release(now);
+}
 
 stop_gate::ack_result stop_gate::on_ack(std::optional<std::uint64_t> token, time_point now) {
   ack_result r;

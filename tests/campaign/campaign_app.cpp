@@ -42,9 +42,9 @@
 #include "../worker/event_writer.hpp"
 #include "../worker/fence_writes.hpp"
 
+using baton::testing::daemon_feed;
 using baton::testing::env_word;
 using baton::testing::event_writer;
-using baton::testing::daemon_feed;
 using baton::testing::json_int;
 using baton::testing::now_ns;
 using baton::testing::postgres_fence_writer;

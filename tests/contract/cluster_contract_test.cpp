@@ -102,9 +102,13 @@ class cluster_harness final : public contract_harness {
   boost::asio::io_context io_;
 };
 
-INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
-                         ::testing::Values(contract_kind{
-                             "cluster", [] { return std::make_unique<cluster_harness>(); }}),
+const contract_kind cluster_contract_kind{"cluster",
+                                          [] { return std::make_unique<cluster_harness>(); }};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(cluster_contract_kind),
+                         contract_kind_name);
+// The kind carries lease.failsafe peers out.
+INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ::testing::Values(cluster_contract_kind),
                          contract_kind_name);
 
 }  // namespace

@@ -23,6 +23,10 @@ using namespace std::chrono_literals;
 
 /// The longest any single call or event may take to arrive.
 inline constexpr milliseconds limit{10s};
+/// The lease ttl of a store unless a case needs it to run out.
+inline constexpr milliseconds ttl{2000};
+/// For cases that wait for a lease to run out.
+inline constexpr milliseconds short_ttl{1000};
 
 /// Runs `io` until `done()` or `within` passes; false on timeout, or when
 /// nothing is left that could make `done()` true.
@@ -93,6 +97,26 @@ outcome<T> answered(boost::asio::io_context& io, const std::function<outcome<T>(
   }
   return out;
 }
+
+outcome<release_answer> hand_over(boost::asio::io_context& io, lease_store& s,
+                                  const std::string& to, milliseconds window);
+outcome<record_answer> create_record(boost::asio::io_context& io, lease_store& s);
+
+/// What a store's watcher heard.
+struct heard {
+  int events = 0;
+  int released = 0;
+  std::vector<store_events::acquired> terms;
+  std::vector<std::string> resets;
+  std::vector<bool> wakeups;
+
+  bool trusted() const { return !wakeups.empty() && wakeups.back(); }
+};
+
+/// Starts watching `s`; what it hears lands in the answer.
+std::shared_ptr<heard> watch(lease_store& s);
+
+bool is_aborted(const store_error& e);
 
 /// An answer in one line, for failure messages.
 std::string describe(const acquire_answer& a);

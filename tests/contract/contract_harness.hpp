@@ -45,9 +45,9 @@ class contract_harness {
   /// io(). The election has run before: the first acquire is not held back
   /// by a reset.
   virtual std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) = 0;
-  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds ttl,
+  std::unique_ptr<lease_store> make_store(const std::string& node_id, milliseconds lease_ttl,
                                           int priority = 0) {
-    return make_candidate({node_id, ttl, priority, {}});
+    return make_candidate({node_id, lease_ttl, priority, {}});
   }
   /// The store loses its data the kind's own way (memory: the backend's
   /// reset; Redis: the server restarts empty). Stores made before may need a
@@ -80,6 +80,8 @@ struct contract_kind {
   std::function<std::unique_ptr<contract_harness>()> make;
 };
 
-inline void PrintTo(const contract_kind& kind, std::ostream* os) { *os << kind.name; }
+inline void PrintTo(const contract_kind& kind, std::ostream* os) {
+  *os << kind.name;
+}
 
 }  // namespace baton::contract

@@ -19,8 +19,8 @@
 #include "contract_harness.hpp"
 #include "etcd/etcd_store.hpp"
 #include "lease_store_contract.hpp"
-#include "support/servers/etcd_server.hpp"
 #include "support/free_port.hpp"
+#include "support/servers/etcd_server.hpp"
 #include "support/test_pki.hpp"
 
 #include <fstream>
@@ -461,7 +461,8 @@ TEST(etcd_restore, a_standby_that_watched_the_last_term_holds_back_after_a_resto
   };
   auto try_acquire = [&](etcd_store& s) {
     std::optional<std::pair<store_error, acquire_answer>> out;
-    s.async_acquire([&](store_error e, acquire_answer a) { out.emplace(std::move(e), std::move(a)); });
+    s.async_acquire(
+        [&](store_error e, acquire_answer a) { out.emplace(std::move(e), std::move(a)); });
     EXPECT_TRUE(run_until([&] { return out.has_value(); }));
     return out.value_or(std::pair<store_error, acquire_answer>{});
   };
@@ -489,7 +490,8 @@ TEST(etcd_restore, a_standby_that_watched_the_last_term_holds_back_after_a_resto
   auto leader = make("node-b");
   const auto term = acquire(*leader);
   ASSERT_TRUE(term.acquired());
-  ASSERT_TRUE(run_until([&] { return watched_token.has_value(); })) << "the standby never heard the term";
+  ASSERT_TRUE(run_until([&] { return watched_token.has_value(); }))
+      << "the standby never heard the term";
   ASSERT_EQ(*watched_token, term.token);
 
   server.restore_snapshot();

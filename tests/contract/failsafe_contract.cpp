@@ -6,7 +6,8 @@
 // its number is higher; a caller that may not win only registers, with its
 // promise, which holds a free lease too; a resume takes the term up again
 // with its token, also after the store lost its data, and fails when
-// another term exists. A kind whose store has no failsafe() skips these.
+// another term exists. Only the kinds that carry the mode out instantiate
+// these cases (INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ...)).
 #include <chrono>
 #include <memory>
 #include <string>
@@ -30,8 +31,8 @@ const failsafe_peer peer_c{"node-c", "10.0.0.3:9465"};
 
 outcome<acquire_answer> acquire_with(asio::io_context& io, lease_store& s,
                                      const failsafe_acquire& a) {
-  return called<acquire_answer>(
-      io, "failsafe acquire", [&](auto h) { s.failsafe()->async_acquire(a, std::move(h)); });
+  return called<acquire_answer>(io, "failsafe acquire",
+                                [&](auto h) { s.failsafe()->async_acquire(a, std::move(h)); });
 }
 outcome<renew_answer> renew_with(asio::io_context& io, lease_store& s, const failsafe_list& l) {
   return called<renew_answer>(io, "failsafe renew",
@@ -39,8 +40,8 @@ outcome<renew_answer> renew_with(asio::io_context& io, lease_store& s, const fai
 }
 outcome<renew_answer> resume_with(asio::io_context& io, lease_store& s, std::uint64_t token,
                                   const failsafe_list& l) {
-  return called<renew_answer>(
-      io, "resume", [&](auto h) { s.failsafe()->async_resume(token, l, std::move(h)); });
+  return called<renew_answer>(io, "resume",
+                              [&](auto h) { s.failsafe()->async_resume(token, l, std::move(h)); });
 }
 
 failsafe_acquire granting(failsafe_list list) {
@@ -90,21 +91,15 @@ class failsafe_world {
     return won.value.token;
   }
   // Lets every lease made now run out unrenewed.
-  void leases_run_out() {
-    pass(io(), failsafe_ttl + 300ms + harness.expiry_slack());
-  }
+  void leases_run_out() { pass(io(), failsafe_ttl + 300ms + harness.expiry_slack()); }
 
   contract_harness& harness;
   std::unique_ptr<lease_store> a, b, c;
 };
 
-#define SKIP_UNLESS_CARRIED_OUT(world)                                                  \
-  if (!(world).carried_out())                                                           \
-  GTEST_SKIP() << harness().name() << " does not carry out lease.failsafe peers"
-
-TEST_P(lease_store_contract, a_failsafe_term_holds_a_free_lease_until_a_taker_cleared_it) {
+TEST_P(failsafe_contract, a_failsafe_term_holds_a_free_lease_until_a_taker_cleared_it) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({1, {peer_b, peer_c}});
   w.leases_run_out();
 
@@ -130,9 +125,9 @@ TEST_P(lease_store_contract, a_failsafe_term_holds_a_free_lease_until_a_taker_cl
   EXPECT_EQ(seen.value.token, won.value.token);
 }
 
-TEST_P(lease_store_contract, a_released_failsafe_term_holds_nobody_back) {
+TEST_P(failsafe_contract, a_released_failsafe_term_holds_nobody_back) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({1, {peer_b, peer_c}});
   ASSERT_EQ(release(w.io(), *w.a).value, release_answer::released);
   auto won = acquire_with(w.io(), *w.b, {});
@@ -140,9 +135,9 @@ TEST_P(lease_store_contract, a_released_failsafe_term_holds_nobody_back) {
   EXPECT_GT(won.value.token, token);
 }
 
-TEST_P(lease_store_contract, a_renewal_writes_its_list_only_when_its_number_is_higher) {
+TEST_P(failsafe_contract, a_renewal_writes_its_list_only_when_its_number_is_higher) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   w.a_leads({1, {peer_b, peer_c}});
   auto renewed = renew_with(w.io(), *w.a, {3, {peer_b}});
   ASSERT_EQ(renewed.value, renew_answer::renewed) << renewed.error.message();
@@ -156,9 +151,9 @@ TEST_P(lease_store_contract, a_renewal_writes_its_list_only_when_its_number_is_h
       << describe_hold(held.value);
 }
 
-TEST_P(lease_store_contract, a_failsafe_term_with_an_empty_list_names_nobody_to_ask) {
+TEST_P(failsafe_contract, a_failsafe_term_with_an_empty_list_names_nobody_to_ask) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({});
   w.leases_run_out();
   auto held = acquire_with(w.io(), *w.b, {});
@@ -167,9 +162,9 @@ TEST_P(lease_store_contract, a_failsafe_term_with_an_empty_list_names_nobody_to_
   EXPECT_EQ(held.value.failsafe_hold->token, token);
 }
 
-TEST_P(lease_store_contract, a_failsafe_caller_that_may_not_win_only_registers) {
+TEST_P(failsafe_contract, a_failsafe_caller_that_may_not_win_only_registers) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   failsafe_acquire waiting;
   waiting.may_win = false;
   auto r = acquire_with(w.io(), *w.b, waiting);
@@ -186,9 +181,9 @@ TEST_P(lease_store_contract, a_failsafe_caller_that_may_not_win_only_registers) 
   EXPECT_EQ(b->peer_address, peer_b.address);
 }
 
-TEST_P(lease_store_contract, a_registered_failsafe_promise_holds_a_free_lease) {
+TEST_P(failsafe_contract, a_registered_failsafe_promise_holds_a_free_lease) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   // node-c promised node-a's term 5000 for 3 s (F9); the store has no record
   // of that term.
   failsafe_acquire promising;
@@ -205,9 +200,9 @@ TEST_P(lease_store_contract, a_registered_failsafe_promise_holds_a_free_lease) {
   EXPECT_TRUE(won.value.acquired()) << won.error.message() << " " << describe_hold(won.value);
 }
 
-TEST_P(lease_store_contract, a_resume_takes_the_term_up_again_with_its_token) {
+TEST_P(failsafe_contract, a_resume_takes_the_term_up_again_with_its_token) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({1, {peer_b, peer_c}});
   w.leases_run_out();
   auto resumed = resume_with(w.io(), *w.a, token, {2, {peer_b}});
@@ -220,13 +215,14 @@ TEST_P(lease_store_contract, a_resume_takes_the_term_up_again_with_its_token) {
   EXPECT_EQ(renew_with(w.io(), *w.a, {3, {}}).value, renew_answer::renewed);
 }
 
-TEST_P(lease_store_contract, a_resume_after_the_store_lost_its_data_keeps_tokens_rising) {
+TEST_P(failsafe_contract, a_resume_after_the_store_lost_its_data_keeps_tokens_rising) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({1, {peer_b, peer_c}});
   harness().reset_store();
-  auto resumed = answered<renew_answer>(
-      w.io(), [&] { return resume_with(w.io(), *w.a, token, {2, {peer_b}}); });
+  auto resumed = answered<renew_answer>(w.io(), [&] {
+    return resume_with(w.io(), *w.a, token, {2, {peer_b}});
+  });
   ASSERT_FALSE(resumed.error) << resumed.error.message();
   ASSERT_EQ(resumed.value, renew_answer::renewed) << "a resume passes a reset's hold-back";
   ASSERT_EQ(release(w.io(), *w.a).value, release_answer::released);
@@ -243,9 +239,9 @@ TEST_P(lease_store_contract, a_resume_after_the_store_lost_its_data_keeps_tokens
   EXPECT_GT(won.value.token, token) << "tokens never go back";
 }
 
-TEST_P(lease_store_contract, a_resume_fails_when_another_term_exists) {
+TEST_P(failsafe_contract, a_resume_fails_when_another_term_exists) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   const auto token = w.a_leads({1, {peer_b, peer_c}});
   w.leases_run_out();
   // node-b cleared node-a's term and took the lease.
@@ -262,9 +258,9 @@ TEST_P(lease_store_contract, a_resume_fails_when_another_term_exists) {
   EXPECT_EQ(held.value.failsafe_hold->token, won.value.token);
 }
 
-TEST_P(lease_store_contract, a_term_granted_without_the_mode_holds_nobody_back) {
+TEST_P(failsafe_contract, a_term_granted_without_the_mode_holds_nobody_back) {
   failsafe_world w(harness());
-  SKIP_UNLESS_CARRIED_OUT(w);
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
   auto plain = harness().make_store("node-d", failsafe_ttl);
   ASSERT_TRUE(acquire(w.io(), *plain).value.acquired());
   ASSERT_EQ(acquire_with(w.io(), *w.b, {}).value.outcome, acquire_outcome::held);
@@ -274,4 +270,7 @@ TEST_P(lease_store_contract, a_term_granted_without_the_mode_holds_nobody_back) 
 }
 
 }  // namespace
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(failsafe_contract);
+
 }  // namespace baton::contract

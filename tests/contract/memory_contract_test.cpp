@@ -19,8 +19,9 @@ class memory_harness final : public contract_harness {
   std::string name() const override { return "memory"; }
   boost::asio::io_context& io() override { return io_; }
   std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
-    return std::make_unique<testing::memory_lease_store>(io_, backend_,
-                                                         store_identity{"jobs", who.node_id, who.ttl, who.priority, who.peer_address});
+    return std::make_unique<testing::memory_lease_store>(
+        io_, backend_,
+        store_identity{"jobs", who.node_id, who.ttl, who.priority, who.peer_address});
   }
   void reset_store() override { backend_.reset("memory backend reset by the test"); }
   bool records_cooldown() const override { return true; }

@@ -44,9 +44,12 @@ class redis_harness final : public contract_harness {
   boost::asio::io_context io_;
 };
 
-INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
-                         ::testing::Values(contract_kind{
-                             "redis", [] { return std::make_unique<redis_harness>(); }}),
+const contract_kind redis_contract_kind{"redis", [] { return std::make_unique<redis_harness>(); }};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(redis_contract_kind),
+                         contract_kind_name);
+// The kind carries lease.failsafe peers out.
+INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ::testing::Values(redis_contract_kind),
                          contract_kind_name);
 
 }  // namespace

@@ -6,8 +6,8 @@
 // suite's (tests/faults/redlock_faults_test.cpp).
 #include <utility>
 
-#include <boost/asio/io_context.hpp>
 #include <array>
+#include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
 

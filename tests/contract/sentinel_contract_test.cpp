@@ -75,9 +75,13 @@ class sentinel_harness final : public contract_harness {
   boost::asio::io_context io_;
 };
 
-INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
-                         ::testing::Values(contract_kind{
-                             "sentinel", [] { return std::make_unique<sentinel_harness>(); }}),
+const contract_kind sentinel_contract_kind{"sentinel",
+                                           [] { return std::make_unique<sentinel_harness>(); }};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(sentinel_contract_kind),
+                         contract_kind_name);
+// The kind carries lease.failsafe peers out.
+INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ::testing::Values(sentinel_contract_kind),
                          contract_kind_name);
 
 }  // namespace

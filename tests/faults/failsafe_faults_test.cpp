@@ -55,13 +55,16 @@ struct peer_ports {
     if (!ports.count(index)) ports[index] = free_loopback_port();
     node_options o;
     o.redis_url = std::move(redis_url);
-    o.baton_args = {"--failsafe",        "peers",
-                    "--failsafe-secret-file", secret.string(),
-                    "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])};
+    o.baton_args = {"--failsafe",
+                    "peers",
+                    "--failsafe-secret-file",
+                    secret.string(),
+                    "--failsafe-listen",
+                    "127.0.0.1:" + std::to_string(ports[index])};
     if (proxied.count(index)) {
-      o.baton_args.insert(o.baton_args.end(),
-                          {"--failsafe-address",
-                           "127.0.0.1:" + std::to_string(proxied[index]->port())});
+      o.baton_args.insert(
+          o.baton_args.end(),
+          {"--failsafe-address", "127.0.0.1:" + std::to_string(proxied[index]->port())});
     }
     return o;
   }
@@ -80,7 +83,9 @@ struct peer_ports {
   std::map<int, std::unique_ptr<fault_proxy>> proxied;
 };
 
-std::string record_key(const fault_cluster& c) { return "baton:{" + c.election() + "}:failsafe"; }
+std::string record_key(const fault_cluster& c) {
+  return "baton:{" + c.election() + "}:failsafe";
+}
 
 // Until the record in Redis lists both standbys of `leader` (the leader's
 // renewals carry the candidates it listed): what its rounds will ask.
@@ -91,7 +96,8 @@ bool record_lists_the_standbys(fault_cluster& c, int leader, std::chrono::millis
     if (!got.empty()) {
       int listed = 0;
       for (int n = 1; n <= 3; ++n) {
-        if (n != leader && got[0].find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos) {
+        if (n != leader &&
+            got[0].find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos) {
           ++listed;
         }
       }
@@ -182,17 +188,74 @@ TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_
         return text.find("resumed term") != text.rfind("resumed term");
       },
       10s))
-      << "the second outage was not resumed\n" << c.logs();
+      << "the second outage was not resumed\n"
+      << c.logs();
   log.refresh();
   EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c, "redis: stopped " + std::to_string(outage().count()) +
-                                    " s, started empty, then 4 s (failsafe peers)",
+  auto record = round_record(c,
+                             "redis: stopped " + std::to_string(outage().count()) +
+                                 " s, started empty, then 4 s (failsafe peers)",
                              inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
   std::printf("failsafe: outage %lld s, the leader resumed within %.0f ms of Redis being back\n",
               static_cast<long long>(outage().count()), resumed_ms);
+}
+
+// The standbys' acquires meet the record (F6) while the leader is cut, and
+// the leader still leads, on confirmations, once the cut has held `held`.
+void expect_held_on_confirmations(fault_cluster& c, int l, std::int64_t inject,
+                                  std::chrono::milliseconds held) {
+  for (int n = 1; n <= 3; ++n) {
+    if (n == l) continue;
+    EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", held)) << c.log_of(n);
+  }
+  hold_fault_until(inject + std::chrono::nanoseconds(held).count());
+  const auto cut = c.status(l);
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
+  EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+}
+
+// Once the cut is healed: the leader resumed its term `token`, and its app
+// is the only one that ever ran.
+void expect_resumed_alone(fault_cluster& c, int l, const interval& leader, std::uint64_t token) {
+  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
+  event_log log(c.events());
+  log.refresh();
+  EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
+  const auto live = log.live_workers();
+  ASSERT_EQ(live.size(), 1u) << c.logs();
+  EXPECT_EQ(live[0].pid, leader.pid);
+}
+
+// Without one listed peer's confirmation: the leader's app stopped at its
+// renew deadline (1,333 ms after its last renewal, which came before the
+// cut), and whoever took over started after that, with a higher token.
+void expect_stopped_then_taken_over(fault_cluster& c, const interval& leader, std::int64_t inject,
+                                    const char* what) {
+  event_log log(c.events());
+  ASSERT_TRUE(wait_for(
+      log,
+      [&](const event_log& x) {
+        auto i = interval_of(x, leader.pid);
+        return i && i->ended;
+      },
+      10s))
+      << "the leader's app kept running without every peer's confirmation\n"
+      << c.logs();
+  const auto stopped = interval_of(log, leader.pid);
+  EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
+      << "stopped later than its renew deadline\n"
+      << c.logs();
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
+  const auto next = first_started_after(log, inject);
+  EXPECT_GT(next->start_ns, stopped->end_ns);
+  EXPECT_GT(token_value(*next), token_value(leader));
+  std::printf("%s: the leader's app stopped %.0f ms after the cut; %s started %.0f ms after that\n",
+              what, ms_between(inject, stopped->end_ns), next->name.c_str(),
+              ms_between(stopped->end_ns, next->start_ns));
 }
 
 TEST(failsafe_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {
@@ -237,40 +300,27 @@ void cut_leader_round(bool joiner) {
   ASSERT_TRUE(record_lists_the_standbys(c, l, 10s)) << c.logs();
   const std::uint64_t token = token_value(*leader);
 
-  // Only the leader's link: the standbys reach Redis all along.
+  // Only the leader's link: the standbys reach Redis all along. The lease
+  // key expires in Redis within a ttl.
   const std::int64_t inject = mono_now_ns();
   proxies[static_cast<std::size_t>(l - 1)]->reset();
   const auto partition = 10s;
-  // The lease key expires in Redis within a ttl; the standbys' next
-  // acquires meet the record (F6).
-  for (int n = 1; n <= 3; ++n) {
-    if (n == l) continue;
-    EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", partition)) << c.log_of(n);
-  }
-  EXPECT_EQ(c.lease_pttl(), -2) << "the lease key should have expired in Redis";
   if (joiner) {
+    ASSERT_TRUE(c.node(l == 1 ? 2 : 1).wait_for_log("failsafe hold", partition)) << c.logs();
+    EXPECT_EQ(c.lease_pttl(), -2) << "the lease key should have expired in Redis";
     c.start_node(4, peers.options(4));
     EXPECT_TRUE(c.node(4).wait_for_log("failsafe hold", partition)) << c.log_of(4);
   }
-  hold_fault_until(inject + std::chrono::nanoseconds(partition).count());
-  const auto cut = c.status(l);
-  ASSERT_TRUE(cut);
-  EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
-  EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+  expect_held_on_confirmations(c, l, inject, partition);
+  EXPECT_EQ(c.lease_pttl(), -2) << "the lease key should have expired in Redis";
   proxies[static_cast<std::size_t>(l - 1)]->pass();
-
-  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
-  event_log log(c.events());
-  log.refresh();
-  EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
-  const auto live = log.live_workers();
-  ASSERT_EQ(live.size(), 1u) << c.logs();
-  EXPECT_EQ(live[0].pid, leader->pid);
+  expect_resumed_alone(c, l, *leader, token);
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c,
-                             joiner ? "redis: leader cut 10 s, a new candidate joins (failsafe peers)"
-                                    : "redis: leader cut 10 s, standbys reach it (failsafe peers)",
-                             inject, std::nullopt, overlaps);
+  auto record =
+      round_record(c,
+                   joiner ? "redis: leader cut 10 s, a new candidate joins (failsafe peers)"
+                          : "redis: leader cut 10 s, standbys reach it (failsafe peers)",
+                   inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
 }
@@ -307,23 +357,7 @@ TEST(failsafe_faults, the_leader_cut_from_redis_and_one_peer_stops_at_its_deadli
   const std::int64_t inject = mono_now_ns();
   store_links[static_cast<std::size_t>(l - 1)]->reset();
   peers.proxied[cut_peer]->blackhole();
-  event_log log(c.events());
-  // Stopped at the renew deadline (1,333 ms after its last renewal, which
-  // came before the cut), with a margin for the stop itself.
-  ASSERT_TRUE(wait_for(
-      log, [&](const event_log& x) { auto i = interval_of(x, leader->pid); return i && i->ended; },
-      10s))
-      << "the leader's app kept running without every peer's confirmation\n" << c.logs();
-  const auto stopped = interval_of(log, leader->pid);
-  EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
-      << "stopped later than its renew deadline\n" << c.logs();
-  ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
-  const auto next = first_started_after(log, inject);
-  EXPECT_GT(next->start_ns, stopped->end_ns);
-  EXPECT_GT(token_value(*next), token_value(*leader));
-  std::printf("the leader's app stopped %.0f ms after the cut; %s started %.0f ms after that\n",
-              ms_between(inject, stopped->end_ns), next->name.c_str(),
-              ms_between(stopped->end_ns, next->start_ns));
+  expect_stopped_then_taken_over(c, *leader, inject, "cut");
   store_links[static_cast<std::size_t>(l - 1)]->pass();
   peers.proxied[cut_peer]->pass();
   const auto overlaps = check_no_overlap(c);
@@ -359,56 +393,20 @@ void partitioned_leader_round(bool one_peer_too) {
   const std::int64_t inject = mono_now_ns();
   net.must_iptables(with_verb("-A", store_rule));
   if (one_peer_too) net.must_iptables(with_verb("-A", peer_rule));
-  event_log log(c.events());
-  const auto partition = 10s;
   if (one_peer_too) {
-    ASSERT_TRUE(wait_for(
-        log,
-        [&](const event_log& x) {
-          auto i = interval_of(x, leader->pid);
-          return i && i->ended;
-        },
-        partition))
-        << "the leader's app kept running without every peer's confirmation\n" << c.logs();
-    const auto stopped = interval_of(log, leader->pid);
-    EXPECT_LT(stopped->end_ns - inject, std::chrono::nanoseconds(ttl).count())
-        << "stopped later than its renew deadline\n" << c.logs();
-    ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << "no takeover\n" << c.logs();
-    const auto next = first_started_after(log, inject);
-    EXPECT_GT(next->start_ns, stopped->end_ns);
-    EXPECT_GT(token_value(*next), token);
-    std::printf("partitioned: the leader's app stopped %.0f ms after the cut; %s started %.0f ms "
-                "after that\n",
-                ms_between(inject, stopped->end_ns), next->name.c_str(),
-                ms_between(stopped->end_ns, next->start_ns));
+    expect_stopped_then_taken_over(c, *leader, inject, "partitioned");
   } else {
-    for (int n = 1; n <= 3; ++n) {
-      if (n == l) continue;
-      EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", partition)) << c.log_of(n);
-    }
-    hold_fault_until(inject + std::chrono::nanoseconds(partition).count());
-    const auto cut = c.status(l);
-    ASSERT_TRUE(cut);
-    EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
-    EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+    expect_held_on_confirmations(c, l, inject, 10s);
   }
   net.must_iptables(with_verb("-D", store_rule));
   if (one_peer_too) net.must_iptables(with_verb("-D", peer_rule));
-  if (!one_peer_too) {
-    ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
-    log.refresh();
-    EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
-    const auto live = log.live_workers();
-    ASSERT_EQ(live.size(), 1u) << c.logs();
-    EXPECT_EQ(live[0].pid, leader->pid);
-  }
+  if (!one_peer_too) expect_resumed_alone(c, l, *leader, token);
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c,
-                             one_peer_too
-                                 ? "redis: leader partitioned from Redis and one peer (failsafe peers)"
-                                 : "redis: leader partitioned from Redis 10 s (failsafe peers)",
-                             inject, one_peer_too ? std::optional(leader->pid) : std::nullopt,
-                             overlaps);
+  auto record = round_record(
+      c,
+      one_peer_too ? "redis: leader partitioned from Redis and one peer (failsafe peers)"
+                   : "redis: leader partitioned from Redis 10 s (failsafe peers)",
+      inject, one_peer_too ? std::optional(leader->pid) : std::nullopt, overlaps);
   record.kept_working = !one_peer_too;
   record_fault(record);
 }

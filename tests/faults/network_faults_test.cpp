@@ -12,9 +12,9 @@
 // half-open: connections stay up, nothing comes through.
 #include <signal.h>
 
+#include "redirected_links.hpp"
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
-#include "redirected_links.hpp"
 #include "support/private_network.hpp"
 
 namespace baton::testing::network_faults_test {
@@ -24,12 +24,13 @@ constexpr auto ttl = 2000ms;
 
 // Starts two nodes, each through its own redirected port.
 void start_redirected_nodes(const private_network& net, fault_cluster& c) {
-  for (int i = 1; i <= 2; ++i) c.start_node(i, via_redis_url(redirect_redis_link(net, c.redis(), i)));
+  for (int i = 1; i <= 2; ++i)
+    c.start_node(i, via_redis_url(redirect_redis_link(net, c.redis(), i)));
 }
 
 std::vector<std::string> all_rule(const fault_cluster& c, bool reset) {
-  std::vector<std::string> rule = {"INPUT", "-p", "tcp", "--dport", std::to_string(c.redis().port()),
-                                   "-j"};
+  std::vector<std::string> rule = {
+      "INPUT", "-p", "tcp", "--dport", std::to_string(c.redis().port()), "-j"};
   if (reset) {
     rule.insert(rule.end(), {"REJECT", "--reject-with", "tcp-reset"});
   } else {
@@ -115,9 +116,8 @@ void redis_cut_off_for_all(bool reset, const std::string& kind) {
     net.must_iptables(with_verb("-D", rule));
     ASSERT_TRUE(gone) << "the app outlived its lease with Redis unreachable\n" << c.logs();
 
-    ASSERT_TRUE(wait_for_new_term_after(log, healed, 20s))
-        << "no leader after the heal\n"
-        << c.logs();
+    ASSERT_TRUE(wait_for_new_term_after(log, healed, 20s)) << "no leader after the heal\n"
+                                                           << c.logs();
     const auto old = interval_of(log, leader->pid);
     ASSERT_TRUE(old);
     EXPECT_LE(old->end_ns, inject + std::chrono::nanoseconds(ttl).count()) << c.logs();

@@ -3,7 +3,9 @@
 namespace baton::testing {
 
 namespace {
-std::string port_text(unsigned short port) { return std::to_string(port); }
+std::string port_text(unsigned short port) {
+  return std::to_string(port);
+}
 }  // namespace
 
 unsigned short redirected_port(const redis_server& redis, int index) {
@@ -20,8 +22,13 @@ std::string redirect_redis_link(const private_network& net, const redis_server& 
 }
 
 std::vector<std::string> redis_link_cut(const redis_server& redis, int index, bool reset) {
-  std::vector<std::string> rule = {"OUTPUT",          "-p", "tcp", "-m", "conntrack",
-                                   "--ctorigdstport", port_text(redirected_port(redis, index)),
+  std::vector<std::string> rule = {"OUTPUT",
+                                   "-p",
+                                   "tcp",
+                                   "-m",
+                                   "conntrack",
+                                   "--ctorigdstport",
+                                   port_text(redirected_port(redis, index)),
                                    "-j"};
   if (reset) {
     rule.insert(rule.end(), {"REJECT", "--reject-with", "tcp-reset"});

@@ -38,11 +38,11 @@ class redis_failsafe_test : public ::testing::Test {
   redis_failsafe_test() { seed_counter(server); }
 
   acquired acquire_with(baton::redis_store& store, const baton::failsafe_acquire& a) {
-    return completed<baton::acquire_answer>(io, "acquire", [&](auto h) {
-      store.failsafe()->async_acquire(a, std::move(h));
-    });
+    return completed<baton::acquire_answer>(
+        io, "acquire", [&](auto h) { store.failsafe()->async_acquire(a, std::move(h)); });
   }
-  outcome<baton::renew_answer> renew_with(baton::redis_store& store, const baton::failsafe_list& l) {
+  outcome<baton::renew_answer> renew_with(baton::redis_store& store,
+                                          const baton::failsafe_list& l) {
     return completed<baton::renew_answer>(
         io, "renew", [&](auto h) { store.failsafe()->async_renew(l, std::move(h)); });
   }

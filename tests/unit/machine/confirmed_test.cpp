@@ -38,7 +38,7 @@ void fail_renewals_for(machine_harness& h, milliseconds d) {
 struct confirmed_case {
   const char* name;
   std::function<void(machine_harness&)> before;  // from a fresh leader at t0
-  milliseconds round_sent;                        // after t0
+  milliseconds round_sent;                       // after t0
   bool taken;
 };
 
@@ -46,8 +46,7 @@ TEST(confirmed, a_counted_round_counts_as_a_renewal_sent_when_it_was) {
   const confirmed_case cases[] = {
       {"while renewals fail, before the renew deadline",
        [](machine_harness& h) { fail_renewals_for(h, 4s); }, 3500ms, true},
-      {"while a renewal is in flight",
-       [](machine_harness& h) { h.advance(3s); }, 3s, true},
+      {"while a renewal is in flight", [](machine_harness& h) { h.advance(3s); }, 3s, true},
       {"after the renew deadline: the app is being stopped",
        [](machine_harness& h) { fail_renewals_for(h, 6500ms); }, 6s, false},
       {"after the validity: the term is over",

@@ -58,7 +58,10 @@ TEST(driver_facts, a_stop_says_whether_it_is_voluntary_and_whether_the_lease_cap
        reason::shutdown, true, true},
       {"resign", 5s, [](machine_harness& h) { h.feed(events::resign{}); }, reason::resigned, true,
        false},
-      {"child exited", 5s, [](machine_harness& h) { h.feed(events::app_exited{1, "exit 1"}); },
+      {"child exited", 5s,
+       [](machine_harness& h) {
+         h.feed(events::app_exited{1, "exit 1"});
+       },
        reason::child_exited, true, false},
       {"start failed", 20s,
        [](machine_harness& h) { h.feed(events::app_start_failed{"on_start failed"}); },
@@ -69,8 +72,8 @@ TEST(driver_facts, a_stop_says_whether_it_is_voluntary_and_whether_the_lease_cap
          h.feed(events::lost{});
        },
        reason::lost, false, false},
-      {"renew deadline", 20s, [](machine_harness& h) { h.advance(6s); },
-       reason::store_unreachable, false, false},
+      {"renew deadline", 20s, [](machine_harness& h) { h.advance(6s); }, reason::store_unreachable,
+       false, false},
       {"renew deadline, refused", 20s,
        [](machine_harness& h) {
          h.advance(3s);

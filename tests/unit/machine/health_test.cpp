@@ -65,13 +65,13 @@ TEST(health, liveness_fails_only_for_a_wedged_leader) {
       {"a leader past its renew deadline: its loop did not act", leader, t0 + 7s, false,
        "leader has not renewed for 7000ms (renew deadline 6000ms)"},
       {"a leader stopping its app", stopping_leader, t0 + 7s, true, "ok"},
-      {"a stop up to hooks.timeout + 5s past the kill deadline", stopping_leader,
-       kill_at + 35s, true, "ok"},
-      {"a stop beyond that: the app cannot be stopped", stopping_leader, kill_at + 35s + 1ms,
-       false,
+      {"a stop up to hooks.timeout + 5s past the kill deadline", stopping_leader, kill_at + 35s,
+       true, "ok"},
+      {"a stop beyond that: the app cannot be stopped", stopping_leader, kill_at + 35s + 1ms, false,
        "leader cannot stop its app: still stopping 35001ms after its kill deadline (limit "
        "35000ms: the longer of hooks.timeout and the ttl, + 5000ms)"},
-      {"a leader whose app stopped, releasing", [] {
+      {"a leader whose app stopped, releasing",
+       [] {
          auto m = stopping_leader();
          m.step(events::app_stopped{}, t0 + 7s);
          return m;
@@ -107,16 +107,36 @@ TEST(health, readiness_needs_a_live_daemon_and_a_store_that_answered_recently) {
   const std::string refused = "connect 127.0.0.1:6390: Connection refused";
   const std::vector<readiness_case> cases{
       {"nothing asked yet", standby, {}, t0, false, "the store has not answered yet"},
-      {"the first calls failed", standby, {false, t0, refused}, t0 + 1s, false,
+      {"the first calls failed",
+       standby,
+       {false, t0, refused},
+       t0 + 1s,
+       false,
        "the store has not answered yet: " + refused},
-      {"answered, and the last call too", standby, {true, std::nullopt, refused}, t0 + 1h, true,
+      {"answered, and the last call too",
+       standby,
+       {true, std::nullopt, refused},
+       t0 + 1h,
+       true,
        "ok"},
       {"failing for one ttl", standby, {true, t0, refused}, t0 + 9s, true, "ok"},
-      {"failing for longer than one ttl", standby, {true, t0, refused}, t0 + 9100ms, false,
+      {"failing for longer than one ttl",
+       standby,
+       {true, t0, refused},
+       t0 + 9100ms,
+       false,
        "the store has not answered for 9.1s: " + refused},
-      {"failing for an hour, with no error text", standby, {true, t0, ""}, t0 + 1h, false,
+      {"failing for an hour, with no error text",
+       standby,
+       {true, t0, ""},
+       t0 + 1h,
+       false,
        "the store has not answered for 3600.0s"},
-      {"a wedged leader is not ready either", leader, {true, std::nullopt, ""}, t0 + 7s, false,
+      {"a wedged leader is not ready either",
+       leader,
+       {true, std::nullopt, ""},
+       t0 + 7s,
+       false,
        "leader has not renewed for 7000ms (renew deadline 6000ms)"},
   };
   for (const auto& c : cases) {

@@ -13,8 +13,8 @@ namespace baton::testing {
 namespace {
 
 struct app_model {
-  bool running = false;          // between start_app and app_stopped
-  bool stop_requested = false;   // stop_app seen, app_stopped not yet fed
+  bool running = false;         // between start_app and app_stopped
+  bool stop_requested = false;  // stop_app seen, app_stopped not yet fed
   bool killed = false;
 };
 
@@ -69,7 +69,8 @@ TEST(election_machine_safety, random_schedules_never_release_or_overrun_a_runnin
             acquire_pending = false;
             int r = pick(3);
             if (r == 0) h.feed(events::acquired{h.now - milliseconds(pick(50)), 1});
-            if (r == 1) h.feed(events::busy{h.now, "other", milliseconds(pick(10000)), 1, pick(2) == 0});
+            if (r == 1)
+              h.feed(events::busy{h.now, "other", milliseconds(pick(10000)), 1, pick(2) == 0});
             if (r == 2) h.feed(events::acquire_failed{"x"});
           }
           break;

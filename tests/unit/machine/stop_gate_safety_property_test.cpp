@@ -130,10 +130,10 @@ struct coverage {
         << told_stops << " with a told subscriber, " << voluntary_renewals
         << " renewals during a stop), " << releases << " releases, " << kills << " kills, "
         << acks_accepted << " acks accepted / " << acks_refused
-        << " refused; app_stopped passed by: "
-        << released_by_app << " the app report, " << released_by_ack << " an ack, "
-        << released_by_gate_timer << " the gate timer, " << released_by_kill << " the kill; "
-        << late_acquires << " late acquire replies, " << exits << " exits";
+        << " refused; app_stopped passed by: " << released_by_app << " the app report, "
+        << released_by_ack << " an ack, " << released_by_gate_timer << " the gate timer, "
+        << released_by_kill << " the kill; " << late_acquires << " late acquire replies, " << exits
+        << " exits";
     return out.str();
   }
 };
@@ -149,17 +149,24 @@ milliseconds independent_validity(const lease_timing& t) {
 lease_timing random_timing(seeded_choices& choose) {
   lease_timing t;
   switch (choose.pick(4)) {
-    case 0: t.ttl = 500ms; break;
-    case 1: t.ttl = 2s; break;
-    case 2: t.ttl = 10s; break;
-    default: t.ttl = choose.between(300ms, 20s); break;
+    case 0:
+      t.ttl = 500ms;
+      break;
+    case 1:
+      t.ttl = 2s;
+      break;
+    case 2:
+      t.ttl = 10s;
+      break;
+    default:
+      t.ttl = choose.between(300ms, 20s);
+      break;
   }
   static constexpr double drift_factors[] = {0.0, 0.01, 0.05};
   t.drift_factor = drift_factors[choose.pick(3)];
   auto validity = independent_validity(t);
   t.renew_deadline = choose.between(validity * 3 / 10, validity * 9 / 10);
-  t.renew_interval =
-      choose.between(std::max(1ms, t.renew_deadline / 5), t.renew_deadline * 4 / 5);
+  t.renew_interval = choose.between(std::max(1ms, t.renew_deadline / 5), t.renew_deadline * 4 / 5);
   t.retry_interval = choose.between(20ms, t.ttl);
   t.stop_timeout = choose.chance(50) ? choose.between(1ms, validity / 4)
                                      : choose.between(validity / 4, t.ttl * 2);
@@ -192,7 +199,7 @@ struct client_model {
   bool connected = false;
   bool working = false;
   std::uint64_t token = 0;
-  time_point deadline{};      // the last valid_until it heard
+  time_point deadline{};       // the last valid_until it heard
   time_point stop_by = never;  // the kill_at of a stop it heard while working
   std::uint64_t stopped_term = 0;
   std::optional<std::uint64_t> ack_owed;
@@ -254,8 +261,7 @@ class simulation {
         << "ms resign_cooldown=" << timing_.resign_cooldown.count()
         << "ms exit_when_app_exits=" << timing_.exit_when_app_exits
         << " validity=" << validity_.count() << "ms require_ack=" << opts_.require_ack
-        << " clients=" << clients_.size()
-        << " worker=" << (!clients_.empty() && clients_[0].worker)
+        << " clients=" << clients_.size() << " worker=" << (!clients_.empty() && clients_[0].worker)
         << " worker_acks=" << worker_acks_;
     return out.str();
   }
@@ -556,14 +562,22 @@ class simulation {
     const char* from = names[static_cast<int>(by)];
     note(std::string("gate passes app_stopped (") + from + ")");
     switch (by) {
-      case passed_by::app_report: ++cov_.released_by_app; break;
-      case passed_by::ack: ++cov_.released_by_ack; break;
-      case passed_by::gate_timer: ++cov_.released_by_gate_timer; break;
-      case passed_by::kill: ++cov_.released_by_kill; break;
+      case passed_by::app_report:
+        ++cov_.released_by_app;
+        break;
+      case passed_by::ack:
+        ++cov_.released_by_ack;
+        break;
+      case passed_by::gate_timer:
+        ++cov_.released_by_gate_timer;
+        break;
+      case passed_by::kill:
+        ++cov_.released_by_kill;
+        break;
     }
     if (stop_under_way_ && ++stopped_deliveries_ > 1) {
-      fail(3, std::string("app_stopped delivered twice in one stop (the second from ") + from +
-                  ")");
+      fail(3,
+           std::string("app_stopped delivered twice in one stop (the second from ") + from + ")");
     }
     deliver(events::app_stopped{});
   }
@@ -675,9 +689,9 @@ class simulation {
     if (c.connected) {
       c.settle(now_);
       if (c.worker && c.working && !opts_.worker_leaves_while_working) return;
-      note(std::string(c.worker ? "socket app" : "observer") + " disconnects" +
-           (c.working_at(now_) ? " while working until " + ms_after(origin_, c.end_of_work())
-                               : ""));
+      note(
+          std::string(c.worker ? "socket app" : "observer") + " disconnects" +
+          (c.working_at(now_) ? " while working until " + ms_after(origin_, c.end_of_work()) : ""));
       c.connected = false;
       return;
     }
@@ -871,8 +885,10 @@ class simulation {
     if (app_.active || app_.alive) fail(2, "release while the app has not been reported stopped");
     if (!opts_.require_ack || !stop_under_way_) return;
     if (told_in_term_ && !acked_in_stop_ && !killed_in_stop_ && now_ < kill_deadline_) {
-      fail(2, "release while a subscriber told to work has not acknowledged, before the kill "
-              "deadline " + ms_after(origin_, kill_deadline_));
+      fail(2,
+           "release while a subscriber told to work has not acknowledged, before the kill "
+           "deadline " +
+               ms_after(origin_, kill_deadline_));
     }
     if (opts_.check_clients_at_release) {
       for (const auto& c : clients_) {
@@ -1062,8 +1078,7 @@ TEST(stop_gate_safety, a_reload_during_a_stop_keeps_the_socket_app_within_its_ki
 // kill_at: when stop_timeout is shorter than what is left of the lease,
 // kill_at comes first. (Found by this property test; the gate now learns the
 // deadline each event carried.)
-TEST(stop_gate_safety,
-     minimal_a_subscriber_that_missed_the_stop_is_waited_for_until_its_deadline) {
+TEST(stop_gate_safety, minimal_a_subscriber_that_missed_the_stop_is_waited_for_until_its_deadline) {
   machine_harness h;  // ttl 10 s, stop_timeout 5 s
   stop_gate gate(true);
   h.become_leader(7);
@@ -1091,9 +1106,9 @@ TEST(stop_gate_safety,
 
 // Machine: set_stop_timing() promises "a stop under way keeps its kill
 // deadline"; a renewal during a voluntary stop used to recompute kill_at from
-// the NEW stop_timeout (fixed: the stop keeps the stop_timeout it began with). Shortened, it moves the kill before the kill_at the stop
-// event announced; with require_ack the gate follows the earlier deadline and,
-// when its timer fires before the machine's kill timer, releases with no
+// the NEW stop_timeout (fixed: the stop keeps the stop_timeout it began with). Shortened, it moves
+// the kill before the kill_at the stop event announced; with require_ack the gate follows the
+// earlier deadline and, when its timer fires before the machine's kill timer, releases with no
 // `kill` event while a socket app still winds down towards the announced
 // kill_at (seed 7365 above).
 TEST(stop_gate_safety, minimal_a_reload_keeps_the_kill_deadline_of_a_stop_under_way) {

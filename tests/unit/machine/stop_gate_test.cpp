@@ -12,7 +12,9 @@ namespace {
 using namespace std::chrono_literals;
 
 // A fake clock: time points are offsets from an arbitrary origin.
-time_point at(milliseconds offset) { return time_point{} + 1h + offset; }
+time_point at(milliseconds offset) {
+  return time_point{} + 1h + offset;
+}
 
 // A gate in a term with token 7 whose start event reached `subscribers`.
 stop_gate term(bool require_ack, std::size_t subscribers = 1) {
@@ -116,8 +118,8 @@ TEST(stop_gate, a_subscriber_that_heard_only_the_stop_is_waited_for) {
 TEST(stop_gate, a_subscriber_that_heard_a_renewal_is_waited_for_even_if_gone) {
   stop_gate g(true);
   g.on_term(7);
-  g.on_published(0);  // start: nobody listening
-  g.on_published(2);  // a renewal reached two clients
+  g.on_published(0);                  // start: nobody listening
+  g.on_published(2);                  // a renewal reached two clients
   g.on_stop(at(3000ms), 0, at(0ms));  // they have disconnected since
   EXPECT_FALSE(g.on_app_stopped(at(10ms)));
   EXPECT_TRUE(g.on_timer(at(3000ms)));
@@ -129,7 +131,8 @@ TEST(stop_gate, only_a_status_read_saying_this_node_leads_counts_as_telling) {
     bool says_leading;
     bool waits_for_an_ack;
   };
-  for (const auto& r : {row{"a leading status", true, true}, row{"a standby's status", false, false}}) {
+  for (const auto& r :
+       {row{"a leading status", true, true}, row{"a standby's status", false, false}}) {
     SCOPED_TRACE(r.name);
     auto g = term(true, 0);  // nobody heard the start event
     g.on_status_read(r.says_leading, at(5000ms));

@@ -16,7 +16,7 @@ struct gate_case {
   std::function<void(machine_harness&)> before;  // from a fresh machine
   std::function<event(const machine_harness&)> then;
   std::optional<milliseconds> gate_timer_after;  // the gate timer's due time from now; none: off
-  int asks;                                       // ask_stop_gate actions of `then`
+  int asks;                                      // ask_stop_gate actions of `then`
 };
 
 void stop_by_resign(machine_harness& h) {
@@ -43,10 +43,9 @@ TEST(stop_gate_timer, the_machine_arms_asks_and_cancels_only_during_a_stop) {
       {"app_stopped ends the stop", hold_for_2s,
        [](const machine_harness&) { return events::app_stopped{}; }, std::nullopt, 0},
       {"a leader ignores a hold-back", [](machine_harness& h) { h.become_leader(7); },
-       [](const machine_harness& h) { return events::stop_gate_holds{h.now + 2s}; },
-       std::nullopt, 0},
-      {"a standby ignores the timer",
-       [](machine_harness& h) { h.feed(events::start{}); },
+       [](const machine_harness& h) { return events::stop_gate_holds{h.now + 2s}; }, std::nullopt,
+       0},
+      {"a standby ignores the timer", [](machine_harness& h) { h.feed(events::start{}); },
        [](const machine_harness&) { return events::timer{timer_id::gate}; }, std::nullopt, 0},
       {"after the stop a stale timer asks nothing",
        [](machine_harness& h) {
