@@ -62,10 +62,13 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   // disagree carries none (0): the token this node last learnt for that
   // same holder (a busy answer, its term's announcement), else unknown (0)
   // rather than misleading.
-  if (!ev.held_back && ev.token != 0) {
-    holder_token_ = ev.token;
-  } else if (!same_holder) {
-    holder_token_ = 0;
+  // The same holder's token never goes down (a new term takes a higher
+  // one): a lower figure is a Redlock master that had not yet seen the
+  // winner's write-back, which a standby can ask in between.
+  if (ev.held_back || ev.token == 0) {
+    if (!same_holder) holder_token_ = 0;
+  } else {
+    holder_token_ = same_holder ? std::max(holder_token_, ev.token) : ev.token;
   }
   if (ev.contenders >= 0) contenders_ = ev.contenders;
   outranked_by_ = std::max(ev.outranked_by, 0);

@@ -30,6 +30,43 @@ record_value plain_record(std::uint64_t counter, std::uint64_t released, std::st
   return r;
 }
 
+// A field that may be empty, in a line of fields: "-" for none.
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+std::string from_dash(std::string_view s) { return s == "-" ? std::string() : std::string(s); }
+
+// "<token> <list number> <address> <node_id>:<nonce>": the record's term
+// line of lease.failsafe peers (the node id last, as it may hold spaces).
+std::optional<failsafe_term> decode_term(std::string_view value) {
+  failsafe_term t;
+  const auto a = value.find(' ');
+  if (a == std::string_view::npos) return std::nullopt;
+  const auto b = value.find(' ', a + 1);
+  if (b == std::string_view::npos) return std::nullopt;
+  const auto c = value.find(' ', b + 1);
+  if (c == std::string_view::npos) return std::nullopt;
+  const auto lease = value.substr(c + 1);
+  const auto colon = lease.rfind(':');
+  if (!parse_u64(value.substr(0, a), t.token) || t.token == 0 ||
+      !parse_u64(value.substr(a + 1, b - a - 1), t.seq) || colon == std::string_view::npos ||
+      colon == 0 || colon + 1 == lease.size()) {
+    return std::nullopt;
+  }
+  t.address = from_dash(value.substr(b + 1, c - b - 1));
+  t.node_id = std::string(lease.substr(0, colon));
+  t.nonce = std::string(lease.substr(colon + 1));
+  return t;
+}
+
+// The text after "\n<key> " in a registry node's data, to its line's end;
+// nullopt when no line has that key.
+std::optional<std::string_view> line_of(std::string_view data, std::string_view key) {
+  const auto mark = "\n" + std::string(key) + " ";
+  const auto at = data.find(mark);
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto text = data.substr(at + mark.size());
+  return text.substr(0, text.find('\n'));
+}
+
 bool has_control_char(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
@@ -165,12 +202,19 @@ std::string encode_record(const record_value& v) {
     out += "reserved " + v.reserved_for + "\nby " + v.reserved_by + "\nwindow " +
            std::to_string(v.reserved_window.count()) + "\n";
   }
+  if (v.failsafe) {
+    const auto& t = *v.failsafe;
+    out += "term " + std::to_string(t.token) + " " + std::to_string(t.seq) + " " +
+           or_dash(t.address) + " " + t.node_id + ":" + t.nonce + "\n";
+    for (const auto& p : t.peers) out += "peer " + or_dash(p.address) + " " + p.node + "\n";
+  }
   return out;
 }
 
 std::optional<record_value> decode_record(std::string_view data) {
   record_value v;
   bool counter = false;
+  std::vector<failsafe_peer> peers;
   while (!data.empty()) {
     const auto eol = data.find('\n');
     if (eol == std::string_view::npos) return std::nullopt;
@@ -197,10 +241,19 @@ std::optional<record_value> decode_record(std::string_view data) {
       std::uint64_t ms = 0;
       if (!parse_u64(value, ms) || ms > longest_window_ms) return std::nullopt;
       v.reserved_window = milliseconds(static_cast<std::int64_t>(ms));
+    } else if (key == "term") {
+      auto term = decode_term(value);
+      if (!term) return std::nullopt;
+      v.failsafe = std::move(*term);
+    } else if (key == "peer") {
+      const auto sep = value.find(' ');
+      if (sep == std::string_view::npos || sep + 1 == value.size()) return std::nullopt;
+      peers.push_back({std::string(value.substr(sep + 1)), from_dash(value.substr(0, sep))});
     }
     // Other keys: written by a later version; ignored.
   }
   if (!counter) return std::nullopt;
+  if (v.failsafe) v.failsafe->peers = std::move(peers);
   return v;
 }
 
@@ -231,15 +284,45 @@ std::optional<std::string> reservation_node_problem(std::string_view node_id) {
 }
 
 std::string encode_candidate(const candidate_value& v) {
-  return std::to_string(v.priority) + " " + v.node_id + (v.card.empty() ? "" : "\ncard " + v.card);
+  auto out =
+      std::to_string(v.priority) + " " + v.node_id + (v.card.empty() ? "" : "\ncard " + v.card);
+  if (!v.peer_address.empty()) out += "\npeer " + v.peer_address;
+  if (v.promise) {
+    out += "\npromise " + std::to_string(v.promise->token) + " " +
+           std::to_string(std::max<std::int64_t>(v.promise->remaining.count(), 0)) + " " +
+           v.promise->leader;
+  }
+  return out;
 }
 
 std::string candidate_card_of(std::string_view data) {
-  constexpr std::string_view mark = "\ncard ";
-  const auto at = data.find(mark);
-  if (at == std::string_view::npos) return {};
-  const auto text = data.substr(at + mark.size());
-  return std::string(text.substr(0, text.find('\n')));
+  return std::string(line_of(data, "card").value_or(std::string_view()));
+}
+
+std::string candidate_peer_of(std::string_view data) {
+  return std::string(line_of(data, "peer").value_or(std::string_view()));
+}
+
+std::optional<registered_promise> promise_left(std::string_view data, std::int64_t mtime_ms,
+                                               std::int64_t server_now_ms) {
+  const auto line = line_of(data, "promise");
+  if (!line) return std::nullopt;
+  const auto a = line->find(' ');
+  if (a == std::string_view::npos) return std::nullopt;
+  const auto b = line->find(' ', a + 1);
+  if (b == std::string_view::npos || b + 1 == line->size()) return std::nullopt;
+  registered_promise p;
+  std::uint64_t ms = 0;
+  if (!parse_u64(line->substr(0, a), p.token) || p.token == 0 ||
+      !parse_u64(line->substr(a + 1, b - a - 1), ms) || ms > longest_window_ms) {
+    return std::nullopt;
+  }
+  p.leader = std::string(line->substr(b + 1));
+  auto left = static_cast<std::int64_t>(ms);
+  if (server_now_ms > 0 && mtime_ms > 0) left -= server_now_ms - mtime_ms;
+  if (left <= 0) return std::nullopt;
+  p.remaining = milliseconds(std::min<std::int64_t>(left, static_cast<std::int64_t>(ms)));
+  return p;
 }
 
 std::optional<candidate_value> decode_candidate(std::string_view data) {
@@ -338,6 +421,23 @@ milliseconds reservation_left(const node_seen& record, const record_value& rec,
   return left;
 }
 
+namespace {
+
+// The record a grant writes: the new counter, and with lease.failsafe peers
+// the new term, its list numbered as the caller says.
+record_value granted_record(std::uint64_t token, std::uint64_t released,
+                            const acquire_facts& facts) {
+  auto r = plain_record(token, released);
+  if (facts.failsafe) {
+    const auto& f = *facts.failsafe;
+    r.failsafe =
+        failsafe_term{token, f.list.seq, facts.node_id, facts.nonce, f.address, f.list.peers};
+  }
+  return r;
+}
+
+}  // namespace
+
 acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
                             const acquire_facts& facts, const std::string& hold_mark) {
   using namespace acquire_steps;
@@ -352,8 +452,9 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     if (value->nonce == facts.nonce && lease.owner_session == facts.session_id) {
       // Ours: a re-acquire, or our create whose reply was lost. A new token
       // all the same, as every success takes one.
+      if (facts.failsafe && !facts.failsafe->may_win) return abstain{};
       const auto token = next_token(rec->counter, record.mtime_ms);
-      return retake{plain_record(token, rec->released),
+      return retake{granted_record(token, rec->released, facts),
                     record.version,
                     {token, facts.node_id, facts.nonce},
                     lease.version};
@@ -370,13 +471,26 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     if (!covered) {
       // The hold ends a pending reservation too: everyone, its node as
       // well, waits out the hold-back; then the lease is free for all.
-      return write_hold{plain_record(rec->counter, rec->released, hold_mark, facts.pending_reset),
-                        record.version};
+      auto held_record = plain_record(rec->counter, rec->released, hold_mark, facts.pending_reset);
+      held_record.failsafe = rec->failsafe;
+      return write_hold{std::move(held_record), record.version};
     }
   }
   if (!rec->hold.empty()) {
     if (first_sight) return held_back{facts.ttl, ""};
     if (elapsed < facts.ttl) return held_back{facts.ttl - elapsed, ""};
+  }
+  if (facts.failsafe && rec->failsafe) {
+    // F6: another store's term of the mode, not released, that the caller
+    // has not cleared: it may still run on its peers' confirmations. Told
+    // before the early-loss guard below (which a taker that never saw the
+    // term's node would otherwise meet first, for a ttl): a refusal either
+    // way, and the guard still binds the caller once it cleared the term.
+    const auto& t = *rec->failsafe;
+    const bool ours = t.node_id == facts.node_id && t.nonce == facts.nonce;
+    if (!ours && t.token != rec->released && t.token > facts.failsafe->cleared_token) {
+      return failsafe_held{{t.node_id, t.token, t.address, t.peers}};
+    }
   }
   // The early-loss guard: the last term's node is gone without its holder
   // ending the term. Its holder may still be at work until its lease ends.
@@ -420,8 +534,9 @@ acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
     }
   }
   const auto token = next_token(rec->counter, record.mtime_ms);
-  return take{
-      plain_record(token, rec->released), record.version, {token, facts.node_id, facts.nonce}};
+  return take{granted_record(token, rec->released, facts),
+              record.version,
+              {token, facts.node_id, facts.nonce}};
 }
 
 write_outcome classify_write(int rc) {

@@ -7,10 +7,16 @@
 //                             the reset fence and a switchover's reservation
 //                             ("counter <n>\nreleased <n>\nhold <mark>\nwhy
 //                             <text>\n", then "reserved <node>\nby <node>\n
-//                             window <ms>\n" while one is pending);
+//                             window <ms>\n" while one is pending, and with
+//                             lease.failsafe peers the last term made with
+//                             the mode: "term <token> <list number> <peer
+//                             address> <node_id>:<nonce>\n" and a line
+//                             "peer <address> <node>\n" per listed peer);
 //   <path>/<election>/candidates/<priority>_<node>
 //                             ephemeral, one per candidate's session:
-//                             "<priority> <node_id>", the registry that
+//                             "<priority> <node_id>" (then its card, and
+//                             with lease.failsafe peers its peer address and
+//                             promise, a line each), the registry that
 //                             async_candidates lists. Its name holds the
 //                             priority too, so that the children's names
 //                             alone say who outranks whom.
@@ -39,6 +45,7 @@
 #include <variant>
 #include <vector>
 
+#include "baton/lease_store.hpp"
 #include "baton/time.hpp"
 
 namespace baton::zookeeper_detail {
@@ -78,6 +85,22 @@ std::string encode_lease(const lease_value& v);
 /// nullopt when `data` is not "<token> <node_id>:<nonce>".
 std::optional<lease_value> decode_lease(std::string_view data);
 
+/// lease.failsafe peers (docs/safety.md, F1): the last term made with the
+/// mode, as the record keeps it beside the counter. It outlives the lease
+/// node (an ephemeral that dies with its session); a release drops it.
+struct failsafe_term {
+  std::uint64_t token = 0;
+  /// The list's number: a renewal writes its list only above it.
+  std::uint64_t seq = 0;
+  /// The holder's lease value: its node id and its store's nonce.
+  std::string node_id;
+  std::string nonce;
+  std::string address;  ///< the holder's peer port, "" = none
+  std::vector<failsafe_peer> peers;
+
+  friend bool operator==(const failsafe_term&, const failsafe_term&) = default;
+};
+
 /// The record node's data.
 struct record_value {
   /// The last token handed out (0 = none yet).
@@ -99,6 +122,9 @@ struct record_value {
   std::string reserved_for;
   std::string reserved_by;
   milliseconds reserved_window{0};
+  /// lease.failsafe peers: the term a grant or resume wrote; none = no term
+  /// of the mode (off, or released).
+  std::optional<failsafe_term> failsafe;
 };
 std::string encode_record(const record_value& v);
 /// nullopt when `data` is not a record baton wrote.
@@ -124,16 +150,37 @@ record_value released_record(std::uint64_t token);
 record_value handed_over_record(std::uint64_t token, std::string to_node, std::string by_node,
                                 milliseconds window);
 
+/// The promise a candidate keeps (F9), as its registry node says it: the
+/// term's token and leader, and the time left from the node's write.
+struct registered_promise {
+  std::uint64_t token = 0;
+  std::string leader;
+  milliseconds remaining{0};
+};
+
 /// A registry node's data: a candidate and its priority, and its card.
 struct candidate_value {
   int priority = 0;
   std::string node_id;
   std::string card{};  ///< "" = none
+  /// lease.failsafe peers: its peer port ("" = none) and its live promise.
+  std::string peer_address{};
+  std::optional<registered_promise> promise{};
 };
-/// "<priority> <node_id>", then a line "card <card>" with a card.
+/// "<priority> <node_id>", then a line "card <card>" with a card, "peer
+/// <address>" with a peer address and "promise <token> <ms> <leader>" with
+/// a promise.
 std::string encode_candidate(const candidate_value& v);
 /// The card a registry node's data carries ("" = none).
 std::string candidate_card_of(std::string_view data);
+/// The peer address a registry node's data carries ("" = none).
+std::string candidate_peer_of(std::string_view data);
+/// The promise a registry node's `data` announces, with what is left of it
+/// at `server_now_ms` from its write at `mtime_ms` (both in the server's
+/// clock; the whole of it when the server's time is not known, which errs
+/// on the side of "still promised"); nullopt when none is, or it has passed.
+std::optional<registered_promise> promise_left(std::string_view data, std::int64_t mtime_ms,
+                                               std::int64_t server_now_ms);
 /// nullopt when `data` is not "<priority> <node_id>" (a second line, as a
 /// cool-down's, is not part of the candidate).
 std::optional<candidate_value> decode_candidate(std::string_view data);
@@ -206,6 +253,15 @@ struct node_seen {
   std::int64_t owner_session = 0;  ///< ephemeralOwner (0 = persistent)
 };
 
+/// An acquire with lease.failsafe peers (failsafe_calls::async_acquire):
+/// what it may do and what a grant writes into the record.
+struct failsafe_grant {
+  bool may_win = true;
+  std::uint64_t cleared_token = 0;
+  std::string address;  ///< this node's peer port
+  failsafe_list list;
+};
+
 /// This store's own facts that an acquire decides with.
 struct acquire_facts {
   std::string node_id;
@@ -236,6 +292,8 @@ struct acquire_facts {
   /// The server's clock now, as this store can tell (server_clock); 0 =
   /// unknown.
   std::int64_t server_now_ms = 0;
+  /// lease.failsafe peers: the acquire's arguments; none = a plain acquire.
+  std::optional<failsafe_grant> failsafe{};
 };
 
 namespace acquire_steps {
@@ -283,15 +341,27 @@ struct retake {
 struct bad_data {
   std::string why;
 };
+/// lease.failsafe peers: the lease is free, but the record holds another
+/// store's unreleased term above the caller's cleared token (F6).
+struct failsafe_held {
+  failsafe_hold_info hold;
+};
+/// lease.failsafe peers: the lease is ours already, but the caller may not
+/// win (F7): registered only.
+struct abstain {};
 }  // namespace acquire_steps
 
 using acquire_step =
     std::variant<acquire_steps::create_record, acquire_steps::write_hold, acquire_steps::held_back,
                  acquire_steps::held, acquire_steps::take, acquire_steps::retake,
-                 acquire_steps::bad_data>;
+                 acquire_steps::bad_data, acquire_steps::failsafe_held, acquire_steps::abstain>;
 
 /// The step after reading the record and the lease node. `hold_mark` names
-/// a hold this store would write (unique per store and reset).
+/// a hold this store would write (unique per store and reset). With
+/// lease.failsafe peers (facts.failsafe) a take or retake writes the new
+/// term into the record, and a take still needs the registry's promises
+/// and the caller's may_win looked at (failsafe_nodes.hpp) before it goes.
+/// A hold written keeps the record's term.
 acquire_step decide_acquire(const node_seen& record, const node_seen& lease,
                             const acquire_facts& facts, const std::string& hold_mark);
 

@@ -413,6 +413,7 @@ const store_kind zookeeper_kind{
     .make_store = make_zookeeper_store,
     .check = check_zookeeper,
     .call_bound = zookeeper_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 }  // namespace baton

@@ -90,6 +90,8 @@ class zookeeper_store final : public lease_store {
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;
+  /// lease.failsafe peers (zookeeper_store_failsafe.cpp).
+  failsafe_calls* failsafe() override;
   void close() override;
 
  private:

@@ -28,8 +28,9 @@ constexpr int max_attempts = 4;
 
 }  // namespace
 
-void zookeeper_store::impl::acquire(std::shared_ptr<op<acquire_answer>> o, int attempt) {
-  with_session([this, o, attempt](store_error e) {
+void zookeeper_store::impl::acquire(std::shared_ptr<op<acquire_answer>> o, int attempt,
+                                    grant_args fs) {
+  with_session([this, o, attempt, fs](store_error e) {
     if (o->done) return;
     if (e) return o->finish(e, {});
     if (session_problem) return o->finish(note_failure(session_problem), {});
@@ -37,7 +38,7 @@ void zookeeper_store::impl::acquire(std::shared_ptr<op<acquire_answer>> o, int a
     clear_cooling();
     refresh_registry();
     const auto gen = link_gen;
-    link->get(paths.record, [this, o, attempt, gen](int rc, node_seen record) {
+    link->get(paths.record, [this, o, attempt, gen, fs](int rc, node_seen record) {
       if (o->done) return;
       if (rc != ZOK && rc != ZNONODE)
         return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
@@ -45,7 +46,7 @@ void zookeeper_store::impl::acquire(std::shared_ptr<op<acquire_answer>> o, int a
         return o->finish(note_failure({zookeeper_errc::connection_lost,
                                        "the ZooKeeper session changed during an acquire"}),
                          {});
-      link->get(paths.lease, [this, o, attempt, gen, record](int rc2, node_seen lease) {
+      link->get(paths.lease, [this, o, attempt, gen, record, fs](int rc2, node_seen lease) {
         if (o->done) return;
         if (rc2 != ZOK && rc2 != ZNONODE)
           return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
@@ -53,7 +54,7 @@ void zookeeper_store::impl::acquire(std::shared_ptr<op<acquire_answer>> o, int a
           return o->finish(note_failure({zookeeper_errc::connection_lost,
                                          "the ZooKeeper session changed during an acquire"}),
                            {});
-        decide(o, attempt, record, lease);
+        decide(o, attempt, record, lease, fs);
       });
     });
   });
@@ -103,7 +104,8 @@ void zookeeper_store::impl::note_lease(const node_seen& lease, time_point now) {
 }
 
 void zookeeper_store::impl::decide(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
-                                   const node_seen& record, const node_seen& lease) {
+                                   const node_seen& record, const node_seen& lease,
+                                   const grant_args& fs) {
   const auto now = mono_clock::now();
   if (!note_seen(record, lease, now)) return;
   acquire_facts f;
@@ -124,6 +126,7 @@ void zookeeper_store::impl::decide(const std::shared_ptr<op<acquire_answer>>& o,
   f.seen_record_version = seen_record_version;
   f.seen_record_at = seen_record_at;
   f.server_now_ms = server_time.now_ms(now);
+  if (fs) f.failsafe = *fs;
   const auto mark = nonce + "-" + std::to_string(++hold_count);
   const auto counter = [&] {
     const auto rec = decode_record(record.data);
@@ -132,9 +135,9 @@ void zookeeper_store::impl::decide(const std::shared_ptr<op<acquire_answer>>& o,
   std::visit(
       overloaded{
           [&](const acquire_steps::create_record& s) {
-            create_record_held(o, attempt, s.record, now);
+            create_record_held(o, attempt, s.record, now, fs);
           },
-          [&](const acquire_steps::write_hold& s) { write_hold(o, attempt, s, now); },
+          [&](const acquire_steps::write_hold& s) { write_hold(o, attempt, s, now, fs); },
           [&](const acquire_steps::held_back& s) {
             if (!pending_reset.empty() && seen_hold_at >= pending_reset_at) pending_reset.clear();
             acquire_answer a;
@@ -156,32 +159,38 @@ void zookeeper_store::impl::decide(const std::shared_ptr<op<acquire_answer>>& o,
             o->finish({}, std::move(a));
           },
           [&](const acquire_steps::take& s) {
+            if (fs) return take_unless_promised(o, attempt, s, fs);
             take(o, attempt,
                  {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version,
                    false},
                   {zk_op::kind::create, paths.lease, encode_lease(s.lease), -1, true}},
-                 s.lease.token);
+                 s.record, s.lease.token, fs);
           },
           [&](const acquire_steps::retake& s) {
             take(o, attempt,
                  {{zk_op::kind::set, paths.record, encode_record(s.record), s.record_version,
                    false},
                   {zk_op::kind::set, paths.lease, encode_lease(s.lease), s.lease_version, false}},
-                 s.lease.token);
+                 s.record, s.lease.token, fs);
           },
           [&](const acquire_steps::bad_data& s) {
             o->finish(note_failure({zookeeper_errc::unexpected_reply,
                                     s.why + " (" + paths.election + ")"}),
                       {});
           },
+          [&](const acquire_steps::failsafe_held& s) {
+            if (!pending_reset.empty() && seen_hold_at >= pending_reset_at) pending_reset.clear();
+            o->finish({}, failsafe_hold_answer(s.hold, counter));
+          },
+          [&](const acquire_steps::abstain&) { o->finish({}, abstained_answer(counter)); },
       },
       decide_acquire(record, lease, f, mark));
 }
 
 void zookeeper_store::impl::retry_or_give_up(const std::shared_ptr<op<acquire_answer>>& o,
-                                             int attempt) {
+                                             int attempt, const grant_args& fs) {
   if (attempt + 1 < max_attempts) {
-    acquire(o, attempt + 1);
+    acquire(o, attempt + 1, fs);
     return;
   }
   o->finish(note_failure({zookeeper_errc::contention,
@@ -190,19 +199,25 @@ void zookeeper_store::impl::retry_or_give_up(const std::shared_ptr<op<acquire_an
             {});
 }
 
+// `ops_` end with the record's set and the lease node's write (the checks
+// of a failsafe take come before them).
 void zookeeper_store::impl::take(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
-                                 std::vector<zk_op> ops_, std::uint64_t token) {
+                                 std::vector<zk_op> ops_, const record_value& record,
+                                 std::uint64_t token, const grant_args& fs) {
   const auto sent_at = mono_clock::now();
   const auto gen = link_gen;
-  link->multi(std::move(ops_), [this, o, attempt, token, sent_at, gen](
+  const auto count = ops_.size();
+  link->multi(std::move(ops_), [this, o, attempt, token, sent_at, gen, record, fs, count](
                                    int rc, std::vector<zk_op_result> r) {
     if (o->done && rc != ZOK) return;
     switch (classify_write(rc)) {
       case write_outcome::done: {
-        if (gen != link_gen || r.size() != 2) break;
-        const auto lease_version = r[1].stat.exists ? r[1].stat.version : 0;
-        hold_term(token, lease_version, r[0].stat.version, sent_at);
-        server_time.learn(r[0].stat.mtime_ms, mono_clock::now());
+        if (gen != link_gen || r.size() != count || count < 2) break;
+        const auto& record_result = r[count - 2];
+        const auto& lease_result = r[count - 1];
+        const auto lease_version = lease_result.stat.exists ? lease_result.stat.version : 0;
+        hold_term(token, lease_version, record_result.stat.version, sent_at, record);
+        server_time.learn(record_result.stat.mtime_ms, mono_clock::now());
         pending_reset.clear();
         suppress_release = false;
         acquire_answer a;
@@ -214,7 +229,7 @@ void zookeeper_store::impl::take(const std::shared_ptr<op<acquire_answer>>& o, i
         return;
       }
       case write_outcome::raced:
-        return retry_or_give_up(o, attempt);
+        return retry_or_give_up(o, attempt, fs);
       case write_outcome::failed:
         return o->finish(note_failure(zoo_failure(rc, "acquire on " + paths.election)), {});
     }
@@ -226,15 +241,15 @@ void zookeeper_store::impl::take(const std::shared_ptr<op<acquire_answer>>& o, i
 
 void zookeeper_store::impl::create_record_held(const std::shared_ptr<op<acquire_answer>>& o,
                                                int attempt, const record_value& record,
-                                               time_point now) {
-  ensure_parents([this, o, attempt, record, now](store_error e) {
+                                               time_point now, const grant_args& fs) {
+  ensure_parents([this, o, attempt, record, now, fs](store_error e) {
     if (o->done) return;
     if (e) return o->finish(e, {});
     link->create(
         paths.record, encode_record(record), false,
-        [this, o, attempt, record, now](int rc, node_seen) {
+        [this, o, attempt, record, now, fs](int rc, node_seen) {
           if (o->done) return;
-          if (rc == ZNODEEXISTS) return retry_or_give_up(o, attempt);
+          if (rc == ZNODEEXISTS) return retry_or_give_up(o, attempt, fs);
           if (rc != ZOK)
             return o->finish(note_failure(zoo_failure(rc, "create " + paths.record)), {});
           seen_hold = record.hold;
@@ -256,10 +271,11 @@ void zookeeper_store::impl::create_record_held(const std::shared_ptr<op<acquire_
 }
 
 void zookeeper_store::impl::write_hold(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
-                                       const acquire_steps::write_hold& s, time_point now) {
+                                       const acquire_steps::write_hold& s, time_point now,
+                                       const grant_args& fs) {
   const auto record = s.record;
   link->multi({{zk_op::kind::set, paths.record, encode_record(record), s.record_version, false}},
-              [this, o, attempt, record, now](int rc, std::vector<zk_op_result>) {
+              [this, o, attempt, record, now, fs](int rc, std::vector<zk_op_result>) {
                 if (o->done) return;
                 switch (classify_write(rc)) {
                   case write_outcome::done: {
@@ -273,7 +289,7 @@ void zookeeper_store::impl::write_hold(const std::shared_ptr<op<acquire_answer>>
                     return o->finish({}, std::move(a));
                   }
                   case write_outcome::raced:
-                    return retry_or_give_up(o, attempt);
+                    return retry_or_give_up(o, attempt, fs);
                   case write_outcome::failed:
                     return o->finish(note_failure(zoo_failure(rc, "hold back " + paths.election)),
                                      {});

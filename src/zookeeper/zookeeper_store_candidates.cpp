@@ -31,7 +31,8 @@ void zookeeper_store::impl::register_candidate() {
 
 void zookeeper_store::impl::create_registration(std::uint64_t gen, int attempt) {
   const auto path = candidate_path(paths, options.identity.node_id, options.identity.priority);
-  const auto data = encode_candidate({options.identity.priority, options.identity.node_id, options.identity.card});
+  promise_unwritten = false;
+  const auto data = encode_candidate(own_candidate());
   link->create(path, data, true, [this, gen, attempt, path](int rc, node_seen node) {
     if (gen != link_gen) return;
     if (rc == ZOK) {
@@ -79,6 +80,20 @@ void zookeeper_store::impl::replace_registration(std::uint64_t gen, int attempt,
   });
 }
 
+// What this store's registry node says: its node id, priority and card,
+// and with lease.failsafe peers its peer port and the promise it keeps
+// (F9), with the time left of it now.
+candidate_value zookeeper_store::impl::own_candidate() const {
+  candidate_value v{options.identity.priority, options.identity.node_id, options.identity.card};
+  v.peer_address = options.identity.peer_address;
+  if (promise) {
+    const auto left = std::chrono::ceil<milliseconds>(promise_until - mono_clock::now());
+    if (left > milliseconds(0))
+      v.promise = registered_promise{promise->token, promise->leader, left};
+  }
+  return v;
+}
+
 // Not the call's failure: the call goes on, status tells, and the next
 // acquire or renewal tries again.
 void zookeeper_store::impl::registration_failed(store_error e) {
@@ -95,14 +110,13 @@ void zookeeper_store::impl::registration_failed(store_error e) {
 void zookeeper_store::impl::mark_cooling(milliseconds cooldown) {
   if (!link || !session_up || registered_gen != link_gen || cooldown <= milliseconds(0)) return;
   cooling_marked = true;
-  write_registration(encode_cooling_candidate(
-      {options.identity.priority, options.identity.node_id, options.identity.card}, cooldown));
+  write_registration(encode_cooling_candidate(own_candidate(), cooldown));
 }
 
 void zookeeper_store::impl::clear_cooling() {
   if (!cooling_marked || !link || !session_up || registered_gen != link_gen) return;
   cooling_marked = false;
-  write_registration(encode_candidate({options.identity.priority, options.identity.node_id, options.identity.card}));
+  write_registration(encode_candidate(own_candidate()));
 }
 
 void zookeeper_store::impl::write_registration(std::string data) {
@@ -162,6 +176,7 @@ void zookeeper_store::impl::list_candidates(
           candidate_info info{v.node_id, v.priority, registered_for(node.ctime_ms, server_now)};
           info.cooling_down_for = cooling_left(node.data, node.mtime_ms, server_now);
           info.card = candidate_card_of(node.data);
+          info.peer_address = candidate_peer_of(node.data);
           found->push_back({std::move(info), node.czxid});
         }
         if (--*pending == 0) finish();
@@ -238,8 +253,7 @@ void zookeeper_store::update_card(std::string card) {
   d.options.identity.card = std::move(card);
   if (!d.link || !d.session_up || d.registered_gen != d.link_gen) return;
   d.cooling_marked = false;
-  d.write_registration(encode_candidate(
-      {d.options.identity.priority, d.options.identity.node_id, d.options.identity.card}));
+  d.write_registration(encode_candidate(d.own_candidate()));
 }
 
 // The session's registry node, as an acquire makes it (once per session),

@@ -12,6 +12,8 @@
 //   zookeeper_store_candidates.cpp  the candidates' registry: this store's
 //                                   node, the list, the cool-down
 //   zookeeper_store_watch.cpp       the lease node's watch and what it tells
+//   zookeeper_store_failsafe.cpp    lease.failsafe peers: the registry's
+//                                   promises before a take, the resume
 // Private to those files. zookeeper_store.hpp says what the store does; the
 // comment on each step, where it is defined, says how.
 #pragma once
@@ -27,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "failsafe_nodes.hpp"
 #include "lease_nodes.hpp"
 #include "server_list.hpp"
 #include "store/store_shell.hpp"
@@ -101,14 +104,15 @@ struct zookeeper_store::impl {
 
   template <typename Answer>
   std::shared_ptr<op<Answer>> start(std::function<void(store_error, Answer)> handler,
-                                    const char* what) {
+                                    const char* what, milliseconds bound = milliseconds(0)) {
     auto o = std::make_shared<op<Answer>>(io, std::move(handler));
     std::erase_if(ops, [](const std::weak_ptr<op_base>& w) {
       const auto p = w.lock();
       return !p || p->done;
     });
     ops.push_back(o);
-    const auto limit = options.connect_timeout + options.command_timeout;
+    const auto limit =
+        bound.count() > 0 ? bound : options.connect_timeout + options.command_timeout;
     o->deadline.expires_after(limit);
     o->deadline.async_wait([this, w = shell.guard(), weak_op = std::weak_ptr<op<Answer>>(o), what,
                             limit](const boost::system::error_code& ec) {
@@ -126,10 +130,13 @@ struct zookeeper_store::impl {
   // Every call's prologue: refused once closed; otherwise `body(o)` runs on
   // the loop later (a call never completes inline), unless the call is
   // answered or the store closed by then.
+  // `bound`: how long the call may take in all (0 = connect_timeout +
+  // command_timeout).
   template <typename Answer, typename Body>
-  void begin_call(std::function<void(store_error, Answer)>& handler, const char* what, Body body) {
+  void begin_call(std::function<void(store_error, Answer)>& handler, const char* what, Body body,
+                  milliseconds bound = milliseconds(0)) {
     if (shell.reject_if_closed(handler)) return;
-    auto o = start<Answer>(std::move(handler), what);
+    auto o = start<Answer>(std::move(handler), what, bound);
     later([this, o, body = std::move(body)]() mutable {
       if (o->done) return;
       if (shell.closed()) return o->abort();
@@ -161,14 +168,14 @@ struct zookeeper_store::impl {
   void on_state(int state);
   void session_lost(const std::string& why, const std::string& what = {});
   void drop_link();
-  void with_session(std::function<void(store_error)> fn);
+  void with_session(std::function<void(store_error)> fn, milliseconds wait = milliseconds(0));
   void run_waiters(const store_error& e);
   void fail_waiters(const store_error& e) { run_waiters(e); }
 
   // --- the term this store holds (zookeeper_store_term.cpp) ------------------
 
   void hold_term(std::uint64_t token, std::int32_t lease_version, std::int32_t record_version,
-                 time_point sent_at);
+                 time_point sent_at, record_value record);
   void arm_expiry();
   void drop_term(bool delete_node);
   std::vector<zk_op> end_term_ops(const record_value& record) const;
@@ -178,24 +185,41 @@ struct zookeeper_store::impl {
 
   // --- acquire (zookeeper_store_acquire.cpp) ---------------------------------
 
-  void acquire(std::shared_ptr<op<acquire_answer>> o, int attempt);
+  // An acquire's lease.failsafe peers arguments; nullptr = a plain acquire.
+  using grant_args = std::shared_ptr<const failsafe_grant>;
+
+  void acquire(std::shared_ptr<op<acquire_answer>> o, int attempt, grant_args fs = nullptr);
   bool note_seen(const node_seen& record, const node_seen& lease, time_point now);
   void note_lease(const node_seen& lease, time_point now);
   void decide(const std::shared_ptr<op<acquire_answer>>& o, int attempt, const node_seen& record,
-              const node_seen& lease);
-  void retry_or_give_up(const std::shared_ptr<op<acquire_answer>>& o, int attempt);
+              const node_seen& lease, const grant_args& fs);
+  void retry_or_give_up(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
+                        const grant_args& fs);
   void take(const std::shared_ptr<op<acquire_answer>>& o, int attempt, std::vector<zk_op> ops_,
-            std::uint64_t token);
+            const record_value& record, std::uint64_t token, const grant_args& fs);
   void create_record_held(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
-                          const record_value& record, time_point now);
+                          const record_value& record, time_point now, const grant_args& fs);
   void write_hold(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
-                  const acquire_steps::write_hold& s, time_point now);
+                  const acquire_steps::write_hold& s, time_point now, const grant_args& fs);
   void ensure_parents(std::function<void(store_error)> done, bool candidates = false);
   void create_chain(std::shared_ptr<std::vector<std::string>> chain, std::size_t i,
                     std::function<void(store_error)> done);
 
+  // --- lease.failsafe peers (zookeeper_store_failsafe.cpp) -------------------
+
+  bool failsafe_on() const { return !options.identity.peer_address.empty(); }
+  void take_unless_promised(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
+                            const acquire_steps::take& s, const grant_args& fs);
+  void keep_promise(const std::optional<failsafe_promise>& promise);
+  void renew(const std::shared_ptr<op<renew_answer>>& o, const failsafe_list* list);
+  void resume(const std::shared_ptr<op<renew_answer>>& o, std::uint64_t token,
+              const failsafe_list& list, int attempt);
+  void write_resume(const std::shared_ptr<op<renew_answer>>& o, std::uint64_t token,
+                    const failsafe_list& list, int attempt, const resume_steps::write& w);
+
   // --- the registry and its cache (zookeeper_store_candidates.cpp) -----------
 
+  candidate_value own_candidate() const;
   void register_candidate();
   void create_registration(std::uint64_t gen, int attempt);
   void replace_registration(std::uint64_t gen, int attempt, const std::string& path);
@@ -226,6 +250,9 @@ struct zookeeper_store::impl {
     std::int32_t record_version = -1;
     std::uint64_t gen = 0;
     time_point valid_until{};
+    // The record as the term's last write left it (its version is
+    // record_version): a renewal of lease.failsafe peers rewrites its list.
+    record_value record{};
   };
 
   asio::io_context& io;
@@ -293,6 +320,15 @@ struct zookeeper_store::impl {
   /// The registry node's data announces a cool-down (mark_cooling) that the
   /// next acquire takes back.
   bool cooling_marked = false;
+  // lease.failsafe peers: the promise this node keeps (F9) as its last
+  // acquire said it, and when it ends on this process's clock; the
+  // registry node's data as last written on this session.
+  std::optional<failsafe_promise> promise;
+  time_point promise_until{};
+  bool promise_unwritten = false;
+  // The port's failsafe calls, made on first use (zookeeper_store::failsafe).
+  struct failsafe_side;
+  std::shared_ptr<failsafe_calls> failsafe_calls_of;
   // The registry's names as last read (this store's own node id aside), the
   // session they were read on (0 = none), whether the watch fired or the
   // connection broke since, and the session of a read under way (0 = none).

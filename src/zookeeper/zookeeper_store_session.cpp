@@ -244,16 +244,17 @@ void zookeeper_store::impl::drop_link() {
 }
 
 // Calls `fn` once a session is up (at once when it is), or with the
-// failure after connect_timeout.
-void zookeeper_store::impl::with_session(std::function<void(store_error)> fn) {
+// failure after `wait` (0 = connect_timeout).
+void zookeeper_store::impl::with_session(std::function<void(store_error)> fn, milliseconds wait) {
   if (link && session_up && link->connected()) {
     fn({});
     return;
   }
   const auto id = ++waiter_id;
-  auto timer = std::make_shared<asio::steady_timer>(io, options.connect_timeout);
+  if (wait.count() <= 0) wait = options.connect_timeout;
+  auto timer = std::make_shared<asio::steady_timer>(io, wait);
   waiters.push_back({id, std::move(fn), timer});
-  timer->async_wait([this, w = shell.guard(), id](const boost::system::error_code& ec) {
+  timer->async_wait([this, w = shell.guard(), id, wait](const boost::system::error_code& ec) {
     if (ec || w.expired()) return;
     for (auto it = waiters.begin(); it != waiters.end(); ++it) {
       if (it->id != id) continue;
@@ -262,7 +263,7 @@ void zookeeper_store::impl::with_session(std::function<void(store_error)> fn) {
       waiting(note_failure(
           {zookeeper_errc::connect_failed,
            "no ZooKeeper server of " + options.servers + " gave a session within " +
-               std::to_string(options.connect_timeout.count()) + " ms (" + last_state + ")"}));
+               std::to_string(wait.count()) + " ms (" + last_state + ")"}));
       return;
     }
   });

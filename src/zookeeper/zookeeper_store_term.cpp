@@ -8,6 +8,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,8 +16,9 @@
 namespace baton {
 
 void zookeeper_store::impl::hold_term(std::uint64_t token, std::int32_t lease_version,
-                                      std::int32_t record_version, time_point sent_at) {
-  held = {token, lease_version, record_version, link_gen, sent_at + ttl()};
+                                      std::int32_t record_version, time_point sent_at,
+                                      record_value record) {
+  held = {token, lease_version, record_version, link_gen, sent_at + ttl(), std::move(record)};
   arm_expiry();
 }
 
@@ -30,10 +32,16 @@ void zookeeper_store::impl::arm_expiry() {
 
 // Forgets the term; `delete_node`: its lease ran out unrenewed, so its
 // node goes too (version checked: only ours), and standbys need not wait
-// for the session to expire.
+// for the session to expire. With lease.failsafe peers the record keeps the
+// term unreleased: its leader may run on its peers' confirmations, so a
+// taker must clear it first (F6), and the leader may resume it (F8).
 void zookeeper_store::impl::drop_term(bool delete_node) {
   if (delete_node && held.token != 0 && link && session_up && held.gen == link_gen) {
-    link->multi(end_term_ops(released_record(held.token)), [](int, std::vector<zk_op_result>) {});
+    auto ops_ = failsafe_on() && held.record.failsafe
+                    ? std::vector<zk_op>{{zk_op::kind::remove, paths.lease, {}, held.lease_version,
+                                          false}}
+                    : end_term_ops(released_record(held.token));
+    link->multi(std::move(ops_), [](int, std::vector<zk_op_result>) {});
   }
   held = {};
   expiry_timer.cancel();
@@ -90,48 +98,70 @@ std::string zookeeper_store::impl::own_lease_data() const {
   return encode_lease({held.token, options.identity.node_id, nonce});
 }
 
+// A renewal: the lease node rewritten (its version checked) and the
+// record's version checked, so that a term begun by another candidate
+// fails it. With lease.failsafe peers and a list numbered above the one the
+// record holds, the record is rewritten with that list instead of checked
+// (F1); a list that lands late leaves the record's as it is.
+void zookeeper_store::impl::renew(const std::shared_ptr<op<renew_answer>>& o,
+                                  const failsafe_list* list) {
+  if (held.token == 0 || held.gen != link_gen) return o->finish({}, renew_answer::lost);
+  if (mono_clock::now() >= held.valid_until) {
+    // Ran out unrenewed: a standby may hold it by now.
+    drop_term(true);
+    return o->finish({}, renew_answer::lost);
+  }
+  register_candidate();
+  const auto sent_at = mono_clock::now();
+  const auto gen = link_gen;
+  const auto token = held.token;
+  std::optional<record_value> rewritten;
+  if (list && held.record.failsafe && list->seq > held.record.failsafe->seq) {
+    rewritten = held.record;
+    rewritten->failsafe->seq = list->seq;
+    rewritten->failsafe->peers = list->peers;
+  }
+  zk_op record_op{zk_op::kind::check, paths.record, {}, held.record_version, false};
+  if (rewritten) {
+    record_op = {zk_op::kind::set, paths.record, encode_record(*rewritten), held.record_version,
+                 false};
+  }
+  renewing = true;
+  link->multi(
+      {std::move(record_op),
+       {zk_op::kind::set, paths.lease, own_lease_data(), held.lease_version, false}},
+      [this, o, sent_at, gen, token, rewritten](int rc, std::vector<zk_op_result> r) {
+        renewing = false;
+        // Later: after this handler has recorded the versions it brought.
+        for (auto& next : std::exchange(after_renewal, {})) later(std::move(next));
+        const bool same_term = gen == link_gen && held.token == token;
+        switch (classify_write(rc)) {
+          case write_outcome::done:
+            if (same_term && r.size() == 2) {
+              held.lease_version = r[1].stat.version;
+              if (rewritten) {
+                held.record_version = r[0].stat.version;
+                held.record = *rewritten;
+              }
+              held.valid_until = sent_at + ttl();
+              server_time.learn(r[1].stat.mtime_ms, mono_clock::now());
+              arm_expiry();
+              return o->finish({}, renew_answer::renewed);
+            }
+            return o->finish({}, renew_answer::lost);
+          case write_outcome::raced:
+            if (same_term) drop_term(false);
+            return o->finish({}, renew_answer::lost);
+          case write_outcome::failed:
+            if (same_term && mono_clock::now() >= held.valid_until) drop_term(true);
+            return o->finish(note_failure(call_failure(rc, "renew on " + paths.election)), {});
+        }
+      });
+}
+
 void zookeeper_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
-  d.begin_session_call(handler, "renew", [&d](auto o) {
-    if (d.held.token == 0 || d.held.gen != d.link_gen) return o->finish({}, renew_answer::lost);
-    if (mono_clock::now() >= d.held.valid_until) {
-      // Ran out unrenewed: a standby may hold it by now.
-      d.drop_term(true);
-      return o->finish({}, renew_answer::lost);
-    }
-    d.register_candidate();
-    const auto sent_at = mono_clock::now();
-    const auto gen = d.link_gen;
-    const auto token = d.held.token;
-    d.renewing = true;
-    d.link->multi(
-        {{zk_op::kind::check, d.paths.record, {}, d.held.record_version, false},
-         {zk_op::kind::set, d.paths.lease, d.own_lease_data(), d.held.lease_version, false}},
-        [&d, o, sent_at, gen, token](int rc, std::vector<zk_op_result> r) {
-          d.renewing = false;
-          // Later: after this handler has recorded the versions it brought.
-          for (auto& next : std::exchange(d.after_renewal, {})) d.later(std::move(next));
-          const bool same_term = gen == d.link_gen && d.held.token == token;
-          switch (classify_write(rc)) {
-            case write_outcome::done:
-              if (same_term && r.size() == 2) {
-                d.held.lease_version = r[1].stat.version;
-                d.held.valid_until = sent_at + d.ttl();
-                d.server_time.learn(r[1].stat.mtime_ms, mono_clock::now());
-                d.arm_expiry();
-                return o->finish({}, renew_answer::renewed);
-              }
-              return o->finish({}, renew_answer::lost);
-            case write_outcome::raced:
-              if (same_term) d.drop_term(false);
-              return o->finish({}, renew_answer::lost);
-            case write_outcome::failed:
-              if (same_term && mono_clock::now() >= d.held.valid_until) d.drop_term(true);
-              return o->finish(d.note_failure(d.call_failure(rc, "renew on " + d.paths.election)),
-                               {});
-          }
-        });
-  });
+  d.begin_session_call(handler, "renew", [&d](auto o) { d.renew(o, nullptr); });
 }
 
 void zookeeper_store::async_release(release_handler handler) {

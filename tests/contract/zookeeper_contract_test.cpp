@@ -66,9 +66,13 @@ class zookeeper_harness final : public contract_harness {
   boost::asio::io_context io_;
 };
 
+const contract_kind zookeeper_contract_kind{
+    "zookeeper", [] { return std::make_unique<zookeeper_harness>(); }};
+
 INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
-                         ::testing::Values(contract_kind{
-                             "zookeeper", [] { return std::make_unique<zookeeper_harness>(); }}),
+                         ::testing::Values(zookeeper_contract_kind), contract_kind_name);
+// The kind carries lease.failsafe peers out.
+INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ::testing::Values(zookeeper_contract_kind),
                          contract_kind_name);
 
 }  // namespace

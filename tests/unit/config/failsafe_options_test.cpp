@@ -75,7 +75,6 @@ TEST(failsafe_options, the_kinds_without_it_refuse_it_by_name) {
   } kinds[] = {
       {"redlock",
        "store: {kind: redlock}\nredlock: {masters: [redis://a:1, redis://b:1, redis://c:1]}\n"},
-      {"zookeeper", "store: {kind: zookeeper}\nzookeeper: {servers: [z1:2181]}\n"},
   };
   for (const auto& k : kinds) {
     SCOPED_TRACE(k.kind);
@@ -86,6 +85,13 @@ TEST(failsafe_options, the_kinds_without_it_refuse_it_by_name) {
               std::string::npos)
         << what;
   }
+}
+
+TEST(failsafe_options, peers_on_zookeeper) {
+  const peer_files files;
+  const auto cfg =
+      from_yaml(files.lease() + "store: {kind: zookeeper}\nzookeeper: {servers: [z1:2181]}\n");
+  EXPECT_EQ(cfg.lease.failsafe, failsafe_mode::peers);
 }
 
 TEST(failsafe_options, the_mode_is_off_or_peers) {

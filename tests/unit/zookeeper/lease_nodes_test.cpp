@@ -179,8 +179,9 @@ acquire_facts me() {
 }
 
 const char* step_name(const acquire_step& s) {
-  static const char* names[] = {"create_record", "write_hold", "held_back", "held",
-                                "take",          "retake",     "bad_data"};
+  static const char* names[] = {"create_record", "write_hold", "held_back",     "held",
+                                "take",          "retake",     "bad_data",      "failsafe_held",
+                                "abstain"};
   return names[s.index()];
 }
 

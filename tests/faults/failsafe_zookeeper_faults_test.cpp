@@ -1,0 +1,250 @@
+// lease.failsafe peers on the zookeeper kind, three candidates on a
+// standalone ZooKeeper, a ttl of 2 s (the session timeout is the ttl):
+//
+// - ZooKeeper stopped under the leader for BATON_FAILSAFE_OUTAGE_S seconds
+//   (15 by default), longer than the session timeout, so that every
+//   candidate gives its session up, then started again with its data: with
+//   the mode, the same app and token throughout, and the leader resumes its
+//   term on a new session (its lease node, an ephemeral of the old one,
+//   created again); without it, the app stops at the renew deadline.
+//
+// Every round checks the event log for overlaps. docs/safety.md and
+// docs/stores/zookeeper.md report what it measured.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "scenario.hpp"
+#include "support/free_port.hpp"
+#include "support/servers/zookeeper_server.hpp"
+#include "zookeeper/lease_nodes.hpp"
+#include "zookeeper/zk_link.hpp"
+
+namespace baton::testing::failsafe_zookeeper_faults_test {
+namespace {
+
+constexpr auto zk_fs_ttl = 2000ms;
+
+std::chrono::seconds zk_outage() {
+  if (const char* s = std::getenv("BATON_FAILSAFE_OUTAGE_S"); s && *s) {
+    const long value = std::strtol(s, nullptr, 10);
+    if (value > 0 && value <= 600) return std::chrono::seconds(value);
+  }
+  return std::chrono::seconds(15);
+}
+
+// Each candidate's peer port and the secret they share, on ZooKeeper.
+struct zk_peer_ports {
+  zk_peer_ports(fault_cluster& cluster, std::string zk) : c(cluster), servers(std::move(zk)) {
+    std::ofstream(secret) << "failsafe-test-secret-0123456789abcdef\n";
+  }
+
+  node_options options(int index, bool failsafe = true) {
+    node_options o = on_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers});
+    if (!failsafe) return o;
+    if (!ports.count(index)) ports[index] = free_loopback_port();
+    o.baton_args = {"--failsafe",
+                    "peers",
+                    "--failsafe-secret-file",
+                    secret.string(),
+                    "--failsafe-listen",
+                    "127.0.0.1:" + std::to_string(ports[index])};
+    return o;
+  }
+
+  fault_cluster& c;
+  std::string servers;
+  std::filesystem::path secret = c.dir() / "peer.secret";
+  std::map<int, unsigned short> ports;
+};
+
+// The election's record node as the test reads it with a session of its
+// own (opened per read: the server goes away between reads).
+std::optional<zookeeper_detail::record_value> read_zk_record(const std::string& servers,
+                                                             const std::string& election) {
+  boost::asio::io_context io;
+  auto owner = std::make_shared<int>(0);
+  zookeeper_detail::zk_link_options o;
+  o.hosts = servers;
+  o.session_timeout = 4000ms;
+  o.owner = owner;
+  std::string error;
+  auto link = zookeeper_detail::zk_link::open(io, o, error);
+  if (!link) return std::nullopt;
+  const auto turn_until = [&](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    for (int i = 0; i < 10'000 && !done() && std::chrono::steady_clock::now() < deadline; ++i) {
+      io.run_one_for(20ms);
+    }
+    return done();
+  };
+  std::optional<zookeeper_detail::record_value> out;
+  if (turn_until([&] { return link->connected(); })) {
+    bool done = false;
+    link->get("/baton/" + election + "/record", [&](int rc, zookeeper_detail::node_seen seen) {
+      if (rc == 0 && seen.exists) out = zookeeper_detail::decode_record(seen.data);
+      done = true;
+    });
+    turn_until([&] { return done; });
+  }
+  link->close();
+  io.poll();
+  return out;
+}
+
+// Until the record lists both standbys of `leader` (its renewals carry the
+// candidates it listed): whom its rounds will ask.
+bool zk_record_lists_the_standbys(fault_cluster& c, const std::string& servers, int leader,
+                                  std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (int i = 0; i < 200 && std::chrono::steady_clock::now() < until; ++i) {
+    if (const auto rec = read_zk_record(servers, c.election()); rec && rec->failsafe) {
+      int listed = 0;
+      for (const auto& p : rec->failsafe->peers) {
+        for (int n = 1; n <= 3; ++n) {
+          if (n != leader && p.node == fault_cluster::name_of(n) && !p.address.empty()) ++listed;
+        }
+      }
+      if (listed == 2) return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+// Until standby `n`'s status names `leader` and no hold-back.
+bool zk_standby_sees(fault_cluster& c, int n, const std::string& leader,
+                     std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
+    if (auto s = c.status(n, 1s)) {
+      if ((*s)["leader"] == leader && !s->contains("held_back_why")) return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+zookeeper_server_options zk_fs_server_options() {
+  zookeeper_server_options o;
+  // Sessions of the ttl are granted (the default minimum is 400 ms).
+  return o;
+}
+
+TEST(failsafe_zookeeper_faults, stopped_past_the_session_timeout_the_leader_keeps_its_app) {
+  zookeeper_server zk(zk_fs_server_options());
+  fault_cluster c(round_name(1), zk_fs_ttl, false);
+  zk_peer_ports peers(c, zk.address());
+  for (int n = 1; n <= 3; ++n) c.start_node(n, peers.options(n));
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why << "\n" << zk.log_tail();
+  const int l = fault_cluster::index_of(*leader);
+  ASSERT_TRUE(zk_record_lists_the_standbys(c, zk.address(), l, 10s)) << c.logs();
+  const std::uint64_t token = token_value(*leader);
+
+  const std::int64_t inject = mono_now_ns();
+  zk.stop(true);
+  // Half-way: past the session timeout, the leader runs on its peers'
+  // confirmations.
+  hold_fault_until(inject + std::chrono::nanoseconds(zk_outage()).count() / 2);
+  const auto mid = c.status(l);
+  ASSERT_TRUE(mid) << c.logs();
+  EXPECT_TRUE((*mid)["is_leader"].get<bool>()) << mid->dump();
+  EXPECT_TRUE((*mid)["failsafe"]["on_confirmations"].get<bool>()) << mid->dump();
+  EXPECT_EQ((*mid)["failsafe"]["round_asked"], 2) << mid->dump();
+  EXPECT_TRUE((*mid)["healthy"].get<bool>()) << "a leader on confirmations is not wedged";
+  hold_fault_until(inject + std::chrono::nanoseconds(zk_outage()).count());
+  zk.start();  // with its data: the old sessions come back for a timeout
+  const std::int64_t back = mono_now_ns();
+
+  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 15s))
+      << c.logs() << "\n"
+      << zk.log_tail();
+  const double resumed_ms = ms_between(back, mono_now_ns());
+  event_log log(c.events());
+  log.refresh();
+  const auto before = interval_of(log, leader->pid);
+  ASSERT_TRUE(before);
+  // Still the same app, ticking on after the outage.
+  ASSERT_TRUE(wait_for(
+      log,
+      [&](const event_log& x) {
+        auto now = interval_of(x, leader->pid);
+        return now && now->ticks > before->ticks + 5;
+      },
+      5s))
+      << c.logs();
+  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
+  const auto live = log.live_workers();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].pid, leader->pid);
+  EXPECT_EQ(token_value(live[0]), token) << "the app kept its BATON_TOKEN";
+  // The standbys find the lease held by the leader again, past the old
+  // sessions' expiry (their nodes gone with them).
+  for (int n = 1; n <= 3; ++n) {
+    if (n == l) continue;
+    EXPECT_TRUE(zk_standby_sees(c, n, fault_cluster::name_of(l), 15s)) << c.log_of(n);
+  }
+  log.refresh();
+  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
+  const auto overlaps = check_no_overlap(c);
+  auto record = round_record(c,
+                             "zookeeper: stopped " + std::to_string(zk_outage().count()) +
+                                 " s past the session timeout, started with its data "
+                                 "(failsafe peers)",
+                             inject, std::nullopt, overlaps);
+  record.kept_working = true;
+  record_fault(record);
+  std::printf(
+      "failsafe zookeeper: outage %lld s, the leader resumed within %.0f ms of "
+      "ZooKeeper being back\n",
+      static_cast<long long>(zk_outage().count()), resumed_ms);
+  // The leader's own words on the outage, for the figures the docs report.
+  std::istringstream text(c.log_of(l));
+  for (std::string line; std::getline(text, line);) {
+    if (line.find("cannot be reached") != std::string::npos ||
+        line.find("peer confirmations") != std::string::npos ||
+        line.find("resum") != std::string::npos) {
+      std::printf("  %s\n", line.c_str());
+    }
+  }
+}
+
+TEST(failsafe_zookeeper_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {
+  zookeeper_server zk(zk_fs_server_options());
+  fault_cluster c(round_name(1), zk_fs_ttl, false);
+  zk_peer_ports stores(c, zk.address());
+  for (int n = 1; n <= 3; ++n) c.start_node(n, stores.options(n, false));
+  std::string why;
+  auto leader = c.wait_for_single_worker(20s, &why);
+  ASSERT_TRUE(leader) << why << "\n" << zk.log_tail();
+  exit_watch app(leader->pid);
+
+  const std::int64_t inject = mono_now_ns();
+  zk.stop(true);
+  const auto gone = app.wait(zk_fs_ttl + 2s);
+  ASSERT_TRUE(gone) << "the app outlived its lease without the mode\n" << c.logs();
+  // Stopped within the lease's validity, counted from the last renewal
+  // before the outage.
+  EXPECT_LE(*gone, inject + std::chrono::nanoseconds(zk_fs_ttl).count()) << c.logs();
+  std::printf("failsafe zookeeper off: the app stopped %.0f ms after ZooKeeper\n",
+              ms_between(inject, *gone));
+  hold_fault_until(inject + std::chrono::nanoseconds(zk_fs_ttl + 1s).count());
+  zk.start();
+  event_log log(c.events());
+  ASSERT_TRUE(wait_for_new_term_after(log, inject, 30s)) << c.logs() << "\n" << zk.log_tail();
+  const auto overlaps = check_no_overlap(c);
+  record_fault(
+      round_record(c, "zookeeper: stopped 3 s (failsafe off)", inject, leader->pid, overlaps));
+}
+
+}  // namespace
+}  // namespace baton::testing::failsafe_zookeeper_faults_test
