@@ -24,15 +24,60 @@ std::string registration_value(const registration& r) {
   if (r.cooling > milliseconds(0) && r.marks > 0) {
     v += " " + std::to_string(r.cooling.count()) + " " + std::to_string(r.marks);
   }
-  if (!r.card.empty()) v += "\n" + r.card;
+  if (!r.card.empty() || r.failsafe) v += "\n" + r.card;
+  if (r.failsafe) {
+    const auto& f = *r.failsafe;
+    v += "\nfailsafe " + (f.address.empty() ? std::string("-") : f.address) + " " +
+         std::to_string(f.promise_token) + " " +
+         (f.promise_leader.empty() ? std::string("-") : f.promise_leader) + " " +
+         std::to_string(std::max<std::int64_t>(f.promise_left.count(), 0));
+  }
   return v;
 }
 
+namespace {
+
+// The words of one line, split at single spaces.
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> words;
+  for (std::size_t at = 0;;) {
+    const auto space = line.find(' ', at);
+    words.push_back(line.substr(at, space == std::string_view::npos ? space : space - at));
+    if (space == std::string_view::npos) break;
+    at = space + 1;
+  }
+  return words;
+}
+
+// "failsafe <address> <token> <leader> <ms left>"; nullopt otherwise.
+std::optional<registration_failsafe> parse_failsafe_line(std::string_view line) {
+  const auto w = words_of(line);
+  if (w.size() != 5 || w[0] != "failsafe") return std::nullopt;
+  const auto token = number<std::uint64_t>(w[2]);
+  const auto left = number<std::int64_t>(w[4]);
+  if (!token || !left || *left < 0 || w[1].empty() || w[3].empty()) return std::nullopt;
+  registration_failsafe f;
+  f.address = w[1] == "-" ? std::string() : std::string(w[1]);
+  f.promise_token = *token;
+  f.promise_leader = w[3] == "-" ? std::string() : std::string(w[3]);
+  f.promise_left = milliseconds(*left);
+  return f;
+}
+
+}  // namespace
+
 std::optional<registration> parse_registration(std::string_view value) {
   std::string card;
+  std::optional<registration_failsafe> failsafe;
   if (const auto nl = value.find('\n'); nl != std::string_view::npos) {
     card = std::string(value.substr(nl + 1));
     value = value.substr(0, nl);
+    // A third line is lease.failsafe peers' (a line of another form stays
+    // part of the card, as a version before this one reads it).
+    if (const auto second = card.find('\n'); second != std::string::npos) {
+      failsafe = parse_failsafe_line(std::string_view(card).substr(second + 1));
+      if (failsafe) card.resize(second);
+    }
   }
   // Three fields, or five with a cool-down.
   std::vector<std::string_view> fields;
@@ -49,6 +94,7 @@ std::optional<registration> parse_registration(std::string_view value) {
   if (!priority || !live || !lapsed_below || *live < 0 || *lapsed_below < 0) return std::nullopt;
   registration r{*priority, milliseconds(*live), *lapsed_below};
   r.card = std::move(card);
+  r.failsafe = std::move(failsafe);
   if (fields.size() == 5) {
     const auto cooling = number<std::int64_t>(fields[3]);
     const auto marks = number<std::int64_t>(fields[4]);
@@ -129,10 +175,12 @@ std::optional<registration_run::standing> registration_run::standing_at(time_poi
 
 std::optional<cooling_put> cooling_mark(const registration_run& run, time_point now, int priority,
                                         std::int64_t lapsed_below, milliseconds cooldown,
-                                        const std::string& card) {
+                                        const std::string& card,
+                                        const std::optional<registration_failsafe>& failsafe) {
   const auto standing = run.standing_at(now);
   if (!standing || cooldown <= milliseconds(0)) return std::nullopt;
-  const registration r{priority, standing->live, lapsed_below, cooldown, standing->revision, card};
+  const registration r{priority, standing->live, lapsed_below, cooldown,
+                       standing->revision, card,  failsafe};
   return cooling_put{registration_value(r), standing->revision};
 }
 
@@ -175,6 +223,15 @@ judged_candidates judge_candidates(const std::vector<key_value>& kvs, std::strin
     candidate_info info{
         f.kv->key.substr(prefix.size()), f.r.priority, f.r.live + since_put, since_put, cooling};
     info.card = f.r.card;
+    if (f.r.failsafe) {
+      info.peer_address = f.r.failsafe->address;
+      // A promise counts down from its own put (a cool-down's mark carries
+      // it again, and so makes it no shorter).
+      const auto& p = *f.r.failsafe;
+      if (p.promise_token != 0 && p.promise_left > since(f.kv->mod_revision)) {
+        out.promises.push_back({info.node, p.address, p.promise_token, p.promise_leader});
+      }
+    }
     out.live.push_back(std::move(info));
   }
   return out;

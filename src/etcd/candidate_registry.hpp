@@ -57,6 +57,19 @@
 
 namespace baton::etcd_detail {
 
+/// lease.failsafe peers (docs/safety.md, F9): where a candidate's peer port
+/// is, and the promise it keeps, as its registration says.
+struct registration_failsafe {
+  std::string address;  ///< "" = none published
+  std::uint64_t promise_token = 0;  ///< 0 = no promise
+  std::string promise_leader;
+  /// What was left of the promise when the registration was sent: a reader
+  /// counts it down from the put by the least time it knows has passed.
+  milliseconds promise_left{0};
+
+  friend bool operator==(const registration_failsafe&, const registration_failsafe&) = default;
+};
+
 /// What a registration key holds.
 struct registration {
   int priority = 0;
@@ -71,10 +84,15 @@ struct registration {
   std::int64_t marks = 0;
   /// Its candidate card ("" = none).
   std::string card{};
+  /// With lease.failsafe peers: its peer port and promise.
+  std::optional<registration_failsafe> failsafe{};
 };
 /// "<priority> <live_ms> <lapsed_below>", and " <cooling_ms> <marks>" with
 /// a cool-down, then "\n<card>" with a card (a version before cards reads
-/// such a value as none of its form, and lists no such candidate).
+/// such a value as none of its form, and lists no such candidate), then,
+/// with lease.failsafe peers, a third line "failsafe <address> <promise
+/// token> <promise leader> <promise ms left>" ("-" for an empty address or
+/// leader; the card line then always written, "" for none).
 std::string registration_value(const registration& r);
 /// nullopt for a value not in that form (put by hand, or by another
 /// version). A version before cool-downs writes (and reads) the first three
@@ -171,13 +189,26 @@ struct cooling_put {
 /// `cooldown`, with the store's `priority` and `lapsed_below` (as a
 /// registration's) and its `card`; nullopt when there is none standing to
 /// mark, or no cool-down.
-std::optional<cooling_put> cooling_mark(const registration_run& run, time_point now, int priority,
-                                        std::int64_t lapsed_below, milliseconds cooldown,
-                                        const std::string& card = {});
+std::optional<cooling_put> cooling_mark(
+    const registration_run& run, time_point now, int priority, std::int64_t lapsed_below,
+    milliseconds cooldown, const std::string& card = {},
+    const std::optional<registration_failsafe>& failsafe = std::nullopt);
+
+/// A live registration's promise (F9), as a failsafe hold names it.
+struct registered_promise {
+  std::string node;
+  std::string address;
+  std::uint64_t token = 0;
+  std::string leader;
+};
 
 /// The registrations read under `prefix` (<dir>candidates/), judged.
 struct judged_candidates {
   std::vector<candidate_info> live;
+  /// The live registrations' promises that may still run: counted down
+  /// from their put by the least time the reader knows has passed, so a
+  /// promise is never taken for over before it is.
+  std::vector<registered_promise> promises;
   /// Lapsed registrations, to delete only if unchanged (by mod_revision).
   std::vector<key_value> lapsed;
 };

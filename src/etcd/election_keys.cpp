@@ -16,7 +16,8 @@ election_keys::election_keys(std::string_view prefix, std::string_view election)
       fence(dir + "fence"),
       record(dir + "record"),
       released(dir + "released"),
-      reserved(dir + "reserved") {}
+      reserved(dir + "reserved"),
+      failsafe(dir + "failsafe") {}
 
 std::string election_keys::candidate(std::string_view node_id) const {
   return candidates + std::string(node_id);
@@ -120,6 +121,7 @@ election_view read_view(const header& hdr, const std::vector<key_value>& kvs,
     if (kv.key == keys.record) v.record = kv;
     if (kv.key == keys.released) v.released = kv;
     if (kv.key == keys.reserved) v.reserved = kv;
+    if (kv.key == keys.failsafe) v.failsafe = kv;
   }
   return v;
 }

@@ -1,7 +1,7 @@
 // What one election keeps in etcd, and how the store reads it, without I/O.
 //
-// Under <prefix><election>/ six keys of the election's state, and one key per
-// candidate:
+// Under <prefix><election>/ six keys of the election's state (seven with
+// lease.failsafe peers), and one key per candidate:
 // - lease:  "<node_id>:<nonce>" on the holder's etcd lease; its mod_revision
 //           is the term's revision;
 // - holder: the same value on the same etcd lease, put with the lease key.
@@ -23,6 +23,8 @@
 //           (only if its lease key is still the term's), so it names the
 //           etcd lease of a term that ended by a release. While it lives only
 //           to_node may take the lease; to_node's take deletes it;
+// - failsafe: lease.failsafe peers' record of the last term made with the
+//           mode, on no lease (failsafe_record.hpp);
 // - candidates/<node_id>: a candidate's registration (candidate_registry.hpp).
 //           The candidates' keys sort before the state's, and reads and the
 //           watch cover the state alone, [state, end): registrations cost a
@@ -66,6 +68,7 @@ struct election_keys {
   std::string record;    ///< dir + "record"
   std::string released;  ///< dir + "released"
   std::string reserved;  ///< dir + "reserved"
+  std::string failsafe;  ///< dir + "failsafe"
   /// A candidate's registration key: candidates + node_id.
   std::string candidate(std::string_view node_id) const;
 };
@@ -128,6 +131,7 @@ struct election_view {
   std::optional<key_value> record;
   std::optional<key_value> released;
   std::optional<key_value> reserved;
+  std::optional<key_value> failsafe;
 };
 /// Sorts the keys of a range over keys.dir into a view; other keys are
 /// ignored.

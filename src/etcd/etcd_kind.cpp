@@ -355,6 +355,7 @@ const store_kind etcd_kind{
     .make_store = make_etcd_store,
     .check = check_etcd,
     .call_bound = etcd_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 }  // namespace baton

@@ -51,7 +51,8 @@ struct etcd_store_options {
   /// when a connect fails.
   std::vector<std::string> endpoints;
   /// Put before the election's name in every key: <prefix><election>/lease,
-  /// /holder, /fence, /record, /released, /reserved, /candidates/<node_id>.
+  /// /holder, /fence, /record, /released, /reserved, /failsafe (with
+  /// lease.failsafe peers), /candidates/<node_id>.
   /// The role baton runs as needs read-write on that prefix.
   std::string prefix = "baton/";
   milliseconds connect_timeout{1000};
@@ -115,10 +116,16 @@ class etcd_store final : public lease_store {
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;
+  /// lease.failsafe peers (identity.peer_address set): the record
+  /// <prefix><election>/failsafe written with every grant, renewal and
+  /// resume, the failsafe hold, the register-only acquire and the resume
+  /// (docs/stores/etcd.md, "Peer-confirmed leadership").
+  failsafe_calls* failsafe() override;
   void close() override;
 
  private:
   struct impl;
+  class failsafe_port;
   std::unique_ptr<impl> impl_;
 };
 

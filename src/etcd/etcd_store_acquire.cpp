@@ -53,6 +53,7 @@ void etcd_store::impl::acquire(acquire_ptr h, int attempt) {
                                        2 * options.identity.ttl);
         const auto counted = counting(h, std::move(judged.live));
         seen_record(view.record);
+        last_record = view.failsafe ? read_failsafe_record(*view.failsafe) : std::nullopt;
         saw_holder(view.lease);
         saw_release_mark(view.released);
         saw_reservation(view.reserved);
@@ -63,11 +64,11 @@ void etcd_store::impl::acquire(acquire_ptr h, int attempt) {
           case acquire_step::held_back:
             return held_back(counted, *view.fence);
           case acquire_step::held:
-            return held(counted, *view.lease, attempt);
+            return held(counted, *view.lease, attempt, token_of_lease(*view.lease, view.failsafe));
           case acquire_step::reserved:
             return reserved(counted, *view.reserved);
           case acquire_step::take:
-            return take(counted, view, attempt);
+            return take(counted, view, attempt, judged.promises);
         }
       });
 }
@@ -114,10 +115,10 @@ void etcd_store::impl::reserved(acquire_ptr h, const key_value& kv) {
 // store's own revoke of it, etcd_store_tail.cpp, between the read and this
 // question): read again rather than answer held by nobody, whose wait would
 // outlast the wake-up this store has already ignored while acquiring.
-void etcd_store::impl::held(acquire_ptr h, const key_value& kv, int attempt) {
+void etcd_store::impl::held(acquire_ptr h, const key_value& kv, int attempt, std::uint64_t token) {
   acquire_answer a;
   a.outcome = acquire_outcome::held;
-  a.token = static_cast<std::uint64_t>(floor.token_of(kv.mod_revision));
+  a.token = token;
   a.holder = holder_of(kv.value);
   if (kv.lease == 0) return (*h)({}, std::move(a));  // put by hand: no lease to ask about
   const auto sent = mono_clock::now();
@@ -203,7 +204,13 @@ void etcd_store::impl::saw_reservation(const std::optional<key_value>& kv) {
 // That holder is the holder key's (there only while its lease lives, so
 // even a candidate started after the delete finds it), or the last one
 // this store watched.
-void etcd_store::impl::take(acquire_ptr h, const election_view& view, int attempt) {
+//
+// With lease.failsafe peers, a free lease is first weighed against the
+// record and the registered promises (hold_or_abstain): a grant waits for
+// the term's clearance, and a caller that may not win only registers.
+void etcd_store::impl::take(acquire_ptr h, const election_view& view, int attempt,
+                            const std::vector<registered_promise>& promises) {
+  if (asking && hold_or_abstain(h, view, promises)) return;
   if (view.lease) return take_free(h, view, attempt);
   const bool orphaned =
       view.holder && identity_of(view.holder->value) != own_value && view.holder->lease != 0;
@@ -286,8 +293,15 @@ void etcd_store::impl::take_free(acquire_ptr h, const election_view& view, int a
     std::vector<txn_op> put = {{txn_op::kind::put, keys.lease, value, lease, {}},
                                {txn_op::kind::put, keys.holder, value, lease, {}}};
     if (view.reserved) put.push_back({txn_op::kind::remove, keys.reserved, {}, 0, {}});
+    // lease.failsafe peers: the record of the new term, in the same step,
+    // only if the record is as the hold was weighed on.
+    auto compares = as_read;
+    if (const auto record = grant_record()) {
+      compares.push_back({keys.failsafe, "MOD", view.failsafe ? view.failsafe->mod_revision : 0});
+      put.push_back(*record);
+    }
     request<acquire_answer>(
-        h, "/v3/kv/txn", txn_request(as_read, put),
+        h, "/v3/kv/txn", txn_request(compares, put),
         [this, h, lease, attempt, view, raft_term = view.hdr.raft_term,
          known = floor.revision_seen()](const json& j) {
           const auto t = read_txn(j);
@@ -306,10 +320,12 @@ void etcd_store::impl::take_free(acquire_ptr h, const election_view& view, int a
           if (term && term->lease != lease) {
             forget("/v3/lease/revoke", lease_id_request(term->lease));
           }
-          term = held_term{lease, t.hdr.revision, std::max<std::int64_t>(raft_term, 0)};
+          const auto token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));
+          if (asking) record_missing_at_renew = false;
+          term = held_term{lease, t.hdr.revision, std::max<std::int64_t>(raft_term, 0), token};
           acquire_answer a;
           a.outcome = acquire_outcome::acquired;
-          a.token = static_cast<std::uint64_t>(floor.token_of(t.hdr.revision));
+          a.token = token;
           a.holder = options.identity.node_id;
           a.remaining = options.identity.ttl;
           (*h)({}, std::move(a));
@@ -328,18 +344,28 @@ void etcd_store::impl::retry(acquire_ptr h, int attempt) {
 
 // The reset's txn: the record's offset raised to the floor, the fence on a
 // lease of one ttl, the lease key deleted; only if the record is as read.
+// With lease.failsafe peers, a lease key whose term the failsafe record
+// holds stays: a leader that ran on its peers' confirmations resumed it
+// (F8), its token is the record's, and its app runs; the fence holds back
+// only those who would start. The lease key is then compared as read too.
 void etcd_store::impl::fence(acquire_ptr h, const election_view& view, int attempt) {
   grant(h, [this, h, view, attempt](std::int64_t lease, const header&) {
     const auto current = view.record ? parse_offset(view.record->value) : std::nullopt;
     const auto offset = floor.fence_offset(current);
-    const std::vector<compare> as_read = {
+    std::vector<compare> as_read = {
         {keys.record, "MOD", view.record ? view.record->mod_revision : 0}};
-    const std::vector<txn_op> ops = {
+    std::vector<txn_op> ops = {
         {txn_op::kind::put, keys.record, std::to_string(offset), 0, {}},
         {txn_op::kind::put, keys.fence, own_value, lease, {}},
-        {txn_op::kind::remove, keys.lease, {}, 0, {}},
-        {txn_op::kind::remove, keys.holder, {}, 0, {}},
     };
+    if (failsafe_on()) {
+      as_read.push_back({keys.lease, "MOD", view.lease ? view.lease->mod_revision : 0});
+      as_read.push_back({keys.failsafe, "MOD", view.failsafe ? view.failsafe->mod_revision : 0});
+    }
+    if (!failsafe_on() || !record_holds_lease(view)) {
+      ops.push_back({txn_op::kind::remove, keys.lease, {}, 0, {}});
+      ops.push_back({txn_op::kind::remove, keys.holder, {}, 0, {}});
+    }
     request<acquire_answer>(h, "/v3/kv/txn", txn_request(as_read, ops),
                             [this, h, lease, offset, attempt](const json& j) {
                               const auto t = read_txn(j);
@@ -364,6 +390,7 @@ void etcd_store::impl::fence(acquire_ptr h, const election_view& view, int attem
 void etcd_store::async_acquire(acquire_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
+  d.asking.reset();
   d.acquire(std::make_shared<acquire_handler>(std::move(handler)), 0);
 }
 

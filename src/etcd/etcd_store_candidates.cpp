@@ -23,10 +23,11 @@ constexpr std::size_t prune_at_most = 64;
 etcd_store::impl::registering_call etcd_store::impl::registering_txn(std::vector<txn_op> reads,
                                                                      time_point sent) const {
   std::vector<txn_op> ops;
-  if (run.due(sent)) {
+  if (run.due(sent) || failsafe_put_due(sent)) {
     registration r{options.identity.priority, run.live_at(sent),
                    clock.seen_by(sent - 2 * options.identity.ttl)};
     r.card = options.identity.card;
+    r.failsafe = failsafe_fields(sent);
     ops.push_back({txn_op::kind::put,
                    keys.candidate(options.identity.node_id),
                    registration_value(r),
@@ -35,7 +36,8 @@ etcd_store::impl::registering_call etcd_store::impl::registering_txn(std::vector
   }
   const std::size_t first_read = ops.size();
   for (auto& op : reads) ops.push_back(std::move(op));
-  return {txn_request({}, ops), first_read};
+  auto body = txn_request({}, ops);
+  return {std::move(body), first_read, std::move(ops)};
 }
 
 // A call's txn answered: its put (if it had one) noted, and what its reads
@@ -43,7 +45,11 @@ etcd_store::impl::registering_call etcd_store::impl::registering_txn(std::vector
 void etcd_store::impl::registered(const txn_answer& t, bool put, time_point sent,
                                   const std::optional<key_value>& own) {
   if (!t.succeeded) throw std::runtime_error("a txn without conditions did not succeed");
-  if (put) run.put(sent, t.hdr.revision);
+  if (put) {
+    run.put(sent, t.hdr.revision);
+    const auto f = failsafe_fields(sent);
+    promise_registered = f && f->promise_token != 0;
+  }
   run.found(own, t.hdr.revision);
 }
 
@@ -87,9 +93,11 @@ void etcd_store::register_cooldown(milliseconds cooldown) {
   auto& d = *impl_;
   if (d.shell.closed()) return;
   const auto now = mono_clock::now();
+  // The mark carries the mode's fields as they are now: a promise told
+  // again counts down from the mark's put, so it is never shortened.
   const auto put = cooling_mark(d.run, now, d.options.identity.priority,
                                 d.clock.seen_by(now - 2 * d.options.identity.ttl), cooldown,
-                                d.options.identity.card);
+                                d.options.identity.card, d.failsafe_fields(now));
   if (!put) return;
   // Only over the registration it marks; whatever comes of it, the next
   // call puts a plain one, which ends the cool-down. Best effort, as the
@@ -110,24 +118,32 @@ void etcd_store::update_card(std::string card) {
 // A candidate that may not lead makes this call instead of its attempts, as
 // often: one txn of the registration's put when one is due
 // (registration_run) and a read of the lease key, whose holder and token it
-// answers as an acquire's held answer names them.
+// answers as an acquire's held answer names them. With lease.failsafe peers
+// it does not register, as the Redis kinds do not: every listed candidate
+// is a peer a leader asks, and one that may not lead answers none. It reads
+// the record too, which knows a resumed term's token.
 void etcd_store::async_look(look_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   const auto sent = mono_clock::now();
-  auto call = d.registering_txn({{txn_op::kind::range, d.keys.lease, {}, 0, {}}}, sent);
+  std::vector<txn_op> reads = {{txn_op::kind::range, d.keys.lease, {}, 0, {}},
+                               {txn_op::kind::range, d.keys.failsafe, {}, 0, {}}};
+  auto call = d.failsafe_on() ? impl::registering_call{txn_request({}, reads), 0, reads}
+                              : d.registering_txn(std::move(reads), sent);
   auto h = std::make_shared<look_handler>(std::move(handler));
   d.request<lease_holder>(h, "/v3/kv/txn", call.body,
                           [&d, h, sent, reads = call.first_read](const json& j) {
                             const auto t = read_txn(j);
                             const auto kvs = read_txn_range(j, reads);
+                            const auto record = read_txn_range(j, reads + 1);
                             d.seen(t.hdr);
                             if (reads > 0 && t.succeeded) d.run.put(sent, t.hdr.revision);
                             lease_holder out;
                             if (kvs.size() == 1) {
                               out.node = holder_of(kvs[0].value);
-                              out.token = static_cast<std::uint64_t>(
-                                  d.floor.token_of(kvs[0].mod_revision));
+                              out.token = d.token_of_lease(
+                                  kvs[0], record.size() == 1 ? std::optional<key_value>(record[0])
+                                                             : std::nullopt);
                             }
                             (*h)({}, std::move(out));
                           });

@@ -14,6 +14,9 @@
 //   etcd_store_tail.cpp        a standby's follow of another holder's lease
 //                              to its end, and its revoke once etcd's
 //                              answers prove it expired
+//   etcd_store_failsafe.cpp    lease.failsafe peers: the record a grant,
+//                              renewal and resume write, the failsafe hold,
+//                              the resume (failsafe_record.hpp)
 // Private to those files. etcd_store.hpp says what the store does; the
 // comment on each step, where it is defined, says how.
 #pragma once
@@ -34,6 +37,7 @@
 #include "etcd_store.hpp"
 #include "etcd_wire.hpp"
 #include "expiry_proof.hpp"
+#include "failsafe_record.hpp"
 #include "http_client.hpp"
 #include "store/store_shell.hpp"
 #include "watch_stream.hpp"
@@ -57,6 +61,9 @@ struct etcd_store::impl {
     std::int64_t lease = 0;
     std::int64_t revision = 0;
     std::int64_t raft_term = 0;  // stamped in its value (0 = none)
+    // Its token: offset + the grant's revision, or the token a resume took
+    // up again (whose lease key has a later revision).
+    std::uint64_t token = 0;
   };
 
   // --- the store made (etcd_store.cpp) ---------------------------------------
@@ -116,18 +123,47 @@ struct etcd_store::impl {
   void acquire(acquire_ptr h, int attempt);
   acquire_ptr counting(acquire_ptr h, std::vector<candidate_info> live) const;
   void reserved(acquire_ptr h, const key_value& kv);
-  void held(acquire_ptr h, const key_value& kv, int attempt);
+  void held(acquire_ptr h, const key_value& kv, int attempt, std::uint64_t token);
   void held_back(acquire_ptr h, const key_value& fence_kv);
   void grant(acquire_ptr h, std::function<void(std::int64_t lease, const header&)> next);
   void saw_holder(const std::optional<key_value>& kv);
   void saw_release_mark(const std::optional<key_value>& kv);
   void saw_reservation(const std::optional<key_value>& kv);
-  void take(acquire_ptr h, const election_view& view, int attempt);
+  void take(acquire_ptr h, const election_view& view, int attempt,
+            const std::vector<registered_promise>& promises);
   void wait_out_holder(acquire_ptr h, const key_value& old, mono_clock::duration left,
                        std::int64_t raft_term_now);
   void take_free(acquire_ptr h, const election_view& view, int attempt);
   void retry(acquire_ptr h, int attempt);
   void fence(acquire_ptr h, const election_view& view, int attempt);
+
+  // --- lease.failsafe peers (etcd_store_failsafe.cpp) ------------------------
+
+  bool failsafe_on() const { return !options.identity.peer_address.empty(); }
+  // What this store's registration says of the mode at `at`: its peer port
+  // and the promise it keeps then; nullopt without the mode.
+  std::optional<registration_failsafe> failsafe_fields(time_point at) const;
+  // Whether a call sent at `at` must put the registration for the mode's
+  // sake: it keeps a promise, or the last put carried one that ended.
+  bool failsafe_put_due(time_point at) const;
+  // The token of the term the lease key `lease` names: the record's when
+  // the record names that term (a resumed term's lease key is newer than
+  // its token), else offset + its revision.
+  std::uint64_t token_of_lease(const key_value& lease,
+                               const std::optional<key_value>& record) const;
+  // The record's hold, or a caller that may not win: answered, true; false
+  // when the acquire goes on (take()).
+  bool hold_or_abstain(acquire_ptr h, const election_view& view,
+                       const std::vector<registered_promise>& promises);
+  // What a grant's txn adds with the mode: the record of the new term.
+  std::optional<txn_op> grant_record() const;
+  // The lease key is the record's term (a resumed one): a fence keeps it.
+  bool record_holds_lease(const election_view& view) const;
+  void clear_record(std::shared_ptr<release_handler> h, held_term t);
+  void resume(std::shared_ptr<renew_handler> h, std::uint64_t token, failsafe_list list,
+              int attempt);
+  void resume_write(std::shared_ptr<renew_handler> h, std::uint64_t token, failsafe_list list,
+                    int attempt, election_view view, std::int64_t lease);
 
   // --- the registration (etcd_store_candidates.cpp) --------------------------
 
@@ -139,6 +175,7 @@ struct etcd_store::impl {
   struct registering_call {
     std::string body;
     std::size_t first_read = 0;
+    std::vector<txn_op> ops{};  // the body's operations
   };
   registering_call registering_txn(std::vector<txn_op> reads, time_point sent) const;
   void registered(const txn_answer& t, bool put, time_point sent,
@@ -148,6 +185,10 @@ struct etcd_store::impl {
 
   // --- the term: release, hand-over (etcd_store_term.cpp) --------------------
 
+  // `list`: lease.failsafe peers' renewal, which writes it into the record.
+  void renew(std::shared_ptr<renew_handler> h, held_term t, std::optional<failsafe_list> list);
+  void renewed_if_ours(std::shared_ptr<renew_handler> h, held_term t,
+                       const std::vector<key_value>& kvs);
   void revoke(std::shared_ptr<release_handler> h, held_term t);
   void mark_released(std::shared_ptr<release_handler> h, held_term t);
   void hand_over(std::shared_ptr<release_handler> h, held_term t, std::string to,
@@ -231,6 +272,24 @@ struct etcd_store::impl {
   // each endpoint (calls and the watch) until it answers again.
   std::size_t watch_at = 0;
   std::vector<std::string> endpoint_errors;
+  // lease.failsafe peers. The failsafe acquire in progress (nullopt: a
+  // plain one): the driver makes one acquire at a time.
+  std::optional<failsafe_acquire> asking;
+  // The promise this store's registration carries, from when the call that
+  // gave it was sent; and whether the last put carried one.
+  std::optional<failsafe_promise> promise;
+  time_point promise_at{};
+  bool promise_registered = false;
+  // The highest token a failsafe acquire said it cleared, and the record as
+  // the last read of the election's keys found it: a standby revokes no
+  // lease of a term the record holds above it (etcd_store_tail.cpp).
+  std::uint64_t cleared_token = 0;
+  std::optional<failsafe_record> last_record;
+  // A renewal found no record (a term granted by a plain acquire, or an
+  // operator's delete): the next one writes it only while it is missing.
+  bool record_missing_at_renew = false;
+  // The failsafe calls behind lease_store::failsafe(), made on first use.
+  std::unique_ptr<failsafe_calls> failsafe_calls_of;
 };
 
 }  // namespace baton

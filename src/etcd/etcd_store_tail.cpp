@@ -23,6 +23,13 @@ namespace baton {
 
 void etcd_store::impl::follow_tail(const key_value& kv, const ttl_reading& r) {
   if (tail_refused || shell.closed() || term) return;
+  // lease.failsafe peers (F6): a term the record holds above what this node
+  // cleared may run on its peers' confirmations after its lease expired; it
+  // is not this standby's to end early. etcd expires the lease itself.
+  if (failsafe_on() && last_record && last_record->value == identity_of(kv.value) &&
+      last_record->token > cleared_token) {
+    return;
+  }
   if (!tail || tail->kv.lease != kv.lease) {
     tail_timer.cancel();
     tail.emplace(followed_lease{

@@ -89,11 +89,13 @@ void etcd_store::impl::hand_over(std::shared_ptr<release_handler> h, held_term t
 void etcd_store::impl::reserve(std::shared_ptr<release_handler> h, held_term t,
                                const reservation& r, std::int64_t window) {
   const std::vector<compare> ours = {{keys.lease, "MOD", t.revision}};
-  const std::vector<txn_op> ops = {
+  std::vector<txn_op> ops = {
       {txn_op::kind::remove, keys.lease, {}, 0, {}},
       {txn_op::kind::remove, keys.holder, {}, 0, {}},
       {txn_op::kind::put, keys.reserved, reservation_value(r), window, {}},
   };
+  // lease.failsafe peers: the term ends by a release, its record with it.
+  if (failsafe_on()) ops.push_back({txn_op::kind::remove, keys.failsafe, {}, 0, {}});
   request<release_answer>(h, "/v3/kv/txn", txn_request(ours, ops),
                           [this, h, t, window](const json& j) {
                             const auto answer = read_txn(j);
@@ -119,59 +121,111 @@ void etcd_store::impl::end_handed_term(std::shared_ptr<release_handler> h, held_
                });
 }
 
+// A renewal: a keepalive of the term's lease, then a read that the lease
+// key is still the term's (an operator's delete, or a fence, leaves the
+// lease alive), in a txn that registers this store when its registration
+// is due and reads that registration back. With lease.failsafe peers
+// (`list`), that txn writes the list into the record too, only if the lease
+// key is the term's and the record's list number is below the list's (F1):
+// a renewal that lands late leaves a newer list alone.
+void etcd_store::impl::renew(std::shared_ptr<renew_handler> h, held_term t,
+                             std::optional<failsafe_list> list) {
+  auto still_ours = [this, t] { return term && term->lease == t.lease; };
+  request<renew_answer>(
+      h, "/v3/lease/keepalive", lease_id_request(t.lease),
+      [this, h, t, still_ours, list = std::move(list)](const json& j) {
+        const auto k = read_keepalive(j);
+        seen(k.hdr);
+        if (k.ttl_seconds <= 0 || !still_ours()) {
+          if (still_ours()) term.reset();
+          return (*h)({}, renew_answer::lost);
+        }
+        const auto sent = mono_clock::now();
+        const auto own = keys.candidate(options.identity.node_id);
+        std::vector<txn_op> reads = {{txn_op::kind::range, keys.lease, {}, 0, {}},
+                                     {txn_op::kind::range, own, {}, 0, {}}};
+        if (list) reads.push_back({txn_op::kind::range, keys.failsafe, {}, 0, {}});
+        auto call = registering_txn(reads, sent);
+        std::size_t first = call.first_read;
+        if (list) {
+          // The same operations in both branches; the success branch writes
+          // the record before them.
+          std::vector<txn_op> both(call.ops.begin(),
+                                   call.ops.begin() + static_cast<std::ptrdiff_t>(first));
+          auto written = both;
+          written.push_back({txn_op::kind::put, keys.failsafe,
+                             failsafe_record_value(list->seq, std::to_string(t.token), own_value,
+                                                   options.identity.peer_address, list->peers),
+                             0,
+                             {}});
+          const std::size_t shift = written.size() - both.size();
+          for (const auto& r : reads) {
+            both.push_back(r);
+            written.push_back(r);
+          }
+          const std::vector<compare> guard = {
+              {keys.lease, "MOD", t.revision},
+              record_missing_at_renew ? compare{keys.failsafe, "CREATE", 0}
+                                      : failsafe_seq_below(keys.failsafe, list->seq)};
+          call.body = txn_request(guard, written, both);
+          // Which branch ran is only known from the answer: the success
+          // branch's reads come `shift` operations later.
+          return request<renew_answer>(
+              h, "/v3/kv/txn", call.body,
+              [this, h, t, sent, first, shift](const json& j2) {
+                auto answer = read_txn(j2);
+                const auto at = first + (answer.succeeded ? shift : 0);
+                const auto kvs = read_txn_range(j2, at);
+                const auto record = read_txn_range(j2, at + 2);
+                record_missing_at_renew = record.empty();
+                seen(answer.hdr);
+                answer.succeeded = true;  // the registration's put ran in either branch
+                registered(answer, first > 0, sent, own_registration(read_txn_range(j2, at + 1)));
+                renewed_if_ours(h, t, kvs);
+              });
+        }
+        request<renew_answer>(h, "/v3/kv/txn", call.body,
+                              [this, h, t, sent, first](const json& j2) {
+                                const auto answer = read_txn(j2);
+                                const auto kvs = read_txn_range(j2, first);
+                                seen(answer.hdr);
+                                registered(answer, first > 0, sent,
+                                           own_registration(read_txn_range(j2, first + 1)));
+                                renewed_if_ours(h, t, kvs);
+                              });
+      });
+}
+
+// A renewal's read of the lease key: renewed while it is the term's.
+void etcd_store::impl::renewed_if_ours(std::shared_ptr<renew_handler> h, held_term t,
+                                       const std::vector<key_value>& kvs) {
+  const bool still_ours = term && term->lease == t.lease;
+  const bool ours = kvs.size() == 1 && identity_of(kvs[0].value) == own_value &&
+                    kvs[0].mod_revision == t.revision;
+  if (!ours || !still_ours) {
+    if (still_ours) {
+      term.reset();
+      forget("/v3/lease/revoke", lease_id_request(t.lease));
+    }
+    return (*h)({}, renew_answer::lost);
+  }
+  (*h)({}, renew_answer::renewed);
+}
+
 void etcd_store::async_renew(renew_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.term) return d.answer_later(std::move(handler), renew_answer::lost);
-  const auto term = *d.term;
-  auto h = std::make_shared<renew_handler>(std::move(handler));
-  auto still_ours = [&d, term] { return d.term && d.term->lease == term.lease; };
-  d.request<renew_answer>(h, "/v3/lease/keepalive", lease_id_request(term.lease),
-                          [&d, h, term, still_ours](const json& j) {
-                            const auto k = read_keepalive(j);
-                            d.seen(k.hdr);
-                            if (k.ttl_seconds <= 0 || !still_ours()) {
-                              if (still_ours()) d.term.reset();
-                              return (*h)({}, renew_answer::lost);
-                            }
-                            // The lease lives; is the key still ours? An operator's delete, or a
-                            // fence, leaves the lease alive. The read registers this store when
-                            // its registration is due, and reads that registration back.
-                            const auto sent = mono_clock::now();
-                            const auto own = d.keys.candidate(d.options.identity.node_id);
-                            auto call =
-                                d.registering_txn({{txn_op::kind::range, d.keys.lease, {}, 0, {}},
-                                                   {txn_op::kind::range, own, {}, 0, {}}},
-                                                  sent);
-                            d.request<renew_answer>(
-                                h, "/v3/kv/txn", call.body,
-                                [&d, h, term, still_ours, sent,
-                                 reads = call.first_read](const json& j2) {
-                                  const auto t = read_txn(j2);
-                                  const auto kvs = read_txn_range(j2, reads);
-                                  d.seen(t.hdr);
-                                  d.registered(t, reads > 0, sent,
-                                               d.own_registration(read_txn_range(j2, reads + 1)));
-                                  const bool ours = kvs.size() == 1 &&
-                                                    identity_of(kvs[0].value) == d.own_value &&
-                                                    kvs[0].mod_revision == term.revision;
-                                  if (!ours || !still_ours()) {
-                                    if (still_ours()) {
-                                      d.term.reset();
-                                      d.forget("/v3/lease/revoke", lease_id_request(term.lease));
-                                    }
-                                    return (*h)({}, renew_answer::lost);
-                                  }
-                                  (*h)({}, renew_answer::renewed);
-                                });
-                          });
+  d.renew(std::make_shared<renew_handler>(std::move(handler)), *d.term, std::nullopt);
 }
 
 void etcd_store::async_release(release_handler handler) {
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   if (!d.term) return d.answer_later(std::move(handler), release_answer::not_ours);
-  d.revoke(std::make_shared<release_handler>(std::move(handler)), *d.term);
+  auto h = std::make_shared<release_handler>(std::move(handler));
+  if (d.failsafe_on()) return d.clear_record(h, *d.term);
+  d.revoke(h, *d.term);
 }
 
 void etcd_store::async_hand_over(const std::string& to_node, milliseconds window,

@@ -117,10 +117,18 @@ void etcd_store::impl::on_watch_line(std::string_view line) {
       case seen_event::kind::released:
         shell.emit(store_events::released{});
         break;
-      case seen_event::kind::acquired:
-        shell.emit(store_events::acquired{
-            s.holder, static_cast<std::uint64_t>(floor.token_of(s.mod_revision))});
+      case seen_event::kind::acquired: {
+        // A term taken up again by a resume (lease.failsafe peers) keeps
+        // its token, which the record put in the same txn names.
+        std::optional<key_value> record;
+        for (const auto& other : m.events) {
+          if (other.kv.key == keys.failsafe && !other.deleted &&
+              other.kv.mod_revision == s.mod_revision)
+            record = other.kv;
+        }
+        shell.emit(store_events::acquired{s.holder, token_of_lease(e.kv, record)});
         break;
+      }
       case seen_event::kind::record:
         seen_record(s.record);
         break;

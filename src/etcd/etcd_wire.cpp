@@ -78,16 +78,11 @@ std::string time_to_live_request(std::int64_t lease) {
   return lease_id_request(lease);
 }
 
-std::string txn_request(const std::vector<compare>& all_of, const std::vector<txn_op>& then) {
-  json compares = json::array();
-  for (const auto& c : all_of) {
-    json one{{"key", b64(c.key)}, {"target", c.target}, {"result", "EQUAL"}};
-    if (c.target == "CREATE") one["create_revision"] = std::to_string(c.revision);
-    if (c.target == "MOD") one["mod_revision"] = std::to_string(c.revision);
-    compares.push_back(std::move(one));
-  }
+namespace {
+
+json txn_ops(const std::vector<txn_op>& list) {
   json ops = json::array();
-  for (const auto& op : then) {
+  for (const auto& op : list) {
     switch (op.what) {
       case txn_op::kind::put: {
         json put{{"key", b64(op.key)}, {"value", b64(op.value)}};
@@ -111,7 +106,33 @@ std::string txn_request(const std::vector<compare>& all_of, const std::vector<tx
       }
     }
   }
-  return json{{"compare", std::move(compares)}, {"success", std::move(ops)}}.dump();
+  return ops;
+}
+
+json txn_compares(const std::vector<compare>& all_of) {
+  json compares = json::array();
+  for (const auto& c : all_of) {
+    json one{{"key", b64(c.key)}, {"target", c.target}, {"result", c.result}};
+    if (c.target == "CREATE") one["create_revision"] = std::to_string(c.revision);
+    if (c.target == "MOD") one["mod_revision"] = std::to_string(c.revision);
+    if (c.target == "VALUE") one["value"] = b64(c.value);
+    compares.push_back(std::move(one));
+  }
+  return compares;
+}
+
+}  // namespace
+
+std::string txn_request(const std::vector<compare>& all_of, const std::vector<txn_op>& then) {
+  return json{{"compare", txn_compares(all_of)}, {"success", txn_ops(then)}}.dump();
+}
+
+std::string txn_request(const std::vector<compare>& all_of, const std::vector<txn_op>& then,
+                        const std::vector<txn_op>& otherwise) {
+  return json{{"compare", txn_compares(all_of)},
+              {"success", txn_ops(then)},
+              {"failure", txn_ops(otherwise)}}
+      .dump();
 }
 
 std::string watch_request(std::string_view key, std::string_view range_end,

@@ -34,11 +34,14 @@ struct key_value {
 };
 
 /// One comparison of a txn: `target` ("CREATE", "MOD", "VALUE") of `key`
-/// EQUAL to `revision` (or `value` for VALUE).
+/// `result` ("EQUAL", "LESS", ...) `revision` (or `value` for VALUE: etcd
+/// compares bytes, and a VALUE comparison of a missing key fails).
 struct compare {
   std::string key;
   std::string target;
   std::int64_t revision = 0;
+  std::string value{};
+  std::string result = "EQUAL";
 };
 
 /// One operation of a txn's success branch.
@@ -60,6 +63,10 @@ std::string grant_request(std::int64_t ttl_seconds);
 std::string lease_id_request(std::int64_t lease);  // keepalive, revoke
 std::string time_to_live_request(std::int64_t lease);
 std::string txn_request(const std::vector<compare>& all_of, const std::vector<txn_op>& then);
+/// A txn with a failure branch too: `otherwise` runs when a comparison
+/// fails (read_txn_range then reads that branch's operations).
+std::string txn_request(const std::vector<compare>& all_of, const std::vector<txn_op>& then,
+                        const std::vector<txn_op>& otherwise);
 /// A watch of [key, range_end) from `start_revision`, with the previous
 /// value of deleted keys (prev_kv), so that a store knows its own release.
 std::string watch_request(std::string_view key, std::string_view range_end,

@@ -56,6 +56,12 @@ TEST(failsafe_options, peers_on_the_redis_kinds) {
                             "  master_name: m\n"));
 }
 
+TEST(failsafe_options, peers_on_etcd) {
+  const peer_files files;
+  EXPECT_NO_THROW(
+      from_yaml(files.lease() + "store: {kind: etcd}\netcd: {endpoints: [http://e1:2379]}\n"));
+}
+
 TEST(failsafe_options, peers_on_postgres) {
   const peer_files files;
   EXPECT_NO_THROW(from_yaml(files.lease() + "store: {kind: postgres}\n"));
@@ -69,7 +75,6 @@ TEST(failsafe_options, the_kinds_without_it_refuse_it_by_name) {
   } kinds[] = {
       {"redlock",
        "store: {kind: redlock}\nredlock: {masters: [redis://a:1, redis://b:1, redis://c:1]}\n"},
-      {"etcd", "store: {kind: etcd}\netcd: {endpoints: [http://e1:2379]}\n"},
   };
   for (const auto& k : kinds) {
     SCOPED_TRACE(k.kind);
