@@ -1,12 +1,13 @@
 // postgres_store's calls for lease.failsafe peers against a real PostgreSQL
-// (docs/safety.md, rules F1, F6, F7, F8 and F9; docs/stores/postgres.md):
-// the record in the lease row's failsafe column that a grant writes and a
+// (docs/safety.md, rules F1, F6, F7, F8 and F9; docs/stores/postgres.md),
+// in the PostgreSQL form of what the contract
+// (tests/contract/failsafe_contract.cpp) checks through the port: the
+// record in the lease row's failsafe column that a grant writes and a
 // release clears, the list a renewal writes only when its number is above
-// the record's, the failsafe hold a free lease answers until the term is
-// cleared, the register-only acquire, the promise a registration carries,
-// the resume after the lease lapsed or the row was lost, its refusal when
-// another term exists; and the column added to a table made before the
-// mode, or named as the fix when the role may not add it.
+// the record's, the promise a registration carries, the resume after the
+// lease lapsed or the row was lost, a resume by another process of the same
+// node; and the column added to a table made before the mode, or named as
+// the fix when the role may not add it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -126,14 +127,6 @@ struct postgres_failsafe : ::testing::Test {
     return won.value.token;
   }
 
-  // `s` looks at the lease, then watches the database's clock for a ttl,
-  // after which it may take a lease that lapsed unreleased.
-  void watches_the_clock(postgres_store& s) {
-    fs_acquire(s, {});
-    io.restart();
-    io.run_for(ttl + 100ms);
-  }
-
   void SetUp() override { election_exists(); }
 
   std::unique_ptr<postgres_store> a = peer_store("node-a", "10.0.0.1:9465");
@@ -175,67 +168,11 @@ TEST_F(postgres_failsafe, a_held_answer_names_the_holders_own_token) {
   EXPECT_EQ(held.value.token, token);
 }
 
-TEST_F(postgres_failsafe, a_free_lease_is_held_until_the_term_is_cleared) {
-  const auto token = a_leads();
-  lease_lapses();
-  failsafe_acquire args;
-  auto held = fs_acquire(*b, args);
-  ASSERT_FALSE(held.error) << held.error.message();
-  EXPECT_EQ(held.value.outcome, acquire_outcome::held_back);
-  ASSERT_TRUE(held.value.failsafe_hold) << held.value.why;
-  EXPECT_EQ(held.value.failsafe_hold->leader, "node-a");
-  EXPECT_EQ(held.value.failsafe_hold->token, token);
-  EXPECT_EQ(held.value.failsafe_hold->leader_address, "10.0.0.1:9465");
-  ASSERT_EQ(held.value.failsafe_hold->peers.size(), 2u);
-  EXPECT_EQ(held.value.failsafe_hold->peers[0], (failsafe_peer{"node-b", "10.0.0.2:9465"}));
-  EXPECT_EQ(held.value.remaining, milliseconds(-1));
-  // Cleared up to an older token: still held.
-  args.cleared_token = token - 1;
-  EXPECT_TRUE(fs_acquire(*b, args).value.failsafe_hold);
-  // Cleared: granted, and the record is the new term's.
-  watches_the_clock(*b);
-  args.cleared_token = token;
-  args.list = {1, {{"node-c", "10.0.0.3:9465"}}};
-  auto won = fs_acquire(*b, args);
-  ASSERT_TRUE(won.value.acquired()) << won.error.message() << won.value.why;
-  EXPECT_GT(won.value.token, token);
-  EXPECT_EQ(record(), std::to_string(won.value.token) +
-                          " 1 node-b 10.0.0.2:9465 [{\"node\": \"node-c\", \"address\": "
-                          "\"10.0.0.3:9465\"}]");
-}
-
-TEST_F(postgres_failsafe, a_term_with_an_empty_list_holds_nobody_back_for_long) {
-  const auto token = fs_acquire(*a, {}).value.token;  // nobody listed
-  lease_lapses();
-  auto held = fs_acquire(*b, {});
-  ASSERT_TRUE(held.value.failsafe_hold) << held.value.why;
-  EXPECT_TRUE(held.value.failsafe_hold->peers.empty()) << "the taker may clear it at once (F2)";
-  EXPECT_EQ(held.value.failsafe_hold->token, token);
-}
-
 TEST_F(postgres_failsafe, the_holder_itself_is_not_held_by_its_own_record) {
   a_leads();
   lease_lapses();
   auto again = fs_acquire(*a, {});
   EXPECT_TRUE(again.value.acquired()) << again.error.message() << again.value.why;
-}
-
-TEST_F(postgres_failsafe, a_caller_that_may_not_win_only_registers) {
-  failsafe_acquire args;
-  args.may_win = false;
-  auto r = fs_acquire(*b, args);
-  ASSERT_FALSE(r.error) << r.error.message();
-  EXPECT_EQ(r.value.outcome, acquire_outcome::held_back);
-  EXPECT_FALSE(r.value.failsafe_hold);
-  EXPECT_TRUE(r.value.holder.empty());
-  EXPECT_NE(r.value.why.find("may not take the lease yet"), std::string::npos) << r.value.why;
-  EXPECT_EQ(pg.query("SELECT holder FROM baton_lease WHERE election = 'e'").at(0).at(0), "")
-      << "nothing granted";
-  auto listed = fs_candidates(*a);
-  ASSERT_FALSE(listed.error) << listed.error.message();
-  ASSERT_EQ(listed.value.size(), 1u);
-  EXPECT_EQ(listed.value[0].node, "node-b");
-  EXPECT_EQ(listed.value[0].peer_address, "10.0.0.2:9465");
 }
 
 TEST_F(postgres_failsafe, a_registered_promise_holds_a_free_lease) {
@@ -335,21 +272,6 @@ TEST_F(postgres_failsafe, a_resume_after_the_row_was_lost_keeps_the_token_rising
   auto won = fs_acquire(*b, {});
   ASSERT_TRUE(won.value.acquired()) << won.value.why;
   EXPECT_GT(won.value.token, token);
-}
-
-TEST_F(postgres_failsafe, a_resume_fails_when_another_term_exists) {
-  const auto token = a_leads();
-  lease_lapses();
-  // node-b cleared node-a's term and took the lease.
-  watches_the_clock(*b);
-  failsafe_acquire cleared;
-  cleared.cleared_token = token;
-  ASSERT_TRUE(fs_acquire(*b, cleared).value.acquired());
-  EXPECT_EQ(fs_resume(*a, token, {2, {}}).value, renew_answer::lost);
-  // The lease free again, the record naming node-b's term: still lost.
-  lease_lapses();
-  EXPECT_EQ(fs_resume(*a, token, {3, {}}).value, renew_answer::lost);
-  EXPECT_EQ(pg.query("SELECT holder FROM baton_lease WHERE election = 'e'").at(0).at(0), "node-b");
 }
 
 TEST_F(postgres_failsafe, another_process_of_the_same_node_cannot_resume) {
