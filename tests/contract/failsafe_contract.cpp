@@ -181,6 +181,23 @@ TEST_P(failsafe_contract, a_failsafe_caller_that_may_not_win_only_registers) {
   EXPECT_EQ(b->peer_address, peer_b.address);
 }
 
+// A candidate that may not lead (drained, never leading) looks instead of
+// trying; in the mode it is not listed, so no leader asks it to confirm.
+TEST_P(failsafe_contract, a_look_in_the_mode_registers_nothing) {
+  failsafe_world w(harness());
+  ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
+  w.a_leads({1, {peer_b}});
+  auto looked =
+      called<lease_holder>(w.io(), "look", [&](auto h) { w.c->async_look(std::move(h)); });
+  ASSERT_FALSE(looked.error) << looked.error.message();
+  EXPECT_EQ(looked.value.node, peer_a.node);
+  pass(w.io(), 200ms);
+  auto listed = candidates(w.io(), *w.a);
+  ASSERT_FALSE(listed.error) << listed.error.message();
+  EXPECT_NE(find_candidate(listed.value, peer_b.node), nullptr) << "a standby that tried is listed";
+  EXPECT_EQ(find_candidate(listed.value, peer_c.node), nullptr) << "the look registered node-c";
+}
+
 TEST_P(failsafe_contract, a_registered_failsafe_promise_holds_a_free_lease) {
   failsafe_world w(harness());
   ASSERT_TRUE(w.carried_out()) << "the store has no failsafe() calls";
