@@ -108,7 +108,8 @@ void postgres_store::impl::query(std::string text, std::vector<std::string> para
 postgres_store::postgres_store(asio::io_context& io, postgres_store_options options) {
   const auto& id = options.identity;
   require_valid_identity(id, "postgres_store");
-  // A holder with a space reads as a switchover's reservation (lease_sql.cpp).
+  // A holder with a space reads as a switchover's reservation
+  // (lease_sql_parts.hpp).
   if (id.node_id.find(' ') != std::string::npos) {
     throw std::invalid_argument("postgres_store: node id \"" + id.node_id +
                                 "\" has a space, which no node id may have");

@@ -60,7 +60,7 @@ void postgres_store::async_hand_over(const std::string& to_node, milliseconds wi
   auto& d = *impl_;
   if (d.shell.reject_if_closed(handler)) return;
   // The reservation is written into the holder column with spaces around
-  // the target's node id (lease_sql.cpp): one with a space could not be
+  // the target's node id (lease_sql_parts.hpp): one with a space could not be
   // read back.
   const bool not_a_node_id = to_node.empty() || to_node.find(' ') != std::string::npos;
   if (d.shell.reject_input(not_a_node_id ? "cannot hand over to \"" + to_node +
