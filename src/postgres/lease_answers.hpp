@@ -26,7 +26,7 @@ struct parsed_acquire {
   std::string lost_why;
   /// The server epoch the row is now written under: "sysid/timeline/start",
   /// then "/R" when a reset lifted its token to R, until the next term
-  /// (lease_sql.cpp).
+  /// (lease_sql_parts.hpp).
   std::string epoch;
   /// The server's WAL flush position ("0/1500790") at the statement.
   std::string wal_position;
