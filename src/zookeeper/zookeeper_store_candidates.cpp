@@ -135,8 +135,7 @@ void zookeeper_store::impl::list_candidates(
   link->children(paths.candidates, [this, o, gen](int rc, std::vector<std::string> names) {
     if (o->done) return;
     if (rc == ZNONODE) return o->finish({}, {});
-    if (rc != ZOK)
-      return o->finish(note_failure(zoo_failure(rc, "list " + paths.candidates)), {});
+    if (rc != ZOK) return o->finish(note_failure(zoo_failure(rc, "list " + paths.candidates)), {});
     if (gen != link_gen)
       return o->finish(note_failure({zookeeper_errc::connection_lost,
                                      "the ZooKeeper session changed while listing candidates"}),
@@ -152,9 +151,8 @@ void zookeeper_store::impl::list_candidates(
       std::sort(found->begin(), found->end(),
                 [](const listed& x, const listed& y) { return x.czxid > y.czxid; });
       for (auto& f : *found) {
-        const bool seen = std::any_of(out.begin(), out.end(), [&](const candidate_info& c) {
-          return c.node == f.info.node;
-        });
+        const bool seen = std::any_of(
+            out.begin(), out.end(), [&](const candidate_info& c) { return c.node == f.info.node; });
         if (!seen) out.push_back(std::move(f.info));
       }
       o->finish({}, std::move(out));
@@ -243,7 +241,9 @@ int zookeeper_store::impl::outranked_by(const std::string& holder) const {
   return count_outranking(registry, options.identity.node_id, options.identity.priority, holder);
 }
 
-void zookeeper_store::register_cooldown(milliseconds cooldown) { impl_->mark_cooling(cooldown); }
+void zookeeper_store::register_cooldown(milliseconds cooldown) {
+  impl_->mark_cooling(cooldown);
+}
 
 // The registry node is rewritten at once when this session has one (a
 // cool-down's mark goes with it: a drain or undrain is news enough), else
@@ -257,11 +257,14 @@ void zookeeper_store::update_card(std::string card) {
 }
 
 // The session's registry node, as an acquire makes it (once per session),
-// then the lease node's data: its holder and token.
+// then the lease node's data: its holder and token. With lease.failsafe
+// peers it does not register, as no other kind does: every listed
+// candidate is a peer a leader asks, and one that may not lead answers
+// none, so a leader's rounds would fail for its sake.
 void zookeeper_store::async_look(look_handler handler) {
   auto& d = *impl_;
   d.begin_session_call(handler, "look at the lease", [&d](auto o) {
-    d.register_candidate();
+    if (d.options.identity.peer_address.empty()) d.register_candidate();
     d.link->get(d.paths.lease, [&d, o](int rc, node_seen node) {
       if (o->done) return;
       if (rc == ZNONODE) return o->finish({}, {});
