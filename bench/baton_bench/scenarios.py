@@ -581,6 +581,12 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
             calls_after = conn.command_calls()
             total_after = int(conn.info("stats")["total_commands_processed"])
             clients = int(conn.info("clients")["connected_clients"])
+            # What other clients of this Redis see while the election idles
+            # (the herd's once-a-term attempts included): a window of its own
+            # after the cost's, whose PINGs would count in it.
+            probe = _latency_probe(server.port, _IDLE_PROBE_S + 10.0)
+            time.sleep(_IDLE_PROBE_S)
+            idle_rtts = probe.stop()
         delta = {name: calls_after.get(name, 0) - calls_before.get(name, 0) for name in calls_after}
         client_cmds = sum(delta.get(name, 0) for name in BATON_CLIENT_COMMANDS)
         # Names repeat across elections (c0g1 in each): a leader is its group's member.
@@ -598,6 +604,11 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
         result.update({
             "window_s": round(elapsed, 3),
             "redis_cpu_pct": round((redis_cpu_after - redis_cpu_before) / elapsed * 100.0, 3),
+            "idle_ping_ms_median": round(statistics.median(idle_rtts), 3) if idle_rtts else None,
+            "idle_ping_ms_p999": round(sorted(idle_rtts)[int(len(idle_rtts) * 0.999)], 3)
+            if idle_rtts else None,
+            "idle_ping_ms_max": round(max(idle_rtts), 3) if idle_rtts else None,
+            "idle_pings": len(idle_rtts),
             "redis_connected_clients": clients,
             "redis_client_cmds_per_s": round(client_cmds / elapsed, 3),
             "redis_client_cmds_per_s_per_candidate": round(client_cmds / elapsed / total, 4),
@@ -644,11 +655,17 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
         server.stop()
 
 
+# How long the scale scenario's idle latency probe runs: several terms of
+# the bench's 3 s ttl.
+_IDLE_PROBE_S = 15.0
+
+
 class _latency_probe:
     """PINGs Redis on its own connection every millisecond, in a thread, and keeps the round
     trips: what any other client of this Redis sees while a herd of standbys wakes."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, bound_s: float = 60.0) -> None:
+        self._bound_s = bound_s
         self._conn = redis_connection(port, timeout=5.0)
         self._stop = threading.Event()
         self.rtts_ms: list[float] = []
@@ -657,7 +674,7 @@ class _latency_probe:
         self._thread.start()
 
     def _run(self) -> None:
-        deadline = time.monotonic() + 60.0  # bounded even if nobody stops it
+        deadline = time.monotonic() + self._bound_s  # bounded even if nobody stops it
         while not self._stop.is_set() and time.monotonic() < deadline:
             sent = time.monotonic_ns()
             try:
