@@ -584,8 +584,8 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
             # What other clients of this Redis see while the election idles
             # (the herd's once-a-term attempts included): a window of its own
             # after the cost's, whose PINGs would count in it.
-            probe = _latency_probe(server.port, _IDLE_PROBE_S + 10.0)
-            time.sleep(_IDLE_PROBE_S)
+            probe = _latency_probe(server.port, _idle_probe_s(cfg) + 10.0)
+            time.sleep(_idle_probe_s(cfg))
             idle_rtts = probe.stop()
         delta = {name: calls_after.get(name, 0) - calls_before.get(name, 0) for name in calls_after}
         client_cmds = sum(delta.get(name, 0) for name in BATON_CLIENT_COMMANDS)
@@ -655,9 +655,10 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
         server.stop()
 
 
-# How long the scale scenario's idle latency probe runs: several terms of
-# the bench's 3 s ttl.
-_IDLE_PROBE_S = 15.0
+# How long the scale scenario's idle latency probe runs: a quarter of its
+# cost window (15 s, five terms of the bench's 3 s ttl, in a full run).
+def _idle_probe_s(cfg) -> float:
+    return min(15.0, max(2.0, cfg.scale_window_s / 4))
 
 
 class _latency_probe:
