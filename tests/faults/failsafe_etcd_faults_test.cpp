@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "failsafe_checks.hpp"
 #include "scenario.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/etcd_server.hpp"
@@ -35,36 +36,28 @@ namespace {
 constexpr auto ttl = 2000ms;
 
 std::chrono::seconds etcd_outage() {
-  if (const char* s = std::getenv("BATON_FAILSAFE_OUTAGE_S"); s && *s) {
-    const long value = std::strtol(s, nullptr, 10);
-    if (value > 0 && value <= 600) return std::chrono::seconds(value);
-  }
-  return std::chrono::seconds(15);
+  return failsafe_outage(15s);
 }
 
 // The daemons' flags: the etcd kind on `endpoint`, and with `failsafe`
 // each candidate's peer port and the secret they share.
 struct etcd_peers {
-  etcd_peers(fault_cluster& cluster, std::string endpoint) : c(cluster), url(std::move(endpoint)) {
-    std::ofstream(secret) << "failsafe-etcd-test-secret-0123456789abcdef\n";
-  }
+  etcd_peers(fault_cluster& cluster, std::string endpoint)
+      : c(cluster), url(std::move(endpoint)), peers(cluster) {}
 
   node_options options(int index, bool failsafe = true) {
     // The cluster's Redis flag is given but unused: the store kind decides.
     node_options o = via_redis_url("redis://127.0.0.1:1");
     o.baton_args = {"--store-kind", "etcd", "--etcd-endpoints", url};
     if (!failsafe) return o;
-    if (!ports.count(index)) ports[index] = free_loopback_port();
-    o.baton_args.insert(o.baton_args.end(),
-                        {"--failsafe", "peers", "--failsafe-secret-file", secret.string(),
-                         "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])});
+    const auto flags = peers.flags(index);
+    o.baton_args.insert(o.baton_args.end(), flags.begin(), flags.end());
     return o;
   }
 
   fault_cluster& c;
   std::string url;
-  std::filesystem::path secret = c.dir() / "peer.secret";
-  std::map<int, unsigned short> ports;
+  failsafe_peer_ports peers;
 };
 
 std::string etcd_key(const fault_cluster& c, const std::string& name) {
@@ -89,19 +82,6 @@ bool etcd_record_lists_the_standbys(fault_cluster& c, etcd_server& etcd, int lea
   return false;
 }
 
-// Until standby `n`'s status names `leader` and no hold-back.
-bool etcd_standby_sees(fault_cluster& c, int n, const std::string& leader,
-                       std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    if (auto s = c.status(n, 1s)) {
-      if ((*s)["leader"] == leader && !s->contains("held_back_why")) return true;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
-}
-
 // etcd stopped under a leader for the outage, then back with its data or
 // (`empty`) as the snapshot taken before the election began.
 void etcd_outage_round(bool empty) {
@@ -121,11 +101,7 @@ void etcd_outage_round(bool empty) {
   etcd.stop();
   const auto outage_ns = std::chrono::nanoseconds(etcd_outage()).count();
   hold_fault_until(inject + outage_ns / 2);
-  const auto mid = c.status(l);
-  ASSERT_TRUE(mid) << c.logs();
-  EXPECT_TRUE((*mid)["is_leader"].get<bool>()) << mid->dump();
-  EXPECT_TRUE((*mid)["failsafe"]["on_confirmations"].get<bool>()) << mid->dump();
-  EXPECT_EQ((*mid)["failsafe"]["round_asked"], 2) << mid->dump();
+  expect_on_confirmations(c, l);
   hold_fault_until(inject + outage_ns);
   // Counted from the restart's beginning: the leader may be back in etcd
   // before the helper's poll of etcd's health says it is up.
@@ -153,29 +129,7 @@ void etcd_outage_round(bool empty) {
     EXPECT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s))
         << c.logs() << etcd.log_tail();
   }
-  event_log log(c.events());
-  log.refresh();
-  const auto before = interval_of(log, leader->pid);
-  ASSERT_TRUE(before);
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto now = interval_of(x, leader->pid);
-        return now && now->ticks > before->ticks + 5;
-      },
-      5s))
-      << c.logs();
-  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
-  const auto live = log.live_workers();
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].pid, leader->pid);
-  EXPECT_EQ(token_value(live[0]), token) << "the app kept its BATON_TOKEN";
-  for (int n = 1; n <= 3; ++n) {
-    if (n == l) continue;
-    EXPECT_TRUE(etcd_standby_sees(c, n, fault_cluster::name_of(l), 15s)) << c.log_of(n);
-  }
-  log.refresh();
-  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
+  expect_same_app_throughout(c, l, *leader, token, 15s);
   const auto overlaps = check_no_overlap(c);
   auto record =
       round_record(c,

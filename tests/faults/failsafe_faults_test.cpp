@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 
+#include "failsafe_checks.hpp"
 #include "redirected_links.hpp"
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
@@ -38,29 +39,18 @@ namespace {
 constexpr auto ttl = 2000ms;
 
 std::chrono::seconds outage() {
-  if (const char* s = std::getenv("BATON_FAILSAFE_OUTAGE_S"); s && *s) {
-    const long value = std::strtol(s, nullptr, 10);
-    if (value > 0 && value <= 600) return std::chrono::seconds(value);
-  }
-  return std::chrono::seconds(20);
+  return failsafe_outage(20s);
 }
 
-// Each candidate's peer port and the secret they share.
+// Each candidate's peer port and the secret they share; a candidate may
+// publish its port behind a proxy of its own.
 struct peer_ports {
-  explicit peer_ports(fault_cluster& cluster) : c(cluster) {
-    std::ofstream(secret) << "failsafe-test-secret-0123456789abcdef\n";
-  }
+  explicit peer_ports(fault_cluster& cluster) : shared(cluster) {}
 
   node_options options(int index, std::string redis_url = {}) {
-    if (!ports.count(index)) ports[index] = free_loopback_port();
     node_options o;
     o.redis_url = std::move(redis_url);
-    o.baton_args = {"--failsafe",
-                    "peers",
-                    "--failsafe-secret-file",
-                    secret.string(),
-                    "--failsafe-listen",
-                    "127.0.0.1:" + std::to_string(ports[index])};
+    o.baton_args = shared.flags(index);
     if (proxied.count(index)) {
       o.baton_args.insert(
           o.baton_args.end(),
@@ -72,14 +62,12 @@ struct peer_ports {
   /// Candidate `index` publishes its peer port behind a proxy of its own,
   /// which then cuts the others' requests to it (call before options()).
   fault_proxy& proxy_peer_port(int index) {
-    if (!ports.count(index)) ports[index] = free_loopback_port();
-    proxied[index] = std::make_unique<fault_proxy>(ports[index]);
+    proxied[index] = std::make_unique<fault_proxy>(shared.port(index));
     return *proxied[index];
   }
+  unsigned short port(int index) { return shared.port(index); }
 
-  fault_cluster& c;
-  std::filesystem::path secret = c.dir() / "peer.secret";
-  std::map<int, unsigned short> ports;
+  failsafe_peer_ports shared;
   std::map<int, std::unique_ptr<fault_proxy>> proxied;
 };
 
@@ -87,39 +75,15 @@ std::string record_key(const fault_cluster& c) {
   return "baton:{" + c.election() + "}:failsafe";
 }
 
-// Until the record in Redis lists both standbys of `leader` (the leader's
-// renewals carry the candidates it listed): what its rounds will ask.
+// Until the record in Redis lists both standbys of `leader`.
 bool record_lists_the_standbys(fault_cluster& c, int leader, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    const auto got = c.redis().command({"GET", record_key(c)});
-    if (!got.empty()) {
-      int listed = 0;
-      for (int n = 1; n <= 3; ++n) {
-        if (n != leader &&
-            got[0].find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos) {
-          ++listed;
-        }
-      }
-      if (listed == 2) return true;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
-}
-
-// Until standby `n`'s status names `leader` and no hold-back: its acquires
-// find the lease held again.
-bool standby_sees(fault_cluster& c, int n, const std::string& leader,
-                  std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    if (auto s = c.status(n, 1s)) {
-      if ((*s)["leader"] == leader && !s->contains("held_back_why")) return true;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
+  return testing::record_lists_the_standbys(
+      leader,
+      [&] {
+        const auto got = c.redis().command({"GET", record_key(c)});
+        return got.empty() ? std::string() : got[0];
+      },
+      [](const std::string& node) { return "\n" + node + " "; }, timeout);
 }
 
 TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_and_token) {
@@ -137,12 +101,7 @@ TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_
   c.redis().kill_and_wait();
   // Half-way: the leader runs on its peers' confirmations.
   hold_fault_until(inject + std::chrono::nanoseconds(outage()).count() / 2);
-  const auto mid = c.status(l);
-  ASSERT_TRUE(mid) << c.logs();
-  EXPECT_TRUE((*mid)["is_leader"].get<bool>()) << mid->dump();
-  EXPECT_TRUE((*mid)["failsafe"]["on_confirmations"].get<bool>()) << mid->dump();
-  EXPECT_EQ((*mid)["failsafe"]["round_asked"], 2) << mid->dump();
-  EXPECT_TRUE((*mid)["healthy"].get<bool>()) << "a leader on confirmations is not wedged";
+  expect_on_confirmations(c, l);
   hold_fault_until(inject + std::chrono::nanoseconds(outage()).count());
   c.redis().restart();  // empty: no persistence
   const std::int64_t back = mono_now_ns();
@@ -151,30 +110,8 @@ TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_
   ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
   // At most the log's poll later than the resume itself.
   const double resumed_ms = ms_between(back, mono_now_ns());
+  expect_same_app_throughout(c, l, *leader, token, 10s);
   event_log log(c.events());
-  log.refresh();
-  const auto before = interval_of(log, leader->pid);
-  ASSERT_TRUE(before);
-  // Still the same app, ticking on after the outage.
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto now = interval_of(x, leader->pid);
-        return now && now->ticks > before->ticks + 5;
-      },
-      5s))
-      << c.logs();
-  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
-  const auto live = log.live_workers();
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].pid, leader->pid);
-  EXPECT_EQ(token_value(live[0]), token) << "the app kept its BATON_TOKEN";
-  // The standbys see the lease again: held by the leader, as their
-  // acquires find it.
-  for (int n = 1; n <= 3; ++n) {
-    if (n == l) continue;
-    EXPECT_TRUE(standby_sees(c, n, fault_cluster::name_of(l), 10s)) << c.log_of(n);
-  }
   // A second outage, shorter (two ttls): the standbys, which met the
   // leader's lease in the emptied Redis, confirm its term again.
   const std::int64_t again = mono_now_ns();
@@ -389,7 +326,7 @@ void partitioned_leader_round(bool one_peer_too) {
 
   const auto store_rule = redis_link_cut(c.redis(), l, false);
   const std::vector<std::string> peer_rule = {
-      "INPUT", "-p", "tcp", "--dport", std::to_string(peers.ports[cut_peer]), "-j", "DROP"};
+      "INPUT", "-p", "tcp", "--dport", std::to_string(peers.port(cut_peer)), "-j", "DROP"};
   const std::int64_t inject = mono_now_ns();
   net.must_iptables(with_verb("-A", store_rule));
   if (one_peer_too) net.must_iptables(with_verb("-A", peer_rule));

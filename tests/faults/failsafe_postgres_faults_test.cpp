@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "failsafe_checks.hpp"
 #include "scenario.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/free_port.hpp"
@@ -31,20 +32,14 @@ namespace {
 constexpr auto ttl = 2000ms;
 
 std::chrono::seconds pg_outage() {
-  if (const char* s = std::getenv("BATON_FAILSAFE_OUTAGE_S"); s && *s) {
-    const long value = std::strtol(s, nullptr, 10);
-    if (value > 0 && value <= 600) return std::chrono::seconds(value);
-  }
-  return std::chrono::seconds(15);
+  return failsafe_outage(15s);
 }
 
 // A candidate on `pg`; with the mode, on its own peer port and the shared
 // secret. (The cluster's Redis flag is given but unused: the kind decides.)
 struct pg_candidates {
   pg_candidates(fault_cluster& cluster, const postgres_server& server)
-      : c(cluster), pg(server) {
-    std::ofstream(secret) << "failsafe-test-secret-0123456789abcdef\n";
-  }
+      : c(cluster), pg(server), peers(cluster) {}
 
   /// With `via` (a proxy's port, 0 = none) the candidate reaches the server
   /// through it.
@@ -55,17 +50,14 @@ struct pg_candidates {
                  : "host=127.0.0.1 port=" + std::to_string(via) + " dbname=postgres user=postgres";
     o.baton_args = {"--store-kind", "postgres", "--postgres-url", url};
     if (!failsafe) return o;
-    if (!ports.count(index)) ports[index] = free_loopback_port();
-    o.baton_args.insert(o.baton_args.end(),
-                        {"--failsafe", "peers", "--failsafe-secret-file", secret.string(),
-                         "--failsafe-listen", "127.0.0.1:" + std::to_string(ports[index])});
+    const auto flags = peers.flags(index);
+    o.baton_args.insert(o.baton_args.end(), flags.begin(), flags.end());
     return o;
   }
 
   fault_cluster& c;
   const postgres_server& pg;
-  std::filesystem::path secret = c.dir() / "peer.secret";
-  std::map<int, unsigned short> ports;
+  failsafe_peer_ports peers;
 };
 
 // Until the record in the lease row lists both standbys of `leader` (the
@@ -74,8 +66,10 @@ bool row_lists_the_standbys(fault_cluster& c, const postgres_server& pg, int lea
                             std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    const auto rows = pg.query("SELECT coalesce((failsafe->'peers')::text, '') FROM baton_lease "
-                               "WHERE election = '" + c.election() + "'");
+    const auto rows = pg.query(
+        "SELECT coalesce((failsafe->'peers')::text, '') FROM baton_lease "
+        "WHERE election = '" +
+        c.election() + "'");
     if (!rows.empty()) {
       int listed = 0;
       for (int n = 1; n <= 3; ++n) {
@@ -87,19 +81,6 @@ bool row_lists_the_standbys(fault_cluster& c, const postgres_server& pg, int lea
       if (listed == 2) return true;
     }
     std::this_thread::sleep_for(50ms);
-  }
-  return false;
-}
-
-// Until standby `n`'s status names `leader` and no hold-back.
-bool pg_standby_sees(fault_cluster& c, int n, const std::string& leader,
-                     std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    if (auto s = c.status(n, 1s)) {
-      if ((*s)["leader"] == leader && !s->contains("held_back_why")) return true;
-    }
-    std::this_thread::sleep_for(100ms);
   }
   return false;
 }
@@ -120,58 +101,34 @@ TEST(failsafe_postgres_faults, postgres_stopped_and_started_the_leader_keeps_its
   pg.stop_immediate();
   // Half-way: the leader runs on its peers' confirmations.
   hold_fault_until(inject + std::chrono::nanoseconds(pg_outage()).count() / 2);
-  const auto mid = c.status(l);
-  ASSERT_TRUE(mid) << c.logs();
-  EXPECT_TRUE((*mid)["is_leader"].get<bool>()) << mid->dump();
-  EXPECT_TRUE((*mid)["failsafe"]["on_confirmations"].get<bool>()) << mid->dump();
-  EXPECT_EQ((*mid)["failsafe"]["round_asked"], 2) << mid->dump();
-  EXPECT_TRUE((*mid)["healthy"].get<bool>()) << "a leader on confirmations is not wedged";
+  expect_on_confirmations(c, l);
   hold_fault_until(inject + std::chrono::nanoseconds(pg_outage()).count());
   pg.start();  // the same data directory, after crash recovery
   const std::int64_t back = mono_now_ns();
 
   // The leader resumes its term: the lease row lapsed during the outage.
   ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s))
-      << c.logs() << "\npostgres log:\n" << pg.log_tail();
+      << c.logs() << "\npostgres log:\n"
+      << pg.log_tail();
   const double resumed_ms = ms_between(back, mono_now_ns());
-  event_log log(c.events());
-  log.refresh();
-  const auto before = interval_of(log, leader->pid);
-  ASSERT_TRUE(before);
-  // Still the same app, ticking on after the outage.
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto now = interval_of(x, leader->pid);
-        return now && now->ticks > before->ticks + 5;
-      },
-      5s))
-      << c.logs();
-  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
-  const auto live = log.live_workers();
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].pid, leader->pid);
-  EXPECT_EQ(token_value(live[0]), token) << "the app kept its BATON_TOKEN";
-  // The standbys see the lease again, held by the leader.
-  for (int n = 1; n <= 3; ++n) {
-    if (n == l) continue;
-    EXPECT_TRUE(pg_standby_sees(c, n, fault_cluster::name_of(l), 10s)) << c.log_of(n);
-  }
+  expect_same_app_throughout(c, l, *leader, token, 10s);
   EXPECT_EQ(pg.query("SELECT token::text FROM baton_lease WHERE election = '" + c.election() + "'")
                 .at(0)
                 .at(0),
             std::to_string(token))
       << "the row's token is the term's";
   const auto overlaps = check_no_overlap(c);
-  auto record = round_record(c,
-                             "postgres: stopped (immediate) " + std::to_string(pg_outage().count()) +
-                                 " s, started on the same data (failsafe peers)",
-                             inject, std::nullopt, overlaps);
+  auto record =
+      round_record(c,
+                   "postgres: stopped (immediate) " + std::to_string(pg_outage().count()) +
+                       " s, started on the same data (failsafe peers)",
+                   inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
-  std::printf("failsafe on postgres: outage %lld s, the leader resumed within %.0f ms of "
-              "PostgreSQL being back\n",
-              static_cast<long long>(pg_outage().count()), resumed_ms);
+  std::printf(
+      "failsafe on postgres: outage %lld s, the leader resumed within %.0f ms of "
+      "PostgreSQL being back\n",
+      static_cast<long long>(pg_outage().count()), resumed_ms);
 }
 
 TEST(failsafe_postgres_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {
@@ -198,8 +155,8 @@ TEST(failsafe_postgres_faults, without_the_mode_the_leader_stops_at_its_renew_de
   event_log log(c.events());
   ASSERT_TRUE(wait_for_new_term_after(log, inject, 20s)) << c.logs();
   const auto overlaps = check_no_overlap(c);
-  record_fault(
-      round_record(c, "postgres: stopped (immediate) 3 s (failsafe off)", inject, leader->pid, overlaps));
+  record_fault(round_record(c, "postgres: stopped (immediate) 3 s (failsafe off)", inject,
+                            leader->pid, overlaps));
 }
 
 // The leader's link to PostgreSQL cut for 10 s while the standbys reach it.
@@ -258,9 +215,10 @@ TEST(failsafe_postgres_faults, the_leader_cut_from_postgres_alone_keeps_its_app_
                              inject, std::nullopt, overlaps);
   record.kept_working = true;
   record_fault(record);
-  std::printf("failsafe on postgres, leader cut: both standbys met the hold %.0f ms after the cut; "
-              "the leader resumed within %.0f ms of its link being back\n",
-              held_ms, resumed_ms);
+  std::printf(
+      "failsafe on postgres, leader cut: both standbys met the hold %.0f ms after the cut; "
+      "the leader resumed within %.0f ms of its link being back\n",
+      held_ms, resumed_ms);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "failsafe_checks.hpp"
 #include "scenario.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/zookeeper_server.hpp"
@@ -33,36 +34,24 @@ namespace {
 constexpr auto zk_fs_ttl = 2000ms;
 
 std::chrono::seconds zk_outage() {
-  if (const char* s = std::getenv("BATON_FAILSAFE_OUTAGE_S"); s && *s) {
-    const long value = std::strtol(s, nullptr, 10);
-    if (value > 0 && value <= 600) return std::chrono::seconds(value);
-  }
-  return std::chrono::seconds(15);
+  return failsafe_outage(15s);
 }
 
 // Each candidate's peer port and the secret they share, on ZooKeeper.
 struct zk_peer_ports {
-  zk_peer_ports(fault_cluster& cluster, std::string zk) : c(cluster), servers(std::move(zk)) {
-    std::ofstream(secret) << "failsafe-test-secret-0123456789abcdef\n";
-  }
+  zk_peer_ports(fault_cluster& cluster, std::string zk)
+      : c(cluster), servers(std::move(zk)), peers(cluster) {}
 
   node_options options(int index, bool failsafe = true) {
     node_options o = on_store({"--store-kind", "zookeeper", "--zookeeper-servers", servers});
     if (!failsafe) return o;
-    if (!ports.count(index)) ports[index] = free_loopback_port();
-    o.baton_args = {"--failsafe",
-                    "peers",
-                    "--failsafe-secret-file",
-                    secret.string(),
-                    "--failsafe-listen",
-                    "127.0.0.1:" + std::to_string(ports[index])};
+    o.baton_args = peers.flags(index);
     return o;
   }
 
   fault_cluster& c;
   std::string servers;
-  std::filesystem::path secret = c.dir() / "peer.secret";
-  std::map<int, unsigned short> ports;
+  failsafe_peer_ports peers;
 };
 
 // The election's record node as the test reads it with a session of its
@@ -119,19 +108,6 @@ bool zk_record_lists_the_standbys(fault_cluster& c, const std::string& servers, 
   return false;
 }
 
-// Until standby `n`'s status names `leader` and no hold-back.
-bool zk_standby_sees(fault_cluster& c, int n, const std::string& leader,
-                     std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    if (auto s = c.status(n, 1s)) {
-      if ((*s)["leader"] == leader && !s->contains("held_back_why")) return true;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
-}
-
 zookeeper_server_options zk_fs_server_options() {
   zookeeper_server_options o;
   // Sessions of the ttl are granted (the default minimum is 400 ms).
@@ -155,12 +131,7 @@ TEST(failsafe_zookeeper_faults, stopped_past_the_session_timeout_the_leader_keep
   // Half-way: past the session timeout, the leader runs on its peers'
   // confirmations.
   hold_fault_until(inject + std::chrono::nanoseconds(zk_outage()).count() / 2);
-  const auto mid = c.status(l);
-  ASSERT_TRUE(mid) << c.logs();
-  EXPECT_TRUE((*mid)["is_leader"].get<bool>()) << mid->dump();
-  EXPECT_TRUE((*mid)["failsafe"]["on_confirmations"].get<bool>()) << mid->dump();
-  EXPECT_EQ((*mid)["failsafe"]["round_asked"], 2) << mid->dump();
-  EXPECT_TRUE((*mid)["healthy"].get<bool>()) << "a leader on confirmations is not wedged";
+  expect_on_confirmations(c, l);
   hold_fault_until(inject + std::chrono::nanoseconds(zk_outage()).count());
   zk.start();  // with its data: the old sessions come back for a timeout
   const std::int64_t back = mono_now_ns();
@@ -169,32 +140,9 @@ TEST(failsafe_zookeeper_faults, stopped_past_the_session_timeout_the_leader_keep
       << c.logs() << "\n"
       << zk.log_tail();
   const double resumed_ms = ms_between(back, mono_now_ns());
-  event_log log(c.events());
-  log.refresh();
-  const auto before = interval_of(log, leader->pid);
-  ASSERT_TRUE(before);
-  // Still the same app, ticking on after the outage.
-  ASSERT_TRUE(wait_for(
-      log,
-      [&](const event_log& x) {
-        auto now = interval_of(x, leader->pid);
-        return now && now->ticks > before->ticks + 5;
-      },
-      5s))
-      << c.logs();
-  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
-  const auto live = log.live_workers();
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(live[0].pid, leader->pid);
-  EXPECT_EQ(token_value(live[0]), token) << "the app kept its BATON_TOKEN";
   // The standbys find the lease held by the leader again, past the old
   // sessions' expiry (their nodes gone with them).
-  for (int n = 1; n <= 3; ++n) {
-    if (n == l) continue;
-    EXPECT_TRUE(zk_standby_sees(c, n, fault_cluster::name_of(l), 15s)) << c.log_of(n);
-  }
-  log.refresh();
-  EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
+  expect_same_app_throughout(c, l, *leader, token, 15s);
   const auto overlaps = check_no_overlap(c);
   auto record = round_record(c,
                              "zookeeper: stopped " + std::to_string(zk_outage().count()) +
