@@ -68,18 +68,9 @@ std::string etcd_key(const fault_cluster& c, const std::string& name) {
 // rounds will ask.
 bool etcd_record_lists_the_standbys(fault_cluster& c, etcd_server& etcd, int leader,
                                     std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 200 && std::chrono::steady_clock::now() < until; ++i) {
-    const auto record = etcd.etcdctl("get --print-value-only " + etcd_key(c, "failsafe"));
-    int listed = 0;
-    for (int n = 1; n <= 3; ++n) {
-      if (n != leader && record.find("\n" + fault_cluster::name_of(n) + " ") != std::string::npos)
-        ++listed;
-    }
-    if (listed == 2) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
+  return record_lists_the_standbys(
+      leader, [&] { return etcd.etcdctl("get --print-value-only " + etcd_key(c, "failsafe")); },
+      [](const std::string& node) { return "\n" + node + " "; }, timeout);
 }
 
 // etcd stopped under a leader for the outage, then back with its data or

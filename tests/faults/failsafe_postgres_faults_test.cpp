@@ -64,25 +64,15 @@ struct pg_candidates {
 // leader's renewals carry the candidates it listed): whom its rounds ask.
 bool row_lists_the_standbys(fault_cluster& c, const postgres_server& pg, int leader,
                             std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 1000 && std::chrono::steady_clock::now() < until; ++i) {
-    const auto rows = pg.query(
-        "SELECT coalesce((failsafe->'peers')::text, '') FROM baton_lease "
-        "WHERE election = '" +
-        c.election() + "'");
-    if (!rows.empty()) {
-      int listed = 0;
-      for (int n = 1; n <= 3; ++n) {
-        if (n != leader &&
-            rows[0][0].find("\"" + fault_cluster::name_of(n) + "\"") != std::string::npos) {
-          ++listed;
-        }
-      }
-      if (listed == 2) return true;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
+  return record_lists_the_standbys(
+      leader,
+      [&] {
+        const auto rows = pg.query(
+            "SELECT coalesce((failsafe->'peers')::text, '') FROM baton_lease WHERE election = '" +
+            c.election() + "'");
+        return rows.empty() ? std::string() : rows[0][0];
+      },
+      [](const std::string& node) { return "\"" + node + "\""; }, timeout);
 }
 
 TEST(failsafe_postgres_faults, postgres_stopped_and_started_the_leader_keeps_its_app_and_token) {
