@@ -229,10 +229,9 @@ using event =
     std::variant<events::start, events::timer, events::acquired, events::busy,
                  events::acquire_failed, events::renewed, events::lost, events::renew_failed,
                  events::release_done, events::app_started, events::app_start_failed,
-                 events::app_exited, events::app_stopped, events::shutdown,
-                 events::peer_released, events::resign, events::peer_acquired,
-                 events::app_checked, events::stop_gate_holds, events::confirmed,
-                 events::standing>;
+                 events::app_exited, events::app_stopped, events::shutdown, events::peer_released,
+                 events::resign, events::peer_acquired, events::app_checked,
+                 events::stop_gate_holds, events::confirmed, events::standing>;
 
 namespace actions {
 struct acquire {};
@@ -254,7 +253,7 @@ struct start_app {
 };
 struct stop_app {
   reason why;
-  time_point kill_at;  ///< SIGKILL at this moment if still running
+  time_point kill_at;   ///< SIGKILL at this moment if still running
   std::uint64_t token;  ///< the fencing token of the term being stopped
   /// This node chose to stop (a signal, a resign, the app's own failure) and
   /// keeps renewing the lease until the app is down; false when the lease is
@@ -303,12 +302,11 @@ struct exit_process {
 };
 }  // namespace actions
 
-using action = std::variant<actions::acquire, actions::renew, actions::release,
-                            actions::start_app, actions::stop_app, actions::kill_app,
-                            actions::arm_timer, actions::cancel_timer, actions::lease_extended,
-                            actions::exit_process, actions::check_app,
-                            actions::stop_deadline, actions::ask_stop_gate,
-                            actions::look>;
+using action =
+    std::variant<actions::acquire, actions::renew, actions::release, actions::start_app,
+                 actions::stop_app, actions::kill_app, actions::arm_timer, actions::cancel_timer,
+                 actions::lease_extended, actions::exit_process, actions::check_app,
+                 actions::stop_deadline, actions::ask_stop_gate, actions::look>;
 
 struct transition {
   state from;
@@ -477,8 +475,7 @@ class election_machine {
   milliseconds jittered(milliseconds base, double spread);
   /// One term only: ends the process with `code` for `how`, said as a
   /// transition to stopped for `why` with `detail`.
-  void end_one_term(step_context& ctx, one_term_end how, int code, reason why,
-                    std::string detail);
+  void end_one_term(step_context& ctx, one_term_end how, int code, reason why, std::string detail);
   /// One term only, at the end of an attempt or a term: exits when the
   /// term ran or the wait is over (true), else false (compete on).
   bool one_term_over(step_context& ctx, const std::string& detail, reason released_why);
@@ -497,6 +494,10 @@ class election_machine {
   int outranked_by_ = 0;
   // The store last counted this node among a large election's back runners.
   bool back_runner_ = false;
+  // A release announced while this node's own attempt was in flight: the
+  // attempt's busy answer may predate it, so it must not wait for the
+  // released lease's old expiry.
+  bool release_heard_while_acquiring_ = false;
 
   state state_ = state::idle;
   time_point since_{};

@@ -14,6 +14,7 @@ namespace baton {
 
 void election_machine::on(const events::acquired& ev, step_context& ctx) {
   if (state_ != state::acquiring) return;
+  release_heard_while_acquiring_ = false;
   acquire_errors_ = 0;
   holding_ = true;
   token_ = ev.token;
@@ -50,6 +51,7 @@ void election_machine::on(const events::acquired& ev, step_context& ctx) {
 void election_machine::on(const events::busy& ev, step_context& ctx) {
   if (state_ != state::acquiring) return;
   acquire_errors_ = 0;
+  const bool released_meanwhile = std::exchange(release_heard_while_acquiring_, false);
   const bool same_holder = !ev.holder.empty() && ev.holder == holder_;
   // A reservation's former holder no longer leads: nobody does until the
   // switchover's target takes the lease.
@@ -97,6 +99,10 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
                                           ? mono_clock::duration(ev.free_in)
                                           : mono_clock::duration(ev.holder_ttl + milliseconds(1));
     auto after_expiry = until_free + stagger + yield_delay();
+    // A release heard while this answer was on its way: the lease it
+    // names may be free already (a switchover's reservation for this
+    // node, say). Try again as the release itself would have us do.
+    if (released_meanwhile && !ev.held_back) after_expiry = stagger + yield_delay();
     delay = ev.watching_releases ? after_expiry : std::min(delay, after_expiry);
   }
   if (backoff_until_ > ctx.now) delay = std::max(delay, backoff_until_ - ctx.now);
@@ -123,6 +129,7 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
 
 void election_machine::on(const events::acquire_failed& ev, step_context& ctx) {
   if (state_ != state::acquiring) return;
+  release_heard_while_acquiring_ = false;
   if (shutdown_requested_) {
     finish_term(ctx);
     return;
@@ -155,6 +162,10 @@ void election_machine::on(const events::app_checked& ev, step_context& ctx) {
 }
 
 void election_machine::on(const events::peer_released&, step_context& ctx) {
+  if (state_ == state::acquiring) {
+    release_heard_while_acquiring_ = true;
+    return;
+  }
   if (state_ != state::idle || ctx.now < backoff_until_ || app_blocked_ || !may_lead_) return;
   if (outranked_by_ > 0 || back_runner_) {
     // A candidate of a higher priority, or a front runner, heard it too:

@@ -144,5 +144,25 @@ TEST(election_machine, a_back_runner_hearing_a_release_tries_one_step_later) {
   EXPECT_EQ(h.machine.current(), state::acquiring);
 }
 
+// A release announced while the standby's own attempt was in flight (a
+// switchover reserving the lease for it, say): the attempt's busy answer,
+// sent before the release, names the old holder, and the standby tries
+// again at once rather than at the old lease's expiry.
+TEST(election_machine, a_release_heard_during_an_attempt_is_not_lost_to_its_busy_answer) {
+  machine_harness h;
+  h.feed(events::start{});
+  ASSERT_EQ(h.machine.current(), state::acquiring);
+  h.feed(events::peer_released{});
+  h.feed(events::busy{h.now, "b", 1800ms, 5, true, false, 1800000us, "", 3});
+  auto wake = h.timer(timer_id::wake);
+  ASSERT_TRUE(wake);
+  EXPECT_LE(*wake, h.now + 1ms) << "not at the old lease's expiry, 1.8 s away";
+  // The next busy answer, with no release meanwhile, waits for the expiry.
+  h.now = *wake;
+  h.fire(timer_id::wake);
+  h.feed(events::busy{h.now, "b", 1800ms, 5, true, false, 1800000us, "", 3});
+  EXPECT_GE(*h.timer(timer_id::wake), h.now + 1800ms);
+}
+
 }  // namespace
 }  // namespace baton::testing
