@@ -19,7 +19,10 @@ constexpr std::string_view acquire_source =
 -- front key is KEYS[6].
 local front_wanted = tonumber(ARGV[10] or '')
 local large_above = tonumber(ARGV[11] or '')
-local front_key = front_wanted and large_above and KEYS[6]
+-- A Redlock master ('grant') takes no front runners: its KEYS[6] is the
+-- granted key instead, the value it granted whose token is not written back.
+local granted_key = ARGV[4] == 'grant' and KEYS[6] or nil
+local front_key = not granted_key and front_wanted and large_above and KEYS[6]
 -- lease.failsafe peers: ARGV[13] 'failsafe', then whether the caller may win
 -- ('1'; '0' registers only), the highest token it cleared, its peer address,
 -- its promise (token, leader, ms left; '0', '-', '0' for none), the list
@@ -155,6 +158,7 @@ if fence == -2 and (current == false or current == ARGV[1]) then
   if ARGV[4] == 'grant' then
     -- One master of a Redlock quorum: the token is settled across the
     -- masters afterwards (write_back_source), so only report the counter.
+    if granted_key then call('SET', granted_key, ARGV[1], 'PX', ARGV[2]) end
     return {1, call('GET', KEYS[2]), current == false and 1 or 0}
   end
   local term = call('INCR', KEYS[2])
@@ -192,6 +196,9 @@ if failsafe_key and current then
   local term_token, _, term_value = record_head(call('GET', failsafe_key))
   if term_value == current then token = term_token end
 end
+-- A Redlock master that granted the holder before its token was written
+-- back holds the term before's token in its counter: unknown, not that one.
+if granted_key and current and call('GET', granted_key) == current then token = '' end
 local wait = call('PTTL', KEYS[1])
 if fence == -2 and reserved_for then
   -- Held for the window: by nobody, but named after who handed it over. Both

@@ -61,6 +61,14 @@ inline std::string term_key(std::string_view election) {
   return "baton:{" + std::string(election) + "}:term";
 }
 
+/// Redlock, per master: the lease value this master granted whose token is
+/// not written back yet (PX ttl). While it names the holder, the counter is
+/// the term before's token, not the holder's, so a refusal says the token
+/// is unknown rather than name that older one.
+inline std::string granted_key(std::string_view election) {
+  return "baton:{" + std::string(election) + "}:granted";
+}
+
 /// redis.replica_ack all: the most replicas the election's master has had
 /// connected (a number, raised by every grant and renewal, one fewer after a
 /// failover). Only an operator lowers it, by deleting it or setting it, after
@@ -133,6 +141,7 @@ struct election_keys {
         holder(holder_key(election)),
         epoch(epoch_key(election)),
         term(term_key(election)),
+        granted(granted_key(election)),
         replicas(replicas_key(election)),
         acked(acked_key(election)),
         candidates(candidates_key(election)),
@@ -147,6 +156,7 @@ struct election_keys {
   std::string holder;
   std::string epoch;
   std::string term;
+  std::string granted;
   std::string replicas;
   std::string acked;
   std::string candidates;

@@ -104,6 +104,7 @@ return {switched, call('PTTL', KEYS[2])}
 // Lua's doubles would round counters above 2^53. The term key (KEYS[3])
 // keeps the largest token a term wrote here: unlike the counter, a reset
 // never lifts it, so a take can tell a newer term from a lifted counter.
+// The granted key (KEYS[4]) no longer names us once our token is here.
 constexpr std::string_view write_back_source = BATON_LUA_CALL R"lua(
 if call('GET', KEYS[1]) ~= ARGV[1] then return {0, 'lease not ours'} end
 local counter = call('GET', KEYS[2])
@@ -113,6 +114,7 @@ if #counter > #ARGV[2] or (#counter == #ARGV[2] and counter >= ARGV[2]) then
 end
 call('SET', KEYS[2], ARGV[2])
 call('SET', KEYS[3], ARGV[2])
+if KEYS[4] and call('GET', KEYS[4]) == ARGV[1] then call('DEL', KEYS[4]) end
 if ARGV[4] == '1' then
   call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[2])
 end

@@ -14,7 +14,9 @@ struct lua_script {
 };
 
 /// KEYS: lease, token, fence, holder record, candidates, the front key (with
-/// ARGV[10]; any name in its place without), (replicated, or
+/// ARGV[10]; with "grant", the granted key: a grant sets it to our value for
+/// ttl ms, and a refusal naming that value gives its token as ""; any name
+/// in its place without either), (replicated, or
 /// with a replica requirement) the epoch key, (with a replica requirement)
 /// the replicas key, and (Sentinel with the requirement "all") the acked key,
 /// which a grant then sets to the master's replication ID and the server's
@@ -132,9 +134,10 @@ std::string registration_argument(int priority, const std::string& card);
 /// lease (standby_source).
 const lua_script& standby_script();
 
-/// The Redlock write-back. KEYS: lease, token, term. ARGV: our value, the
-/// token, channel, "1" to announce a new term. Sets the counter and the term
-/// key to the token only when the lease is ours and the counter is smaller,
+/// The Redlock write-back. KEYS: lease, token, term, granted. ARGV: our value,
+/// the token, channel, "1" to announce a new term. Sets the counter and the
+/// term key to the token (and deletes the granted key if it names our value)
+/// only when the lease is ours and the counter is smaller,
 /// and then announces "acquired <value> <token>" if asked: {1, ""};
 /// otherwise {0, why}.
 const lua_script& write_back_script();

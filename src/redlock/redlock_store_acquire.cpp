@@ -38,7 +38,7 @@ void redlock_store::impl::acquire(acquire_handler handler) {
   call->sent = mono_clock::now();
   for (std::size_t i = 0; i < size(); ++i) {
     eval(i, redis_detail::acquire_script(),
-         {keys.lease, keys.token, keys.fence, keys.holder, keys.candidates},
+         {keys.lease, keys.token, keys.fence, keys.holder, keys.candidates, keys.granted},
          {value, ttl_ms, keys.channel, "grant", "", "PUBLISH", "", options.identity.node_id,
           priority},
          [this, call, i](command_result r) { on_grant(call, i, std::move(r)); });
@@ -67,7 +67,7 @@ void redlock_store::impl::on_grant(const std::shared_ptr<acquire_call>& shared, 
     // others, and gets the token too, so that its counter says who holds
     // the lease there.
     if (answer.what == master_answer::kind::granted && call.token != 0 && call.winning) {
-      eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term},
+      eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term, keys.granted},
            {value, std::to_string(call.token), keys.channel, "0"}, [](command_result) {});
     }
     return;
@@ -96,7 +96,7 @@ void redlock_store::impl::write_back(const std::shared_ptr<acquire_call>& shared
   }
   const std::string announce = call.round.new_term() ? "1" : "0";
   for (const auto i : granted) {
-    eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term},
+    eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term, keys.granted},
          {value, std::to_string(call.token), keys.channel, announce},
          [this, shared, i](command_result r) { on_written(*shared, i, std::move(r)); });
   }

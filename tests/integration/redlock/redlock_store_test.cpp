@@ -18,6 +18,7 @@
 
 #include "integration/redis/store_test_util.hpp"
 #include "redis/lease_keys.hpp"
+#include "redis/scripts.hpp"
 #include "redlock/redlock_store.hpp"
 #include "store/nonce.hpp"
 #include "support/servers/redis_server.hpp"
@@ -382,6 +383,51 @@ TEST_F(redlock_store_test, a_split_vote_is_undone_at_once_by_the_refused_candida
   auto won = acquire(*b);
   EXPECT_TRUE(won.value.acquired()) << won.error.message();
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s) << "b waited for a's key to expire";
+}
+
+// A round that meets a new holder's grants before its write-back hears
+// the masters' counters, the term before's token: it must say the token is
+// unknown, not name that one (a standby's status and `baton once`'s "held
+// by" line would show it). The grants are the acquire script's own, run
+// here by hand so that the write-back can be held back.
+TEST_F(redlock_store_test, a_holder_granted_before_its_write_back_has_no_token_yet) {
+  auto a = make("node-a", 5s, 1s);
+  const auto first = acquire(*a);
+  ASSERT_TRUE(first.value.acquired());
+  ASSERT_EQ(release(*a).value, release_answer::released);
+
+  const election_keys keys(util::election);
+  const std::string c_value = "node-c:" + store_detail::process_nonce();
+  const auto& grant = redis_detail::acquire_script();
+  for (const auto& server : servers_) {
+    const auto answer = server.command(
+        {"EVAL", std::string(grant.source), "6", keys.lease, keys.token, keys.fence, keys.holder,
+         keys.candidates, keys.granted, c_value, "5000", keys.channel, "grant", "", "PUBLISH", "",
+         "node-c", "0"});
+    ASSERT_FALSE(answer.empty());
+    ASSERT_EQ(answer.front(), "1") << "master " << server.port() << " did not grant";
+  }
+  auto b = make("node-b", 5s, 1s);
+  const auto before = acquire(*b);
+  ASSERT_FALSE(before.error) << before.error.message();
+  ASSERT_FALSE(before.value.acquired());
+  EXPECT_EQ(before.value.holder, "node-c");
+  EXPECT_EQ(before.value.token, 0u) << "named the term before's token " << first.value.token;
+
+  const auto token = std::to_string(first.value.token + 1);
+  const auto& write_back = redis_detail::write_back_script();
+  for (const auto& server : servers_) {
+    const auto written =
+        server.command({"EVAL", std::string(write_back.source), "4", keys.lease, keys.token,
+                        keys.term, keys.granted, c_value, token, keys.channel, "0"});
+    ASSERT_FALSE(written.empty());
+    ASSERT_EQ(written.front(), "1") << "master " << server.port() << " refused the write-back";
+    EXPECT_EQ(server.command({"EXISTS", keys.granted}), std::vector<std::string>{"0"});
+  }
+  const auto after = acquire(*b);
+  ASSERT_FALSE(after.value.acquired());
+  EXPECT_EQ(after.value.holder, "node-c");
+  EXPECT_EQ(after.value.token, first.value.token + 1);
 }
 
 // With two of three masters gone nothing is renewed, and the answer says
