@@ -12,25 +12,19 @@
 
 namespace baton {
 
-void postgres_store::impl::failsafe_side::async_acquire(const failsafe_acquire& a,
-                                                        acquire_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.acquire(a, std::move(handler));
+void postgres_store::impl::acquire_with_record(const failsafe_acquire& a, acquire_handler handler) {
+  acquire(a, std::move(handler));
 }
 
-void postgres_store::impl::failsafe_side::async_renew(const failsafe_list& list,
-                                                      renew_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.renew(list, std::move(handler));
+void postgres_store::impl::renew_with_record(const failsafe_list& list, renew_handler handler) {
+  renew(list, std::move(handler));
 }
 
 // F8: one statement (lease_sql::resume). The row's token it answers is what
 // renewals and the release match from now on; the term keeps its own.
-void postgres_store::impl::failsafe_side::async_resume(std::uint64_t token,
-                                                       const failsafe_list& list,
-                                                       renew_handler handler) {
-  auto& d = d_;
-  if (d.shell.reject_if_closed(handler)) return;
+void postgres_store::impl::resume_with_record(std::uint64_t token, const failsafe_list& list,
+                                              renew_handler handler) {
+  auto& d = *this;
   const auto& id = d.options.identity;
   auto make = [&d, &id, token, list] {
     impl::statement s{d.sql.resume(d.registry),
@@ -51,9 +45,9 @@ void postgres_store::impl::failsafe_side::async_resume(std::uint64_t token,
       }
       const auto& row_token = rows[0].empty() ? std::nullopt : rows[0][0];
       std::uint64_t value = 0;
-      if (!row_token || std::from_chars(row_token->data(), row_token->data() + row_token->size(),
-                                        value)
-                                .ec != std::errc()) {
+      if (!row_token ||
+          std::from_chars(row_token->data(), row_token->data() + row_token->size(), value).ec !=
+              std::errc()) {
         handler(d.shell.note_failure({postgres_errc::unexpected_reply,
                                       "resume: a row with a missing or malformed token"}),
                 renew_answer::lost);

@@ -35,6 +35,7 @@
 #include "listener.hpp"
 #include "pg_connection.hpp"
 #include "postgres_store.hpp"
+#include "store/failsafe_forwarder.hpp"
 #include "store/store_shell.hpp"
 
 namespace baton {
@@ -117,16 +118,11 @@ struct postgres_store::impl {
 
   // lease.failsafe peers: the port's failsafe calls on this store
   // (postgres_store_failsafe.cpp).
-  struct failsafe_side final : failsafe_calls {
-    explicit failsafe_side(impl& d) : d_(d) {}
-    void async_acquire(const failsafe_acquire& a, acquire_handler handler) override;
-    void async_renew(const failsafe_list& list, renew_handler handler) override;
-    void async_resume(std::uint64_t token, const failsafe_list& list,
-                      renew_handler handler) override;
-
-   private:
-    impl& d_;
-  };
+  // lease.failsafe peers: the port's calls (failsafe_forwarder hands them
+  // here once it checked the store is open).
+  void acquire_with_record(const failsafe_acquire& a, acquire_handler handler);
+  void renew_with_record(const failsafe_list& list, renew_handler handler);
+  void resume_with_record(std::uint64_t token, const failsafe_list& list, renew_handler handler);
 
   asio::io_context& io;
   postgres_store_options options;
@@ -162,7 +158,7 @@ struct postgres_store::impl {
   // lease.failsafe peers: the term's own token, which the record names. A
   // resume may leave the row's token (`token`) above it (lease_sql.hpp).
   std::uint64_t term_token = 0;
-  failsafe_side failsafe_calls_of{*this};
+  store_detail::failsafe_forwarder<impl> failsafe_calls_of{*this};
   // The server and the row as this store's last acquire found them: what a
   // restore or a promoted replica would take away.
   struct last_seen {

@@ -23,42 +23,36 @@ std::string list_text(const failsafe_list& list) {
   return text;
 }
 
-std::string or_dash(const std::string& s) { return s.empty() ? std::string("-") : s; }
+std::string or_dash(const std::string& s) {
+  return s.empty() ? std::string("-") : s;
+}
 
 }  // namespace
 
-void redis_store::impl::failsafe_side::async_acquire(const failsafe_acquire& a,
-                                                     acquire_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.acquire(d_.with_failsafe_key(d_.acquire_keys()), d_.acquire_args(a), std::move(handler));
+void redis_store::impl::acquire_with_record(const failsafe_acquire& a, acquire_handler handler) {
+  acquire(with_failsafe_key(acquire_keys()), acquire_args(a), std::move(handler));
 }
 
-void redis_store::impl::failsafe_side::async_renew(const failsafe_list& list,
-                                                   renew_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.renew(redis_detail::renew_script(),
-           d_.with_failsafe_key(d_.options.ack.on() ? d_.required_renew_keys()
-                                                    : d_.plain_renew_keys()),
-           d_.renew_args(d_.term_token, list), std::move(handler));
+void redis_store::impl::renew_with_record(const failsafe_list& list, renew_handler handler) {
+  renew(redis_detail::renew_script(),
+        with_failsafe_key(options.ack.on() ? required_renew_keys() : plain_renew_keys()),
+        renew_args(term_token, list), std::move(handler));
 }
 
-void redis_store::impl::failsafe_side::async_resume(std::uint64_t token, const failsafe_list& list,
-                                                    renew_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.renew(redis_detail::resume_script(), d_.resume_keys(), d_.resume_args(token, list),
-           std::move(handler));
+void redis_store::impl::resume_with_record(std::uint64_t token, const failsafe_list& list,
+                                           renew_handler handler) {
+  renew(redis_detail::resume_script(), resume_keys(), resume_args(token, list), std::move(handler));
 }
 
 // The acquire script's, with lease.failsafe peers (scripts.hpp).
 std::vector<std::string> redis_store::impl::acquire_args(const failsafe_acquire& a) const {
   auto args = acquire_args();
   const auto& p = a.promise;
-  args.insert(args.end(),
-              {"failsafe", a.may_win ? "1" : "0", std::to_string(a.cleared_token),
-               options.identity.peer_address, p ? std::to_string(p->token) : "0",
-               p ? or_dash(p->leader) : "-",
-               p ? std::to_string(std::max<long long>(p->remaining.count(), 0)) : "0",
-               std::to_string(a.list.seq), list_text(a.list)});
+  args.insert(args.end(), {"failsafe", a.may_win ? "1" : "0", std::to_string(a.cleared_token),
+                           options.identity.peer_address, p ? std::to_string(p->token) : "0",
+                           p ? or_dash(p->leader) : "-",
+                           p ? std::to_string(std::max<long long>(p->remaining.count(), 0)) : "0",
+                           std::to_string(a.list.seq), list_text(a.list)});
   return args;
 }
 
@@ -100,8 +94,7 @@ std::vector<std::string> redis_store::impl::resume_args(std::uint64_t token,
 }
 
 std::vector<std::string> redis_store::impl::resume_keys() const {
-  std::vector<std::string> out{keys.lease, keys.token, keys.holder, keys.candidates,
-                               keys.failsafe};
+  std::vector<std::string> out{keys.lease, keys.token, keys.holder, keys.candidates, keys.failsafe};
   if (options.ack.on()) out.push_back(keys.replicas);
   if (options.ack.on() && options.acknowledged_promotion) out.push_back(keys.acked);
   return out;

@@ -36,6 +36,7 @@
 #include "redis_reply.hpp"
 #include "redis_store.hpp"
 #include "scripts.hpp"
+#include "store/failsafe_forwarder.hpp"
 #include "store/store_shell.hpp"
 #include "subscriber.hpp"
 
@@ -138,16 +139,11 @@ struct redis_store::impl {
 
   // lease.failsafe peers: the port's failsafe calls on this store
   // (redis_store_failsafe.cpp).
-  struct failsafe_side final : failsafe_calls {
-    explicit failsafe_side(impl& d) : d_(d) {}
-    void async_acquire(const failsafe_acquire& a, acquire_handler handler) override;
-    void async_renew(const failsafe_list& list, renew_handler handler) override;
-    void async_resume(std::uint64_t token, const failsafe_list& list,
-                      renew_handler handler) override;
-
-   private:
-    impl& d_;
-  };
+  // lease.failsafe peers: the port's calls (failsafe_forwarder hands them
+  // here once it checked the store is open).
+  void acquire_with_record(const failsafe_acquire& a, acquire_handler handler);
+  void renew_with_record(const failsafe_list& list, renew_handler handler);
+  void resume_with_record(std::uint64_t token, const failsafe_list& list, renew_handler handler);
 
   asio::io_context& io;
   redis_store_options options;
@@ -179,7 +175,7 @@ struct redis_store::impl {
   // The token of this store's last grant: the term its renewals write into
   // the record of lease.failsafe peers.
   std::uint64_t term_token = 0;
-  failsafe_side failsafe_calls_of{*this};
+  store_detail::failsafe_forwarder<impl> failsafe_calls_of{*this};
 };
 
 }  // namespace baton
