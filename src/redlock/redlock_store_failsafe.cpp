@@ -1,7 +1,7 @@
 // lease.failsafe peers on the Redlock store: the port's failsafe calls (an
 // acquire, a renewal and a resume that carry the record's term and list,
-// baton:{E}:failsafe on every master), their scripts' arguments, and the
-// resume round. How the record is kept across the masters is said in
+// baton:{E}:failsafe on every master, handed over by failsafe_forwarder),
+// their scripts' arguments, and the resume round. How the record is kept across the masters is said in
 // docs/stores/redlock.md, "Peer-confirmed leadership".
 #include <algorithm>
 #include <cstdint>
@@ -30,23 +30,13 @@ std::string dash_if_empty(const std::string& s) { return s.empty() ? std::string
 
 }  // namespace
 
-void redlock_store::impl::failsafe_side::async_acquire(const failsafe_acquire& a,
-                                                       acquire_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.acquire(std::move(handler), &a);
+void redlock_store::impl::acquire_with_record(const failsafe_acquire& a,
+                                              acquire_handler handler) {
+  acquire(std::move(handler), &a);
 }
 
-void redlock_store::impl::failsafe_side::async_renew(const failsafe_list& list,
-                                                     renew_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.renew(std::move(handler), &list);
-}
-
-void redlock_store::impl::failsafe_side::async_resume(std::uint64_t token,
-                                                      const failsafe_list& list,
-                                                      renew_handler handler) {
-  if (d_.shell.reject_if_closed(handler)) return;
-  d_.resume(token, list, std::move(handler));
+void redlock_store::impl::renew_with_record(const failsafe_list& list, renew_handler handler) {
+  renew(std::move(handler), &list);
 }
 
 std::vector<std::string> redlock_store::impl::record_args(const failsafe_list& list) const {
@@ -77,8 +67,8 @@ std::vector<std::string> redlock_store::impl::acquire_args(const failsafe_acquir
 // is a renewal's (on_renewed): renewed when a majority resumed within
 // validity, lost when the masters that say another term exists leave no
 // majority, an error otherwise, so that the daemon asks again.
-void redlock_store::impl::resume(std::uint64_t token, const failsafe_list& list,
-                                 renew_handler handler) {
+void redlock_store::impl::resume_with_record(std::uint64_t token, const failsafe_list& list,
+                                             renew_handler handler) {
   auto call = std::make_shared<renew_call>(std::move(handler), size());
   call->sent = mono_clock::now();
   call->what = "resume";

@@ -39,6 +39,7 @@
 #include "redis/scripts.hpp"
 #include "redis/subscriber.hpp"
 #include "redlock_store.hpp"
+#include "store/failsafe_forwarder.hpp"
 #include "store/store_shell.hpp"
 
 namespace baton {
@@ -209,19 +210,11 @@ struct redlock_store::impl {
   // the list number, our peer address and the list.
   std::vector<std::string> record_args(const failsafe_list& list) const;
   std::vector<std::string> acquire_args(const failsafe_acquire* mode) const;
-  void resume(std::uint64_t token, const failsafe_list& list, renew_handler handler);
-
-  // The port's failsafe calls on this store.
-  struct failsafe_side final : failsafe_calls {
-    explicit failsafe_side(impl& d) : d_(d) {}
-    void async_acquire(const failsafe_acquire& a, acquire_handler handler) override;
-    void async_renew(const failsafe_list& list, renew_handler handler) override;
-    void async_resume(std::uint64_t token, const failsafe_list& list,
-                      renew_handler handler) override;
-
-   private:
-    impl& d_;
-  };
+  // The port's calls (failsafe_forwarder hands them over once the store is
+  // known to be open).
+  void acquire_with_record(const failsafe_acquire& a, acquire_handler handler);
+  void renew_with_record(const failsafe_list& list, renew_handler handler);
+  void resume_with_record(std::uint64_t token, const failsafe_list& list, renew_handler handler);
 
   // --- events (redlock_store_watch.cpp) --------------------------------------
 
@@ -254,7 +247,7 @@ struct redlock_store::impl {
   // masters only for it.
   std::uint64_t held_token = 0;
   redlock_detail::announcement_merge announcements{options.masters.size()};
-  failsafe_side failsafe_calls_of{*this};
+  store_detail::failsafe_forwarder<impl> failsafe_calls_of{*this};
 };
 
 }  // namespace baton
