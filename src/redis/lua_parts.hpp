@@ -297,15 +297,18 @@
 // that has not cleared (cleared: the highest token it did) an unreleased
 // term in the record of another value than its own, nor the terms the
 // other candidates' live registrations promise. The answer names the term
-// and whom to ask: {0, its lease value (or leader), -1, counter,
+// and whom to ask: {0, its lease value (or leader), list, counter,
 // "failsafe", its token, its leader's peer address, n, then n times node
-// and peer address}. `others`: register()'s lines of the other candidates.
+// and peer address}, `list` being the record's list number, or -1 for a
+// promise's hold (a Redlock store picks the newest list among its
+// masters; one server's answer has one). `others`: register()'s lines of
+// the other candidates.
 #define BATON_LUA_FAILSAFE_HOLD \
   "local function failsafe_hold(key, cleared, value, self, others, now_ms, counter)\n" \
   "  local record = call('GET', key)\n" \
-  "  local token, _, holder, address = record_head(record)\n" \
+  "  local token, seq, holder, address = record_head(record)\n" \
   "  if token and holder ~= value and above(token, cleared) then\n" \
-  "    local reply = {0, holder, -1, counter, 'failsafe', token, address, 0}\n" \
+  "    local reply = {0, holder, tonumber(seq), counter, 'failsafe', token, address, 0}\n" \
   "    for node, peer in string.gmatch(record, '\\n(%S+) (%S+)') do\n" \
   "      reply[#reply + 1] = node\n" \
   "      reply[#reply + 1] = peer\n" \

@@ -105,7 +105,11 @@ return {switched, call('PTTL', KEYS[2])}
 // keeps the largest token a term wrote here: unlike the counter, a reset
 // never lifts it, so a take can tell a newer term from a lifted counter.
 // The granted key (KEYS[4]) no longer names us once our token is here.
-constexpr std::string_view write_back_source = BATON_LUA_CALL R"lua(
+// lease.failsafe peers (ARGV[5] 'failsafe', then the list number, our peer
+// address and the list; the record KEYS[5]): the token is only known now,
+// so this is the step that writes the new term's record, in the same
+// script as the token and only where the lease is ours.
+constexpr std::string_view write_back_source = BATON_LUA_CALL BATON_LUA_FAILSAFE R"lua(
 if call('GET', KEYS[1]) ~= ARGV[1] then return {0, 'lease not ours'} end
 local counter = call('GET', KEYS[2])
 if counter == false then return {0, 'token counter missing'} end
@@ -115,6 +119,9 @@ end
 call('SET', KEYS[2], ARGV[2])
 call('SET', KEYS[3], ARGV[2])
 if KEYS[4] and call('GET', KEYS[4]) == ARGV[1] then call('DEL', KEYS[4]) end
+if ARGV[5] == 'failsafe' and KEYS[5] then
+  call('SET', KEYS[5], record_text(ARGV[2], ARGV[6], ARGV[1], ARGV[7], ARGV[8]))
+end
 if ARGV[4] == '1' then
   call('PUBLISH', ARGV[3], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[2])
 end
@@ -131,14 +138,20 @@ return {1, ''}
 // later tokens above any its lost terms handed out. A take does not count as
 // a renewal of this round: only a key that was ours when the renewal ran
 // there proves that nobody else held it meanwhile. A hand-over's reservation
-// is a value, not a free key: never taken.
-constexpr std::string_view renew_or_take_source = BATON_LUA_CALL R"lua(
+// is a value, not a free key: never taken. lease.failsafe peers (ARGV[4]
+// 'failsafe', then the list number, our peer address and the list; the
+// record KEYS[6]): where the lease is ours the list is written as the renew
+// script writes it (only above the record's number), and a take writes the
+// record of our term, as a grant's write-back would have.
+constexpr std::string_view renew_or_take_source = BATON_LUA_CALL BATON_LUA_FAILSAFE R"lua(
 local current = call('GET', KEYS[1])
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local record = string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1]
+local failsafe_key = ARGV[4] == 'failsafe' and KEYS[6] or nil
 if current == ARGV[1] then
   call('SET', KEYS[4], record)
+  if failsafe_key then write_record(failsafe_key, ARGV[3], ARGV[5], ARGV[1], ARGV[6], ARGV[7]) end
   return call('PEXPIRE', KEYS[1], ARGV[2])
 end
 if current ~= false or call('EXISTS', KEYS[3]) == 1 then return 0 end
@@ -159,6 +172,7 @@ if #counter < #ARGV[3] or (#counter == #ARGV[3] and counter < ARGV[3]) then
 end
 call('SET', KEYS[5], ARGV[3])
 call('SET', KEYS[4], record)
+if failsafe_key then write_record(failsafe_key, ARGV[3], ARGV[5], ARGV[1], ARGV[6], ARGV[7]) end
 return 2
 )lua";
 
@@ -293,7 +307,10 @@ return 0
 // the counter at least our token (seeded from TIME as a missing one always
 // is), the holder record and the record written as a renewal writes them,
 // and a lease that was gone announced as our term. The fence does not stop
-// it: it holds back those who would start, and our app runs already.
+// it: it holds back those who would start, and our app runs already. A
+// Redlock master (ARGV[12] 'term': its term key is the last key) also lifts
+// the term key to at least our token, as the term's write-back did, so that
+// an older term's take still finds a newer term there.
 // Answers as the renew script.
 constexpr std::string_view resume_source =
     BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER BATON_LUA_FAILSAFE R"lua(
@@ -326,6 +343,10 @@ if counter == false then
 end
 if above(ARGV[6], counter) then call('SET', KEYS[2], ARGV[6]) end
 write_record(KEYS[5], ARGV[6], ARGV[7], ARGV[1], ARGV[8], ARGV[9])
+if ARGV[12] == 'term' then
+  local term = call('GET', KEYS[#KEYS])
+  if term == false or above(ARGV[6], term) then call('SET', KEYS[#KEYS], ARGV[6]) end
+end
 if current == false then
   call(ARGV[11], ARGV[10], 'acquired ' .. ARGV[1] .. ' ' .. ARGV[6])
 end

@@ -102,7 +102,8 @@ const lua_script& renew_script();
 /// lease.failsafe peers: a leader's resume of its term after the store was
 /// away (F8); see scripts.cpp for its keys and arguments. Answers as the
 /// renew script: renewed only if nobody else holds the lease and the record
-/// holds this term unreleased, or nothing.
+/// holds this term unreleased, or nothing. On a Redlock master (ARGV[12]
+/// "term", the term key last) it lifts the term key to at least the token.
 const lua_script& resume_script();
 /// KEYS: lease, token, holder record, and optionally the failsafe record
 /// (deleted with the lease). ARGV: our value, channel ("" = do not
@@ -139,14 +140,20 @@ const lua_script& standby_script();
 /// term key to the token (and deletes the granted key if it names our value)
 /// only when the lease is ours and the counter is smaller,
 /// and then announces "acquired <value> <token>" if asked: {1, ""};
-/// otherwise {0, why}.
+/// otherwise {0, why}. With lease.failsafe peers (ARGV[5] "failsafe", then
+/// the list number, our peer address and the list; KEYS[5] the failsafe
+/// record) it also writes the new term's record, in the same step.
 const lua_script& write_back_script();
 
 /// The Redlock renewal. KEYS: lease, token, fence, holder record, term.
 /// ARGV: our value, ttl ms, our token. 1 = renewed (it was ours); 2 = taken
 /// (it was free, not reserved by a hand-over, unfenced, not vanished early,
 /// and no newer term wrote its token there: now ours, the counter raised to
-/// our token if below it, the term key = our token); 0 = neither.
+/// our token if below it, the term key = our token); 0 = neither. With
+/// lease.failsafe peers (ARGV[4] "failsafe", then the list number, our peer
+/// address and the list; KEYS[6] the failsafe record) a renewal writes the
+/// list when its number is above the record's, and a take the record of our
+/// term.
 const lua_script& renew_or_take_script();
 
 /// KEYS: token. Creates the token counter from TIME in microseconds when it

@@ -72,6 +72,18 @@ parsed_reply<grant_reply> parse_grant_reply(const redis_reply& reply) {
   a.holder = answer.holder;
   a.reserved_for = answer.reserved_for;
   a.outranked_by = answer.outranked_by;
+  if (answer.failsafe_hold) {
+    // The third element: the record's list number, or -1 for a promise's
+    // hold (BATON_LUA_FAILSAFE_HOLD); the single-server parse ignores it.
+    const auto& list = reply.elements[2];
+    if (list.kind != type::integer || list.integer < -1) return unexpected<grant_reply>(what, reply);
+    a.hold_list = list.integer;
+    a.failsafe_hold = answer.failsafe_hold;
+    a.why = answer.why;
+  } else if (a.what == master_answer::kind::held_back && reply.elements.size() >= 5 &&
+             reply.elements[4].kind == type::string && reply.elements[4].str == "abstained") {
+    a.why = answer.why;
+  }
   if (answer.free_in.count() >= 0) {
     a.free_in = answer.free_in;
   } else if (answer.remaining.count() >= 0) {

@@ -21,6 +21,8 @@ struct grant_reply {
 /// `{1, counter, was_free}` = granted; anything the single-server acquire
 /// script answers when busy = held / held_back (parse_acquire_reply), a
 /// hand-over's reservation for another node being held with reserved_for.
+/// With lease.failsafe peers a failsafe hold is held back with its hold and
+/// list number, and a register-only attempt held back with its `why`.
 parsed_reply<grant_reply> parse_grant_reply(const redis_reply& reply);
 
 /// What the renew-or-take script did on one master.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "failsafe_refusal.hpp"
+
 namespace baton::redlock_detail {
 
 quorum_tally::quorum_tally(std::size_t masters) : outcome_(masters, mark::none) {}
@@ -164,6 +166,7 @@ acquire_answer acquire_round::refusal(const std::optional<known_term>& known) co
     // Whole milliseconds, as PTTL counts them; free_in has the rest.
     out.remaining = std::chrono::duration_cast<milliseconds>(*when);
   }
+  apply_failsafe_holds(answers_, out);
   return out;
 }
 
@@ -172,6 +175,7 @@ bool acquire_round::refusal_waits_for_more(const std::optional<known_term>& know
   std::size_t answered = 0;
   for (const auto& a : answers_) answered += a ? 1 : 0;
   if (answered == answers_.size()) return false;
+  if (failsafe_hold_unsettled(answers_)) return true;
   const auto answer = refusal(known);
   if (answer.outcome != acquire_outcome::held) return false;
   // Settled when a majority of all masters report the holder's token: its

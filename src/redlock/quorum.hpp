@@ -90,6 +90,15 @@ struct master_answer {
   /// Held / held back: how many live candidates of this master's registry,
   /// other than us and the holder, outrank us; negative = unknown.
   int outranked_by = -1;
+  /// Held back by lease.failsafe peers' hold (failsafe_refusal.hpp): the
+  /// term and whom to ask, as this master's record or registry says.
+  std::optional<failsafe_hold_info> failsafe_hold;
+  /// That hold's list number when the record holds the term; -1 = a
+  /// registered promise's hold.
+  long long hold_list = -1;
+  /// Held back: why, when it is the mode's (a hold, a register-only
+  /// attempt) rather than a reset; "" otherwise.
+  std::string why;
 };
 
 /// A term this node learned of elsewhere (an announcement, or an earlier
@@ -148,6 +157,8 @@ class acquire_round {
   /// candidate that reached it, so the largest is the one that missed the
   /// fewest, as the candidates' union (merge_candidates) does; a master
   /// that restarted empty counts none and hides nobody.
+  /// With lease.failsafe peers, the masters' holds then decide
+  /// (apply_failsafe_holds, failsafe_refusal.hpp).
   acquire_answer refusal(const std::optional<known_term>& known = std::nullopt) const;
   /// True when the round is refused but refusal(known) could not tell the
   /// holder's token for sure (its masters disagree, and no known term names
@@ -157,7 +168,8 @@ class acquire_round {
   /// winner answers after a majority of write-backs, so the third master may
   /// still show the older counter): waiting for the answers already in
   /// flight costs at most the command timeout, and names the token a
-  /// majority holds instead of none.
+  /// majority holds instead of none. Also true while a failsafe hold's
+  /// record was heard from fewer than a majority (failsafe_hold_unsettled).
   bool refusal_waits_for_more(const std::optional<known_term>& known = std::nullopt) const;
   /// The holder a majority of all masters named, with its token, when the
   /// refusal's token is known and names no reservation: a term this node

@@ -159,6 +159,7 @@ const store_kind redlock_kind{
     .make_store = make_redlock_store,
     .check = check_redlock,
     .call_bound = redlock_call_bound,
+    .peer_confirmed_leadership = true,
 };
 
 }  // namespace baton

@@ -197,6 +197,8 @@ void redlock_store::watch(event_listener listener) {
   d.start_watch();
 }
 
+failsafe_calls* redlock_store::failsafe() { return &impl_->failsafe_calls_of; }
+
 void redlock_store::close() {
   auto& d = *impl_;
   if (!d.shell.close()) return;

@@ -18,6 +18,9 @@
 // - Candidates: every acquire attempt and renewal registers on each master
 //   it reaches; the list is the union of the masters' registries
 //   (candidate_merge.hpp), once a majority answered.
+// - lease.failsafe peers (failsafe()): the record, per master, written by
+//   the write-back and the renewals where the lease is ours; a resume round
+//   decided as a renewal's (redlock_store_failsafe.cpp).
 // A slow or dead minority is never waited for: each round is decided by the
 // first majority (or by enough failures that no majority is left).
 #pragma once
@@ -73,6 +76,7 @@ class redlock_store final : public lease_store {
   void async_create_record(record_handler handler) override;
   void watch(event_listener listener) override;
   store_status status() const override;
+  failsafe_calls* failsafe() override;
   void close() override;
 
  private:

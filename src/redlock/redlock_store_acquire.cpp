@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "master_replies.hpp"
 #include "redis/redis_reply.hpp"
@@ -33,14 +34,20 @@ void redlock_store::impl::release_everywhere(const redlock_detail::acquire_round
   }
 }
 
-void redlock_store::impl::acquire(acquire_handler handler) {
+// With lease.failsafe peers (`mode`) each master's grant also runs the
+// script's hold (a record or a promise it has not cleared) and register-only
+// logic, with the record last among the keys; the record itself is written
+// by the write-back, once the token is known.
+void redlock_store::impl::acquire(acquire_handler handler, const failsafe_acquire* mode) {
   auto call = std::make_shared<acquire_call>(std::move(handler), size());
   call->sent = mono_clock::now();
+  if (mode != nullptr) call->record = record_args(mode->list);
+  std::vector<std::string> script_keys{keys.lease,  keys.token,      keys.fence,
+                                       keys.holder, keys.candidates, keys.granted};
+  if (mode != nullptr) script_keys.push_back(keys.failsafe);
+  const auto args = acquire_args(mode);
   for (std::size_t i = 0; i < size(); ++i) {
-    eval(i, redis_detail::acquire_script(),
-         {keys.lease, keys.token, keys.fence, keys.holder, keys.candidates, keys.granted},
-         {value, ttl_ms, keys.channel, "grant", "", "PUBLISH", "", options.identity.node_id,
-          priority},
+    eval(i, redis_detail::acquire_script(), script_keys, args,
          [this, call, i](command_result r) { on_grant(call, i, std::move(r)); });
   }
 }
@@ -67,8 +74,9 @@ void redlock_store::impl::on_grant(const std::shared_ptr<acquire_call>& shared, 
     // others, and gets the token too, so that its counter says who holds
     // the lease there.
     if (answer.what == master_answer::kind::granted && call.token != 0 && call.winning) {
-      eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term, keys.granted},
-           {value, std::to_string(call.token), keys.channel, "0"}, [](command_result) {});
+      auto [script_keys, args] = write_back_of(call, "0");
+      eval(i, redis_detail::write_back_script(), std::move(script_keys), std::move(args),
+           [](command_result) {});
     }
     return;
   }
@@ -94,12 +102,24 @@ void redlock_store::impl::write_back(const std::shared_ptr<acquire_call>& shared
   for (std::size_t i = 0; i < size(); ++i) {
     if (!call.round.granted_at(i)) call.writes.failed(i);
   }
-  const std::string announce = call.round.new_term() ? "1" : "0";
+  const auto [script_keys, args] = write_back_of(call, call.round.new_term() ? "1" : "0");
   for (const auto i : granted) {
-    eval(i, redis_detail::write_back_script(), {keys.lease, keys.token, keys.term, keys.granted},
-         {value, std::to_string(call.token), keys.channel, announce},
+    eval(i, redis_detail::write_back_script(), script_keys, args,
          [this, shared, i](command_result r) { on_written(*shared, i, std::move(r)); });
   }
+}
+
+// The write-back's keys and arguments; with lease.failsafe peers the record
+// last, written in the same step as the token.
+std::pair<std::vector<std::string>, std::vector<std::string>> redlock_store::impl::write_back_of(
+    const acquire_call& call, const std::string& announce) const {
+  std::vector<std::string> script_keys{keys.lease, keys.token, keys.term, keys.granted};
+  std::vector<std::string> args{value, std::to_string(call.token), keys.channel, announce};
+  if (!call.record.empty()) {
+    script_keys.push_back(keys.failsafe);
+    args.insert(args.end(), call.record.begin(), call.record.end());
+  }
+  return {std::move(script_keys), std::move(args)};
 }
 
 void redlock_store::impl::on_written(acquire_call& call, std::size_t i, command_result r) {

@@ -14,6 +14,8 @@
 //                                 look at the holder, the record created
 //   redlock_store_watch.cpp       the announcements' watch on every master
 //                                 and whether its wake-ups can be trusted
+//   redlock_store_failsafe.cpp    lease.failsafe peers: the port's failsafe
+//                                 calls, their arguments, and the resume
 // Private to those files. redlock_store.hpp says what the store does; the
 // comment on each step, where it is defined, says how.
 #pragma once
@@ -37,6 +39,7 @@
 #include "redis/scripts.hpp"
 #include "redis/subscriber.hpp"
 #include "redlock_store.hpp"
+#include "store/failsafe_forwarder.hpp"
 #include "store/store_shell.hpp"
 
 namespace baton {
@@ -92,6 +95,9 @@ struct redlock_store::impl {
     // A majority granted and the round has not been lost since.
     bool winning = false;
     round_failures failures;
+    // lease.failsafe peers: what the write-back adds to write the record
+    // (record_args); empty without the mode.
+    std::vector<std::string> record;
 
     acquire_call(acquire_handler h, std::size_t n) : handler(std::move(h)), round(n), writes(n) {}
   };
@@ -106,6 +112,11 @@ struct redlock_store::impl {
     // Masters that answered that the lease is not ours there.
     std::vector<std::size_t> not_ours;
     round_failures failures;
+    // lease.failsafe peers: what a take adds to write the record
+    // (record_args); empty without the mode.
+    std::vector<std::string> record;
+    // "renew" or "resume", for the round's error.
+    const char* what = "renew";
 
     renew_call(renew_handler h, std::size_t n) : handler(std::move(h)), tally(n) {}
   };
@@ -164,18 +175,22 @@ struct redlock_store::impl {
   // --- acquire (redlock_store_acquire.cpp) -----------------------------------
 
   void release_everywhere(const redlock_detail::acquire_round* round = nullptr);
-  void acquire(acquire_handler handler);
+  // `mode`: lease.failsafe peers' acquire; nullptr = without the mode.
+  void acquire(acquire_handler handler, const failsafe_acquire* mode = nullptr);
   void on_grant(const std::shared_ptr<acquire_call>& shared, std::size_t i, command_result r);
   void write_back(const std::shared_ptr<acquire_call>& shared);
+  std::pair<std::vector<std::string>, std::vector<std::string>> write_back_of(
+      const acquire_call& call, const std::string& announce) const;
   void on_written(acquire_call& call, std::size_t i, command_result r);
   void refuse(acquire_call& call);
   void finish(acquire_call& call, store_error e, acquire_answer a);
 
   // --- the term: renew, release, hand-over (redlock_store_term.cpp) ----------
 
-  void renew(renew_handler handler);
+  // `list`: lease.failsafe peers' renewal; nullptr = without the mode.
+  void renew(renew_handler handler, const failsafe_list* list = nullptr);
   void on_renewed(renew_call& call, std::size_t i, command_result r);
-  void take(std::size_t i);
+  void take(std::size_t i, const std::vector<std::string>& record);
   void finish(renew_call& call, store_error e, renew_answer a);
   void release(release_handler handler, std::vector<std::string> reservation = {});
   void on_released(release_call& call, std::size_t i, command_result r);
@@ -188,6 +203,18 @@ struct redlock_store::impl {
   void register_cooldown(milliseconds cooldown);
   void look(look_handler handler);
   void create_record(record_handler handler);
+
+  // --- lease.failsafe peers (redlock_store_failsafe.cpp) ---------------------
+
+  // What a script that writes the record adds to its arguments: "failsafe",
+  // the list number, our peer address and the list.
+  std::vector<std::string> record_args(const failsafe_list& list) const;
+  std::vector<std::string> acquire_args(const failsafe_acquire* mode) const;
+  // The port's calls (failsafe_forwarder hands them over once the store is
+  // known to be open).
+  void acquire_with_record(const failsafe_acquire& a, acquire_handler handler);
+  void renew_with_record(const failsafe_list& list, renew_handler handler);
+  void resume_with_record(std::uint64_t token, const failsafe_list& list, renew_handler handler);
 
   // --- events (redlock_store_watch.cpp) --------------------------------------
 
@@ -220,6 +247,7 @@ struct redlock_store::impl {
   // masters only for it.
   std::uint64_t held_token = 0;
   redlock_detail::announcement_merge announcements{options.masters.size()};
+  store_detail::failsafe_forwarder<impl> failsafe_calls_of{*this};
 };
 
 }  // namespace baton

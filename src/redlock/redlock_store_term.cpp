@@ -14,12 +14,24 @@
 
 namespace baton {
 
-void redlock_store::impl::renew(renew_handler handler) {
+// With lease.failsafe peers (`list`) the renew script also writes the list
+// into each master's record where the lease is ours, when its number is
+// above the record's (F1); the masters taken after a won round get the
+// record of our term (renew_or_take_script).
+void redlock_store::impl::renew(renew_handler handler, const failsafe_list* list) {
   auto call = std::make_shared<renew_call>(std::move(handler), size());
   call->sent = mono_clock::now();
+  std::vector<std::string> script_keys{keys.lease, keys.holder, keys.candidates};
+  std::vector<std::string> args{value, ttl_ms, options.identity.node_id, priority};
+  if (list != nullptr) {
+    call->record = record_args(*list);
+    script_keys.push_back(keys.failsafe);
+    // No replica requirement (""), then the term and its list.
+    args.insert(args.end(), {"", "failsafe", std::to_string(held_token), call->record[1],
+                             call->record[2], call->record[3]});
+  }
   for (std::size_t i = 0; i < size(); ++i) {
-    eval(i, redis_detail::renew_script(), {keys.lease, keys.holder, keys.candidates},
-         {value, ttl_ms, options.identity.node_id, priority},
+    eval(i, redis_detail::renew_script(), script_keys, args,
          [this, call, i](command_result r) { on_renewed(*call, i, std::move(r)); });
   }
 }
@@ -38,7 +50,7 @@ void redlock_store::impl::on_renewed(renew_call& call, std::size_t i, command_re
     if (!renewed) {
       call.not_ours.push_back(i);
       // Answered after the round was won: take it now.
-      if (call.won) take(i);
+      if (call.won) take(i, call.record);
     }
   }
   if (call.done) return;
@@ -52,13 +64,14 @@ void redlock_store::impl::on_renewed(renew_call& call, std::size_t i, command_re
         return finish(
             call,
             shell.note_failure({redlock_errc::validity_spent,
-                                "renew: renewed by " + of_masters(call.tally.successes()) +
+                                std::string(call.what) + ": renewed by " +
+                                    of_masters(call.tally.successes()) +
                                     " after " + microseconds_text(now - call.sent) +
                                     ", past the lease's validity"}),
             renew_answer::lost);
       }
       call.won = true;
-      for (const auto m : call.not_ours) take(m);
+      for (const auto m : call.not_ours) take(m, call.record);
       return finish(call, {}, renew_answer::renewed);
     }
     case redlock_detail::renewal_verdict::lost: {
@@ -71,8 +84,8 @@ void redlock_store::impl::on_renewed(renew_call& call, std::size_t i, command_re
       // Too few masters answered: not known, and the renew deadline decides.
       return finish(call,
                     round_error(call.failures, call.tally.successes() + call.not_ours.size() > 0,
-                                "renew: renewed by " +
-                                                   of_masters(call.tally.successes())),
+                                std::string(call.what) + ": renewed by " +
+                                    of_masters(call.tally.successes())),
                     renew_answer::lost);
   }
 }
@@ -80,11 +93,17 @@ void redlock_store::impl::on_renewed(renew_call& call, std::size_t i, command_re
 // After a won renewal: take master `i` too if the lease is free there (see
 // renew_or_take_script), so that a leader holding a bare majority (after a
 // contested start, or a master's restart) comes to hold every master and
-// survives the next loss. It counts from the next renewal on.
-void redlock_store::impl::take(std::size_t i) {
-  eval(i, redis_detail::renew_or_take_script(),
-       {keys.lease, keys.token, keys.fence, keys.holder, keys.term},
-       {value, ttl_ms, std::to_string(held_token)}, [this, i](command_result r) {
+// survives the next loss. It counts from the next renewal on. `record`:
+// lease.failsafe peers' record_args (empty without the mode).
+void redlock_store::impl::take(std::size_t i, const std::vector<std::string>& record) {
+  std::vector<std::string> script_keys{keys.lease, keys.token, keys.fence, keys.holder, keys.term};
+  std::vector<std::string> args{value, ttl_ms, std::to_string(held_token)};
+  if (!record.empty()) {
+    script_keys.push_back(keys.failsafe);
+    args.insert(args.end(), record.begin(), record.end());
+  }
+  eval(i, redis_detail::renew_or_take_script(), std::move(script_keys), std::move(args),
+       [this, i](command_result r) {
          if (r.ec) return;
          const auto parsed = redlock_detail::parse_renewal_reply(r.reply);
          if (!parsed.ec && parsed.value != redlock_detail::renewal::not_ours) {
@@ -116,8 +135,10 @@ void redlock_store::impl::release(release_handler handler, std::vector<std::stri
   std::vector<std::string> args{value, keys.channel, "PUBLISH", term};
   args.insert(args.end(), reservation.begin(), reservation.end());
   for (std::size_t i = 0; i < size(); ++i) {
-    eval(i, redis_detail::release_script(), {keys.lease, keys.token, keys.holder}, args,
-         [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
+    // The record of lease.failsafe peers goes with the lease where it was
+    // ours: the term is released (nothing to delete without the mode).
+    eval(i, redis_detail::release_script(), {keys.lease, keys.token, keys.holder, keys.failsafe},
+         args, [this, call, i](command_result r) { on_released(*call, i, std::move(r)); });
   }
 }
 

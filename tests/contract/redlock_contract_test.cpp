@@ -63,9 +63,13 @@ class redlock_harness final : public contract_harness {
   boost::asio::io_context io_;
 };
 
-INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract,
-                         ::testing::Values(contract_kind{
-                             "redlock", [] { return std::make_unique<redlock_harness>(); }}),
+const contract_kind redlock_contract_kind{"redlock",
+                                          [] { return std::make_unique<redlock_harness>(); }};
+
+INSTANTIATE_TEST_SUITE_P(contract, lease_store_contract, ::testing::Values(redlock_contract_kind),
+                         contract_kind_name);
+// The kind carries lease.failsafe peers out.
+INSTANTIATE_TEST_SUITE_P(contract, failsafe_contract, ::testing::Values(redlock_contract_kind),
                          contract_kind_name);
 
 }  // namespace

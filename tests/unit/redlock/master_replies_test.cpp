@@ -76,6 +76,37 @@ TEST(grant_reply, a_refusal_carries_the_masters_count_of_candidates_above_us) {
   EXPECT_EQ(unknown.value.answer.outranked_by, -1);
 }
 
+// lease.failsafe peers: a record's hold carries its list number in the
+// third element, a promise's -1; a register-only attempt keeps its why.
+TEST(grant_reply, a_failsafe_hold_keeps_its_term_and_list_number) {
+  auto record = parse_grant_reply(arr({num(0), str("node-a:abc"), num(4), str("42"), str("failsafe"),
+                                       str("41"), str("10.0.0.1:9465"), num(1), str("node-b"),
+                                       str("10.0.0.2:9465")}));
+  ASSERT_FALSE(record.ec) << record.detail;
+  EXPECT_EQ(record.value.answer.what, kind::held_back);
+  ASSERT_TRUE(record.value.answer.failsafe_hold);
+  EXPECT_EQ(record.value.answer.failsafe_hold->leader, "node-a");
+  EXPECT_EQ(record.value.answer.failsafe_hold->token, 41u);
+  EXPECT_EQ(record.value.answer.hold_list, 4);
+  EXPECT_FALSE(record.value.answer.why.empty());
+
+  auto promise = parse_grant_reply(arr({num(0), str("node-a"), num(-1), str("42"), str("failsafe"),
+                                        str("5000"), str("-"), num(0)}));
+  ASSERT_FALSE(promise.ec) << promise.detail;
+  EXPECT_EQ(promise.value.answer.hold_list, -1);
+
+  auto bad = parse_grant_reply(arr({num(0), str("node-a"), str("x"), str("42"), str("failsafe"),
+                                    str("5000"), str("-"), num(0)}));
+  EXPECT_EQ(bad.ec, redis_errc::unexpected_reply);
+
+  auto abstained =
+      parse_grant_reply(arr({num(0), str(""), num(-1), str("42"), str("abstained")}));
+  ASSERT_FALSE(abstained.ec) << abstained.detail;
+  EXPECT_EQ(abstained.value.answer.what, kind::held_back);
+  EXPECT_NE(abstained.value.answer.why.find("may not take the lease yet"), std::string::npos);
+  EXPECT_FALSE(abstained.value.found_reset);
+}
+
 TEST(grant_reply, other_shapes_are_errors_that_say_what_came) {
   for (const auto& bad : {arr({num(1), str("x1"), num(1)}), arr({num(1), str(""), num(1)}),
                           arr({num(1), str("5"), num(2)}), arr({num(1), num(5)}),
