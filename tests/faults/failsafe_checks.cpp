@@ -132,7 +132,8 @@ void print_failsafe_lines(fault_cluster& c, int l) {
   for (std::string line; std::getline(text, line);) {
     if (line.find("cannot be reached") != std::string::npos ||
         line.find("peer confirmations") != std::string::npos ||
-        line.find("resum") != std::string::npos) {
+        line.find("resumed term") != std::string::npos ||
+        line.find("resuming term") != std::string::npos) {
       std::printf("  %s\n", line.c_str());
     }
   }
