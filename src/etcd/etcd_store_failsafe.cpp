@@ -244,7 +244,7 @@ class etcd_store::failsafe_port final : public failsafe_calls {
   void async_renew(const failsafe_list& list, renew_handler handler) override {
     if (d_.shell.reject_if_closed(handler)) return;
     if (!d_.term) return d_.answer_later(std::move(handler), renew_answer::lost);
-    d_.renew(std::make_shared<renew_handler>(std::move(handler)), *d_.term, list);
+    d_.renew(answered_in_time(std::move(handler)), *d_.term, list);
   }
 
   void async_resume(std::uint64_t token, const failsafe_list& list,
@@ -254,6 +254,44 @@ class etcd_store::failsafe_port final : public failsafe_calls {
   }
 
  private:
+  // A renewal with the mode answers within etcd.command_timeout in all, as
+  // a timeout when its calls have not (F3): its keepalive may wait behind
+  // another call to a member that does not answer, or for a new connection
+  // (etcd.connect_timeout) to one that cannot be reached, and then its txn
+  // as long again. A renewal that fails only after the renew deadline
+  // starts no round of confirmations in time, and the leader stops its app
+  // though every peer would confirm. The calls go on; their late answer is
+  // not heard (each call completes once).
+  std::shared_ptr<renew_handler> answered_in_time(renew_handler handler) {
+    struct once {
+      once(asio::io_context& io, renew_handler h) : timer(io), handler(std::move(h)) {}
+      asio::steady_timer timer;
+      renew_handler handler;
+      bool done = false;
+    };
+    auto state = std::make_shared<once>(d_.io, std::move(handler));
+    const auto bound = d_.options.command_timeout;
+    state->timer.expires_after(bound);
+    state->timer.async_wait([&d = d_, weak = d_.shell.guard(), w = std::weak_ptr<once>(state),
+                             bound](const boost::system::error_code& ec) {
+      if (ec || weak.expired()) return;
+      const auto s = w.lock();
+      if (!s || s->done) return;
+      s->done = true;
+      if (d.shell.closed()) return s->handler(store_shell::aborted(), renew_answer{});
+      s->handler(d.shell.note_failure({etcd_errc::timeout,
+                                       "etcd " + d.where() + ": the renewal had no answer within " +
+                                           std::to_string(bound.count()) + " ms"}),
+                 renew_answer{});
+    });
+    return std::make_shared<renew_handler>([state](store_error e, renew_answer a) {
+      if (state->done) return;
+      state->done = true;
+      state->timer.cancel();
+      state->handler(std::move(e), a);
+    });
+  }
+
   etcd_store::impl& d_;
 };
 

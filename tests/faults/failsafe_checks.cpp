@@ -1,7 +1,9 @@
 #include "failsafe_checks.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "scenario.hpp"
@@ -100,6 +102,41 @@ void expect_same_app_throughout(fault_cluster& c, int l, const interval& leader,
   }
   log.refresh();
   EXPECT_EQ(log.start_count(), 1u) << "another app started\n" << c.logs();
+}
+
+void expect_held_on_confirmations(fault_cluster& c, int l, std::int64_t inject,
+                                  std::chrono::milliseconds held) {
+  for (int n = 1; n <= 3; ++n) {
+    if (n == l) continue;
+    EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", held)) << c.log_of(n);
+  }
+  hold_fault_until(inject + std::chrono::nanoseconds(held).count());
+  const auto cut = c.status(l);
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
+  EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
+}
+
+void expect_resumed_alone(fault_cluster& c, int l, const interval& leader, std::uint64_t token) {
+  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
+  event_log log(c.events());
+  log.refresh();
+  EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
+  const auto live = log.live_workers();
+  ASSERT_EQ(live.size(), 1u) << c.logs();
+  EXPECT_EQ(live[0].pid, leader.pid);
+}
+
+void print_failsafe_lines(fault_cluster& c, int l) {
+  std::istringstream text(c.log_of(l));
+  for (std::string line; std::getline(text, line);) {
+    if (line.find("cannot be reached") != std::string::npos ||
+        line.find("peer confirmations") != std::string::npos ||
+        line.find("resumed term") != std::string::npos ||
+        line.find("resuming term") != std::string::npos) {
+      std::printf("  %s\n", line.c_str());
+    }
+  }
 }
 
 }  // namespace baton::testing

@@ -60,4 +60,19 @@ void expect_on_confirmations(fault_cluster& c, int l);
 void expect_same_app_throughout(fault_cluster& c, int l, const interval& leader,
                                 std::uint64_t token, std::chrono::milliseconds see);
 
+/// The leader `l` cut from the store alone: every standby's acquire meets
+/// the record (F6) within `held` of `inject`, and the leader still leads,
+/// on confirmations, once the cut has held that long.
+void expect_held_on_confirmations(fault_cluster& c, int l, std::int64_t inject,
+                                  std::chrono::milliseconds held);
+
+/// Once the cut is healed: the leader `l` resumed its term `token`, and its
+/// app is the only one that ever ran.
+void expect_resumed_alone(fault_cluster& c, int l, const interval& leader, std::uint64_t token);
+
+/// Prints the leader `l`'s own lines on the store's absence and return
+/// (the store cannot be reached, its rounds of confirmations, the resume),
+/// for the figures the docs report.
+void print_failsafe_lines(fault_cluster& c, int l);
+
 }  // namespace baton::testing

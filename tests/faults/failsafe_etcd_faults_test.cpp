@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "failsafe_checks.hpp"
+#include "failsafe_records.hpp"
 #include "scenario.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/etcd_server.hpp"
@@ -60,17 +61,12 @@ struct etcd_peers {
   failsafe_peer_ports peers;
 };
 
-std::string etcd_key(const fault_cluster& c, const std::string& name) {
-  return "baton/" + c.election() + "/" + name;
-}
-
 // Until etcd's record of the mode lists both standbys of `leader`: what its
 // rounds will ask.
-bool etcd_record_lists_the_standbys(fault_cluster& c, etcd_server& etcd, int leader,
-                                    std::chrono::milliseconds timeout) {
-  return record_lists_the_standbys(
-      leader, [&] { return etcd.etcdctl("get --print-value-only " + etcd_key(c, "failsafe")); },
-      [](const std::string& node) { return "\n" + node + " "; }, timeout);
+bool record_on_etcd_lists_the_standbys(fault_cluster& c, etcd_server& etcd, int leader,
+                                       std::chrono::milliseconds timeout) {
+  return etcd_record_lists_the_standbys(
+      c, [&](const std::string& args) { return etcd.etcdctl(args); }, leader, timeout);
 }
 
 // etcd stopped under a leader for the outage, then back with its data or
@@ -85,7 +81,7 @@ void etcd_outage_round(bool empty) {
   auto leader = c.wait_for_single_worker(20s, &why);
   ASSERT_TRUE(leader) << why << "\n" << etcd.log_tail();
   const int l = fault_cluster::index_of(*leader);
-  ASSERT_TRUE(etcd_record_lists_the_standbys(c, etcd, l, 10s)) << c.logs();
+  ASSERT_TRUE(record_on_etcd_lists_the_standbys(c, etcd, l, 10s)) << c.logs();
   const std::uint64_t token = token_value(*leader);
 
   const std::int64_t inject = mono_now_ns();
@@ -159,7 +155,7 @@ TEST(failsafe_etcd_faults, the_leader_crashes_a_standby_clears_its_term_and_take
   auto leader = c.wait_for_single_worker(20s, &why);
   ASSERT_TRUE(leader) << why << "\n" << etcd.log_tail();
   const int l = fault_cluster::index_of(*leader);
-  ASSERT_TRUE(etcd_record_lists_the_standbys(c, etcd, l, 10s)) << c.logs();
+  ASSERT_TRUE(record_on_etcd_lists_the_standbys(c, etcd, l, 10s)) << c.logs();
 
   const std::int64_t inject = mono_now_ns();
   c.node(l).signal_group(SIGKILL);

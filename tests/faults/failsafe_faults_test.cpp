@@ -140,33 +140,6 @@ TEST(failsafe_faults, redis_stopped_then_started_empty_the_leader_keeps_its_app_
               static_cast<long long>(outage().count()), resumed_ms);
 }
 
-// The standbys' acquires meet the record (F6) while the leader is cut, and
-// the leader still leads, on confirmations, once the cut has held `held`.
-void expect_held_on_confirmations(fault_cluster& c, int l, std::int64_t inject,
-                                  std::chrono::milliseconds held) {
-  for (int n = 1; n <= 3; ++n) {
-    if (n == l) continue;
-    EXPECT_TRUE(c.node(n).wait_for_log("failsafe hold", held)) << c.log_of(n);
-  }
-  hold_fault_until(inject + std::chrono::nanoseconds(held).count());
-  const auto cut = c.status(l);
-  ASSERT_TRUE(cut);
-  EXPECT_TRUE((*cut)["is_leader"].get<bool>()) << cut->dump();
-  EXPECT_TRUE((*cut)["failsafe"]["on_confirmations"].get<bool>()) << cut->dump();
-}
-
-// Once the cut is healed: the leader resumed its term `token`, and its app
-// is the only one that ever ran.
-void expect_resumed_alone(fault_cluster& c, int l, const interval& leader, std::uint64_t token) {
-  ASSERT_TRUE(c.node(l).wait_for_log("resumed term " + std::to_string(token), 10s)) << c.logs();
-  event_log log(c.events());
-  log.refresh();
-  EXPECT_EQ(log.start_count(), 1u) << "a standby started while the leader ran\n" << c.logs();
-  const auto live = log.live_workers();
-  ASSERT_EQ(live.size(), 1u) << c.logs();
-  EXPECT_EQ(live[0].pid, leader.pid);
-}
-
 // Without one listed peer's confirmation: the leader's app stopped at its
 // renew deadline (1,333 ms after its last renewal, which came before the
 // cut), and whoever took over started after that, with a higher token.

@@ -16,17 +16,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
-#include <boost/asio/io_context.hpp>
-
 #include "failsafe_checks.hpp"
+#include "failsafe_records.hpp"
 #include "scenario.hpp"
 #include "support/free_port.hpp"
 #include "support/servers/zookeeper_server.hpp"
-#include "zookeeper/lease_nodes.hpp"
-#include "zookeeper/zk_link.hpp"
 
 namespace baton::testing::failsafe_zookeeper_faults_test {
 namespace {
@@ -53,60 +49,6 @@ struct zk_peer_ports {
   std::string servers;
   failsafe_peer_ports peers;
 };
-
-// The election's record node as the test reads it with a session of its
-// own (opened per read: the server goes away between reads).
-std::optional<zookeeper_detail::record_value> read_zk_record(const std::string& servers,
-                                                             const std::string& election) {
-  boost::asio::io_context io;
-  auto owner = std::make_shared<int>(0);
-  zookeeper_detail::zk_link_options o;
-  o.hosts = servers;
-  o.session_timeout = 4000ms;
-  o.owner = owner;
-  std::string error;
-  auto link = zookeeper_detail::zk_link::open(io, o, error);
-  if (!link) return std::nullopt;
-  const auto turn_until = [&](const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    for (int i = 0; i < 10'000 && !done() && std::chrono::steady_clock::now() < deadline; ++i) {
-      io.run_one_for(20ms);
-    }
-    return done();
-  };
-  std::optional<zookeeper_detail::record_value> out;
-  if (turn_until([&] { return link->connected(); })) {
-    bool done = false;
-    link->get("/baton/" + election + "/record", [&](int rc, zookeeper_detail::node_seen seen) {
-      if (rc == 0 && seen.exists) out = zookeeper_detail::decode_record(seen.data);
-      done = true;
-    });
-    turn_until([&] { return done; });
-  }
-  link->close();
-  io.poll();
-  return out;
-}
-
-// Until the record lists both standbys of `leader` (its renewals carry the
-// candidates it listed): whom its rounds will ask.
-bool zk_record_lists_the_standbys(fault_cluster& c, const std::string& servers, int leader,
-                                  std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  for (int i = 0; i < 200 && std::chrono::steady_clock::now() < until; ++i) {
-    if (const auto rec = read_zk_record(servers, c.election()); rec && rec->failsafe) {
-      int listed = 0;
-      for (const auto& p : rec->failsafe->peers) {
-        for (int n = 1; n <= 3; ++n) {
-          if (n != leader && p.node == fault_cluster::name_of(n) && !p.address.empty()) ++listed;
-        }
-      }
-      if (listed == 2) return true;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
-}
 
 zookeeper_server_options zk_fs_server_options() {
   zookeeper_server_options o;
@@ -156,14 +98,7 @@ TEST(failsafe_zookeeper_faults, stopped_past_the_session_timeout_the_leader_keep
       "ZooKeeper being back\n",
       static_cast<long long>(zk_outage().count()), resumed_ms);
   // The leader's own words on the outage, for the figures the docs report.
-  std::istringstream text(c.log_of(l));
-  for (std::string line; std::getline(text, line);) {
-    if (line.find("cannot be reached") != std::string::npos ||
-        line.find("peer confirmations") != std::string::npos ||
-        line.find("resum") != std::string::npos) {
-      std::printf("  %s\n", line.c_str());
-    }
-  }
+  print_failsafe_lines(c, l);
 }
 
 TEST(failsafe_zookeeper_faults, without_the_mode_the_leader_stops_at_its_renew_deadline) {

@@ -5,7 +5,9 @@
 // record's, the failsafe hold a free lease answers until the term is
 // cleared, the register-only acquire, the promise a registration carries,
 // and the resume after the lease expired or etcd lost its data, with the
-// token a held answer and the watch name for a resumed term.
+// token a held answer and the watch name for a resumed term; and a renewal
+// that answers within the command timeout in all, so that its failure
+// comes while a round of confirmations can still count (F3).
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "etcd/etcd_store.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/servers/etcd_server.hpp"
 
 namespace {
@@ -334,6 +337,42 @@ TEST_F(etcd_failsafe_test, a_resume_fails_when_another_term_exists) {
   lease_expires();
   EXPECT_EQ(resume_with(*a, token, list_of(3, {})).value, baton::renew_answer::lost);
   EXPECT_EQ(get("lease"), "");
+}
+
+// A renewal with the mode answers within etcd.command_timeout in all: here
+// its keepalive waits behind a list of the candidates that a member cut off
+// (a proxy that swallows everything) never answers, and would then wait as
+// long again for its own answer. Its failure must come while a round of
+// confirmations can still count before the renew deadline (F3); a renewal
+// answered only after that deadline would make the leader stop its app
+// though every peer confirms.
+TEST_F(etcd_failsafe_test, a_renewal_answers_within_the_command_timeout_in_all) {
+  baton::testing::fault_proxy proxy(server.client_port());
+  baton::etcd_store_options o;
+  o.endpoints = {"http://127.0.0.1:" + std::to_string(proxy.port())};
+  o.identity = {election, "node-d", milliseconds(2000)};
+  o.identity.peer_address = "10.0.0.4:9465";
+  o.connect_timeout = 2000ms;
+  o.command_timeout = 300ms;
+  baton::etcd_store d(io, std::move(o));
+  baton::failsafe_acquire args;
+  args.list = list_of(1, {{"node-b", "10.0.0.2:9465"}});
+  const auto won = acquire_with(d, args);
+  ASSERT_TRUE(won.value.acquired()) << won.error.message() << " " << won.value.why;
+
+  proxy.blackhole();
+  bool listed = false;
+  d.async_candidates([&](baton::store_error, std::vector<baton::candidate_info>) { listed = true; });
+  const auto sent = std::chrono::steady_clock::now();
+  const auto r = renew_with(d, list_of(2, {{"node-b", "10.0.0.2:9465"}}));
+  const auto took = std::chrono::steady_clock::now() - sent;
+  EXPECT_EQ(r.calls, 1);
+  EXPECT_EQ(r.error.code, baton::store_errc::timeout) << r.error.message();
+  EXPECT_LT(took, 450ms) << "the renewal took "
+                         << std::chrono::duration_cast<milliseconds>(took).count() << " ms";
+  // Its calls go on unheard: the list's failure, then the keepalive's.
+  run_for(700ms);
+  EXPECT_TRUE(listed);
 }
 
 }  // namespace
