@@ -123,7 +123,9 @@ void stopped_and_started(bool keep_data) {
   // At most the log's poll later than the resume itself.
   const double resumed_ms = ms_between(back, mono_now_ns());
   expect_same_app_throughout(c, l, *leader, token, 10s);
-  if (keep_data) EXPECT_TRUE(m.loaded_their_data()) << m.logs();
+  if (keep_data) {
+    EXPECT_TRUE(m.loaded_their_data()) << m.logs();
+  }
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(m.record(i).rfind(std::to_string(token) + " ", 0), 0u)
         << "master " << i + 1 << "'s record is not the term's: " << m.record(i);
