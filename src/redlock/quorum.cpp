@@ -178,6 +178,17 @@ bool acquire_round::refusal_waits_for_more(const std::optional<known_term>& know
   if (failsafe_hold_unsettled(answers_)) return true;
   const auto answer = refusal(known);
   if (answer.outcome != acquire_outcome::held) return false;
+  // Two holders named as often: a new term's grants still on their way to
+  // some masters, beside the term (or the hand-over's reservation) before
+  // it. Whichever refusal(known) picked may be the older one; the answers
+  // in flight settle it.
+  std::map<std::string, std::size_t> named;
+  for (const auto& a : answers_) {
+    if (a && a->what == master_answer::kind::held && !a->holder.empty()) ++named[a->holder];
+  }
+  for (const auto& [holder, count] : named) {
+    if (holder != answer.holder && count == named[answer.holder]) return true;
+  }
   // Settled when a majority of all masters report the holder's token: its
   // write-back reached them. Fewer (a tie, or a plurality) may be a term
   // whose write-back is still on its way to some of them, and a tie broken

@@ -168,7 +168,9 @@ class acquire_round {
   /// winner answers after a majority of write-backs, so the third master may
   /// still show the older counter): waiting for the answers already in
   /// flight costs at most the command timeout, and names the token a
-  /// majority holds instead of none. Also true while a failsafe hold's
+  /// majority holds instead of none. Also true while two holders are named
+  /// as often (a new term beside the term or reservation before it), and
+  /// while a failsafe hold's
   /// record was heard from fewer than a majority (failsafe_hold_unsettled).
   bool refusal_waits_for_more(const std::optional<known_term>& known = std::nullopt) const;
   /// The holder a majority of all masters named, with its token, when the
