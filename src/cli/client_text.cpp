@@ -93,6 +93,49 @@ std::string candidates_text(const json& candidates, const std::string& self) {
   return text.empty() ? "none" : text;
 }
 
+// lease.failsafe peers: whether this leader runs on its peers' confirmations
+// (since when, and how many of how many confirmed its last round); a
+// standby's promise not to take the lease, or the term it is clearing; else
+// that the mode is on. Then where the peer port is.
+std::string failsafe_text(const json& failsafe, bool leader) {
+  std::string text;
+  const auto term_of = [](const json& term) {
+    return printable(string_field(term, "leader").value_or("?")) + "'s term" +
+           (int_field(term, "token") ? " " + std::to_string(*int_field(term, "token")) : "");
+  };
+  const json* promise = field(failsafe, "promise");
+  const json* clearing = field(failsafe, "clearing");
+  if (bool_field(failsafe, "on_confirmations").value_or(false)) {
+    text = "leading on peer confirmations";
+    if (auto since = int_field(failsafe, "on_confirmations_for_ms")) {
+      text += " for " + human_duration(*since);
+    }
+    const auto confirmed = int_field(failsafe, "round_confirmed");
+    const auto asked = int_field(failsafe, "round_asked");
+    if (confirmed && asked) {
+      text += ": " + std::to_string(*confirmed) + " of " + std::to_string(*asked) +
+              " peers confirmed the last round";
+    }
+  } else if (promise != nullptr && promise->is_object()) {
+    text = "confirmed " + term_of(*promise);
+    if (auto left = int_field(*promise, "remaining_ms")) {
+      text += ": takes no lease for another " + human_duration(*left);
+    }
+  } else if (clearing != nullptr && clearing->is_object()) {
+    text = "clearing " + term_of(*clearing) + " with its peers before taking the lease";
+  } else {
+    text = printable(string_field(failsafe, "mode").value_or("peers")) +
+           (leader ? ": not needed while the store answers" : "");
+  }
+  if (auto address = string_field(failsafe, "peer_address"); address && !address->empty()) {
+    text += " (peer port " + printable(*address) + ")";
+  }
+  if (auto refused = int_field(failsafe, "refused_requests"); refused && *refused > 0) {
+    text += ", " + std::to_string(*refused) + " peer requests refused";
+  }
+  return text;
+}
+
 rows status_rows(const json& status) {
   rows r;
   r.emplace_back("node", printable(string_field(status, "node_id").value_or("?")));
@@ -103,9 +146,8 @@ rows status_rows(const json& status) {
   if (auto standing = string_field(status, "standing"); standing && *standing != "eligible") {
     r.emplace_back("standing", *standing == "drained"
                                    ? std::string("drained: takes no lease until `baton undrain`")
-                                   : *standing == "never"
-                                         ? std::string("never leads (never_lead)")
-                                         : printable(*standing));
+                               : *standing == "never" ? std::string("never leads (never_lead)")
+                                                      : printable(*standing));
   }
 
   std::string lease;
@@ -118,6 +160,11 @@ rows status_rows(const json& status) {
         (lease.empty() ? "" : ", ") + std::string("last renewal took ") + human_duration(*latency);
   }
   if (!lease.empty()) r.emplace_back("lease", lease);
+  if (const json* failsafe = field(status, "failsafe");
+      failsafe != nullptr && failsafe->is_object()) {
+    r.emplace_back("failsafe",
+                   failsafe_text(*failsafe, bool_field(status, "is_leader").value_or(false)));
+  }
   if (auto cooldown = int_field(status, "cooldown_remaining_ms"); cooldown && *cooldown > 0) {
     r.emplace_back("cooldown", "out of the election for another " + human_duration(*cooldown));
   }
@@ -194,7 +241,8 @@ rows status_rows(const json& status) {
   // child_pid is the keeper (the process group); command_pid the command.
   if (auto command = int_field(status, "command_pid")) {
     std::string text = "pid " + std::to_string(*command);
-    if (auto keeper = int_field(status, "child_pid")) text += " (keeper pid " + std::to_string(*keeper) + ")";
+    if (auto keeper = int_field(status, "child_pid"))
+      text += " (keeper pid " + std::to_string(*keeper) + ")";
     r.emplace_back("child", text);
   } else if (auto pid = int_field(status, "child_pid")) {
     r.emplace_back("child", "pid " + std::to_string(*pid));
@@ -387,7 +435,8 @@ std::string plain_error(const std::string& text) {
 }
 
 std::string daemon_error_text(const nlohmann::json& reply) {
-  return printable(plain_error(string_field(reply, "error").value_or("an error without a message")));
+  return printable(
+      plain_error(string_field(reply, "error").value_or("an error without a message")));
 }
 
 std::optional<std::string> leader_line(const json& status) {

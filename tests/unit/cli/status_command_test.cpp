@@ -123,17 +123,18 @@ TEST_F(status_test, a_row_per_server_of_the_store) {
 TEST_F(status_test, the_candidates_a_reservation_and_a_hand_over_show_in_their_rows) {
   auto status = leader_status();
   const std::string self = status.value("node_id", "");
-  status["candidates"] = nlohmann::json::array(
-      {{{"node", self}, {"priority", 0}, {"live_for_ms", 90'000}},
-       {{"node", "web-b"}, {"priority", 2}, {"live_for_ms", 31'000}},
-       {{"node", "web-c"}, {"priority", 0}, {"live_for_ms", nullptr}}});
+  status["candidates"] =
+      nlohmann::json::array({{{"node", self}, {"priority", 0}, {"live_for_ms", 90'000}},
+                             {{"node", "web-b"}, {"priority", 2}, {"live_for_ms", 31'000}},
+                             {{"node", "web-c"}, {"priority", 0}, {"live_for_ms", nullptr}}});
   status["switchover_to"] = "web-b";
   status["reserved_for"] = "web-b";
   fake_daemon daemon(socket_path(), status);
   auto r = run_cli({"status", "--socket", daemon.path()});
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.out.find("nodes     " + self + " (this node), web-b (priority 2, live 31.0s), web-c\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("nodes     " + self + " (this node), web-b (priority 2, live 31.0s), web-c\n"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("handover  stepping down for web-b\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("reserved  the lease waits for web-b (a switchover)\n"), std::string::npos)
@@ -164,10 +165,47 @@ TEST_F(status_test, optional_fields_show_when_present) {
   EXPECT_NE(r.out.find("redis     connected (last reset: connection lost)\n"), std::string::npos);
   EXPECT_NE(r.out.find("stopping  waiting for the app's acknowledgement\n"), std::string::npos);
   EXPECT_NE(r.out.find("cooldown  out of the election for another 4.2s\n"), std::string::npos);
-  EXPECT_NE(r.out.find("waiting   held back: the store grants no lease for another 2.5s (after a store reset)\n"),
+  EXPECT_NE(r.out.find("waiting   held back: the store grants no lease for another 2.5s (after a "
+                       "store reset)\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("health    redis unreachable for 12s\n"), std::string::npos);
+}
+
+// lease.failsafe peers: a leader on its peers' confirmations says so, since
+// when and how many confirmed; otherwise the row says the mode is on.
+TEST_F(status_test, a_leader_on_peer_confirmations_says_so_in_its_failsafe_row) {
+  auto status = leader_status();
+  status["failsafe"] = {
+      {"mode", "peers"},      {"on_confirmations", true}, {"on_confirmations_for_ms", 8'600},
+      {"round_confirmed", 2}, {"round_asked", 2},         {"peer_address", "10.0.0.5:9465"},
+      {"refused_requests", 0}};
+  fake_daemon daemon(socket_path(), status);
+  auto r = run_cli({"status", "--socket", daemon.path()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("failsafe  leading on peer confirmations for 8.6s: 2 of 2 peers confirmed "
+                       "the last round (peer port 10.0.0.5:9465)\n"),
+            std::string::npos)
+      << r.out;
+
+  auto standby = standby_status();
+  standby["failsafe"] = {
+      {"mode", "peers"},
+      {"on_confirmations", false},
+      {"promise", {{"leader", "web-1"}, {"token", 42}, {"remaining_ms", 1'900}}}};
+  fake_daemon promised(socket_path("promised.sock"), standby);
+  r = run_cli({"status", "--socket", promised.path()});
+  EXPECT_NE(r.out.find("failsafe  confirmed web-1's term 42: takes no lease for another 1.9s\n"),
+            std::string::npos)
+      << r.out;
+
+  status["failsafe"] = {{"mode", "peers"}, {"on_confirmations", false}, {"refused_requests", 3}};
+  fake_daemon quiet(socket_path("quiet.sock"), status);
+  r = run_cli({"status", "--socket", quiet.path()});
+  EXPECT_NE(r.out.find("failsafe  peers: not needed while the store answers, 3 peer requests "
+                       "refused\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(status_test, missing_and_mistyped_fields_are_tolerated) {
@@ -247,9 +285,8 @@ TEST_F(status_test, garbage_reply_is_a_failure) {
   raw_server liar(socket_path(), "hello there\n");
   auto r = run_cli({"status", "--socket", socket_path(), "--timeout", "5s"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err,
-            "baton: cannot reach the daemon at " + socket_path() +
-                ": the daemon sent a line that is not JSON: \"hello there\"\n");
+  EXPECT_EQ(r.err, "baton: cannot reach the daemon at " + socket_path() +
+                       ": the daemon sent a line that is not JSON: \"hello there\"\n");
   EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
 }
 
