@@ -150,6 +150,7 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             leader = group.by_name(leader_iv.name)
             if leader is None:
                 raise harness_error(f"{election}: worker {leader_iv.name} belongs to no candidate")
+            watch = None
             if mode == "crash":
                 # Counted from before the question: the lease cannot expire
                 # earlier than that (a renewal only moves it later), so a
@@ -166,11 +167,14 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
                 leader.crash(ctx.procs)
                 expiry_ns = _later_expiry(kind, conn, election, expiry_ns)
                 if watch is not None:
-                    # ZooKeeper: the holder's node deleted, its session expired.
+                    # ZooKeeper: the holder's node deleted, its session expired. The watches'
+                    # sessions close once the successor started: a close is a write, which
+                    # would queue ahead of a successor's own (baton's take) in the server.
                     try:
                         expiry_ns = watch.deleted_ns(2 * ttl_s + 10.0)
-                    finally:
+                    except BaseException:
                         watch.close()
+                        raise
                 elif expiry_ns is None:
                     expiry_ns = kind.expiry_after_kill_ns(server, election)
             else:
@@ -182,6 +186,8 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             successor = log.wait_for(
                 lambda current: current.first_start_after(acted, exclude_name=leader.name),
                 timeout_s=bound_s)
+            if watch is not None:
+                watch.close()
             if successor is None:
                 raise harness_error(f"{election} rep {rep}: no other worker started within "
                                     f"{bound_s:.0f}s of the {mode}")
