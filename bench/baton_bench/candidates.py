@@ -31,6 +31,7 @@ from .event_log import event_log
 from .processes import kill_group, registry, wait_exit
 from .redis_server import harness_error
 from .redis_wire import redis_connection
+from .zookeeper_watch import zookeeper_watches
 
 WORKER_COMM = "test_worker"
 # baton's log level in the benchmark: warn keeps logging off the measured path;
@@ -80,6 +81,11 @@ class candidate_kind:
     def expiry_after_kill_ns(self, server, election: str) -> int | None:
         """For a store whose remaining time is too coarse to read before the kill (etcd): the
         lease's expiry found after it, on the harness's clock; None: not measured."""
+        return None
+
+    def expiry_watch(self, server, election: str) -> zookeeper_watches | None:
+        """For a store whose leases end with their holder's session (ZooKeeper): watches on the
+        holder's node, set before the kill, whose deletion dates the expiry; None: none."""
         return None
 
     def remaining_ms(self, conn, election: str) -> float:
@@ -223,6 +229,9 @@ class baton_zookeeper_kind(baton_kind):
         # A lease lives as long as its holder's session: no expiry to read.
         return None
 
+    def expiry_watch(self, server, election: str) -> zookeeper_watches | None:
+        return zookeeper_watches(server.port, lambda _watch: self.lock_key(election))
+
 
 class zookeeper_peer_kind(candidate_kind):
     """A peer on ZooKeeper (python3-kazoo's Election recipe), taking the peers' flags."""
@@ -249,6 +258,14 @@ class zookeeper_peer_kind(candidate_kind):
 
     def remaining_ms(self, conn, election: str) -> float | None:
         return None
+
+    def expiry_watch(self, server, election: str) -> zookeeper_watches | None:
+        def leader_node(watch) -> str | None:
+            # The recipe's queue: the lowest sequence number (the name's last ten digits)
+            # leads.
+            queue = sorted(watch.children(self.lock_key(election)), key=lambda name: name[-10:])
+            return f"{self.lock_key(election)}/{queue[0]}" if queue else None
+        return zookeeper_watches(server.port, leader_node)
 
 
 class baton_etcd_kind(baton_kind):

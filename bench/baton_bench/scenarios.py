@@ -150,19 +150,32 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             leader = group.by_name(leader_iv.name)
             if leader is None:
                 raise harness_error(f"{election}: worker {leader_iv.name} belongs to no candidate")
+            watch = None
             if mode == "crash":
                 # Counted from before the question: the lease cannot expire
                 # earlier than that (a renewal only moves it later), so a
                 # harness delayed after the reply cannot make a lag look shorter.
                 asked = time.monotonic_ns()
                 pttl = kind.remaining_ms(conn, election)
-                # None: the store has no expiry to read (a ZooKeeper lease lives as long as
-                # its holder's session); only the total takeover time is measured.
+                # None: the store has no expiry to read before the kill. A ZooKeeper lease
+                # lives as long as its holder's session: the harness's own watch on the
+                # holder's node, set now, hears when the session expired; etcd's expiry is
+                # read after the kill.
                 expiry_ns = None if pttl is None else asked + int(pttl * NS_PER_MS)
+                watch = kind.expiry_watch(server, election) if pttl is None else None
                 acted = time.monotonic_ns()
                 leader.crash(ctx.procs)
                 expiry_ns = _later_expiry(kind, conn, election, expiry_ns)
-                if expiry_ns is None:
+                if watch is not None:
+                    # ZooKeeper: the holder's node deleted, its session expired. The watches'
+                    # sessions close once the successor started: a close is a write, which
+                    # would queue ahead of a successor's own (baton's take) in the server.
+                    try:
+                        expiry_ns = watch.deleted_ns(2 * ttl_s + 10.0)
+                    except BaseException:
+                        watch.close()
+                        raise
+                elif expiry_ns is None:
                     expiry_ns = kind.expiry_after_kill_ns(server, election)
             else:
                 acted = time.monotonic_ns()
@@ -173,6 +186,8 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             successor = log.wait_for(
                 lambda current: current.first_start_after(acted, exclude_name=leader.name),
                 timeout_s=bound_s)
+            if watch is not None:
+                watch.close()
             if successor is None:
                 raise harness_error(f"{election} rep {rep}: no other worker started within "
                                     f"{bound_s:.0f}s of the {mode}")

@@ -388,6 +388,22 @@ void zk_link::get(const std::string& path, node_handler done) {
   pump();
 }
 
+void zk_link::get_watch(const std::string& path, node_handler done) {
+  auto c = std::make_unique<call>();
+  c->link = this;
+  c->node_done = std::move(done);
+  auto* raw = c.get();
+  const int rc =
+      zh_ ? zoo_awget(zh_, path.c_str(), on_watch, watch_.get(), on_data, raw) : ZINVALIDSTATE;
+  if (rc != ZOK) {
+    post([done = std::move(c->node_done), rc] { done(rc, {}); });
+    return;
+  }
+  c.release();
+  sent();
+  pump();
+}
+
 void zk_link::children(const std::string& path, children_handler done) {
   auto c = std::make_unique<call>();
   c->link = this;

@@ -95,6 +95,9 @@ class zk_link : public std::enable_shared_from_this<zk_link> {
   using children_handler = std::function<void(int rc, std::vector<std::string> names)>;
 
   void get(const std::string& path, node_handler done);
+  /// The same, arming a data watch (reported through on_node_event) when
+  /// the node exists.
+  void get_watch(const std::string& path, node_handler done);
   /// The names of a node's children (no watch).
   void children(const std::string& path, children_handler done);
   /// The same, arming a children watch (reported through on_node_event as

@@ -92,6 +92,11 @@ int zoo_aget(zhandle_t* zh, const char* path, int watch, data_completion_t compl
   BATON_ZOO(zoo_aget);
   return target(zh, path, watch, completion, data);
 }
+int zoo_awget(zhandle_t* zh, const char* path, watcher_fn watcher, void* watcher_ctx,
+              data_completion_t completion, const void* data) {
+  BATON_ZOO(zoo_awget);
+  return target(zh, path, watcher, watcher_ctx, completion, data);
+}
 int zoo_aget_children(zhandle_t* zh, const char* path, int watch, strings_completion_t completion,
                       const void* data) {
   BATON_ZOO(zoo_aget_children);

@@ -9,6 +9,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -37,26 +38,69 @@ void zookeeper_store::impl::acquire(std::shared_ptr<op<acquire_answer>> o, int a
     register_candidate();
     clear_cooling();
     refresh_registry();
-    const auto gen = link_gen;
-    link->get(paths.record, [this, o, attempt, gen, fs](int rc, node_seen record) {
-      if (o->done) return;
-      if (rc != ZOK && rc != ZNONODE)
-        return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
-      if (gen != link_gen)
-        return o->finish(note_failure({zookeeper_errc::connection_lost,
-                                       "the ZooKeeper session changed during an acquire"}),
-                         {});
-      link->get(paths.lease, [this, o, attempt, gen, record, fs](int rc2, node_seen lease) {
-        if (o->done) return;
-        if (rc2 != ZOK && rc2 != ZNONODE)
-          return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
-        if (gen != link_gen)
-          return o->finish(note_failure({zookeeper_errc::connection_lost,
-                                         "the ZooKeeper session changed during an acquire"}),
-                           {});
-        decide(o, attempt, record, lease, fs);
-      });
-    });
+    if (may_take_unread(attempt, fs)) {
+      // The lease node's deletion was just heard and the record is as this
+      // store last read it: the decision needs no read. The take's multi
+      // checks both (the record's version, the lease node created only if
+      // absent), so a changed record or a new term makes it fail as raced,
+      // and the next attempt reads.
+      lease_gone = false;
+      const auto record = cached_record;
+      return decide(o, attempt, record, node_seen{}, fs);
+    }
+    read_then_decide(o, attempt, fs);
+  });
+}
+
+// The fast path of a takeover after a crash: only a plain acquire
+// (lease.failsafe peers reads the registry's promises first), the first
+// attempt, on the session the record was read on, its watch silent since.
+bool zookeeper_store::impl::may_take_unread(int attempt, const grant_args& fs) const {
+  return !fs && !failsafe_on() && attempt == 0 && lease_gone && !record_stale &&
+         cached_record_gen == link_gen && cached_record.exists;
+}
+
+// The record (with a data watch, which keeps it cached) and the lease node,
+// both asked at once: the server answers a session's requests in order, so
+// the record is read before the lease node, in one round trip.
+void zookeeper_store::impl::read_then_decide(const std::shared_ptr<op<acquire_answer>>& o,
+                                             int attempt, const grant_args& fs) {
+  struct reads {
+    std::optional<std::pair<int, node_seen>> record;
+    std::optional<std::pair<int, node_seen>> lease;
+  };
+  auto got = std::make_shared<reads>();
+  const auto gen = link_gen;
+  auto both = [this, o, attempt, gen, fs, got] {
+    if (o->done || !got->record || !got->lease) return;
+    const auto& [rc, record] = *got->record;
+    const auto& [rc2, lease] = *got->lease;
+    if (rc != ZOK && rc != ZNONODE)
+      return o->finish(note_failure(zoo_failure(rc, "read " + paths.record)), {});
+    if (rc2 != ZOK && rc2 != ZNONODE)
+      return o->finish(note_failure(zoo_failure(rc2, "read " + paths.lease)), {});
+    if (gen != link_gen)
+      return o->finish(note_failure({zookeeper_errc::connection_lost,
+                                     "the ZooKeeper session changed during an acquire"}),
+                       {});
+    decide(o, attempt, record, lease, fs);
+  };
+  link->get_watch(paths.record, [this, gen, got, both](int rc, node_seen record) {
+    if (gen == link_gen && rc == ZOK) {
+      // A change after this read fires the watch, whose event comes
+      // before any later answer; one before it came already.
+      cached_record = record;
+      cached_record_gen = gen;
+      record_stale = false;
+    } else if (gen == link_gen) {
+      record_stale = true;  // no node: no watch either
+    }
+    got->record.emplace(rc, std::move(record));
+    both();
+  });
+  link->get(paths.lease, [got, both](int rc, node_seen lease) {
+    got->lease.emplace(rc, std::move(lease));
+    both();
   });
 }
 

@@ -189,6 +189,9 @@ struct zookeeper_store::impl {
   using grant_args = std::shared_ptr<const failsafe_grant>;
 
   void acquire(std::shared_ptr<op<acquire_answer>> o, int attempt, grant_args fs = nullptr);
+  void read_then_decide(const std::shared_ptr<op<acquire_answer>>& o, int attempt,
+                        const grant_args& fs);
+  bool may_take_unread(int attempt, const grant_args& fs) const;
   bool note_seen(const node_seen& record, const node_seen& lease, time_point now);
   void note_lease(const node_seen& lease, time_point now);
   void decide(const std::shared_ptr<op<acquire_answer>>& o, int attempt, const node_seen& record,
@@ -236,6 +239,7 @@ struct zookeeper_store::impl {
 
   void arm_watch();
   void node_event(int type, const std::string& path);
+  bool announce_deletion();
   bool observe(const node_seen& seen);
   wakeup_state current_wakeups() const;
 
@@ -295,6 +299,9 @@ struct zookeeper_store::impl {
 
   term held;
   bool renewing = false;
+  // Writes of this store that delete its own lease node, sent and not
+  // answered: a deletion heard meanwhile may be this store's own.
+  int own_deletes = 0;
   // The release or hand-over waiting for the renewal in flight (end_term).
   std::vector<std::function<void()>> after_renewal;
   asio::steady_timer expiry_timer;
@@ -347,6 +354,16 @@ struct zookeeper_store::impl {
   bool deleted_event = false;
   bool created_event = false;
   std::int64_t watched_czxid = 0;
+  // The lease node's deletion was heard and announced at once
+  // (announce_deletion), and no event of the lease node came since: the
+  // next acquire may take without reading the lease node first.
+  bool lease_gone = false;
+  // The record as the last acquire read it, with a data watch: current
+  // while the watch has not fired (record_stale) on that session
+  // (cached_record_gen), so a take after a crash needs no read.
+  node_seen cached_record;
+  std::uint64_t cached_record_gen = 0;
+  bool record_stale = true;
 };
 
 }  // namespace baton

@@ -182,9 +182,12 @@ void zookeeper_store::impl::on_state(int state) {
     return;
   }
   // Connecting again: the watch may miss events until it is armed again,
-  // and the registry's cache is read again by the next acquire.
+  // and the registry's and the record's caches are read again by the next
+  // acquire.
   watch_armed = false;
   registry_stale = true;
+  record_stale = true;
+  lease_gone = false;
   if (watching && shell.wakeups_trusted()) {
     const auto alive = shell.guard();
     shell.set_wakeups(false, "the connection to ZooKeeper " + options.servers + " was lost");
@@ -237,6 +240,7 @@ void zookeeper_store::impl::drop_link() {
   server_in_use.reset();
   watch_armed = false;
   arming = false;
+  lease_gone = false;
   // The close request is not sent (zk_link::close): a lease node lives
   // until the session expires, as after a crash, rather than vanishing
   // while the leader may still count on it.

@@ -41,7 +41,10 @@ void zookeeper_store::impl::drop_term(bool delete_node) {
                     ? std::vector<zk_op>{{zk_op::kind::remove, paths.lease, {}, held.lease_version,
                                           false}}
                     : end_term_ops(released_record(held.token));
-    link->multi(std::move(ops_), [](int, std::vector<zk_op_result>) {});
+    ++own_deletes;
+    link->multi(std::move(ops_), [this, w = shell.guard()](int, std::vector<zk_op_result>) {
+      if (!w.expired()) --own_deletes;
+    });
   }
   held = {};
   expiry_timer.cancel();
@@ -76,8 +79,10 @@ void zookeeper_store::impl::end_term(const std::shared_ptr<op<release_answer>>& 
   }
   const auto gen = link_gen;
   const auto token = held.token;
+  ++own_deletes;
   link->multi(
       end_term_ops(record), [this, o, gen, token, what](int rc, std::vector<zk_op_result>) {
+        --own_deletes;
         const bool same_term = gen == link_gen && held.token == token;
         switch (classify_write(rc)) {
           case write_outcome::done:

@@ -51,9 +51,37 @@ void zookeeper_store::impl::node_event(int type, const std::string& path) {
     registry_stale = true;
     return;
   }
+  if (path == paths.record) {
+    // The record changed: the next acquire reads it (and watches it) again.
+    record_stale = true;
+    return;
+  }
+  lease_gone = false;
+  if (type == ZOO_DELETED_EVENT && announce_deletion()) return;
   if (type == ZOO_DELETED_EVENT) deleted_event = true;
   if (type == ZOO_CREATED_EVENT) created_event = true;
   arm_watch();
+}
+
+// The node this store watched was deleted, and not by this store: a
+// crashed holder's session expired, or a holder released. That is
+// announced at once rather than once the watch is armed again: the watch's
+// request goes out ahead of the acquire the announcement starts, in the
+// same round trip, and what it finds (a new term) is told as before. Not
+// while this store holds a term or deletes its own node (its own release
+// is not announced to it: the watch armed again decides), nor with
+// lease.failsafe peers. False: not announced, the watch decides.
+bool zookeeper_store::impl::announce_deletion() {
+  if (!baseline || watched_czxid == 0 || held.token != 0 || own_deletes > 0 || suppress_release ||
+      failsafe_on())
+    return false;
+  watched_czxid = 0;
+  lease_gone = true;
+  const auto alive = shell.guard();
+  arm_watch();
+  if (alive.expired() || shell.closed()) return true;
+  shell.emit(store_events::released{});
+  return true;
 }
 
 // Announcements from what the watch found: the node it watched gone (a

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "support/fault_proxy.hpp"
@@ -549,7 +550,10 @@ class request_counter {
       while (frame_ + 4 <= bytes_.size()) {
         const auto length = std::size_t{be32(frame_)};
         if (frame_ + 4 + length > bytes_.size()) break;  // the rest comes later
-        if (length >= 8) ++seen_[be32(frame_ + 8)];
+        if (length >= 8) {
+          ++seen_[be32(frame_ + 8)];
+          order_.push_back(be32(frame_ + 8));
+        }
         frame_ += 4 + length;
       }
       return false;
@@ -559,16 +563,29 @@ class request_counter {
     const std::lock_guard lock(mutex_);
     return seen_[type];
   }
+  // How many requests went through so far, and the types of those after
+  // the first `from`, in order.
+  std::size_t sent() {
+    const std::lock_guard lock(mutex_);
+    return order_.size();
+  }
+  std::vector<std::uint32_t> types_since(std::size_t from) {
+    const std::lock_guard lock(mutex_);
+    return {order_.begin() + static_cast<std::ptrdiff_t>(std::min(from, order_.size())),
+            order_.end()};
+  }
 
  private:
   std::mutex mutex_;
   std::string bytes_;
   std::size_t frame_ = 0;
   std::map<std::uint32_t, int> seen_;
+  std::vector<std::uint32_t> order_;
 };
 
 constexpr std::uint32_t zoo_get_data_op = 4;
 constexpr std::uint32_t zoo_get_children_op = 8;
+constexpr std::uint32_t zoo_multi_op = 14;
 
 // A held answer counts the live candidates above this one (the holder
 // aside). The standby reads the registry's names with a children watch:
@@ -618,6 +635,71 @@ TEST_F(zookeeper_faults, a_standby_counts_who_outranks_it_and_reads_the_registry
   run_for(500ms);
   EXPECT_EQ(requests.count(zoo_get_children_op), children0 + 2) << "one read per change";
   expect_no_overlap();
+}
+
+// Standbys that hear a crashed holder's node go take at once, without a
+// read: the record is as their last acquire read it (its watch silent
+// since), and the take's multi checks its version and creates the lease
+// node only if it is absent. Two of them race: one takes, with a token
+// above the crashed holder's; the other's take fails on the record's
+// version, and its retry reads and answers held by the winner.
+TEST_F(zookeeper_faults, standbys_that_hear_a_crashed_holder_go_take_without_reading) {
+  auto& a = add("node-a");
+  ASSERT_TRUE(run_until([&] { return a.leading(); }, 10s));
+  const auto crashed_token = terms.back().token;
+  request_counter requests;  // outlives the proxy, whose thread calls it
+  testing::fault_proxy proxy(server.port());
+  proxy.drop_replies_after(requests.test());
+  auto via_proxy = options("node-b");
+  via_proxy.servers = "127.0.0.1:" + std::to_string(proxy.port());
+  zookeeper_store b(io, via_proxy);
+  zookeeper_store c(io, options("node-c"));
+  int released_b = 0;
+  int released_c = 0;
+  b.watch([&](const store_event& e) {
+    if (std::holds_alternative<store_events::released>(e)) ++released_b;
+  });
+  c.watch([&](const store_event& e) {
+    if (std::holds_alternative<store_events::released>(e)) ++released_c;
+  });
+  std::vector<acquire_answer> answers_b;
+  std::vector<acquire_answer> answers_c;
+  const auto ask = [](zookeeper_store& s, std::vector<acquire_answer>& into) {
+    s.async_acquire([&into](store_error e, acquire_answer answer) {
+      EXPECT_FALSE(e) << e.message();
+      into.push_back(answer);
+    });
+  };
+  ask(b, answers_b);
+  ask(c, answers_c);
+  ASSERT_TRUE(run_until([&] { return !answers_b.empty() && !answers_c.empty(); }, 10s));
+  EXPECT_EQ(answers_b.back().holder, "node-a");
+  EXPECT_EQ(answers_c.back().holder, "node-a");
+  run_for(500ms);  // the watches armed; a renewal or two seen
+
+  a.vanish();
+  ASSERT_TRUE(run_until([&] { return released_b > 0 && released_c > 0; }, ttl + 3s))
+      << "the standbys never heard the lease node go";
+  const auto before = requests.sent();
+  ask(b, answers_b);
+  ask(c, answers_c);
+  ASSERT_TRUE(run_until([&] { return answers_b.size() == 2 && answers_c.size() == 2; }, 10s));
+  const auto& got_b = answers_b.back();
+  const auto& got_c = answers_c.back();
+  ASSERT_NE(got_b.acquired(), got_c.acquired()) << "exactly one takes";
+  const auto& won = got_b.acquired() ? got_b : got_c;
+  const auto& lost = got_b.acquired() ? got_c : got_b;
+  EXPECT_GT(won.token, crashed_token);
+  EXPECT_EQ(lost.outcome, acquire_outcome::held);
+  EXPECT_EQ(lost.holder, won.holder);
+  EXPECT_EQ(lost.token, won.token);
+  // node-b's take is the first thing it writes, with no read before it.
+  const auto types = requests.types_since(before);
+  const auto take = std::find(types.begin(), types.end(), zoo_multi_op);
+  ASSERT_NE(take, types.end()) << "node-b sent no take";
+  EXPECT_EQ(std::count(types.begin(), take, zoo_get_data_op), 0) << "a read before the take";
+  b.close();
+  c.close();
 }
 
 // A candidate in a crash loop, restarting faster than two ttls (its
