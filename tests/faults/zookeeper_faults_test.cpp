@@ -7,6 +7,7 @@
 // checks the candidates' own record of their terms: no two overlap, and
 // tokens only rise. The daemon-level faults (baton daemons, their workers
 // and keepers) are in zookeeper_daemon_faults_test.cpp.
+// The ensemble's faults are in zookeeper_ensemble_faults_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,232 +34,10 @@
 #include "zookeeper/zk_link.hpp"
 #include "zookeeper/zookeeper_store.hpp"
 
+#include "zookeeper_fault_candidates.hpp"
+
 namespace baton::zookeeper_faults_test {
 namespace {
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-
-constexpr milliseconds ttl{2000};
-constexpr milliseconds tick{50};
-
-struct term {
-  std::string who;
-  std::uint64_t token = 0;
-  time_point began{};  // when the acquire's answer arrived
-  time_point ended{};  // when it stopped: lost, or its lease ran out
-};
-
-// One candidate acting as the machine would, on the shared loop.
-class candidate {
- public:
-  candidate(asio::io_context& io, std::string name, std::unique_ptr<lease_store> store,
-            std::vector<term>& terms)
-      : io_(io), name_(std::move(name)), store_(std::move(store)), timer_(io), terms_(terms) {}
-
-  void start() { schedule(); }
-  // Gone without a release or a close: its process died.
-  void vanish() {
-    if (leading_) end(std::min(mono_clock::now(), valid_until_));
-    stopped_ = true;
-    timer_.cancel();
-    store_.reset();
-  }
-  // A switchover: at its next step, while leading and no call is in flight,
-  // it stops leading (as the machine stops its app first) and hands the
-  // lease over to `to`; then it goes on as a standby.
-  void hand_over(std::string to, milliseconds window) {
-    hand_over_to_ = std::move(to);
-    hand_over_window_ = window;
-  }
-  bool leading() const { return leading_; }
-  const std::string& name() const { return name_; }
-  std::vector<release_answer> handed_over;
-  lease_store& store() { return *store_; }
-  std::vector<acquire_answer> answers;
-  std::vector<std::string> errors;
-  int lost = 0;
-
- private:
-  void schedule() {
-    if (stopped_) return;
-    timer_.expires_after(tick);
-    timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || stopped_) return;
-      step();
-      schedule();
-    });
-  }
-
-  void step() {
-    const auto now = mono_clock::now();
-    if (leading_ && now >= valid_until_) end(valid_until_);
-    if (busy_) return;
-    if (leading_ && !hand_over_to_.empty()) return step_down();
-    if (leading_) {
-      if (now - last_sent_ >= ttl / 3) renew();
-      return;
-    }
-    acquire();
-  }
-
-  void acquire() {
-    busy_ = true;
-    const auto sent = mono_clock::now();
-    store_->async_acquire([this, sent](store_error e, acquire_answer a) {
-      busy_ = false;
-      if (e) return errors.push_back(e.message());
-      answers.push_back(a);
-      if (!a.acquired()) return;
-      leading_ = true;
-      last_sent_ = sent;
-      valid_until_ = sent + ttl;
-      terms_.push_back({name_, a.token, mono_clock::now(), {}});
-      current_ = terms_.size() - 1;
-    });
-  }
-
-  void renew() {
-    busy_ = true;
-    const auto sent = mono_clock::now();
-    last_sent_ = sent;
-    store_->async_renew([this, sent](store_error e, renew_answer a) {
-      busy_ = false;
-      if (e) return errors.push_back(e.message());
-      if (!leading_) return;
-      if (a == renew_answer::lost) {
-        ++lost;
-        end(std::min(mono_clock::now(), valid_until_));
-        return;
-      }
-      valid_until_ = sent + ttl;
-    });
-  }
-
-  void step_down() {
-    end(mono_clock::now());
-    busy_ = true;
-    store_->async_hand_over(std::exchange(hand_over_to_, {}), hand_over_window_,
-                            [this](store_error e, release_answer a) {
-                              busy_ = false;
-                              if (e) return errors.push_back(e.message());
-                              handed_over.push_back(a);
-                            });
-  }
-
-  void end(time_point at) {
-    if (!leading_) return;
-    leading_ = false;
-    terms_[current_].ended = at;
-  }
-
-  asio::io_context& io_;
-  std::string name_;
-  std::unique_ptr<lease_store> store_;
-  asio::steady_timer timer_;
-  std::vector<term>& terms_;
-  bool busy_ = false;
-  bool leading_ = false;
-  bool stopped_ = false;
-  time_point last_sent_{};
-  time_point valid_until_{};
-  std::size_t current_ = 0;
-  std::string hand_over_to_;
-  milliseconds hand_over_window_{0};
-};
-
-class candidates_on_one_loop : public ::testing::Test {
- protected:
-  virtual std::string servers() const = 0;
-  zookeeper_store_options options(const std::string& node) {
-    zookeeper_store_options o;
-    o.servers = servers();
-    o.identity = {"faults", node, ttl};
-    o.connect_timeout = 1500ms;
-    o.command_timeout = 1000ms;
-    return o;
-  }
-  candidate& add(const std::string& node) { return add(options(node)); }
-  candidate& add(const zookeeper_store_options& o) {
-    all.push_back(std::make_unique<candidate>(io, o.identity.node_id,
-                                              std::make_unique<zookeeper_store>(io, o), terms));
-    all.back()->start();
-    return *all.back();
-  }
-  candidate& add(const std::string& node, int priority) {
-    auto o = options(node);
-    o.identity.priority = priority;
-    return add(o);
-  }
-  // The store's candidates, by node id.
-  std::vector<candidate_info> list(lease_store& store) {
-    std::vector<candidate_info> out;
-    bool done = false;
-    store.async_candidates([&](store_error e, std::vector<candidate_info> c) {
-      EXPECT_FALSE(e) << e.message();
-      out = std::move(c);
-      done = true;
-    });
-    EXPECT_TRUE(run_until([&] { return done; }, 10s));
-    std::sort(out.begin(), out.end(),
-              [](const candidate_info& x, const candidate_info& y) { return x.node < y.node; });
-    return out;
-  }
-  // Runs the loop until `done` or `within` passes.
-  bool run_until(const std::function<bool()>& done, milliseconds within) {
-    const auto deadline = mono_clock::now() + within;
-    while (!done()) {
-      if (mono_clock::now() >= deadline) return false;
-      // Out of work for a while (every candidate gone) stops the loop.
-      if (io.stopped()) io.restart();
-      io.run_one_for(std::chrono::milliseconds(20));
-    }
-    return true;
-  }
-  void run_for(milliseconds d) {
-    run_until([] { return false; }, d);
-  }
-  bool anyone_leads() const {
-    for (const auto& c : all)
-      if (c->leading()) return true;
-    return false;
-  }
-  candidate* leader() const {
-    for (const auto& c : all)
-      if (c->leading()) return c.get();
-    return nullptr;
-  }
-
-  // No two terms overlap (a term still running ends now), tokens rise.
-  void expect_no_overlap() {
-    const auto now = mono_clock::now();
-    for (std::size_t i = 1; i < terms.size(); ++i) {
-      const auto prev_end = terms[i - 1].ended == time_point{} ? now : terms[i - 1].ended;
-      EXPECT_GE(terms[i].began, prev_end)
-          << terms[i].who << " began "
-          << std::chrono::duration_cast<milliseconds>(prev_end - terms[i].began).count()
-          << " ms before " << terms[i - 1].who << "'s term ended";
-      EXPECT_GT(terms[i].token, terms[i - 1].token) << "term " << i;
-    }
-  }
-  static std::string describe(const candidate& c) {
-    std::string out = c.name() + ":";
-    for (const auto& a : c.answers) {
-      out += " [" + std::to_string(static_cast<int>(a.outcome)) + " " + a.holder + " " +
-             std::to_string(a.remaining.count()) + "ms " + a.why +
-             (a.outranked_by > 0 ? " outranked by " + std::to_string(a.outranked_by) : "") + "]";
-    }
-    for (const auto& e : c.errors) out += " error: " + e;
-    return out;
-  }
-  void report(const char* what, milliseconds figure) {
-    std::printf("[ figure ] %s: %lld ms\n", what, static_cast<long long>(figure.count()));
-  }
-
-  asio::io_context io;
-  std::vector<term> terms;
-  std::vector<std::unique_ptr<candidate>> all;
-};
 
 class zookeeper_faults : public candidates_on_one_loop {
  protected:
@@ -454,7 +233,8 @@ std::function<bool(std::string_view)> a_multi_request() {
     s->bytes.append(chunk);
     const auto be32 = [&](std::size_t at) {
       std::uint32_t v = 0;
-      for (std::size_t k = 0; k < 4; ++k) v = (v << 8) | static_cast<unsigned char>(s->bytes[at + k]);
+      for (std::size_t k = 0; k < 4; ++k)
+        v = (v << 8) | static_cast<unsigned char>(s->bytes[at + k]);
       return v;
     };
     for (int frames = 0; frames < 64 && s->frame + 12 <= s->bytes.size(); ++frames) {
@@ -822,80 +602,6 @@ TEST_F(zookeeper_faults, digest_acls_keep_other_clients_off_the_election) {
   ASSERT_TRUE(run_until([&] { return c_done; }, 10s));
   EXPECT_TRUE(c_error) << "acquired with a wrong password";
   std::filesystem::remove_all(dir);
-}
-
-// --- a 3-server ensemble on loopback ----------------------------------------------
-
-class zookeeper_ensemble_faults : public candidates_on_one_loop {
- protected:
-  void SetUp() override { members = testing::start_zookeeper_ensemble(3); }
-  void TearDown() override {
-    if (HasFailure()) {
-      for (auto& m : members)
-        std::fprintf(stderr, "member %d:\n%s\n", m->options().server_id, m->log_tail().c_str());
-    }
-    all.clear();
-  }
-  std::string servers() const override {
-    std::string out;
-    for (const auto& m : members) out += (out.empty() ? "" : ",") + m->address();
-    return out;
-  }
-  testing::zookeeper_server* ensemble_leader() {
-    for (auto& m : members)
-      if (m->mode() == "leader") return m.get();
-    return nullptr;
-  }
-
-  std::vector<std::unique_ptr<testing::zookeeper_server>> members;
-};
-
-TEST_F(zookeeper_ensemble_faults, the_ensembles_leader_killed) {
-  add("node-a");
-  add("node-b");
-  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
-  for (int round = 0; round < 2; ++round) {
-    run_for(1s);
-    auto* zk_leader = ensemble_leader();
-    ASSERT_NE(zk_leader, nullptr);
-    auto* before = leader();
-    const auto killed_at = mono_clock::now();
-    zk_leader->stop(true);
-    // A new ensemble leader: the two others form a quorum.
-    ASSERT_TRUE(run_until([&] { return ensemble_leader() != nullptr; }, 20s));
-    report("ensemble leader killed: a new one after",
-           std::chrono::duration_cast<milliseconds>(mono_clock::now() - killed_at));
-    run_for(ttl);
-    ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 20s));
-    std::printf("[ figure ] ensemble leader killed: baton's leader %s\n",
-                leader() == before ? "kept leading" : "changed");
-    zk_leader->start(false);
-    ASSERT_TRUE(zk_leader->wait_ready());
-  }
-  expect_no_overlap();
-}
-
-TEST_F(zookeeper_ensemble_faults, quorum_lost_longer_than_the_ttl) {
-  add("node-a");
-  add("node-b");
-  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 10s));
-  run_for(1s);
-  const auto lost_at = mono_clock::now();
-  members[0]->stop(true);
-  members[1]->stop(true);
-  ASSERT_TRUE(run_until([&] { return !anyone_leads(); }, 10s)) << "led on without a quorum";
-  report("quorum lost: the leader stopped after",
-         std::chrono::duration_cast<milliseconds>(mono_clock::now() - lost_at));
-  run_for(ttl * 2);
-  EXPECT_FALSE(anyone_leads());
-  const auto back_at = mono_clock::now();
-  members[0]->start(false);
-  members[1]->start(false);
-  ASSERT_TRUE(run_until([&] { return anyone_leads(); }, 40s))
-      << "nobody led after the quorum came back";
-  report("quorum back: a leader after",
-         std::chrono::duration_cast<milliseconds>(mono_clock::now() - back_at));
-  expect_no_overlap();
 }
 
 }  // namespace
