@@ -9,6 +9,8 @@
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <memory>
 
 #include "zookeeper_on_demand.hpp"
 
@@ -103,6 +105,26 @@ void on_multi(int rc, const void* data) {
 }
 
 void on_auth(int, const void*) {}
+
+// Hands a new call to the C client: `start` makes its zoo_a* request with
+// the call as the completion's data. A request the client refuses (or one
+// with no handle to send it on) completes with its code, posted as an
+// answer would be: false then, and nothing was sent. `slot`: the call's
+// handler for this kind of request.
+template <typename Handler>
+bool hand_to_client(zk_link& link, bool has_handle, Handler call::*slot, Handler done,
+                    const std::function<int(void*)>& start) {
+  auto c = std::make_unique<call>();
+  c->link = &link;
+  c.get()->*slot = std::move(done);
+  const int rc = has_handle ? start(c.get()) : ZINVALIDSTATE;
+  if (rc != ZOK) {
+    link.post([done = std::move(c.get()->*slot), rc] { done(rc, {}); });
+    return false;
+  }
+  c.release();
+  return true;
+}
 
 }  // namespace
 
@@ -374,102 +396,66 @@ void zk_link::move_off_silent_server() {
 }
 
 void zk_link::get(const std::string& path, node_handler done) {
-  auto c = std::make_unique<call>();
-  c->link = this;
-  c->node_done = std::move(done);
-  auto* raw = c.get();
-  const int rc = zh_ ? zoo_aget(zh_, path.c_str(), 0, on_data, raw) : ZINVALIDSTATE;
-  if (rc != ZOK) {
-    post([done = std::move(c->node_done), rc] { done(rc, {}); });
-    return;
+  if (hand_to_client(
+          *this, zh_ != nullptr, &call::node_done, std::move(done),
+          [&](void* completion) { return zoo_aget(zh_, path.c_str(), 0, on_data, completion); })) {
+    sent();
+    pump();
   }
-  c.release();
-  sent();
-  pump();
 }
 
 void zk_link::get_watch(const std::string& path, node_handler done) {
-  auto c = std::make_unique<call>();
-  c->link = this;
-  c->node_done = std::move(done);
-  auto* raw = c.get();
-  const int rc =
-      zh_ ? zoo_awget(zh_, path.c_str(), on_watch, watch_.get(), on_data, raw) : ZINVALIDSTATE;
-  if (rc != ZOK) {
-    post([done = std::move(c->node_done), rc] { done(rc, {}); });
-    return;
+  if (hand_to_client(
+          *this, zh_ != nullptr, &call::node_done, std::move(done), [&](void* completion) {
+            return zoo_awget(zh_, path.c_str(), on_watch, watch_.get(), on_data, completion);
+          })) {
+    sent();
+    pump();
   }
-  c.release();
-  sent();
-  pump();
 }
 
 void zk_link::children(const std::string& path, children_handler done) {
-  auto c = std::make_unique<call>();
-  c->link = this;
-  c->children_done = std::move(done);
-  auto* raw = c.get();
-  const int rc = zh_ ? zoo_aget_children(zh_, path.c_str(), 0, on_children, raw) : ZINVALIDSTATE;
-  if (rc != ZOK) {
-    post([done = std::move(c->children_done), rc] { done(rc, {}); });
-    return;
+  if (hand_to_client(*this, zh_ != nullptr, &call::children_done, std::move(done),
+                     [&](void* completion) {
+                       return zoo_aget_children(zh_, path.c_str(), 0, on_children, completion);
+                     })) {
+    sent();
+    pump();
   }
-  c.release();
-  sent();
-  pump();
 }
 
 void zk_link::children_watch(const std::string& path, children_handler done) {
-  auto c = std::make_unique<call>();
-  c->link = this;
-  c->children_done = std::move(done);
-  auto* raw = c.get();
-  const int rc =
-      zh_ ? zoo_awget_children(zh_, path.c_str(), on_watch, watch_.get(), on_children, raw)
-          : ZINVALIDSTATE;
-  if (rc != ZOK) {
-    post([done = std::move(c->children_done), rc] { done(rc, {}); });
-    return;
+  if (hand_to_client(*this, zh_ != nullptr, &call::children_done, std::move(done),
+                     [&](void* completion) {
+                       return zoo_awget_children(zh_, path.c_str(), on_watch, watch_.get(),
+                                                 on_children, completion);
+                     })) {
+    sent();
+    pump();
   }
-  c.release();
-  sent();
-  pump();
 }
 
 void zk_link::exists_watch(const std::string& path, node_handler done) {
-  auto c = std::make_unique<call>();
-  c->link = this;
-  c->node_done = std::move(done);
-  auto* raw = c.get();
-  const int rc =
-      zh_ ? zoo_awexists(zh_, path.c_str(), on_watch, watch_.get(), on_stat, raw) : ZINVALIDSTATE;
-  if (rc != ZOK) {
-    post([done = std::move(c->node_done), rc] { done(rc, {}); });
-    return;
+  if (hand_to_client(
+          *this, zh_ != nullptr, &call::node_done, std::move(done), [&](void* completion) {
+            return zoo_awexists(zh_, path.c_str(), on_watch, watch_.get(), on_stat, completion);
+          })) {
+    sent();
+    pump();
   }
-  c.release();
-  sent();
-  pump();
 }
 
 void zk_link::create(const std::string& path, const std::string& data, bool ephemeral,
                      node_handler done) {
-  auto c = std::make_unique<call>();
-  c->link = this;
-  c->node_done = std::move(done);
-  auto* raw = c.get();
   const auto* acl = options_.digest.empty() ? &ZOO_OPEN_ACL_UNSAFE : &baton_acl;
-  const int rc =
-      zh_ ? zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
-                         ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, on_created, raw)
-          : ZINVALIDSTATE;
-  if (rc != ZOK) {
-    post([done = std::move(c->node_done), rc] { done(rc, {}); });
-    return;
+  if (hand_to_client(
+          *this, zh_ != nullptr, &call::node_done, std::move(done), [&](void* completion) {
+            return zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
+                                ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, on_created, completion);
+          })) {
+    sent();
+    pump();
   }
-  c.release();
-  sent();
-  pump();
 }
 
 void zk_link::multi(std::vector<zk_op> ops, multi_handler done) {
