@@ -108,12 +108,12 @@ class redis_connection:
             result[name] = value
         return result
 
-    def command_calls(self) -> dict[str, int]:
-        """INFO commandstats as command name -> calls."""
+    def command_calls(self, field: str = "calls") -> dict[str, int]:
+        """INFO commandstats as command name -> calls (or `usec`, the time spent in it)."""
         calls: dict[str, int] = {}
         for name, value in self.info("commandstats").items():
             if not name.startswith("cmdstat_"):
                 continue
             fields = dict(item.split("=", 1) for item in value.split(",") if "=" in item)
-            calls[name[len("cmdstat_"):]] = int(fields.get("calls", "0"))
+            calls[name[len("cmdstat_"):]] = int(fields.get(field, "0"))
         return calls

@@ -410,6 +410,7 @@ def measure_idle_redis(ctx: run_context, kind: candidate_kind, server=None) -> d
         with server.connect() as conn:
             owners = _client_ports(members, server.port)
             calls_before = conn.command_calls()
+            usec_before = conn.command_calls("usec")
             total_before = int(conn.info("stats")["total_commands_processed"])
             redis_cpu_before = server.cpu_seconds()
             cpu_before = _cpu_by_pid(members)
@@ -585,6 +586,7 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
         members = [m for g in groups for m in g.members.values()]
         with server.connect() as conn:
             calls_before = conn.command_calls()
+            usec_before = conn.command_calls("usec")
             total_before = int(conn.info("stats")["total_commands_processed"])
             redis_cpu_before = server.cpu_seconds()
             cpu_before = _cpu_by_pid(members)
@@ -594,6 +596,7 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
             cpu_after = _cpu_by_pid(members)
             redis_cpu_after = server.cpu_seconds()
             calls_after = conn.command_calls()
+            usec_after = conn.command_calls("usec")
             total_after = int(conn.info("stats")["total_commands_processed"])
             clients = int(conn.info("clients")["connected_clients"])
             # What other clients of this Redis see while the election idles
@@ -629,6 +632,10 @@ def measure_scale(ctx: run_context, kind: candidate_kind) -> dict:
             "redis_client_cmds_per_s_per_candidate": round(client_cmds / elapsed / total, 4),
             "redis_total_commands_per_s": round((total_after - total_before) / elapsed, 3),
             "redis_commandstats_delta": {k: v for k, v in delta.items() if v},
+            # Time Redis spent inside each command (a script's inner calls count in
+            # both the script and themselves), in µs per call.
+            "redis_usec_per_call": {k: round((usec_after.get(k, 0) - usec_before.get(k, 0)) / v, 2)
+                                    for k, v in delta.items() if v},
             "standby_cpu_s_per_min_median": round(statistics.median(daemon_cpu), 5),
             "standby_cpu_s_per_min_max": round(max(daemon_cpu), 5),
             "standby_cpu_s_per_min_sum": round(sum(daemon_cpu), 4),

@@ -264,10 +264,17 @@ struct note {
   bool warning = false;
   std::string text;
 };
+/// The election's live candidates, as async_candidates answers them, read by
+/// a renewal of this store (a store whose lists_with_renewals() is true): a
+/// leader then lists them with every renewal at no call of its own.
+struct listed {
+  std::vector<candidate_info> candidates;
+};
 }  // namespace store_events
 
-using store_event = std::variant<store_events::released, store_events::acquired,
-                                 store_events::reset, store_events::wakeups, store_events::note>;
+using store_event =
+    std::variant<store_events::released, store_events::acquired, store_events::reset,
+                 store_events::wakeups, store_events::note, store_events::listed>;
 
 // --- status ------------------------------------------------------------------
 
@@ -412,6 +419,10 @@ class lease_store {
   /// store (node id, priority) as they run: a candidate costs the store no
   /// call of its own. A crashed candidate stays listed for up to two ttls.
   virtual void async_candidates(candidates_handler handler) = 0;
+  /// True: every renewal that succeeds also reads the live candidates and
+  /// tells the watcher (store_events::listed), so a leader need not call
+  /// async_candidates beside it. A store that cannot says false.
+  virtual bool lists_with_renewals() const { return false; }
   /// This candidate makes no acquire attempt for `cooldown` from now (a
   /// resign, a switchover or a preemption ended its term): its registration
   /// says so (candidate_info::cooling_down_for) until its next attempt, so

@@ -154,6 +154,9 @@ struct driver::impl {
       note_leader();
     };
     h.candidates = [this]() -> const candidate_snapshot& { return succession_policy.candidates(); };
+    h.listed = [this](std::vector<candidate_info> list) {
+      succession_policy.listed(std::move(list));
+    };
     return h;
   }
 
@@ -358,7 +361,7 @@ struct driver::impl {
   void carry_out(const actions::look&, time_point) { store_calls.look(); }
 
   void carry_out(const actions::renew&, time_point) {
-    succession_policy.refresh_candidates();
+    succession_policy.refresh_with_renewal();
     store_calls.renew();
   }
 

@@ -57,6 +57,10 @@ void store_side::on_event(const store_events::wakeups& e) {
   say(wakeups_line(e));
 }
 
+void store_side::on_event(const store_events::listed& e) {
+  if (hooks_.listed) hooks_.listed(e.candidates);
+}
+
 void store_side::look() {
   const auto sent = mono_clock::now();
   store_.async_look([this, sent](store_error e, lease_holder h) {

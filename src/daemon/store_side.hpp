@@ -36,6 +36,8 @@ class store_side {
     std::function<void()> term_announced;
     /// The candidates as last listed (the record's list, lease.failsafe peers).
     std::function<const candidate_snapshot&()> candidates;
+    /// The candidates a renewal read (store_events::listed).
+    std::function<void(std::vector<candidate_info>)> listed;
   };
 
   /// `cfg` is read at each use (node id, election, ttl); every reference
@@ -70,6 +72,7 @@ class store_side {
   void on_event(const store_events::reset& e);
   void on_event(const store_events::wakeups& e);
   void on_event(const store_events::note& e);
+  void on_event(const store_events::listed& e);
   void on_acquire_answer(time_point sent, store_error e, const acquire_answer& r);
   void on_renew_answer(time_point sent, std::uint64_t seq, store_error e, renew_answer r);
   void resume(time_point lost_at);

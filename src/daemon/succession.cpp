@@ -58,11 +58,14 @@ succession::succession(const config& cfg, lease_store& store, leadership_view ma
       post_(std::move(post)),
       count_switchover_(std::move(count_switchover)) {}
 
-// The leader lists the election's candidates with every renewal: one call
-// per renew interval, the leader's alone (a standby's store traffic does
-// not change), so that a switchover can check its target at once. A
-// standby lists them only when its status is asked for and its list is
-// older than a ttl; that status shows the list it had.
+// The leader lists the election's candidates with every renewal, so that a
+// switchover can check its target at once: in the renewal itself where the
+// store can (the Redis kinds, whose renewal reads the registry anyway: a
+// thousand leaders on one Redis would otherwise double its scripts), else
+// one call per renew interval, the leader's alone (a standby's store
+// traffic does not change). A standby lists them only when its status is
+// asked for and its list is older than a ttl; that status shows the list it
+// had.
 void succession::refresh_candidates() {
   if (candidates_in_flight_) return;
   candidates_in_flight_ = true;
@@ -74,9 +77,17 @@ void succession::refresh_candidates() {
       candidates_.error = e.message();
       return;
     }
-    candidates_.update(std::move(list), mono_clock::now());
-    consider_preemption();
+    listed(std::move(list));
   });
+}
+
+void succession::refresh_with_renewal() {
+  if (!store_.lists_with_renewals()) refresh_candidates();
+}
+
+void succession::listed(std::vector<candidate_info> list) {
+  candidates_.update(std::move(list), mono_clock::now());
+  consider_preemption();
 }
 
 void succession::refresh_stale_candidates() {

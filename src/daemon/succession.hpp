@@ -78,6 +78,12 @@ class succession {
   /// Lists the candidates now (the leader's renewal and won acquire), unless
   /// a listing is in flight; a new list may call for preemption.
   void refresh_candidates();
+  /// The leader's renewal: lists the candidates, unless the store lists
+  /// them with every renewal (lease_store::lists_with_renewals; listed()
+  /// then hears them).
+  void refresh_with_renewal();
+  /// A list the store read on its own (store_events::listed).
+  void listed(std::vector<candidate_info> list);
   /// Lists them when the list is older than a ttl (a standby's status).
   void refresh_stale_candidates();
   /// Lists them when the list lacks `leader` (the known leader, whose

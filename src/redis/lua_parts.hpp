@@ -122,7 +122,7 @@
 // register() returns the other candidates' live lines it kept, as {node,
 // priority, until, line} (nil when the registry could not be read, or the
 // caller was not registered): what outranking() counts, read in the same
-// pass. A line kept as it was is written back as it was read, and the lines
+// pass; and the caller's own line as written. A line kept as it was is written back as it was read, and the lines
 // are sorted only when some must go: the registry's cost grows with its
 // lines, and a large election pays it at every attempt.
 #define BATON_MAX_CANDIDATES "128"
@@ -148,6 +148,28 @@
   "end\n" \
   "local function failsafe_fields(rest)\n" \
   "  return string.match(rest or '', '^ (%d+) (%S+) (%d+) (%S+) (%d+)$')\n" \
+  "end\n"
+// A live registry line as the candidates' list gives it (candidates_source,
+// and a renewal that lists): appended to `out` as node, priority, ms
+// registered without a gap, ms until the line lapses, the nonce, ms left of
+// its cool-down (0 = none), its peer address ("" = none) and its card
+// ("" = none). A line a version before the cool-down wrote reads as one
+// without. Needs BATON_LUA_LINE.
+#define BATON_LUA_LIST \
+  "local function list_line(out, line, now_ms)\n" \
+  "  local name, prio, began, ends, by, rest = string.match(line, registry_line)\n" \
+  "  if not name or tonumber(ends) <= now_ms then return end\n" \
+  "  local cool = tonumber(string.match(rest, '^ (%d+)') or '0')\n" \
+  "  local _, address = failsafe_fields(rest)\n" \
+  "  if address == nil or address == '-' then address = '' end\n" \
+  "  out[#out + 1] = name\n" \
+  "  out[#out + 1] = tonumber(prio)\n" \
+  "  out[#out + 1] = math.max(0, now_ms - tonumber(began))\n" \
+  "  out[#out + 1] = tonumber(ends) - now_ms\n" \
+  "  out[#out + 1] = nonce_of(by)\n" \
+  "  out[#out + 1] = math.max(0, cool - now_ms)\n" \
+  "  out[#out + 1] = address\n" \
+  "  out[#out + 1] = string.match(by, '^[^/]*/(.*)$') or ''\n" \
   "end\n"
 #define BATON_LUA_REGISTER \
   BATON_LUA_LINE \
@@ -185,12 +207,13 @@
   "  end\n" \
   "  local lines = {}\n" \
   "  for i, o in ipairs(others) do lines[i] = o[4] end\n" \
-  "  lines[#lines + 1] = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
-  "                      string.format('%.0f', till) .. ' ' .. nonce ..\n" \
-  "                      (card ~= '' and '/' .. card or '') .. (tail or '')\n" \
+  "  local own = node .. ' ' .. priority .. ' ' .. string.format('%.0f', since) .. ' ' ..\n" \
+  "              string.format('%.0f', till) .. ' ' .. nonce ..\n" \
+  "              (card ~= '' and '/' .. card or '') .. (tail or '')\n" \
+  "  lines[#lines + 1] = own\n" \
   "  redis.pcall('SET', key, table.concat(lines, '\\n'), 'PX', string.format('%.0f', 2 * ttl))\n" \
   "  if not readable then return nil end\n" \
-  "  return others\n" \
+  "  return others, own\n" \
   "end\n"
 
 // How many of register()'s lines outrank `priority` (a strictly higher

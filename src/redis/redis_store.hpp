@@ -118,6 +118,8 @@ class redis_store final : public lease_store {
   void async_hand_over(const std::string& to_node, milliseconds window,
                        release_handler handler) override;
   void async_candidates(candidates_handler handler) override;
+  /// Every renewal reads the registry anyway: it answers the list too.
+  bool lists_with_renewals() const override { return true; }
   void register_cooldown(milliseconds cooldown) override;
   void update_card(std::string card) override;
   void async_look(look_handler handler) override;

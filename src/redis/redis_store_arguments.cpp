@@ -35,9 +35,13 @@ std::vector<std::string> redis_store::impl::acquire_args() const {
 }
 
 // The renew script's arguments: without a requirement, or with one.
+// The requirement in its place ("" = none), no record, and the leader's
+// list of candidates asked for (renew_source's ARGV[11]).
 std::vector<std::string> redis_store::impl::renew_args() const {
-  std::vector<std::string> args{value, ttl_ms, options.identity.node_id, priority};
-  if (options.ack.on()) args.push_back(ack_requirement());
+  std::vector<std::string> args{value, ttl_ms, options.identity.node_id, priority,
+                                options.ack.on() ? ack_requirement() : std::string()};
+  args.resize(10);
+  args.emplace_back("list");
   return args;
 }
 

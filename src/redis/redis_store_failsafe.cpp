@@ -63,7 +63,7 @@ std::vector<std::string> redis_store::impl::with_failsafe_key(
 }
 
 // With lease.failsafe peers: the requirement always in its place ("" =
-// none), then the record's term and list.
+// none), then the record's term and list, and the list of candidates asked for.
 std::vector<std::string> redis_store::impl::renew_args(std::uint64_t token,
                                                        const failsafe_list& list) const {
   return {value,
@@ -75,7 +75,8 @@ std::vector<std::string> redis_store::impl::renew_args(std::uint64_t token,
           std::to_string(token),
           std::to_string(list.seq),
           options.identity.peer_address,
-          list_text(list)};
+          list_text(list),
+          "list"};
 }
 
 std::vector<std::string> redis_store::impl::resume_args(std::uint64_t token,

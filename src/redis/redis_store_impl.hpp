@@ -136,6 +136,8 @@ struct redis_store::impl {
                acquire_handler handler);
   void renew(const lua_script& script, std::vector<std::string> script_keys,
              std::vector<std::string> args, renew_handler handler);
+  // The candidates a renewal read, to the watcher (store_events::listed).
+  void tell_listed(const std::optional<redis_reply>& listed);
 
   // lease.failsafe peers: the port's failsafe calls on this store
   // (redis_store_failsafe.cpp).

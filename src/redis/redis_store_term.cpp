@@ -3,6 +3,7 @@
 // a replica requirement), release, and hand-over (the release script with a
 // reservation for the target).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,41 @@ void redis_store::async_renew(renew_handler handler) {
   }
 }
 
+namespace {
+
+// A renewal that lists (renew_args' "list") answers {its answer, the
+// registry's lines}: the answer goes on as any renewal's, the lines to the
+// watcher (store_events::listed) once the renewal's handler has run. A
+// resume, a lost lease or a registry that could not be read answer bare.
+struct listed_renewal {
+  command_result answer;
+  std::optional<redis_reply> listed;
+};
+
+listed_renewal split_listing(command_result r) {
+  auto& e = r.reply.elements;
+  if (r.ec || r.reply.kind != redis_reply::type::array || e.size() != 2 ||
+      e[1].kind != redis_reply::type::array)
+    return {std::move(r), std::nullopt};
+  listed_renewal out;
+  out.listed = std::move(e[1]);
+  out.answer.reply = std::move(e[0]);
+  return out;
+}
+
+}  // namespace
+
+void redis_store::impl::tell_listed(const std::optional<redis_reply>& listed) {
+  if (!listed || shell.closed()) return;
+  auto parsed = parse_candidates_reply(*listed, options.identity.ttl);
+  // A malformed list is the candidates call's business, not the renewal's:
+  // the leader then lists them as a standby would, when asked.
+  if (parsed.ec) return;
+  store_events::listed e;
+  for (auto& c : parsed.value) e.candidates.push_back(std::move(c.info));
+  shell.emit(e);
+}
+
 // `script` (the renew or the resume script) with `script_keys` and `args`;
 // with a replica requirement, WAIT right behind it.
 void redis_store::impl::renew(const lua_script& script, std::vector<std::string> script_keys,
@@ -30,8 +66,10 @@ void redis_store::impl::renew(const lua_script& script, std::vector<std::string>
   auto& d = *this;
   if (!d.options.ack.on()) {
     d.eval(script, std::move(script_keys), std::move(args),
-           [&d, handler = std::move(handler)](command_result r) {
-             d.finish<renew_answer>(r, parse_renew_reply, handler);
+           [&d, weak = d.shell.guard(), handler = std::move(handler)](command_result r) {
+             auto split = split_listing(std::move(r));
+             d.finish<renew_answer>(split.answer, parse_renew_reply, handler);
+             if (!weak.expired()) d.tell_listed(split.listed);
            });
     return;
   }
@@ -43,8 +81,9 @@ void redis_store::impl::renew(const lua_script& script, std::vector<std::string>
       [&d, sent_needed, weak = d.shell.guard(),
        handler = std::move(handler)](redis_detail::eval_reply r) {
         if (weak.expired()) return;
+        auto split = split_listing(std::move(r.script));
         d.finish<required_renewal>(
-            r.script, parse_required_renew_reply, [&](store_error e, required_renewal a) {
+            split.answer, parse_required_renew_reply, [&](store_error e, required_renewal a) {
               if (e) {
                 handler(std::move(e), renew_answer::lost);
                 return;
@@ -78,6 +117,7 @@ void redis_store::impl::renew(const lua_script& script, std::vector<std::string>
               }
               handler({}, a.answer);
             });
+        if (!weak.expired()) d.tell_listed(split.listed);
       });
 }
 

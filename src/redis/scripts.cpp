@@ -176,32 +176,14 @@ if failsafe_key then write_record(failsafe_key, ARGV[3], ARGV[5], ARGV[1], ARGV[
 return 2
 )lua";
 
-// The registry's live lines (BATON_LUA_REGISTER), read only: a flat array of
-// node, priority, ms registered without a gap, ms until the line lapses, the
-// nonce of the process that registered it, ms left of its cool-down (0 =
-// none), its peer address ("" = none) and its card ("" = none). A line a
-// version before the cool-down wrote reads as one without.
-constexpr std::string_view candidates_source = BATON_LUA_CALL BATON_LUA_LINE R"lua(
+// The registry's live lines (BATON_LUA_REGISTER), read only: a flat array,
+// eight fields per line (BATON_LUA_LIST).
+constexpr std::string_view candidates_source = BATON_LUA_CALL BATON_LUA_LINE BATON_LUA_LIST R"lua(
 local text = call('GET', KEYS[1]) or ''
 local now = call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local out = {}
-for line in string.gmatch(text, '[^\n]+') do
-  local name, prio, began, ends, by, rest = string.match(line, registry_line)
-  if name and tonumber(ends) > now_ms then
-    local cool = tonumber(string.match(rest, '^ (%d+)') or '0')
-    local _, address = failsafe_fields(rest)
-    if address == nil or address == '-' then address = '' end
-    out[#out + 1] = name
-    out[#out + 1] = tonumber(prio)
-    out[#out + 1] = math.max(0, now_ms - tonumber(began))
-    out[#out + 1] = tonumber(ends) - now_ms
-    out[#out + 1] = nonce_of(by)
-    out[#out + 1] = math.max(0, cool - now_ms)
-    out[#out + 1] = address
-    out[#out + 1] = string.match(by, '^[^/]*/(.*)$') or ''
-  end
-end
+for line in string.gmatch(text, '[^\n]+') do list_line(out, line, now_ms) end
 return out
 )lua";
 
@@ -259,10 +241,13 @@ return 1
 )lua";
 
 constexpr std::string_view renew_source =
-    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER BATON_LUA_FAILSAFE R"lua(
+    BATON_LUA_CALL BATON_LUA_REPLICAS BATON_LUA_REGISTER BATON_LUA_LIST BATON_LUA_FAILSAFE R"lua(
 -- ARGV[5]: the replica requirement ('' or absent = none). lease.failsafe
 -- peers: ARGV[6] 'failsafe', then the term's token, the list number, our
--- peer address and the list; the record is the last key.
+-- peer address and the list; the record is the last key. ARGV[11] 'list':
+-- a renewal answers {its answer, the registry's live lines as the
+-- candidates script lists them}, so that a leader lists the candidates with
+-- every renewal at no call of its own.
 local required = ARGV[5] and ARGV[5] ~= ''
 local nkeys = #KEYS
 local failsafe_key = nil
@@ -276,7 +261,14 @@ if call('GET', KEYS[1]) == ARGV[1] then
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   local tail = nil
   if failsafe_key then tail = failsafe_tail(ARGV[9], '0', '-', '0', now_ms) end
-  register(KEYS[3], ARGV[3], ARGV[1], ARGV[4], now_ms, tonumber(ARGV[2]), tail)
+  local others, own = register(KEYS[3], ARGV[3], ARGV[1], ARGV[4], now_ms, tonumber(ARGV[2]), tail)
+  local function answer(reply)
+    if ARGV[11] ~= 'list' or own == nil then return reply end
+    local listed = {}
+    for _, o in ipairs(others) do list_line(listed, o[4], now_ms) end
+    list_line(listed, own, now_ms)
+    return {reply, listed}
+  end
   if required then
     -- Too few replicas: the lease is not extended (the renewal would not
     -- count anyway), so it lapses when its holder believes it does.
@@ -288,8 +280,8 @@ if call('GET', KEYS[1]) == ARGV[1] then
   call('SET', KEYS[2], string.format('%.0f', now_ms + tonumber(ARGV[2])) .. ' ' .. ARGV[1])
   if failsafe_key then write_record(failsafe_key, ARGV[7], ARGV[8], ARGV[1], ARGV[9], ARGV[10]) end
   local extended = call('PEXPIRE', KEYS[1], ARGV[2])
-  if required then return {extended, 0, needed} end
-  return extended
+  if required then return answer({extended, 0, needed}) end
+  return answer(extended)
 end
 if required then return {0, 0, 0} end
 return 0

@@ -97,7 +97,10 @@ const lua_script& switch_script();
 /// lease.failsafe peers (ARGV[6] "failsafe", then the term's token, the list
 /// number, our peer address and the list; the failsafe record the last key)
 /// a renewal also writes the record, unless it holds this term with a list
-/// number at least as high (F1).
+/// number at least as high (F1). ARGV[11] "list" (the arguments before it
+/// padded with ""): a renewal answers {that answer, the registry's live
+/// lines as candidates_script lists them}; a lease not ours, too few
+/// replicas or an unreadable registry answer bare.
 const lua_script& renew_script();
 /// lease.failsafe peers: a leader's resume of its term after the store was
 /// away (F8); see scripts.cpp for its keys and arguments. Answers as the

@@ -3,15 +3,18 @@
 // the holder record, how a reservation meets the reset fence and an early
 // DEL, the target check, and the candidates' registry (its bound, its
 // expiry, that a broken registry never fails a lease operation, what a
-// refusal counts in it, and that a restarted process starts again).
+// refusal counts in it, that a restarted process starts again, and that a
+// renewal lists it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "redis/lease_keys.hpp"
@@ -332,6 +335,43 @@ TEST_F(redis_switchover_test, a_restarted_process_is_live_since_its_own_start) {
   listed = candidates(io, again);
   ASSERT_EQ(listed.value.size(), 1u);
   EXPECT_LT(listed.value[0].live_for, 1000ms);
+}
+
+
+// The leader's renewal lists the candidates (store_events::listed) as the
+// candidates call would, in the same script: a thousand leaders on one Redis
+// must not run a second script each per renew interval. A renewal that finds
+// the lease gone lists nothing.
+TEST_F(redis_switchover_test, a_renewal_lists_the_candidates_to_the_watcher) {
+  std::vector<std::vector<baton::candidate_info>> heard;
+  a.watch([&](const baton::store_event& e) {
+    if (const auto* l = std::get_if<baton::store_events::listed>(&e)) heard.push_back(l->candidates);
+  });
+  EXPECT_TRUE(a.lists_with_renewals());
+  ASSERT_TRUE(acquire(io, a).value.acquired());
+  ASSERT_FALSE(acquire(io, b).value.acquired());
+  ASSERT_TRUE(heard.empty()) << "an acquire lists nothing";
+
+  auto r = renew(io, a);
+  ASSERT_FALSE(r.error) << r.error.message();
+  ASSERT_EQ(r.value, baton::renew_answer::renewed);
+  ASSERT_EQ(heard.size(), 1u);
+  auto by_call = candidates(io, a);
+  ASSERT_FALSE(by_call.error) << by_call.error.message();
+  auto nodes = [](const std::vector<baton::candidate_info>& list) {
+    std::vector<std::string> out;
+    for (const auto& c : list) out.push_back(c.node);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(nodes(heard[0]), (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_EQ(nodes(heard[0]), nodes(by_call.value));
+
+  EXPECT_EQ(renew(io, b).value, baton::renew_answer::lost);
+  server.command({"DEL", lease});
+  EXPECT_EQ(renew(io, a).value, baton::renew_answer::lost);
+  run_for(io, 100ms);
+  EXPECT_EQ(heard.size(), 1u) << "a lost renewal lists nothing";
 }
 
 }  // namespace
