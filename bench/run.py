@@ -342,7 +342,7 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 else:
                     samples = measure_takeover(ctx, kinds[kind], server, scenario)
                 raw[kind][scenario] = samples
-                results[kind][scenario] = {m: report.summarize(v) for m, v in samples.items()}
+                results[kind][scenario] = report.summaries(samples)
                 step(f"  {json.dumps(results[kind][scenario])}")
         if "crash-minority-down" in args.scenarios:
             for kind in order:
@@ -357,8 +357,7 @@ def run(args, cfg: settings, out_dir: Path, procs: registry) -> int:
                 finally:
                     trio.stop()
                 raw[kind]["crash-minority-down"] = samples
-                results[kind]["crash-minority-down"] = {m: report.summarize(v)
-                                                        for m, v in samples.items()}
+                results[kind]["crash-minority-down"] = report.summaries(samples)
                 step(f"  {json.dumps(results[kind]['crash-minority-down'])}")
         measure_floor("after")
         if "sentinel" in shared:

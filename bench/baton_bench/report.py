@@ -23,6 +23,15 @@ def summarize(values: list[float]) -> dict:
             "median": round(statistics.median(values), 3), "max": round(max(values), 3)}
 
 
+def summaries(samples: dict) -> dict:
+    """Each metric's samples summarized; the takeover's hops (takeover_hops: at debug level)
+    are summarized already, and their raw samples stay in the raw section."""
+    out = {m: summarize(v) for m, v in samples.items() if m not in ("hops", "hops_us")}
+    if "hops" in samples:
+        out["hops"] = samples["hops"]
+    return out
+
+
 def _first_line(argv: list[str]) -> str:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30)

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc_stats
-from .candidates import candidate, candidate_kind, election_group
+from . import proc_stats, takeover_hops
+from .candidates import BATON_LOG_LEVEL, baton_kind, candidate, candidate_kind, election_group
 from .event_log import event_log, interval
 from .processes import registry, wait_exit
 from .postgres_server import postgres_server
@@ -139,6 +139,7 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
         {"lag_after_expiry_ms": [], "failover_total_ms": [], "pttl_at_kill_ms": []}
         if mode == "crash" else {"handover_gap_ms": [], "handover_total_ms": []})
     conn = server.connect()
+    spans: list[tuple[int, int]] = []  # (expiry or old stop line, successor's start), ns
     try:
         group.start_all(3)
         wait_single_leader(log, 15.0 + ttl_s, election)
@@ -194,6 +195,7 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
             if mode == "crash":
                 if expiry_ns is not None:
                     result["lag_after_expiry_ms"].append(_ms(successor.start_ns - expiry_ns))
+                    spans.append((expiry_ns, successor.start_ns))
                     if pttl is not None:
                         result["pttl_at_kill_ms"].append(pttl)
                 result["failover_total_ms"].append(_ms(successor.start_ns - acted))
@@ -203,6 +205,7 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
                     raise harness_error(f"{election} rep {rep}: the old worker has no stop line "
                                         f"although a successor started")
                 result["handover_gap_ms"].append(_ms(successor.start_ns - old.stop_ns))
+                spans.append((old.stop_ns, successor.start_ns))
                 result["handover_total_ms"].append(_ms(successor.start_ns - acted))
             if not wait_exit(leader.proc, 15.0):
                 ctx.problems.append(f"{election} rep {rep}: {leader.name} still running 15s "
@@ -214,6 +217,14 @@ def measure_takeover(ctx: run_context, kind: candidate_kind, server: redis_serve
     finally:
         conn.close()
         ctx.finish_group(group)
+    if BATON_LOG_LEVEL == "debug" and isinstance(kind, baton_kind):
+        lines = takeover_hops.timing_lines(ctx.out_dir / f"{election}.out")
+        split = [lines.crash(*span) if mode == "crash" else lines.handover(*span)
+                 for span in spans]
+        hops = [h for h in split if h is not None]
+        result["hops_us"] = hops
+        result["hops"] = takeover_hops.summarize(
+            hops, takeover_hops.CRASH_HOPS if mode == "crash" else takeover_hops.HANDOVER_HOPS)
     return result
 
 

@@ -21,7 +21,7 @@ std::optional<std::string> handover_timing::app_start(time_point requested,
                                                       time_point returned) const {
   if (acquire_sent_ == time_point{}) return std::nullopt;
   return takeover_line(acquire_answered_ - acquire_sent_, requested - acquire_sent_,
-                       returned - acquire_sent_);
+                       returned - acquire_sent_, acquire_sent_);
 }
 
 std::optional<std::string> handover_timing::renewal_answered(time_point answered) {

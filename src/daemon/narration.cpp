@@ -183,12 +183,12 @@ std::string release_heard_line(time_point now) {
 }
 
 std::string takeover_line(mono_clock::duration answered, mono_clock::duration start_requested,
-                          mono_clock::duration start_returned) {
+                          mono_clock::duration start_returned, time_point sent) {
   return fmt::format(
       "takeover timing: acquire answered {}, app start requested {}, start() "
-      "returned {} after the acquire was sent",
+      "returned {} after the acquire was sent (at monotonic {} ns)",
       microseconds_text(answered), microseconds_text(start_requested),
-      microseconds_text(start_returned));
+      microseconds_text(start_returned), mono_ns(sent));
 }
 
 std::string first_renewal_line(mono_clock::duration answered) {

@@ -128,9 +128,9 @@ std::optional<std::string> stall_line(timer_id id, milliseconds late, millisecon
 /// announcement was heard at `now`:
 std::string release_heard_line(time_point now);
 /// The new leader's start, each step counted from when its won acquire was
-/// sent:
+/// sent (at `sent`):
 std::string takeover_line(mono_clock::duration answered, mono_clock::duration start_requested,
-                          mono_clock::duration start_returned);
+                          mono_clock::duration start_returned, time_point sent);
 /// Its first renewal's answer, from the same moment:
 std::string first_renewal_line(mono_clock::duration answered);
 /// The old leader's release, counted from when its app was reported

@@ -256,18 +256,27 @@ void append(char* line, std::size_t capacity, std::size_t& used, const char* tex
   for (; *text != '\0' && used < capacity; ++text) line[used++] = *text;
 }
 
+// Appends `value` in decimal (async-signal-safe, as append).
+void append_number(char* line, std::size_t capacity, std::size_t& used, std::int64_t value) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits - 1, value);
+  *end = '\0';
+  append(line, capacity, used, ec == std::errc{} ? digits : "?");
+}
+
 // "baton keeper: takeover timing: command exec'd <N>us after the acquire was
-// sent", written by the command's process right before its exec. Async-signal-
-// safe: no allocation, one write.
-void say_exec_timing(std::int64_t elapsed_ns) {
-  char line[128];
+// sent (at monotonic <ns> ns)", written by the command's process right before
+// its exec: the moment on the clock the app's own timestamps can use, so
+// that a bench can split the exec from the app's start. Async-signal-safe:
+// no allocation, one write.
+void say_exec_timing(std::int64_t now_ns, std::int64_t sent_ns) {
+  char line[160];
   std::size_t used = 0;
   append(line, sizeof line - 1, used, "baton keeper: takeover timing: command exec'd ");
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits - 1, elapsed_ns / 1000);
-  *end = '\0';
-  append(line, sizeof line - 1, used, ec == std::errc{} ? digits : "?");
-  append(line, sizeof line - 1, used, "us after the acquire was sent");
+  append_number(line, sizeof line - 1, used, (now_ns - sent_ns) / 1000);
+  append(line, sizeof line - 1, used, "us after the acquire was sent (at monotonic ");
+  append_number(line, sizeof line - 1, used, sent_ns);
+  append(line, sizeof line - 1, used, " ns)");
   line[used++] = '\n';
   write_all(STDERR_FILENO, line, used);
 }
@@ -385,7 +394,7 @@ term_start wait_for_start(int start_fd) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  if (trace_since > 0) say_exec_timing(monotonic_ns() - trace_since);
+  if (trace_since > 0) say_exec_timing(monotonic_ns(), trace_since);
   ::execvp(command[0], command);
   int error = errno;
   // The line the daemon and its tests know, on the stderr we share.

@@ -35,7 +35,7 @@ TEST(handover_timing,
   EXPECT_EQ(t.acquire_sent(), handover_began);
   EXPECT_EQ(t.app_start(handover_began + 750us, handover_began + 1200us),
             "takeover timing: acquire answered 700us, app start requested 750us, start() "
-            "returned 1200us after the acquire was sent");
+            "returned 1200us after the acquire was sent (at monotonic 50000000000 ns)");
   EXPECT_EQ(t.renewal_answered(handover_began + 200ms),
             "takeover timing: first renewal answered 200000us after the acquire was sent");
   EXPECT_EQ(t.renewal_answered(handover_began + 400ms), std::nullopt);

@@ -323,9 +323,9 @@ TEST(narration, a_timer_far_past_its_due_time_says_the_daemon_did_not_run) {
 TEST(narration, timing_lines_count_in_microseconds_and_place_moments_on_the_monotonic_clock) {
   EXPECT_EQ(release_heard_line(narrated_at),
             "handover timing: heard the release at monotonic 100000000000 ns");
-  EXPECT_EQ(takeover_line(1500us, 1700us, 2250us),
+  EXPECT_EQ(takeover_line(1500us, 1700us, 2250us, narrated_at),
             "takeover timing: acquire answered 1500us, app start requested 1700us, start() "
-            "returned 2250us after the acquire was sent");
+            "returned 2250us after the acquire was sent (at monotonic 100000000000 ns)");
   EXPECT_EQ(first_renewal_line(200ms),
             "takeover timing: first renewal answered 200000us after the acquire was sent");
   EXPECT_EQ(release_timing_line(40us, 900us, narrated_at),
