@@ -91,13 +91,22 @@ void election_machine::on(const events::busy& ev, step_context& ctx) {
   mono_clock::duration delay = jittered(timing_.retry_interval, 0.2);
   if (ev.holder_ttl >= milliseconds(0)) {
     const auto stagger = herd_stagger();
-    // The store counted the lease down from before its answer left, so
-    // either figure, counted from our receipt of it, ends at or after the
-    // expiry. holder_ttl is rounded down to the millisecond: the key can
-    // live up to 1 ms longer than it says.
+    // The store counted the lease down at some moment between our send and
+    // our receipt of its answer. holder_ttl is rounded down to the
+    // millisecond: the key can live up to 1 ms longer than it says.
     mono_clock::duration until_free = ev.free_in >= std::chrono::microseconds(0)
                                           ? mono_clock::duration(ev.free_in)
                                           : mono_clock::duration(ev.holder_ttl + milliseconds(1));
+    // A holder's lease is counted from halfway between the two, the best
+    // guess of that moment, rather than from the receipt, which is late by
+    // the answer's way back (measured: a third of a millisecond after a
+    // Redis that rested a second). An attempt that arrives a little early
+    // is refused and tried again a moment later; safety is the store's. A
+    // hold-back's end is a rule's (a reset's fence, a failsafe hold) and
+    // keeps the receipt.
+    if (!ev.held_back && ev.sent <= ctx.now) {
+      until_free -= std::min(until_free, (ctx.now - ev.sent) / 2);
+    }
     auto after_expiry = until_free + stagger + yield_delay();
     // A release heard while this answer was on its way: the lease it
     // names may be free already (a switchover's reservation for this

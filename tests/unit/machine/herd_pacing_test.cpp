@@ -61,6 +61,33 @@ TEST(election_machine, a_few_contenders_keep_the_300_us_stagger) {
   }
 }
 
+// The store counted the holder's lease down somewhere between the attempt's
+// send and the answer's receipt: the next attempt counts from halfway (here
+// 2 ms after the send, the answer 4 ms later), not from the receipt, which is
+// late by the answer's way back. A hold-back's end (a reset's fence) still
+// counts from the receipt.
+TEST(election_machine, the_expiry_counts_from_halfway_between_the_send_and_the_answer) {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    machine_harness h(default_timing(), seed);
+    h.feed(events::start{});
+    const auto sent = h.now;
+    h.advance(4ms);
+    h.feed(events::busy{sent, "b", 7000ms, 5, true, false, 7000000us, "", 3});
+    auto wake = h.timer(timer_id::wake);
+    ASSERT_TRUE(wake);
+    EXPECT_GE(*wake, sent + 2ms + 7000ms);
+    EXPECT_LE(*wake, sent + 2ms + 7000300us);
+  }
+  machine_harness held(default_timing(), 1);
+  held.feed(events::start{});
+  const auto sent = held.now;
+  held.advance(4ms);
+  held.feed(events::busy{sent, "", 1500ms, 0, true, true});
+  auto wake = held.timer(timer_id::wake);
+  ASSERT_TRUE(wake);
+  EXPECT_GE(*wake, held.now + 1501ms) << "a hold-back counts from the receipt";
+}
+
 TEST(election_machine, a_herd_window_is_at_most_a_twentieth_of_the_ttl) {
   const auto timing = timing_with_ttl(200ms);
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
