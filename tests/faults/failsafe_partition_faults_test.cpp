@@ -44,21 +44,6 @@ struct cut_store {
   std::function<std::string()> log_tail;
 };
 
-// Why this machine cannot run the round (no namespace, no iptables in it),
-// or "" when it can.
-std::string why_no_partition(std::optional<private_network>& net) {
-  try {
-    net.emplace();
-  } catch (const std::system_error& e) {
-    return std::string("no private network namespace: ") + e.what();
-  }
-  std::string out;
-  if (net->iptables({"-t", "nat", "-L", "OUTPUT"}, &out) != 0) {
-    return "iptables does not run in the namespace: " + out;
-  }
-  return {};
-}
-
 // The round itself, the namespace entered and the store started in it by
 // the caller.
 void cut_the_leader_from(const private_network& net, const cut_store& store) {
@@ -122,7 +107,7 @@ void cut_the_leader_from(const private_network& net, const cut_store& store) {
 
 TEST(failsafe_partition_faults, the_leader_cut_from_etcd_alone_keeps_its_app_and_resumes) {
   std::optional<private_network> net;
-  if (const auto why = why_no_partition(net); !why.empty()) GTEST_SKIP() << why;
+  if (const auto why = enter_private_network(net); !why.empty()) GTEST_SKIP() << why;
   etcd_server etcd;
   cut_store store;
   store.kind = "etcd";
@@ -141,7 +126,7 @@ TEST(failsafe_partition_faults, the_leader_cut_from_etcd_alone_keeps_its_app_and
 
 TEST(failsafe_partition_faults, the_leader_cut_from_zookeeper_alone_keeps_its_app_and_resumes) {
   std::optional<private_network> net;
-  if (const auto why = why_no_partition(net); !why.empty()) GTEST_SKIP() << why;
+  if (const auto why = enter_private_network(net); !why.empty()) GTEST_SKIP() << why;
   zookeeper_server zk;
   cut_store store;
   store.kind = "zookeeper";

@@ -132,6 +132,7 @@ void redis_cut_off_for_all(bool reset, const std::string& kind) {
 }
 
 TEST(network_faults, iptables_rules_stay_inside_the_private_namespace) {
+  if (const auto why = private_network_unavailable(); !why.empty()) GTEST_SKIP() << why;
   {
     private_network net;
     EXPECT_TRUE(net.inside());
@@ -148,18 +149,22 @@ TEST(network_faults, iptables_rules_stay_inside_the_private_namespace) {
 }
 
 TEST(network_faults, blackhole_between_the_leader_and_redis_iptables_drop) {
+  if (const auto why = private_network_unavailable(); !why.empty()) GTEST_SKIP() << why;
   leader_cut_off(false, "network: leader <-> Redis blackhole (iptables DROP)");
 }
 
 TEST(network_faults, reset_between_the_leader_and_redis_iptables_reject) {
+  if (const auto why = private_network_unavailable(); !why.empty()) GTEST_SKIP() << why;
   leader_cut_off(true, "network: leader <-> Redis reset (iptables REJECT)");
 }
 
 TEST(network_faults, blackhole_of_redis_for_everyone_longer_than_ttl) {
+  if (const auto why = private_network_unavailable(); !why.empty()) GTEST_SKIP() << why;
   redis_cut_off_for_all(false, "network: Redis blackholed for all > ttl (iptables DROP)");
 }
 
 TEST(network_faults, reset_of_redis_for_everyone_longer_than_ttl) {
+  if (const auto why = private_network_unavailable(); !why.empty()) GTEST_SKIP() << why;
   redis_cut_off_for_all(true, "network: Redis reset for all > ttl (iptables REJECT)");
 }
 

@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "scenario.hpp"
 #include "support/free_port.hpp"
@@ -331,7 +332,9 @@ TEST_F(zookeeper_daemon_ensemble_faults, quorum_lost_longer_than_the_ttl) {
 // Every member runs as a uid of its own, so that the rules can pick the
 // follower's traffic out (all of it comes from 127.0.0.1).
 TEST(zookeeper_daemon_partition_faults, a_follower_cut_off_with_the_leaders_client_on_it) {
-  private_network net;
+  std::optional<private_network> network;
+  if (const auto why = enter_private_network(network); !why.empty()) GTEST_SKIP() << why;
+  const auto& net = *network;
   std::vector<zookeeper_peer> peers;
   for (int id = 1; id <= 3; ++id) {
     peers.push_back(

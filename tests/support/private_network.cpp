@@ -150,4 +150,22 @@ void private_network::must_iptables(const std::vector<std::string>& args) const 
   }
 }
 
+std::string enter_private_network(std::optional<private_network>& net) {
+  try {
+    net.emplace();
+  } catch (const std::system_error& e) {
+    return std::string("no private network namespace: ") + e.what();
+  }
+  std::string out;
+  if (net->iptables({"-t", "nat", "-L", "OUTPUT"}, &out) != 0) {
+    return "iptables does not run in the namespace: " + out;
+  }
+  return {};
+}
+
+std::string private_network_unavailable() {
+  std::optional<private_network> net;
+  return enter_private_network(net);
+}
+
 }  // namespace baton::testing

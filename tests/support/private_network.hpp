@@ -13,6 +13,7 @@
 // destroyed (killed) first. It must be used from one thread only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,14 @@ class private_network {
   int original_fd_ = -1;  // /proc/thread-self/ns/net before unshare
   unsigned long long own_inode_ = 0;
 };
+
+/// Enters a private network into `net` and checks that iptables runs in
+/// it: "" when the machine can run a network-fault test, else why not (not
+/// root, no namespaces, no iptables), for GTEST_SKIP: a machine that cannot
+/// cut links says so rather than failing the test.
+std::string enter_private_network(std::optional<private_network>& net);
+/// The same check, leaving the namespace at once (for a test that makes a
+/// namespace per round).
+std::string private_network_unavailable();
 
 }  // namespace baton::testing
