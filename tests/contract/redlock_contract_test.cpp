@@ -13,6 +13,7 @@
 
 #include "contract_harness.hpp"
 #include "integration/redis/store_test_util.hpp"
+#include "integration/redlock/redlock_test_util.hpp"
 #include "lease_store_contract.hpp"
 #include "redlock/redlock_store.hpp"
 #include "support/servers/redis_server.hpp"
@@ -21,6 +22,7 @@ namespace baton::contract {
 namespace {
 
 namespace util = baton::testing::store_test_util;
+namespace redlock_util = baton::testing::redlock_test_util;
 
 class redlock_harness final : public contract_harness {
  public:
@@ -31,15 +33,9 @@ class redlock_harness final : public contract_harness {
   std::string name() const override { return "redlock"; }
   boost::asio::io_context& io() override { return io_; }
   std::unique_ptr<lease_store> make_candidate(const candidate_spec& who) override {
-    redlock_store_options o;
-    for (const auto& server : servers_) {
-      redis_endpoint e;
-      e.host = server.host();
-      e.port = server.port();
-      o.masters.push_back(e);
-    }
-    o.identity = {util::election, who.node_id, who.ttl, who.priority, who.peer_address};
-    o.drift = milliseconds(2) + who.ttl / 100;
+    auto o = redlock_util::options_for(servers_, who.node_id, who.ttl);
+    o.identity.priority = who.priority;
+    o.identity.peer_address = who.peer_address;
     return std::make_unique<redlock_store>(io_, std::move(o));
   }
   void reset_store() override {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "integration/redis/store_test_util.hpp"
+#include "integration/redlock/redlock_test_util.hpp"
 #include "redis/lease_keys.hpp"
 #include "redlock/redlock_store.hpp"
 #include "support/servers/redis_server.hpp"
@@ -22,6 +23,7 @@ namespace baton {
 namespace {
 
 namespace util = baton::testing::store_test_util;
+namespace redlock_util = baton::testing::redlock_test_util;
 using baton::testing::redis_server;
 using namespace std::chrono_literals;
 
@@ -35,15 +37,8 @@ class redlock_failsafe_test : public ::testing::Test {
   }
 
   std::unique_ptr<redlock_store> make(const std::string& node, const std::string& address) {
-    redlock_store_options o;
-    for (const auto& server : servers_) {
-      redis_endpoint e;
-      e.host = server.host();
-      e.port = server.port();
-      o.masters.push_back(e);
-    }
-    o.identity = {util::election, node, 5s, 0, address};
-    o.drift = 2ms + 5s / 100;
+    auto o = redlock_util::options_for(servers_, node, 5s);
+    o.identity.peer_address = address;
     o.connect_timeout = 2s;
     o.command_timeout = 2s;
     return std::make_unique<redlock_store>(io_, std::move(o));

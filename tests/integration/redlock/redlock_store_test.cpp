@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "integration/redis/store_test_util.hpp"
+#include "integration/redlock/redlock_test_util.hpp"
 #include "redis/lease_keys.hpp"
 #include "redis/scripts.hpp"
 #include "redlock/redlock_store.hpp"
@@ -27,6 +28,7 @@ namespace baton {
 namespace {
 
 namespace util = baton::testing::store_test_util;
+namespace redlock_util = baton::testing::redlock_test_util;
 using baton::testing::redis_server;
 using namespace std::chrono_literals;
 
@@ -49,16 +51,8 @@ class redlock_store_test : public ::testing::Test {
 
   std::unique_ptr<redlock_store> make(const std::string& node, milliseconds ttl = 5s,
                                       milliseconds command_timeout = 4s, int priority = 0) {
-    redlock_store_options o;
-    for (const auto& server : servers_) {
-      redis_endpoint e;
-      e.host = server.host();
-      e.port = server.port();
-      o.masters.push_back(e);
-    }
-    o.identity = {util::election, node, ttl};
+    auto o = redlock_util::options_for(servers_, node, ttl);
     o.identity.priority = priority;
-    o.drift = 2ms + ttl / 100;
     o.connect_timeout = command_timeout;
     o.command_timeout = command_timeout;
     return std::make_unique<redlock_store>(io_, std::move(o));
