@@ -32,13 +32,6 @@ namespace redlock_util = baton::testing::redlock_test_util;
 using baton::testing::redis_server;
 using namespace std::chrono_literals;
 
-template <typename T>
-struct result {
-  int calls = 0;
-  store_error error;
-  T value{};
-};
-
 class redlock_store_test : public ::testing::Test {
  protected:
   redlock_store_test() {
@@ -60,27 +53,8 @@ class redlock_store_test : public ::testing::Test {
 
   util::acquired acquire(lease_store& s) { return util::acquire(io_, s); }
 
-  result<renew_answer> renew(lease_store& s) {
-    auto out = std::make_shared<result<renew_answer>>();
-    s.async_renew([out](store_error e, renew_answer a) {
-      ++out->calls;
-      out->error = std::move(e);
-      out->value = a;
-    });
-    EXPECT_TRUE(util::run_until(io_, [&] { return out->calls > 0; })) << "renew never completed";
-    return *out;
-  }
-
-  result<release_answer> release(lease_store& s) {
-    auto out = std::make_shared<result<release_answer>>();
-    s.async_release([out](store_error e, release_answer a) {
-      ++out->calls;
-      out->error = std::move(e);
-      out->value = a;
-    });
-    EXPECT_TRUE(util::run_until(io_, [&] { return out->calls > 0; })) << "release never completed";
-    return *out;
-  }
+  util::outcome<renew_answer> renew(lease_store& s) { return util::renew(io_, s); }
+  util::outcome<release_answer> release(lease_store& s) { return util::release(io_, s); }
 
   std::string counter_on(const redis_server& server) const {
     const auto reply = server.command({"GET", token_key(util::election)});
@@ -457,28 +431,15 @@ TEST_F(redlock_store_test, without_a_majority_nothing_is_renewed_or_acquired) {
 
 class redlock_switchover_test : public redlock_store_test {
  protected:
-  result<release_answer> hand_over(lease_store& s, const std::string& to, milliseconds window) {
-    auto out = std::make_shared<result<release_answer>>();
-    s.async_hand_over(to, window, [out](store_error e, release_answer a) {
-      ++out->calls;
-      out->error = std::move(e);
-      out->value = a;
-    });
-    EXPECT_TRUE(util::run_until(io_, [&] { return out->calls > 0; }))
-        << "hand-over never completed";
-    return *out;
+  util::outcome<release_answer> hand_over(lease_store& s, const std::string& to,
+                                          milliseconds window) {
+    return util::completed<release_answer>(
+        io_, "hand-over", [&](auto h) { s.async_hand_over(to, window, std::move(h)); });
   }
 
-  result<std::vector<candidate_info>> candidates(lease_store& s) {
-    auto out = std::make_shared<result<std::vector<candidate_info>>>();
-    s.async_candidates([out](store_error e, std::vector<candidate_info> c) {
-      ++out->calls;
-      out->error = std::move(e);
-      out->value = std::move(c);
-    });
-    EXPECT_TRUE(util::run_until(io_, [&] { return out->calls > 0; }))
-        << "candidates never completed";
-    return *out;
+  util::outcome<std::vector<candidate_info>> candidates(lease_store& s) {
+    return util::completed<std::vector<candidate_info>>(
+        io_, "candidates", [&](auto h) { s.async_candidates(std::move(h)); });
   }
 
   std::vector<std::string> lease_on(const redis_server& server) const {
