@@ -32,7 +32,7 @@ constexpr int runs = 5000;
 
 // The whole model: the socket app may drop its connection while it works,
 // stop_timeout is reloaded at random. Invariants 1 to 5, with invariant 2 as
-// the brief states it (acknowledged, or the stop's kill deadline reached).
+// docs/safety.md states it (acknowledged, or the stop's kill deadline reached).
 TEST(stop_gate_safety, random_schedules_keep_the_app_and_the_release_within_the_bound) {
   sim_options opts;
   coverage total;
