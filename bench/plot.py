@@ -42,9 +42,9 @@ TAKEOVER_PLOTS = [
         ("takeover-floor.json", "baton-socket", "baton-socket (app on the socket)"),
     ]),
     ("redis", "One Redis: baton against redis-py and node-redlock", [
-        ("after-keeper-fork.json", "baton", "baton"),
-        ("full-run.json", "redis-py", "redis-py Lock"),
-        ("full-run.json", "redlock", "redlock v5 using()"),
+        ("redis-peers-2fcb524.json", "baton", "baton"),
+        ("redis-peers-2fcb524.json", "redis-py", "redis-py Lock"),
+        ("redis-peers-2fcb524.json", "redlock", "redlock v5 using()"),
     ]),
     ("sentinel", "Redis Sentinel beside one Redis", [
         ("sentinel.json", "baton", "baton, one Redis"),
