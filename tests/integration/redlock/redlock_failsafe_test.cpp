@@ -9,6 +9,7 @@
 
 #include <array>
 #include <boost/asio/io_context.hpp>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <vector>
@@ -147,14 +148,26 @@ TEST_F(redlock_failsafe_test, a_record_held_by_a_majority_refuses_with_its_newes
 }
 
 // A minority's record may hold a list older than the one its leader asks:
-// refused, but naming nobody to clear with.
+// refused, but naming nobody to clear with. The two fenced masters are a
+// refusing majority on their own, so they answer only after master 0 (held
+// stopped until then): the round then weighs the record too, and says why.
 TEST_F(redlock_failsafe_test, a_record_on_a_minority_names_nobody_to_clear_with) {
   other_term_on(0, 900, "2");
   for (std::size_t i = 1; i < 3; ++i) {
     servers_[i].command({"SET", fence_key(util::election), "test", "PX", "60000"});
   }
   auto b = make("node-b", "10.0.0.2:9465");
-  auto held = acquire_with(*b, {});
+  for (std::size_t i = 1; i < 3; ++i) servers_[i].signal(SIGSTOP);
+  util::acquired held;
+  b->failsafe()->async_acquire({}, [&](store_error e, acquire_answer a) {
+    ++held.calls;
+    held.error = std::move(e);
+    held.value = std::move(a);
+  });
+  util::run_for(io_, 300ms);
+  for (std::size_t i = 1; i < 3; ++i) servers_[i].signal(SIGCONT);
+  ASSERT_EQ(held.calls, 0) << "decided before a majority answered: " << held.value.why;
+  ASSERT_TRUE(util::run_until(io_, [&] { return held.calls > 0; })) << "the acquire never completed";
   ASSERT_FALSE(held.error) << held.error.message();
   EXPECT_EQ(held.value.outcome, acquire_outcome::held_back);
   EXPECT_FALSE(held.value.failsafe_hold);
