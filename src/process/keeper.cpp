@@ -39,6 +39,7 @@
 #include <string_view>
 
 #include "baton/private_memory.hpp"
+#include "signal_safe_text.hpp"
 
 namespace baton::process {
 
@@ -237,33 +238,6 @@ class message_reader {
   bool overlong_ = false;
 };
 
-// Writes all of `data` to `fd`; false if it could not. Async-signal-safe.
-bool write_all(int fd, const void* data, std::size_t size) {
-  const char* next = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, next, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    next += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Appends `text` to the line being built in `line` (of `capacity` bytes),
-// cutting it short rather than overflowing. Async-signal-safe.
-void append(char* line, std::size_t capacity, std::size_t& used, const char* text) {
-  for (; *text != '\0' && used < capacity; ++text) line[used++] = *text;
-}
-
-// Appends `value` in decimal (async-signal-safe, as append).
-void append_number(char* line, std::size_t capacity, std::size_t& used, std::int64_t value) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits - 1, value);
-  *end = '\0';
-  append(line, capacity, used, ec == std::errc{} ? digits : "?");
-}
-
 // "baton keeper: takeover timing: command exec'd <N>us after the acquire was
 // sent (at monotonic <ns> ns)", written by the command's process right before
 // its exec: the moment on the clock the app's own timestamps can use, so
@@ -285,16 +259,6 @@ void say_exec_timing(std::int64_t now_ns, std::int64_t sent_ns) {
 // threaded, so nothing here can meet a lock held by another thread at fork;
 // the calls are still kept to async-signal-safe ones (execvp and strerror
 // aside, which glibc implements without locks or allocation for this use).
-// "NAME=value" into `buffer` (of `capacity` bytes), cut short rather than
-// overflowing. Async-signal-safe.
-char* environment_entry(char* buffer, std::size_t capacity, const char* name, const char* value) {
-  std::size_t used = 0;
-  append(buffer, capacity - 1, used, name);
-  append(buffer, capacity - 1, used, "=");
-  append(buffer, capacity - 1, used, value);
-  buffer[used] = '\0';
-  return buffer;
-}
 
 // Sets BATON_TOKEN and BATON_REASON for a command that was forked before its
 // term was known (a parked keeper's). The keeper is single-threaded, so its
